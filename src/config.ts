@@ -1,0 +1,222 @@
+/**
+ * The one reader of the environment. Every setting is parsed and validated here, once, from
+ * (in order of precedence) a CLI flag, a `MAILVERDICT_*` environment variable, or its default.
+ * A bad value throws `ConfigError` naming the setting, and start-up stops with that message.
+ */
+import { SECOND, MINUTE, HOUR } from './clock.js';
+import type { EngineOptions } from './engine/types.js';
+
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+export interface BatchSettings {
+  /** Global cap of SMTP sessions in flight across all jobs of one worker process. */
+  concurrency: number;
+  /** Cap of concurrent SMTP sessions per MX host (politeness). */
+  perHostConcurrency: number;
+  /** How many more times a greylisted address is retried inside its job. */
+  greylistRetries: number;
+  /** Delay before a greylisted address is retried. */
+  greylistDelayMs: number;
+  /** Addresses per stored chunk. */
+  chunkSize: number;
+  /** How long a worker's claim on a chunk lasts without a heartbeat. */
+  leaseMs: number;
+  /** How often an idle worker looks for work. */
+  pollIntervalMs: number;
+  /** Run workers inside `serve` (embedded mode). */
+  embeddedWorkers: boolean;
+}
+
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  /** Absolute base URL used to build links such as download_url, no trailing slash. */
+  publicBaseUrl: string;
+  testDomain: string;
+  logLevel: string;
+  /** Create an account and print a live and a test key on a brand-new data directory. */
+  bootstrap: boolean;
+  resultRetentionMs: number;
+  idempotencyTtlMs: number;
+  engine: EngineOptions;
+  batch: BatchSettings;
+  /** Allow http:// and internal webhook targets (development and tests only). */
+  allowInsecureWebhooks: boolean;
+  webhookTimeoutMs: number;
+  /** smtp://user:pass@host:port of the relay for notification e-mails; null: notifications are skipped. */
+  smtpRelayUrl: string | null;
+  notifyFrom: string;
+  /** JSON object of per-plan overrides, e.g. {"free":{"monthly_quota":500}}. Parsed by the plans module. */
+  planOverrides: Record<string, unknown>;
+}
+
+/** Raw inputs: CLI flags by camelCase name (commander's shape). */
+export type Flags = Record<string, unknown>;
+
+type Parser<T> = (raw: string, name: string) => T;
+
+const integer =
+  (min: number, max: number): Parser<number> =>
+  (raw, name) => {
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < min || n > max) {
+      throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
+    }
+    return n;
+  };
+
+const string: Parser<string> = (raw, name) => {
+  if (raw.trim() === '') throw new ConfigError(`${name} must not be empty`);
+  return raw.trim();
+};
+
+const boolean: Parser<boolean> = (raw, name) => {
+  const v = raw.trim().toLowerCase();
+  if (['1', 'true', 'yes', 'on'].includes(v)) return true;
+  if (['0', 'false', 'no', 'off'].includes(v)) return false;
+  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+};
+
+const list: Parser<string[]> = (raw) =>
+  raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+
+const UNITS: Record<string, number> = { ms: 1, s: SECOND, m: MINUTE, h: HOUR, d: 24 * HOUR };
+
+/** Parses "72h", "15m", "2s", "500ms", "1d" (or a bare number of milliseconds). */
+export function parseDuration(raw: string, name = 'duration'): number {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$/.exec(raw);
+  if (!m) throw new ConfigError(`${name} must be a duration such as 500ms, 2s, 15m, 72h or 1d, got "${raw}"`);
+  const ms = Number(m[1]) * UNITS[m[2] ?? 'ms']!;
+  if (!Number.isFinite(ms) || ms <= 0) throw new ConfigError(`${name} must be positive, got "${raw}"`);
+  return Math.round(ms);
+}
+const duration: Parser<number> = (raw, name) => parseDuration(raw, name);
+
+const url =
+  (protocols: string[]): Parser<string> =>
+  (raw, name) => {
+    let u: URL;
+    try {
+      u = new URL(raw.trim());
+    } catch {
+      throw new ConfigError(`${name} must be a URL, got "${raw}"`);
+    }
+    if (!protocols.includes(u.protocol)) {
+      throw new ConfigError(`${name} must use ${protocols.join(' or ')}, got "${u.protocol}"`);
+    }
+    return raw.trim().replace(/\/+$/, '');
+  };
+
+const json: Parser<Record<string, unknown>> = (raw, name) => {
+  let v: unknown;
+  try {
+    v = JSON.parse(raw);
+  } catch {
+    throw new ConfigError(`${name} must be a JSON object`);
+  }
+  if (typeof v !== 'object' || v === null || Array.isArray(v))
+    throw new ConfigError(`${name} must be a JSON object`);
+  return v as Record<string, unknown>;
+};
+
+/**
+ * Reads one setting: flag (already typed by commander, or a string) wins over the
+ * environment, which wins over the default.
+ */
+function read<T>(
+  flags: Flags,
+  env: NodeJS.ProcessEnv,
+  flag: string,
+  envName: string,
+  parse: Parser<T>,
+  def: T,
+): T {
+  const fromFlag = flags[flag];
+  if (fromFlag !== undefined && fromFlag !== null) {
+    if (typeof fromFlag === 'string') return parse(fromFlag, `--${kebab(flag)}`);
+    if (Array.isArray(fromFlag)) return parse(fromFlag.join(','), `--${kebab(flag)}`);
+    if (typeof fromFlag === 'number' || typeof fromFlag === 'boolean')
+      return parse(String(fromFlag), `--${kebab(flag)}`);
+    throw new ConfigError(`--${kebab(flag)} has an unexpected value`);
+  }
+  const fromEnv = env[envName];
+  if (fromEnv !== undefined && fromEnv !== '') return parse(fromEnv, envName);
+  return def;
+}
+
+function kebab(s: string): string {
+  return s.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+}
+
+export function loadConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = process.env): Readonly<Config> {
+  const r = <T>(flag: string, envName: string, parse: Parser<T>, def: T): T =>
+    read(flags, env, flag, `MAILVERDICT_${envName}`, parse, def);
+
+  const port = r('port', 'PORT', integer(0, 65535), 8080);
+  const host = r('host', 'HOST', string, '127.0.0.1');
+  const heloName = r('helo', 'HELO_NAME', string, 'localhost');
+
+  const config: Config = {
+    port,
+    host,
+    dataDir: r('dataDir', 'DATA_DIR', string, './data'),
+    publicBaseUrl: r('publicBaseUrl', 'PUBLIC_BASE_URL', url(['http:', 'https:']), `http://${host}:${port}`),
+    testDomain: r('testDomain', 'TEST_DOMAIN', string, 'example.com').toLowerCase(),
+    logLevel: r('logLevel', 'LOG_LEVEL', string, 'info'),
+    bootstrap: r('bootstrap', 'BOOTSTRAP', boolean, true),
+    resultRetentionMs: r('resultRetention', 'RESULT_RETENTION', duration, 72 * HOUR),
+    idempotencyTtlMs: r('idempotencyTtl', 'IDEMPOTENCY_TTL', duration, 24 * HOUR),
+    engine: {
+      dns: {
+        servers: r('dnsServer', 'DNS_SERVERS', list, []),
+        timeoutMs: r('dnsTimeout', 'DNS_TIMEOUT', duration, 2 * SECOND),
+        tries: r('dnsTries', 'DNS_TRIES', integer(1, 10), 2),
+        positiveTtlMs: r('dnsCacheTtl', 'DNS_CACHE_TTL', duration, 10 * MINUTE),
+        negativeTtlMs: r('dnsNegativeCacheTtl', 'DNS_NEGATIVE_CACHE_TTL', duration, 1 * MINUTE),
+      },
+      smtp: {
+        port: r('smtpPort', 'SMTP_PORT', integer(1, 65535), 25),
+        heloName,
+        mailFrom: r('mailFrom', 'MAIL_FROM', string, `verify@${heloName}`),
+        proxies: r('proxy', 'PROXIES', list, []),
+        maxMxHosts: r('maxMxHosts', 'MAX_MX_HOSTS', integer(1, 10), 3),
+      },
+      catchAllTtlMs: r('catchAllCacheTtl', 'CATCH_ALL_CACHE_TTL', duration, 1 * HOUR),
+    },
+    batch: {
+      concurrency: r('concurrency', 'CONCURRENCY', integer(1, 10_000), 200),
+      perHostConcurrency: r('perHostConcurrency', 'PER_HOST_CONCURRENCY', integer(1, 1000), 5),
+      greylistRetries: r('greylistRetries', 'GREYLIST_RETRIES', integer(0, 10), 2),
+      greylistDelayMs: r('greylistDelay', 'GREYLIST_DELAY', duration, 2 * MINUTE),
+      chunkSize: r('chunkSize', 'CHUNK_SIZE', integer(10, 100_000), 1000),
+      leaseMs: r('lease', 'WORKER_LEASE', duration, 30 * SECOND),
+      pollIntervalMs: r('pollInterval', 'WORKER_POLL_INTERVAL', duration, 500),
+      embeddedWorkers: r('embeddedWorkers', 'EMBEDDED_WORKERS', boolean, true),
+    },
+    allowInsecureWebhooks: r('allowInsecureWebhooks', 'ALLOW_INSECURE_WEBHOOKS', boolean, false),
+    webhookTimeoutMs: r('webhookTimeout', 'WEBHOOK_TIMEOUT', duration, 15 * SECOND),
+    smtpRelayUrl: r<string | null>('smtpRelayUrl', 'SMTP_RELAY_URL', url(['smtp:', 'smtps:']), null),
+    notifyFrom: r('notifyFrom', 'NOTIFY_FROM', string, `mailverdict@${heloName}`),
+    planOverrides: r('plans', 'PLANS', json, {}),
+  };
+
+  for (const s of config.engine.smtp.proxies) url(['socks5:', 'socks:'])(s, '--proxy');
+  return deepFreeze(config);
+}
+
+function deepFreeze<T>(o: T): Readonly<T> {
+  if (o && typeof o === 'object') {
+    for (const v of Object.values(o)) deepFreeze(v);
+    Object.freeze(o);
+  }
+  return o;
+}

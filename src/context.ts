@@ -1,0 +1,18 @@
+/**
+ * What services, routes and workers are handed. Built once at the edge (serve, worker, tests);
+ * nothing below reads globals.
+ */
+import type { Kysely } from 'kysely';
+import type { Logger } from 'pino';
+import type { Clock } from './clock.js';
+import type { Config } from './config.js';
+import type { Verifier } from './engine/types.js';
+import type { Database } from './store/schema.js';
+
+export interface AppContext {
+  config: Readonly<Config>;
+  db: Kysely<Database>;
+  clock: Clock;
+  logger: Logger;
+  verifier: Verifier;
+}

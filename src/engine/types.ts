@@ -1,0 +1,155 @@
+/**
+ * The engine's public vocabulary. The engine knows nothing of HTTP, storage or accounts:
+ * it takes an address and options and returns a `VerificationResult`.
+ */
+
+export const STATUSES = ['deliverable', 'undeliverable', 'risky', 'unknown'] as const;
+export type Status = (typeof STATUSES)[number];
+
+/**
+ * The complete, closed list of reasons. docs/verdicts.md documents every one; a test
+ * asserts the two agree. `test_mode` is returned by the offline verification that test
+ * keys use (no network checks ran).
+ */
+export const REASONS = [
+  'invalid_email_format',
+  'smtp_rejected',
+  'mailbox_full',
+  'catch_all',
+  'disposable_domain',
+  'greylisted',
+  'smtp_blocked',
+  'smtp_unavailable',
+  'smtp_timeout',
+  'dns_error',
+  'domain_not_found',
+  'no_mx_records',
+  'null_mx',
+  'test_mode',
+] as const;
+export type Reason = (typeof REASONS)[number];
+
+/** One entry of `checks`. `passed: null` means not run or inconclusive. */
+export interface Check {
+  passed: boolean | null;
+  [detail: string]: unknown;
+}
+
+export interface MxRecordInfo {
+  exchange: string;
+  priority: number;
+}
+
+export interface SyntaxCheck extends Check {
+  /** Local part as given, domain lower-cased and IDNA-converted; null when syntax failed. */
+  local: string | null;
+  domain: string | null;
+  /** Why the syntax check failed (human-readable), null when it passed. */
+  error: string | null;
+}
+
+export interface MxCheck extends Check {
+  records: MxRecordInfo[];
+  /** true when no MX exists and the domain's own A/AAAA is used (RFC 5321 §5.1). */
+  implicit: boolean;
+  /** DNS outcome code when it failed: NXDOMAIN, NODATA, NULL_MX, SERVFAIL, TIMEOUT... */
+  error: string | null;
+}
+
+export interface SmtpCheck extends Check {
+  host: string | null;
+  code: number | null;
+  enhanced_code: string | null;
+  message: string | null;
+  tls: boolean;
+  duration_ms: number | null;
+}
+
+/** Flag checks: `passed` is true when no concern was raised (not disposable / not a role / not free). */
+export interface FlagCheck extends Check {
+  value: boolean;
+}
+
+export interface Checks {
+  syntax: SyntaxCheck;
+  mx: MxCheck;
+  smtp: SmtpCheck;
+  disposable: FlagCheck;
+  roleAddress: FlagCheck;
+  freeProvider: FlagCheck;
+  catchAll: Check;
+}
+
+export interface VerificationResult {
+  /** The address as verified: local part as given, domain normalised. */
+  email: string;
+  valid: boolean;
+  status: Status;
+  score: number;
+  disposable: boolean;
+  catchAll: boolean;
+  mx: boolean;
+  reason: Reason | null;
+  latency_ms: number;
+  did_you_mean: string | null;
+  checks: Checks;
+}
+
+export interface DnsOptions {
+  /** "host" or "host:port" entries; empty means the system's resolvers. */
+  servers: string[];
+  timeoutMs: number;
+  tries: number;
+  positiveTtlMs: number;
+  negativeTtlMs: number;
+}
+
+export interface SmtpOptions {
+  port: number;
+  heloName: string;
+  mailFrom: string;
+  /** socks5://[user:pass@]host:port URLs; one is picked per connection. Empty: direct. */
+  proxies: string[];
+  /** How many MX hosts one probe tries at most. */
+  maxMxHosts: number;
+}
+
+export interface EngineOptions {
+  dns: DnsOptions;
+  smtp: SmtpOptions;
+  catchAllTtlMs: number;
+}
+
+export interface VerifyOptions {
+  /** Bounds the whole SMTP probe, 100-5000 ms. */
+  timeoutMs?: number;
+}
+
+export const DEFAULT_TIMEOUT_MS = 3000;
+export const MIN_TIMEOUT_MS = 100;
+export const MAX_TIMEOUT_MS = 5000;
+
+/** Outcome of the RFC 5321 syntax check. Nothing that fails here reaches DNS or the SMTP wire. */
+export type ParsedAddress =
+  | {
+      ok: true;
+      /** Local part exactly as given (quoted form kept). */
+      local: string;
+      /** Lower-cased, IDNA (punycode) domain, or an address literal such as "[127.0.0.1]". */
+      domain: string;
+      /** `${local}@${domain}` */
+      address: string;
+      /** True when the domain is an address literal ([IPv4] or [IPv6:...]). */
+      literal: boolean;
+    }
+  | { ok: false; error: string };
+
+/** What the rest of the product uses of the engine. */
+export interface Verifier {
+  /** Full verification: syntax, lists, DNS, SMTP probe, catch-all. Never throws for a bad address. */
+  verify(email: string, options?: VerifyOptions): Promise<VerificationResult>;
+  /** Syntax and offline list checks only; no network. Status unknown / reason test_mode unless the offline checks decide. */
+  verifyOffline(email: string): VerificationResult;
+  /** Closes sockets and timers. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,43 @@
+/**
+ * The one registry of error codes. Services throw `AppError` with a code; only the API layer
+ * maps a code to an HTTP status (src/api/errors.ts). Every code is documented in docs/api.md.
+ */
+export const ERROR_CODES = [
+  'invalid_api_key',
+  'revoked_api_key',
+  'insufficient_permissions',
+  'invalid_email_format',
+  'invalid_request',
+  'invalid_json',
+  'unsupported_media_type',
+  'not_found',
+  'method_not_allowed',
+  'job_not_ready',
+  'results_expired',
+  'job_not_cancellable',
+  'quota_exceeded',
+  'rate_limit_exceeded',
+  'idempotency_key_reused',
+  'key_limit_reached',
+  'payload_too_large',
+  'internal_error',
+] as const;
+
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  /** Extra machine-readable facts for the edge (e.g. `retryAfterSeconds` for rate limits). */
+  readonly details: Readonly<Record<string, unknown>>;
+
+  constructor(code: ErrorCode, message: string, details: Record<string, unknown> = {}) {
+    super(message);
+    this.name = 'AppError';
+    this.code = code;
+    this.details = details;
+  }
+}
+
+export function isAppError(err: unknown): err is AppError {
+  return err instanceof AppError;
+}

@@ -1,0 +1,8 @@
+/**
+ * The database's shape for Kysely. Each part of the product owns one file under schema/;
+ * this file only joins them.
+ */
+import type { AccountTables } from './schema/accounts.schema.js';
+import type { JobTables } from './schema/jobs.schema.js';
+
+export type Database = AccountTables & JobTables;

@@ -1,0 +1,38 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig, parseDuration } from '../src/config.js';
+
+describe('config', () => {
+  it('parses durations with units', () => {
+    expect(parseDuration('72h')).toBe(72 * 3600 * 1000);
+    expect(parseDuration('15m')).toBe(15 * 60 * 1000);
+    expect(parseDuration('2s')).toBe(2000);
+    expect(parseDuration('250ms')).toBe(250);
+    expect(parseDuration('1d')).toBe(24 * 3600 * 1000);
+  });
+
+  it('rejects a malformed duration naming the setting', () => {
+    expect(() => loadConfig({}, { MAILVERDICT_RESULT_RETENTION: 'soon' })).toThrow(
+      /MAILVERDICT_RESULT_RETENTION/,
+    );
+  });
+
+  it('prefers a flag over the environment over the default', () => {
+    expect(loadConfig({}, {}).port).toBe(8080);
+    expect(loadConfig({}, { MAILVERDICT_PORT: '9000' }).port).toBe(9000);
+    expect(loadConfig({ port: '9100' }, { MAILVERDICT_PORT: '9000' }).port).toBe(9100);
+  });
+
+  it('rejects an out-of-range port with a ConfigError', () => {
+    expect(() => loadConfig({}, { MAILVERDICT_PORT: '70000' })).toThrow(ConfigError);
+  });
+
+  it('returns a frozen object', () => {
+    const c = loadConfig({}, {});
+    expect(Object.isFrozen(c)).toBe(true);
+    expect(Object.isFrozen(c.engine.smtp)).toBe(true);
+  });
+
+  it('rejects a non-socks proxy URL', () => {
+    expect(() => loadConfig({}, { MAILVERDICT_PROXIES: 'http://proxy:3128' })).toThrow(/--proxy/);
+  });
+});

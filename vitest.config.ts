@@ -1,0 +1,13 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    testTimeout: 20_000,
+    hookTimeout: 20_000,
+    pool: 'forks',
+    // Many suites bind loopback sockets and SQLite files; two cores cannot run many at once.
+    maxWorkers: 2,
+    reporters: ['default'],
+  },
+});
