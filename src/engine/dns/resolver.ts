@@ -1,0 +1,253 @@
+/**
+ * Finds the mail hosts of a domain, with their addresses, through one `node:dns` Resolver
+ * (never the system's getaddrinfo, so the configured servers, timeout and tries apply to every
+ * name the engine looks up). Answers are cached per domain.
+ */
+import { promises as dns } from 'node:dns';
+import { isIP, isIPv4, isIPv6 } from 'node:net';
+import type { DnsOutcome, MailHost } from '../outcome.js';
+import type { DnsOptions, MxRecordInfo } from '../types.js';
+import { classifyDnsError, dnsErrorCode } from './dns-errors.js';
+
+export interface ResolverDeps {
+  /** Milliseconds since the epoch; drives cache expiry. */
+  clock?: () => number;
+  /** In [0, 1); shuffles MX hosts of equal preference. */
+  random?: () => number;
+}
+
+/**
+ * Transient failures (SERVFAIL, timeout) are cached for a few seconds only: long enough that a
+ * batch of thousands of addresses at one broken domain does not wait out a DNS timeout per
+ * address, short enough that a retry a moment later asks again.
+ */
+const TRANSIENT_TTL_MS = 5_000;
+/** Bounds memory on batches with very many distinct domains; least recently used go first. */
+const MAX_CACHED_DOMAINS = 10_000;
+
+interface CacheEntry {
+  /** For 'ok', hosts are in preference order and not yet shuffled. */
+  outcome: DnsOutcome;
+  expiresAt: number;
+}
+
+interface HostAddresses {
+  addresses: string[];
+  /** The transient error code when the addresses could not be found out. */
+  transient: string | null;
+}
+
+/** Resolves a domain to the mail hosts to try, following RFC 5321 §5.1 and RFC 7505. */
+export class MailHostResolver {
+  readonly #resolver: dns.Resolver;
+  readonly #options: DnsOptions;
+  readonly #clock: () => number;
+  readonly #random: () => number;
+  readonly #cache = new Map<string, CacheEntry>();
+  readonly #inFlight = new Map<string, Promise<DnsOutcome>>();
+  #closed = false;
+
+  constructor(options: DnsOptions, deps: ResolverDeps = {}) {
+    this.#options = options;
+    this.#clock = deps.clock ?? Date.now;
+    this.#random = deps.random ?? Math.random;
+    this.#resolver = new dns.Resolver({ timeout: options.timeoutMs, tries: options.tries });
+    if (options.servers.length > 0) {
+      try {
+        this.#resolver.setServers(options.servers);
+      } catch (err) {
+        throw new Error(
+          `invalid DNS server in "${options.servers.join(',')}": use IP or IP:PORT (${err instanceof Error ? err.message : String(err)})`,
+        );
+      }
+    }
+  }
+
+  /** The mail hosts of `domain` in the order to try them. Never rejects. */
+  async resolve(domain: string): Promise<DnsOutcome> {
+    const name = domain.toLowerCase().replace(/\.$/, '');
+    const literal = resolveLiteral(name);
+    if (literal !== null) return literal;
+    if (this.#closed) return { kind: 'error', detail: 'ECANCELLED' };
+
+    const cached = this.#cache.get(name);
+    if (cached !== undefined) {
+      this.#cache.delete(name);
+      if (cached.expiresAt > this.#clock()) {
+        this.#cache.set(name, cached);
+        return this.#present(cached.outcome);
+      }
+    }
+
+    let pending = this.#inFlight.get(name);
+    if (pending === undefined) {
+      pending = this.#lookup(name)
+        .then((outcome) => {
+          this.#remember(name, outcome);
+          return outcome;
+        })
+        .finally(() => this.#inFlight.delete(name));
+      this.#inFlight.set(name, pending);
+    }
+    return this.#present(await pending);
+  }
+
+  /** Cancels queries in flight (they resolve as `error` ECANCELLED) and refuses new ones. */
+  close(): void {
+    this.#closed = true;
+    this.#resolver.cancel();
+    this.#cache.clear();
+  }
+
+  async #lookup(name: string): Promise<DnsOutcome> {
+    let answer: { exchange: string; priority: number }[];
+    try {
+      answer = await this.#resolver.resolveMx(name);
+    } catch (err) {
+      const code = dnsErrorCode(err);
+      if (code === 'ENOTFOUND') return { kind: 'nxdomain' };
+      if (code === 'ENODATA') return this.#implicitMx(name);
+      return { kind: 'error', detail: code };
+    }
+    if (answer.length === 0) return this.#implicitMx(name);
+
+    // RFC 7505: "MX 0 ." declares that the domain accepts no mail. A stray "." next to real
+    // records is a misconfiguration; the real records win.
+    const records = dedupeRecords(answer.filter((r) => !isNullExchange(r.exchange)));
+    if (records.length === 0) return { kind: 'null_mx' };
+
+    const resolved = await Promise.all(records.map((r) => this.#addressesOf(r.exchange)));
+    const hosts: MailHost[] = [];
+    let transient: string | null = null;
+    records.forEach((record, i) => {
+      const found = resolved[i]!;
+      if (found.addresses.length > 0) hosts.push({ ...record, addresses: found.addresses });
+      else transient ??= found.transient;
+    });
+    if (hosts.length > 0) return { kind: 'ok', records, implicit: false, hosts };
+    // No target has an address. Only when every target is proven absent is that a fact about
+    // the domain; if one lookup failed, the answer is unknown.
+    if (transient !== null) return { kind: 'error', detail: transient };
+    return { kind: 'no_mail_host', records };
+  }
+
+  /** RFC 5321 §5.1: without MX records the domain itself is the mail host. */
+  async #implicitMx(name: string): Promise<DnsOutcome> {
+    const found = await this.#addressesOf(name);
+    if (found.addresses.length > 0) {
+      return {
+        kind: 'ok',
+        records: [],
+        implicit: true,
+        hosts: [{ exchange: name, priority: 0, addresses: found.addresses }],
+      };
+    }
+    if (found.transient !== null) return { kind: 'error', detail: found.transient };
+    return { kind: 'no_mail_host', records: [] };
+  }
+
+  async #addressesOf(host: string): Promise<HostAddresses> {
+    if (isIP(host) !== 0) return { addresses: [host], transient: null };
+    const [v4, v6] = await Promise.allSettled([this.#resolver.resolve4(host), this.#resolver.resolve6(host)]);
+    // IPv4 first: many hosts that run the prober have no IPv6 route at all.
+    const addresses = [
+      ...(v4.status === 'fulfilled' ? v4.value : []),
+      ...(v6.status === 'fulfilled' ? v6.value : []),
+    ];
+    let transient: string | null = null;
+    for (const result of [v4, v6]) {
+      if (result.status === 'rejected') {
+        const code = dnsErrorCode(result.reason);
+        if (classifyDnsError(code) === 'transient') transient ??= code;
+      }
+    }
+    return { addresses, transient };
+  }
+
+  #remember(name: string, outcome: DnsOutcome): void {
+    const ttl = this.#ttlOf(outcome);
+    if (ttl <= 0 || this.#closed) return;
+    this.#cache.set(name, { outcome, expiresAt: this.#clock() + ttl });
+    if (this.#cache.size > MAX_CACHED_DOMAINS) {
+      // Map iteration follows insertion order, and hits are re-inserted: the first key is the
+      // least recently used.
+      const oldest = this.#cache.keys().next();
+      if (oldest.done !== true) this.#cache.delete(oldest.value);
+    }
+  }
+
+  #ttlOf(outcome: DnsOutcome): number {
+    switch (outcome.kind) {
+      case 'ok':
+        return outcome.hosts.length === outcome.records.length || outcome.implicit
+          ? this.#options.positiveTtlMs
+          : // Some targets were dropped; if that was a passing failure, ask again soon.
+            Math.min(this.#options.positiveTtlMs, this.#options.negativeTtlMs);
+      case 'nxdomain':
+      case 'no_mail_host':
+      case 'null_mx':
+        return this.#options.negativeTtlMs;
+      case 'error':
+        return outcome.detail === 'ECANCELLED' ? 0 : Math.min(TRANSIENT_TTL_MS, this.#options.negativeTtlMs);
+    }
+  }
+
+  /** A fresh copy for the caller, with hosts of equal preference shuffled anew each time. */
+  #present(outcome: DnsOutcome): DnsOutcome {
+    if (outcome.kind !== 'ok') return outcome;
+    return {
+      ...outcome,
+      records: outcome.records.map((r) => ({ ...r })),
+      hosts: shuffleEqualPreferences(outcome.hosts, this.#random),
+    };
+  }
+}
+
+function isNullExchange(exchange: string): boolean {
+  return exchange === '' || exchange === '.';
+}
+
+/** Lower-cased, without trailing dots, one entry per host (its best preference), sorted. */
+function dedupeRecords(answer: { exchange: string; priority: number }[]): MxRecordInfo[] {
+  const best = new Map<string, number>();
+  for (const { exchange, priority } of answer) {
+    const host = exchange.toLowerCase().replace(/\.$/, '');
+    const known = best.get(host);
+    if (known === undefined || priority < known) best.set(host, priority);
+  }
+  return [...best]
+    .map(([exchange, priority]) => ({ exchange, priority }))
+    .sort((a, b) => a.priority - b.priority);
+}
+
+/** Fisher-Yates within each run of equal preference; `hosts` must be sorted by preference. */
+function shuffleEqualPreferences(hosts: MailHost[], random: () => number): MailHost[] {
+  const out = hosts.map((h) => ({ ...h, addresses: [...h.addresses] }));
+  let start = 0;
+  while (start < out.length) {
+    let end = start + 1;
+    while (end < out.length && out[end]!.priority === out[start]!.priority) end++;
+    for (let i = end - 1; i > start; i--) {
+      const j = start + Math.floor(random() * (i - start + 1));
+      [out[i], out[j]] = [out[j]!, out[i]!];
+    }
+    start = end;
+  }
+  return out;
+}
+
+/** `[1.2.3.4]` and `[IPv6:...]` name their host directly (RFC 5321 §4.1.3): no DNS. */
+function resolveLiteral(name: string): DnsOutcome | null {
+  if (!name.startsWith('[')) return null;
+  const match = /^\[(?:ipv6:(.+)|(.+))\]$/.exec(name);
+  const v6 = match?.[1];
+  const v4 = match?.[2];
+  const address = v6 !== undefined && isIPv6(v6) ? v6 : v4 !== undefined && isIPv4(v4) ? v4 : null;
+  if (address === null) return { kind: 'error', detail: 'EBADNAME' };
+  return {
+    kind: 'ok',
+    records: [],
+    implicit: true,
+    hosts: [{ exchange: address, priority: 0, addresses: [address] }],
+  };
+}
