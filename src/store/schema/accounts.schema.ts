@@ -1,3 +1,57 @@
-// Filled by the API issue (accounts, plans, keys, usage).
-// eslint-disable-next-line @typescript-eslint/no-empty-object-type
-export interface AccountTables {}
+/**
+ * Tables of accounts, API keys and usage (the API issue). Timestamps are ISO 8601 UTC strings,
+ * booleans are integers 0/1 (see store/db.ts).
+ */
+import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
+
+export interface AccountsTable {
+  id: string;
+  email: string;
+  plan: string;
+  /** Per-account override of the plan's monthly quota (enterprise deals); null: the plan's. */
+  quota_limit: number | null;
+  /** Per-account override of the plan's requests per second; null: the plan's. */
+  rate_limit: number | null;
+  /** Also the billing anchor: periods start on this day of the month. */
+  created_at: ColumnType<string, string, never>;
+  updated_at: string;
+}
+
+export interface ApiKeysTable {
+  id: string;
+  account_id: string;
+  kind: 'live' | 'test';
+  name: string | null;
+  /** `svc_live_` or `svc_test_`. */
+  prefix: string;
+  /** Hex SHA-256 of the whole key; the key itself is never stored. */
+  key_hash: string;
+  last4: string;
+  /** Space-separated scopes. */
+  scopes: string;
+  created_at: ColumnType<string, string, never>;
+  revoked_at: string | null;
+}
+
+export interface UsagePeriodsTable {
+  account_id: string;
+  period_start: string;
+  period_end: string;
+  /** Verifications counted in the period, overage included. */
+  used: Generated<number>;
+  /** The part of `used` beyond the quota (only when overage is allowed). */
+  overage_count: Generated<number>;
+}
+
+export interface AccountTables {
+  accounts: AccountsTable;
+  api_keys: ApiKeysTable;
+  usage_periods: UsagePeriodsTable;
+}
+
+export type AccountRow = Selectable<AccountsTable>;
+export type NewAccountRow = Insertable<AccountsTable>;
+export type AccountUpdate = Updateable<AccountsTable>;
+export type ApiKeyRow = Selectable<ApiKeysTable>;
+export type NewApiKeyRow = Insertable<ApiKeysTable>;
+export type UsagePeriodRow = Selectable<UsagePeriodsTable>;

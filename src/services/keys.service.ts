@@ -1,0 +1,180 @@
+/**
+ * API keys. A key is `svc_live_` or `svc_test_` followed by 40 base62 characters from the CSPRNG
+ * (238 bits). Only its SHA-256 is stored (a fast hash is right for high-entropy secrets), with
+ * the prefix and the last four characters for display. Every request looks the key up by hash
+ * in the store, so a revocation takes effect on the very next request, in every process.
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { Clock } from '../clock.js';
+import { AppError } from '../errors.js';
+import type { Executor } from '../store/executor.js';
+import {
+  findKeyByHash,
+  findKeyById,
+  insertKeyWithinLimit,
+  listKeysByAccount,
+  revokeKey as revokeKeyRow,
+} from '../store/key.store.js';
+import type { ApiKeyRow } from '../store/schema/accounts.schema.js';
+import { getAccount } from './accounts.service.js';
+import { newId, randomBase62 } from './ids.js';
+
+export const SCOPES = ['verify', 'batch', 'jobs:read', 'usage:read'] as const;
+export type Scope = (typeof SCOPES)[number];
+
+export const KEY_KINDS = ['live', 'test'] as const;
+export type KeyKind = (typeof KEY_KINDS)[number];
+
+export const KEY_PREFIX: Readonly<Record<KeyKind, string>> = { live: 'svc_live_', test: 'svc_test_' };
+export const MAX_ACTIVE_KEYS = 10;
+const SECRET_LENGTH = 40;
+/** Accepts secrets of 32-128 base62 characters (ours have 40), rejecting anything else unread. */
+const KEY_FORMAT = /^svc_(live|test)_[0-9A-Za-z]{32,128}$/;
+
+export function isScope(value: string): value is Scope {
+  return (SCOPES as readonly string[]).includes(value);
+}
+
+export function isKeyKind(value: string): value is KeyKind {
+  return (KEY_KINDS as readonly string[]).includes(value);
+}
+
+export function hashKey(key: string): string {
+  return createHash('sha256').update(key).digest('hex');
+}
+
+/** What the CLI and listings show of a key: never the secret. */
+export interface KeyView {
+  id: string;
+  account_id: string;
+  kind: KeyKind;
+  name: string | null;
+  /** e.g. `svc_live_…a1B2` */
+  display: string;
+  last4: string;
+  scopes: Scope[];
+  status: 'active' | 'revoked';
+  created_at: string;
+  revoked_at: string | null;
+}
+
+function parseScopes(stored: string): Scope[] {
+  return stored.split(' ').filter(isScope);
+}
+
+export function toKeyView(row: ApiKeyRow): KeyView {
+  return {
+    id: row.id,
+    account_id: row.account_id,
+    kind: row.kind,
+    name: row.name,
+    display: `${row.prefix}…${row.last4}`,
+    last4: row.last4,
+    scopes: parseScopes(row.scopes),
+    status: row.revoked_at === null ? 'active' : 'revoked',
+    created_at: row.created_at,
+    revoked_at: row.revoked_at,
+  };
+}
+
+export interface NewKey {
+  accountId: string;
+  kind: string;
+  scopes?: readonly string[];
+  name?: string | null;
+}
+
+/**
+ * Creates a key and returns the secret with its record: the only time the secret exists
+ * outside the caller's hands. The 11th active key of an account is refused (`key_limit_reached`).
+ */
+export async function createKey(
+  db: Executor,
+  clock: Clock,
+  input: NewKey,
+): Promise<{ key: string; record: KeyView }> {
+  if (!isKeyKind(input.kind))
+    throw new AppError('invalid_request', `kind must be live or test, got "${input.kind}"`);
+  const scopes = input.scopes ?? SCOPES;
+  if (scopes.length === 0)
+    throw new AppError('invalid_request', `a key needs at least one scope (${SCOPES.join(', ')})`);
+  for (const s of scopes)
+    if (!isScope(s)) throw new AppError('invalid_request', `unknown scope "${s}" (${SCOPES.join(', ')})`);
+  await getAccount(db, input.accountId);
+  const prefix = KEY_PREFIX[input.kind];
+  const key = prefix + randomBase62(SECRET_LENGTH);
+  const row = await insertKeyWithinLimit(
+    db,
+    {
+      id: newId('key'),
+      account_id: input.accountId,
+      kind: input.kind,
+      name: input.name ?? null,
+      prefix,
+      key_hash: hashKey(key),
+      last4: key.slice(-4),
+      scopes: [...new Set(scopes)].join(' '),
+      created_at: clock.now().toISOString(),
+    },
+    MAX_ACTIVE_KEYS,
+  );
+  if (!row)
+    throw new AppError(
+      'key_limit_reached',
+      `account ${input.accountId} already has ${MAX_ACTIVE_KEYS} active keys; revoke one first`,
+    );
+  return { key, record: toKeyView(row) };
+}
+
+export async function revokeKey(db: Executor, clock: Clock, keyId: string): Promise<KeyView> {
+  const row = await revokeKeyRow(db, keyId, clock.now().toISOString());
+  if (!row) throw new AppError('not_found', `no key ${keyId}`);
+  return toKeyView(row);
+}
+
+export async function getKey(db: Executor, keyId: string): Promise<KeyView> {
+  const row = await findKeyById(db, keyId);
+  if (!row) throw new AppError('not_found', `no key ${keyId}`);
+  return toKeyView(row);
+}
+
+export async function listKeys(db: Executor, accountId: string): Promise<KeyView[]> {
+  await getAccount(db, accountId);
+  return (await listKeysByAccount(db, accountId)).map(toKeyView);
+}
+
+/** Who a request is, once its key is authenticated. */
+export interface AuthenticatedKey {
+  keyId: string;
+  accountId: string;
+  kind: KeyKind;
+  scopes: ReadonlySet<Scope>;
+  /** The account's plan slug and own rate limit, read in the same query (the rate limiter needs them). */
+  accountPlan: string;
+  accountRateLimit: number | null;
+}
+
+/**
+ * Authenticates a presented key: malformed or unknown → `invalid_api_key`, revoked →
+ * `revoked_api_key`. One indexed query by hash, then a constant-time comparison.
+ */
+export async function authenticateKey(db: Executor, presented: string): Promise<AuthenticatedKey> {
+  if (!KEY_FORMAT.test(presented)) throw new AppError('invalid_api_key', 'the API key is malformed');
+  const hash = hashKey(presented);
+  const row = await findKeyByHash(db, hash);
+  if (
+    !row ||
+    !timingSafeEqual(Buffer.from(row.key_hash, 'hex'), Buffer.from(hash, 'hex')) ||
+    !presented.startsWith(row.prefix)
+  )
+    throw new AppError('invalid_api_key', 'the API key is not valid');
+  if (row.revoked_at !== null) throw new AppError('revoked_api_key', 'the API key has been revoked');
+  return {
+    keyId: row.id,
+    accountId: row.account_id,
+    kind: row.kind,
+    scopes: new Set(parseScopes(row.scopes)),
+    accountPlan: row.account_plan,
+    accountRateLimit: row.account_rate_limit,
+  };
+}

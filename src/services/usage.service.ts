@@ -1,0 +1,142 @@
+/**
+ * Quota: counting verifications against an account's monthly quota, and reading usage.
+ *
+ * Rules (docs/api.md): only live keys count; one successful live POST /v1/verify counts one,
+ * counted before the probe and never refunded (an `unknown` verdict still cost a probe); a
+ * batch counts one per address, and a cancelled batch refunds its unprocessed addresses.
+ */
+import { AppError } from '../errors.js';
+import { findAccountById } from '../store/account.store.js';
+import type { Executor } from '../store/executor.js';
+import { addUsage, ensurePeriod, findPeriod, listPeriods, subtractUsage } from '../store/usage.store.js';
+import type { AccountRow } from '../store/schema/accounts.schema.js';
+import { billingPeriodAt, type BillingPeriod } from './billing-period.js';
+import { accountLimits, type PlanSlug, type PlanTable } from './plans.js';
+
+export interface QuotaConsumption {
+  periodStart: string;
+  periodEnd: string;
+  limit: number;
+  used: number;
+  overageCount: number;
+}
+
+async function requireAccount(db: Executor, accountId: string): Promise<AccountRow> {
+  const account = await findAccountById(db, accountId);
+  if (!account) throw new AppError('not_found', `no account ${accountId}`);
+  return account;
+}
+
+/** The account's billing period that contains `now`. */
+export function currentPeriod(account: Pick<AccountRow, 'created_at'>, now: Date): BillingPeriod {
+  return billingPeriodAt(new Date(account.created_at), now);
+}
+
+/**
+ * Counts `count` verifications in the account's current period, as one atomic step. Without
+ * overage, a count that does not fit in what remains is refused as a whole with AppError
+ * `quota_exceeded` and nothing is counted; with overage it is counted and the part beyond the
+ * quota grows `overageCount`. Keep the returned `periodStart` to refund later.
+ */
+export async function consumeQuota(
+  db: Executor,
+  input: { accountId: string; count: number; now: Date; plans: PlanTable },
+): Promise<QuotaConsumption> {
+  if (!Number.isInteger(input.count) || input.count < 1)
+    throw new RangeError('count must be a positive integer');
+  const account = await requireAccount(db, input.accountId);
+  const limits = accountLimits(input.plans, account);
+  const period = currentPeriod(account, input.now);
+  const key = { accountId: account.id, periodStart: period.start.toISOString() };
+  await ensurePeriod(db, { ...key, periodEnd: period.end.toISOString() });
+  const row = await addUsage(db, {
+    ...key,
+    count: input.count,
+    limit: limits.quotaLimit,
+    overageAllowed: limits.overageEnabled,
+  });
+  if (!row) {
+    const current = await findPeriod(db, key);
+    const remaining = Math.max(0, limits.quotaLimit - (current?.used ?? 0));
+    throw new AppError(
+      'quota_exceeded',
+      input.count === 1
+        ? `the monthly quota of ${limits.quotaLimit} verifications is used up; it resets at ${period.end.toISOString()}`
+        : `${input.count} verifications requested but only ${remaining} remain of the monthly quota of ${limits.quotaLimit}; it resets at ${period.end.toISOString()}`,
+      { limit: limits.quotaLimit, remaining, resetAt: period.end.toISOString() },
+    );
+  }
+  return {
+    periodStart: row.period_start,
+    periodEnd: row.period_end,
+    limit: limits.quotaLimit,
+    used: row.used,
+    overageCount: row.overage_count,
+  };
+}
+
+/** Gives back verifications counted in the period that started at `periodStart`. */
+export async function refundQuota(
+  db: Executor,
+  input: { accountId: string; count: number; periodStart: string },
+): Promise<void> {
+  if (!Number.isInteger(input.count) || input.count < 0)
+    throw new RangeError('count must be a non-negative integer');
+  if (input.count === 0) return;
+  await subtractUsage(db, input);
+}
+
+/** The usage object of GET /v1/account/usage (without request_id). */
+export interface AccountUsage {
+  plan: PlanSlug;
+  period_start: string;
+  period_end: string;
+  quota: { limit: number; used: number; remaining: number; reset_at: string };
+  rate_limit: { per_second: number };
+  overage: { enabled: boolean; rate_per_verification: number; current_overage_count: number };
+}
+
+/** Usage of the account's current billing period. */
+export async function getUsage(
+  db: Executor,
+  input: { accountId: string; now: Date; plans: PlanTable },
+): Promise<AccountUsage> {
+  const account = await requireAccount(db, input.accountId);
+  const limits = accountLimits(input.plans, account);
+  const period = currentPeriod(account, input.now);
+  const periodStart = period.start.toISOString();
+  const periodEnd = period.end.toISOString();
+  const row = await findPeriod(db, { accountId: account.id, periodStart });
+  const used = row?.used ?? 0;
+  return {
+    plan: limits.plan,
+    period_start: periodStart,
+    period_end: periodEnd,
+    quota: {
+      limit: limits.quotaLimit,
+      used,
+      remaining: Math.max(0, limits.quotaLimit - used),
+      reset_at: periodEnd,
+    },
+    rate_limit: { per_second: limits.ratePerSecond },
+    overage: {
+      enabled: limits.overageEnabled,
+      rate_per_verification: limits.overageRatePerVerification,
+      current_overage_count: row?.overage_count ?? 0,
+    },
+  };
+}
+
+/** Every recorded period of the account, newest first (past periods stay in the store). */
+export async function getUsageHistory(
+  db: Executor,
+  accountId: string,
+): Promise<{ period_start: string; period_end: string; used: number; overage_count: number }[]> {
+  const rows = await listPeriods(db, accountId);
+  return rows.map((r) => ({
+    period_start: r.period_start,
+    period_end: r.period_end,
+    used: r.used,
+    overage_count: r.overage_count,
+  }));
+}

@@ -1,0 +1,86 @@
+/** SQL for the `api_keys` table. */
+import type { Executor } from './executor.js';
+import type { ApiKeyRow, NewApiKeyRow } from './schema/accounts.schema.js';
+
+/** A key joined with what authentication needs of its account, in one indexed query. */
+export interface KeyWithAccount extends ApiKeyRow {
+  account_plan: string;
+  account_rate_limit: number | null;
+}
+
+/**
+ * Inserts a key unless the account already holds `maxActive` active keys, in one statement
+ * (INSERT ... SELECT ... WHERE count < max) so two concurrent creations cannot both pass.
+ * Returns undefined when the limit is reached.
+ */
+export async function insertKeyWithinLimit(
+  db: Executor,
+  row: NewApiKeyRow,
+  maxActive: number,
+): Promise<ApiKeyRow | undefined> {
+  return db
+    .insertInto('api_keys')
+    .columns(['id', 'account_id', 'kind', 'name', 'prefix', 'key_hash', 'last4', 'scopes', 'created_at'])
+    .expression(
+      db
+        .selectNoFrom((eb) => [
+          eb.val(row.id).as('id'),
+          eb.val(row.account_id).as('account_id'),
+          eb.val(row.kind).as('kind'),
+          eb.val(row.name ?? null).as('name'),
+          eb.val(row.prefix).as('prefix'),
+          eb.val(row.key_hash).as('key_hash'),
+          eb.val(row.last4).as('last4'),
+          eb.val(row.scopes).as('scopes'),
+          eb.val(row.created_at).as('created_at'),
+        ])
+        .where(
+          (eb) =>
+            eb
+              .selectFrom('api_keys')
+              .select((s) => s.fn.countAll<number>().as('n'))
+              .where('account_id', '=', row.account_id)
+              .where('revoked_at', 'is', null),
+          '<',
+          maxActive,
+        ),
+    )
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** The key with this hash and its account's plan, revoked or not (the caller tells them apart). */
+export async function findKeyByHash(db: Executor, keyHash: string): Promise<KeyWithAccount | undefined> {
+  return db
+    .selectFrom('api_keys')
+    .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
+    .selectAll('api_keys')
+    .select(['accounts.plan as account_plan', 'accounts.rate_limit as account_rate_limit'])
+    .where('api_keys.key_hash', '=', keyHash)
+    .executeTakeFirst();
+}
+
+export async function findKeyById(db: Executor, id: string): Promise<ApiKeyRow | undefined> {
+  return db.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export async function listKeysByAccount(db: Executor, accountId: string): Promise<ApiKeyRow[]> {
+  return db
+    .selectFrom('api_keys')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
+}
+
+/** Marks a key revoked (idempotent: an already revoked key keeps its first revocation time). */
+export async function revokeKey(db: Executor, id: string, at: string): Promise<ApiKeyRow | undefined> {
+  await db
+    .updateTable('api_keys')
+    .set({ revoked_at: at })
+    .where('id', '=', id)
+    .where('revoked_at', 'is', null)
+    .execute();
+  return findKeyById(db, id);
+}

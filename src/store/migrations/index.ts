@@ -1,0 +1,12 @@
+/**
+ * The static list of migrations, in order. Names sort in the order they must run; each part of
+ * the product adds its own file and one line here.
+ */
+import type { Migration } from 'kysely';
+import { accountsMigration } from './0001-accounts.js';
+import { jobsMigration } from './0002-jobs.js';
+
+export const migrations: Record<string, Migration> = {
+  '0001-accounts': accountsMigration,
+  '0002-jobs': jobsMigration,
+};
