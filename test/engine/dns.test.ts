@@ -2,6 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { MailHostResolver } from '../../src/engine/dns/resolver.js';
 import type { ResolverDeps } from '../../src/engine/dns/resolver.js';
 import { classifyDnsError } from '../../src/engine/dns/dns-errors.js';
+import { invalidDnsServers } from '../../src/engine/dns/servers.js';
 import type { DnsOptions } from '../../src/engine/types.js';
 import { startDnsServer } from '../kit/dns-server.js';
 import type { FakeDnsServer } from '../kit/dns-server.js';
@@ -365,5 +366,19 @@ describe('classifyDnsError', () => {
     ['ESOMETHINGNEW', 'transient'],
   ])('classifies %s as %s', (code, expected) => {
     expect(classifyDnsError(code)).toBe(expected);
+  });
+});
+
+describe('invalidDnsServers', () => {
+  it('accepts IPv4 and IPv6 addresses with or without a port', () => {
+    expect(invalidDnsServers(['127.0.0.1', '127.0.0.1:5353', '::1', '[::1]:5353', '2001:db8::53'])).toEqual(
+      [],
+    );
+  });
+
+  it('returns host names, bad ports and unbracketed IPv6 ports', () => {
+    expect(
+      invalidDnsServers(['dns.example.test', '127.0.0.1:99999', '127.0.0.1:', '[::1]', 'localhost:53']),
+    ).toEqual(['dns.example.test', '127.0.0.1:99999', '127.0.0.1:', '[::1]', 'localhost:53']);
   });
 });

@@ -8,6 +8,7 @@ import { isIP, isIPv4, isIPv6 } from 'node:net';
 import type { DnsOutcome, MailHost } from '../outcome.js';
 import type { DnsOptions, MxRecordInfo } from '../types.js';
 import { classifyDnsError, dnsErrorCode } from './dns-errors.js';
+import { invalidDnsServers } from './servers.js';
 
 export interface ResolverDeps {
   /** Milliseconds since the epoch; drives cache expiry. */
@@ -52,15 +53,11 @@ export class MailHostResolver {
     this.#clock = deps.clock ?? Date.now;
     this.#random = deps.random ?? Math.random;
     this.#resolver = new dns.Resolver({ timeout: options.timeoutMs, tries: options.tries });
-    if (options.servers.length > 0) {
-      try {
-        this.#resolver.setServers(options.servers);
-      } catch (err) {
-        throw new Error(
-          `invalid DNS server in "${options.servers.join(',')}": use IP or IP:PORT (${err instanceof Error ? err.message : String(err)})`,
-        );
-      }
+    const invalid = invalidDnsServers(options.servers);
+    if (invalid.length > 0) {
+      throw new Error(`invalid DNS server "${invalid.join('", "')}": use IP, IP:PORT or [IPv6]:PORT`);
     }
+    if (options.servers.length > 0) this.#resolver.setServers(options.servers);
   }
 
   /** The mail hosts of `domain` in the order to try them. Never rejects. */
