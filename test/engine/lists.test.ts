@@ -1,0 +1,96 @@
+import { describe, expect, it } from 'vitest';
+import { isDisposableDomain } from '../../src/engine/lists/disposable.js';
+import { isFreeProvider } from '../../src/engine/lists/free-provider.js';
+import { isRoleAddress } from '../../src/engine/lists/role.js';
+import { parseAddress } from '../../src/engine/syntax.js';
+
+describe('isDisposableDomain', () => {
+  it('recognises a listed throw-away domain', () => {
+    expect(isDisposableDomain('mailinator.com')).toBe(true);
+    expect(isDisposableDomain('10minutemail.com')).toBe(true);
+  });
+
+  it('matches subdomains of a listed domain', () => {
+    expect(isDisposableDomain('a.b.mailinator.com')).toBe(true);
+    expect(isDisposableDomain('anything.33mail.com')).toBe(true);
+  });
+
+  it('is case-insensitive and ignores a trailing dot', () => {
+    expect(isDisposableDomain('MailInator.COM')).toBe(true);
+    expect(isDisposableDomain('mailinator.com.')).toBe(true);
+  });
+
+  it('does not flag ordinary providers or a domain that merely ends like a listed one', () => {
+    expect(isDisposableDomain('gmail.com')).toBe(false);
+    expect(isDisposableDomain('example.org')).toBe(false);
+    expect(isDisposableDomain('bestcompany-mailinator.com')).toBe(false);
+    expect(isDisposableDomain('com')).toBe(false);
+  });
+
+  it('matches Unicode list entries in the punycode form the syntax check produces', () => {
+    // The package lists 'gmaıl.net' (dotless ı) in Unicode.
+    const parsed = parseAddress('a@gmaıl.net');
+    expect(parsed.ok && parsed.domain).toMatch(/^xn--/);
+    expect(parsed.ok && isDisposableDomain(parsed.domain)).toBe(true);
+  });
+});
+
+describe('isRoleAddress', () => {
+  it.each(['postmaster', 'abuse', 'admin', 'info', 'support', 'sales', 'noreply', 'hostmaster', 'webmaster'])(
+    'flags %s',
+    (local) => {
+      expect(isRoleAddress(local)).toBe(true);
+    },
+  );
+
+  it('is case-insensitive', () => {
+    expect(isRoleAddress('PostMaster')).toBe(true);
+    expect(isRoleAddress('INFO')).toBe(true);
+  });
+
+  it('ignores a +tag suffix', () => {
+    expect(isRoleAddress('support+billing-issue')).toBe(true);
+    expect(isRoleAddress('info+newsletter')).toBe(true);
+  });
+
+  it('treats ., - and _ separators as the same word', () => {
+    for (const local of [
+      'no-reply',
+      'no_reply',
+      'no.reply',
+      'No.Reply',
+      'do-not-reply',
+      'customer.service',
+    ]) {
+      expect(isRoleAddress(local)).toBe(true);
+    }
+  });
+
+  it('unquotes a quoted local part', () => {
+    expect(isRoleAddress('"info"')).toBe(true);
+  });
+
+  it('does not flag personal names, even ones that contain a role word', () => {
+    for (const local of ['john', 'john.doe', 'jane+info', 'infoman', 'salesman', 'mary-admin', 'support2']) {
+      expect(isRoleAddress(local)).toBe(false);
+    }
+  });
+});
+
+describe('isFreeProvider', () => {
+  it('recognises the big free providers', () => {
+    for (const domain of ['gmail.com', 'yahoo.com', 'hotmail.com', 'outlook.com', 'gmx.de', 'yahoo.co.uk']) {
+      expect(isFreeProvider(domain)).toBe(true);
+    }
+  });
+
+  it('is case-insensitive', () => {
+    expect(isFreeProvider('GMail.com')).toBe(true);
+  });
+
+  it('does not flag company domains or subdomains of a provider', () => {
+    expect(isFreeProvider('acme-corp-widgets.com')).toBe(false);
+    expect(isFreeProvider('example.org')).toBe(false);
+    expect(isFreeProvider('corp.gmail.com')).toBe(false);
+  });
+});
