@@ -1,0 +1,361 @@
+/**
+ * One SMTP client connection: TCP (direct or through a SOCKS5 proxy), the banner, EHLO with
+ * HELO fallback, opportunistic STARTTLS, single commands and pipelined groups, QUIT.
+ *
+ * Lean by design, because a probe is a handful of round trips and the engine runs thousands a
+ * second: one timer per connection (re-armed when the deadline moves, never one per line),
+ * replies matched to commands by a FIFO of waiters, and no per-line regular expressions.
+ * Batch sessions build on the same class: `pipeline()` writes several commands in one packet
+ * and returns one promise per reply, and `setDeadline()` moves the budget between addresses.
+ */
+import net from 'node:net';
+import tls from 'node:tls';
+import { SocksClient } from 'socks';
+import type { EhloExtensions, SmtpReply } from './reply.js';
+import { NO_EXTENSIONS, ReplyParser, SmtpProtocolError, parseEhloExtensions } from './reply.js';
+
+/**
+ * Why a connection failed: `refused` / `unreachable` (TCP), `timeout` (the deadline passed),
+ * `closed` (the peer hung up or reset), `protocol` (not SMTP), `tls` (handshake failed),
+ * `proxy` (the SOCKS proxy failed), `destroyed` (closed by us).
+ */
+export type SmtpErrorKind =
+  'refused' | 'unreachable' | 'timeout' | 'closed' | 'protocol' | 'tls' | 'proxy' | 'destroyed';
+
+export class SmtpConnectionError extends Error {
+  readonly kind: SmtpErrorKind;
+
+  constructor(kind: SmtpErrorKind, message: string) {
+    super(message);
+    this.name = 'SmtpConnectionError';
+    this.kind = kind;
+  }
+}
+
+/** A command line that would put more than one command on the wire. */
+export class SmtpCommandError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SmtpCommandError';
+  }
+}
+
+/** A parsed socks5:// proxy URL. */
+export interface SocksProxyOptions {
+  host: string;
+  port: number;
+  userId?: string;
+  password?: string;
+}
+
+/** Parses `socks5://[user:pass@]host:port` (also `socks://`); throws on anything else. */
+export function parseProxyUrl(raw: string): SocksProxyOptions {
+  const url = new URL(raw);
+  if (url.protocol !== 'socks5:' && url.protocol !== 'socks:')
+    throw new Error(`not a SOCKS5 proxy URL: ${raw}`);
+  const port = Number(url.port || 1080);
+  const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+  const proxy: SocksProxyOptions = { host, port };
+  if (url.username !== '') proxy.userId = decodeURIComponent(url.username);
+  if (url.password !== '') proxy.password = decodeURIComponent(url.password);
+  return proxy;
+}
+
+export interface OpenOptions {
+  /** IP address of the mail host (never resolved again here). */
+  address: string;
+  port: number;
+  /** Connect and banner must complete before this `performance.now()` instant. */
+  deadlineAt: number;
+  proxy?: SocksProxyOptions | null;
+  /** Called once when the socket is gone, whatever the reason (for the owner's bookkeeping). */
+  onClose?: (connection: SmtpConnection) => void;
+}
+
+interface Waiter {
+  resolve: (reply: SmtpReply) => void;
+  reject: (error: Error) => void;
+}
+
+const noop = (): void => undefined;
+const FORBIDDEN_IN_LINE = /[\r\n\0]/;
+
+/** Throws unless `line` is exactly one command line (no CR, LF or NUL anywhere). */
+export function assertCommandLine(line: string): void {
+  if (FORBIDDEN_IN_LINE.test(line)) {
+    throw new SmtpCommandError('an SMTP command line must not contain CR, LF or NUL');
+  }
+}
+
+export class SmtpConnection {
+  /** The server's greeting, read by `open`. */
+  banner: SmtpReply = { code: 0, enhancedCode: null, lines: [], message: '' };
+  /** What the last successful EHLO announced (nothing after HELO). */
+  extensions: EhloExtensions = NO_EXTENSIONS;
+  /** Whether the session runs over TLS (STARTTLS succeeded). */
+  tls = false;
+  readonly address: string;
+
+  #socket: net.Socket;
+  readonly #parser = new ReplyParser();
+  #waiters: Waiter[] = [];
+  #failure: SmtpConnectionError | null = null;
+  #quitting = false;
+  #timer: NodeJS.Timeout | null = null;
+  #armedAt = Infinity;
+  #onClose: ((connection: SmtpConnection) => void) | undefined;
+
+  private constructor(socket: net.Socket, address: string, onClose: OpenOptions['onClose']) {
+    this.#socket = socket;
+    this.address = address;
+    this.#onClose = onClose;
+    this.#attach(socket);
+  }
+
+  /** Connects and reads the banner; rejects with SmtpConnectionError when that fails. */
+  static async open(options: OpenOptions): Promise<SmtpConnection> {
+    let socket: net.Socket;
+    if (options.proxy) {
+      socket = await connectThroughProxy(options);
+    } else {
+      socket = net.connect({ host: options.address, port: options.port, noDelay: true });
+    }
+    const connection = new SmtpConnection(socket, options.address, options.onClose);
+    connection.setDeadline(options.deadlineAt);
+    connection.banner = await connection.#expect();
+    return connection;
+  }
+
+  /** Whether the connection can still carry commands. */
+  get usable(): boolean {
+    return this.#failure === null && !this.#quitting;
+  }
+
+  /**
+   * Moves the single deadline (a `performance.now()` instant; Infinity disarms it). When it
+   * passes, every pending reply fails with kind `timeout` and the socket is destroyed.
+   */
+  setDeadline(at: number): void {
+    if (at === this.#armedAt || this.#failure !== null) return;
+    if (this.#timer !== null) clearTimeout(this.#timer);
+    this.#armedAt = at;
+    this.#timer = at === Infinity ? null : setTimeout(this.#onTimer, Math.max(0, at - performance.now()));
+  }
+
+  /** Sends one command and resolves with its reply. */
+  command(line: string): Promise<SmtpReply> {
+    assertCommandLine(line);
+    this.#write(`${line}\r\n`);
+    return this.#expect();
+  }
+
+  /**
+   * Writes several commands at once (RFC 2920 PIPELINING) and returns one promise per reply,
+   * in order. Each promise already has a handler attached, so the caller may stop awaiting
+   * after a decisive reply without leaving an unhandled rejection behind.
+   */
+  pipeline(lines: readonly string[]): Promise<SmtpReply>[] {
+    for (const line of lines) assertCommandLine(line);
+    this.#write(`${lines.join('\r\n')}\r\n`);
+    return lines.map(() => {
+      const promise = this.#expect();
+      promise.catch(noop);
+      return promise;
+    });
+  }
+
+  /**
+   * EHLO, or HELO when the server refuses EHLO with a 5xx (RFC 5321 §4.1.4). Returns the reply
+   * that counts; `extensions` is updated from a successful EHLO.
+   */
+  async ehlo(name: string): Promise<SmtpReply> {
+    const reply = await this.command(`EHLO ${name}`);
+    if (reply.code >= 200 && reply.code < 300) {
+      this.extensions = parseEhloExtensions(reply);
+      return reply;
+    }
+    this.extensions = NO_EXTENSIONS;
+    if (reply.code >= 500) return this.command(`HELO ${name}`);
+    return reply;
+  }
+
+  /**
+   * STARTTLS (RFC 3207). On 220 the socket is upgraded (certificates are not verified: the
+   * probe wants privacy from passive observers, not authentication) and the caller must EHLO
+   * again. Any other reply is returned and the session goes on in clear text.
+   */
+  async starttls(servername: string | null): Promise<SmtpReply> {
+    const reply = await this.command('STARTTLS');
+    if (reply.code !== 220) return reply;
+    const raw = this.#socket;
+    this.#detach(raw);
+    // Anything the server sent in clear after its 220 must not be read as a TLS-protected reply.
+    this.#parser.reset();
+    const options: tls.ConnectionOptions = { socket: raw, rejectUnauthorized: false };
+    if (servername !== null && net.isIP(servername) === 0) options.servername = servername;
+    const secure = tls.connect(options);
+    this.#socket = secure;
+    this.#attach(secure);
+    await new Promise<SmtpReply>((resolve, reject) => {
+      const waiter: Waiter = {
+        resolve,
+        reject: (error) =>
+          reject(
+            error instanceof SmtpConnectionError && error.kind === 'closed'
+              ? new SmtpConnectionError('tls', `TLS handshake failed: ${error.message}`)
+              : error,
+          ),
+      };
+      this.#waiters.push(waiter);
+      secure.once('secureConnect', () => {
+        const index = this.#waiters.indexOf(waiter);
+        if (index !== -1) this.#waiters.splice(index, 1);
+        resolve(reply);
+      });
+    });
+    this.tls = true;
+    return reply;
+  }
+
+  /**
+   * Sends QUIT and half-closes without waiting for the 221: the verdict is already known. The
+   * socket goes away when the server closes, or at the deadline at the latest.
+   */
+  quit(): void {
+    if (!this.usable) return;
+    this.#quitting = true;
+    this.#socket.end('QUIT\r\n');
+  }
+
+  /** Closes the socket now; pending replies fail with kind `destroyed`. */
+  destroy(): void {
+    this.#fail(new SmtpConnectionError('destroyed', 'connection closed by the client'));
+  }
+
+  #attach(socket: net.Socket): void {
+    socket.setEncoding('utf8');
+    socket.on('data', this.#onData);
+    socket.on('error', this.#onError);
+    socket.on('close', this.#onSocketClose);
+  }
+
+  #detach(socket: net.Socket): void {
+    socket.off('data', this.#onData);
+    socket.off('error', this.#onError);
+    socket.off('close', this.#onSocketClose);
+  }
+
+  #write(text: string): void {
+    if (this.#failure !== null) throw this.#failure;
+    if (this.#quitting) throw new SmtpConnectionError('destroyed', 'connection is closing');
+    this.#socket.write(text);
+  }
+
+  #expect(): Promise<SmtpReply> {
+    if (this.#failure !== null) return Promise.reject(this.#failure);
+    return new Promise<SmtpReply>((resolve, reject) => {
+      this.#waiters.push({ resolve, reject });
+    });
+  }
+
+  #onData = (chunk: string): void => {
+    if (this.#quitting) return;
+    let replies: SmtpReply[];
+    try {
+      replies = this.#parser.push(chunk);
+    } catch (error) {
+      const message = error instanceof SmtpProtocolError ? error.message : String(error);
+      this.#fail(new SmtpConnectionError('protocol', message));
+      return;
+    }
+    for (const reply of replies) {
+      const waiter = this.#waiters.shift();
+      if (waiter === undefined) {
+        // A reply nobody asked for breaks the pairing of commands and replies (and after
+        // STARTTLS would be an injection); an unsolicited 421 is a server going away.
+        const kind = reply.code === 421 ? 'closed' : 'protocol';
+        this.#fail(new SmtpConnectionError(kind, `unexpected reply: ${reply.code} ${reply.message}`));
+        return;
+      }
+      waiter.resolve(reply);
+    }
+  };
+
+  #onError = (error: NodeJS.ErrnoException): void => {
+    this.#fail(toConnectionError(error, this.tls || this.#socket instanceof tls.TLSSocket));
+  };
+
+  #onSocketClose = (): void => {
+    this.#fail(new SmtpConnectionError('closed', 'connection closed by the server'));
+    this.#release();
+  };
+
+  #onTimer = (): void => {
+    this.#timer = null;
+    this.#armedAt = Infinity;
+    this.#fail(new SmtpConnectionError('timeout', 'no reply before the deadline'));
+  };
+
+  #fail(error: SmtpConnectionError): void {
+    if (this.#failure !== null) return;
+    // After QUIT the server hanging up is the expected end, not a failure to report.
+    this.#failure =
+      this.#quitting && error.kind === 'closed'
+        ? new SmtpConnectionError('destroyed', 'connection closed after QUIT')
+        : error;
+    const waiters = this.#waiters;
+    this.#waiters = [];
+    for (const waiter of waiters) waiter.reject(this.#failure);
+    this.#socket.destroy();
+    this.#release();
+  }
+
+  #release(): void {
+    if (this.#timer !== null) {
+      clearTimeout(this.#timer);
+      this.#timer = null;
+      this.#armedAt = Infinity;
+    }
+    const onClose = this.#onClose;
+    if (onClose !== undefined) {
+      this.#onClose = undefined;
+      onClose(this);
+    }
+  }
+}
+
+function toConnectionError(error: NodeJS.ErrnoException, duringTls: boolean): SmtpConnectionError {
+  const code = error.code ?? '';
+  if (code === 'ECONNREFUSED') return new SmtpConnectionError('refused', error.message);
+  if (
+    code === 'EHOSTUNREACH' ||
+    code === 'ENETUNREACH' ||
+    code === 'EADDRNOTAVAIL' ||
+    code === 'EAFNOSUPPORT'
+  ) {
+    return new SmtpConnectionError('unreachable', error.message);
+  }
+  if (code === 'ECONNRESET' || code === 'EPIPE') return new SmtpConnectionError('closed', error.message);
+  if (duringTls || code.startsWith('ERR_SSL') || code.startsWith('ERR_TLS'))
+    return new SmtpConnectionError('tls', error.message);
+  return new SmtpConnectionError('closed', error.message);
+}
+
+async function connectThroughProxy(options: OpenOptions): Promise<net.Socket> {
+  const proxy = options.proxy!;
+  const timeout = Math.max(1, Math.floor(options.deadlineAt - performance.now()));
+  try {
+    const { socket } = await SocksClient.createConnection({
+      command: 'connect',
+      destination: { host: options.address, port: options.port },
+      proxy: { host: proxy.host, port: proxy.port, type: 5, userId: proxy.userId, password: proxy.password },
+      timeout,
+      set_tcp_nodelay: true,
+    });
+    return socket;
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    const kind = /timed out/i.test(message) ? 'timeout' : 'proxy';
+    throw new SmtpConnectionError(kind, `SOCKS5 proxy ${proxy.host}:${proxy.port}: ${message}`);
+  }
+}
