@@ -27,6 +27,11 @@ describe('isDisposableDomain', () => {
     expect(isDisposableDomain('com')).toBe(false);
   });
 
+  it('never flags an address literal', () => {
+    expect(isDisposableDomain('[127.0.0.1]')).toBe(false);
+    expect(isFreeProvider('[IPv6:::1]')).toBe(false);
+  });
+
   it('matches Unicode list entries in the punycode form the syntax check produces', () => {
     // The package lists 'gmaıl.net' (dotless ı) in Unicode.
     const parsed = parseAddress('a@gmaıl.net');

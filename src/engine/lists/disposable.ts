@@ -17,5 +17,5 @@ function load(): Set<string> {
 
 /** True when the (lower-cased, punycode) domain or a parent of it is a known disposable domain. */
 export function isDisposableDomain(domain: string): boolean {
-  return hasDomainOrParent(load(), domain);
+  return !domain.startsWith('[') && hasDomainOrParent(load(), domain);
 }

@@ -113,6 +113,10 @@ const POPULAR_DOMAINS: readonly string[] = [
 /** Real domains one slip from a popular one, never "corrected" but never suggested either. */
 const LOOKALIKES: readonly string[] = ['cloud.com', 'mail.de', 'gmx.fr', 'live.de', 'email.de'];
 const KNOWN: ReadonlySet<string> = new Set([...POPULAR_DOMAINS, ...LOOKALIKES]);
+const POPULAR_PARTS = POPULAR_DOMAINS.map((domain) => {
+  const dot = domain.lastIndexOf('.');
+  return { domain, name: domain.slice(0, dot), tld: domain.slice(dot + 1) };
+});
 
 /** Top-level domains that do not exist but are common slips for one that does. */
 const TLD_TYPOS: Readonly<Record<string, string>> = {
@@ -163,15 +167,14 @@ export function suggestCorrection(local: string, domain: string): string | null 
 function closestPopular(name: string, tld: string): string | null {
   let best: string | null = null;
   let bestDistance = Infinity;
-  for (const popular of POPULAR_DOMAINS) {
-    const dot = popular.lastIndexOf('.');
-    const popularName = popular.slice(0, dot);
-    if (!tldMatches(tld, popular.slice(dot + 1))) continue;
-    const shorter = Math.min(name.length, popularName.length);
+  for (const popular of POPULAR_PARTS) {
+    if (!tldMatches(tld, popular.tld)) continue;
+    const shorter = Math.min(name.length, popular.name.length);
     const allowed = shorter <= 3 ? 0 : shorter <= 6 ? 1 : 2;
-    const d = editDistance(name, popularName, allowed);
+    if (Math.abs(name.length - popular.name.length) > allowed) continue;
+    const d = editDistance(name, popular.name, allowed);
     if (d <= allowed && d < bestDistance) {
-      best = popular;
+      best = popular.domain;
       bestDistance = d;
     }
   }
