@@ -223,6 +223,24 @@ describe('parseAddress: properties', () => {
     );
   });
 
+  it('accepts any quoted string of printable ASCII and escaped pairs, keeping it as given', () => {
+    const printable = fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c));
+    const qcontent = fc.oneof(
+      printable.filter((c) => c !== '"' && c !== '\\'),
+      printable.map((c) => `\\${c}`),
+    );
+    const quoted = fc
+      .array(qcontent, { minLength: 1, maxLength: 20 })
+      .map((parts) => `"${parts.join('')}"`)
+      .filter((q) => Buffer.byteLength(q) <= 64);
+    fc.assert(
+      fc.property(quoted, asciiDomain, (local, domain) => {
+        const parsed = parseAddress(`${local}@${domain}`);
+        expect(parsed.ok && parsed.local).toBe(local);
+      }),
+    );
+  });
+
   it('rejects a valid address with any control character inserted anywhere', () => {
     const control = fc.oneof(
       fc.constantFrom('\r', '\n', '\u0000', '\r\n'),
