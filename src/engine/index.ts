@@ -1,0 +1,35 @@
+/**
+ * mailverdict's engine as a library: verify addresses (syntax, DNS/MX, SMTP probe, catch-all,
+ * disposable/role/free flags) without HTTP, storage or accounts.
+ *
+ * ```ts
+ * const verifier = createVerifier(loadConfig().engine);
+ * const result = await verifier.verify('john@example.com', { timeoutMs: 3000 });
+ * await verifier.close();
+ * ```
+ */
+export { createVerifier } from './verifier.js';
+export type { VerifierDeps } from './verifier.js';
+export { parseAddress } from './syntax.js';
+export { REASONS, STATUSES, DEFAULT_TIMEOUT_MS, MIN_TIMEOUT_MS, MAX_TIMEOUT_MS } from './types.js';
+export type {
+  Check,
+  Checks,
+  DnsOptions,
+  EngineOptions,
+  FlagCheck,
+  MxCheck,
+  MxRecordInfo,
+  ParsedAddress,
+  Reason,
+  SmtpCheck,
+  SmtpOptions,
+  Status,
+  SyntaxCheck,
+  VerificationResult,
+  Verifier,
+  VerifyOptions,
+} from './types.js';
+export type { DnsOutcome, MailHost, SmtpEvidence, SmtpOutcome, SmtpOutcomeKind } from './outcome.js';
+export type { BatchEngine, BatchEngineOptions, VerifyManyOptions } from './batch/types.js';
+// The batch engine's factory is exported here by the batch engine's issue.

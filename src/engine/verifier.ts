@@ -1,0 +1,237 @@
+/**
+ * The composed engine: syntax → offline lists → DNS → SMTP probe → verdict, and the
+ * explainable `VerificationResult` built from what each step found out.
+ *
+ * A disposable domain is still resolved (so `mx` tells the truth) but never probed: its
+ * verdict is risky `disposable_domain` whatever the mailbox answers, and probing throwaway
+ * providers only spends time and the prober's reputation.
+ */
+import type { DnsOutcome, SmtpOutcome } from './outcome.js';
+import { MailHostResolver } from './dns/resolver.js';
+import { isDisposableDomain } from './lists/disposable.js';
+import { isFreeProvider } from './lists/free-provider.js';
+import { isRoleAddress } from './lists/role.js';
+import { suggestCorrection } from './lists/typo.js';
+import { SmtpProber } from './smtp/probe.js';
+import { needsSmtpUtf8, parseAddress } from './syntax.js';
+import type { Verdict } from './verdict.js';
+import { decideVerdict, invalidFormatVerdict } from './verdict.js';
+import type {
+  Checks,
+  EngineOptions,
+  FlagCheck,
+  MxCheck,
+  SmtpCheck,
+  VerificationResult,
+  Verifier,
+  VerifyOptions,
+} from './types.js';
+import { DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS, MIN_TIMEOUT_MS } from './types.js';
+
+export interface VerifierDeps {
+  /** Milliseconds since the epoch; drives the DNS and catch-all caches. */
+  clock?: () => number;
+  /** In [0, 1); MX shuffling, the catch-all local part and the proxy pick. Defaults: crypto/Math. */
+  random?: () => number;
+  logger?: { debug(obj: object, msg?: string): void };
+}
+
+interface Flags {
+  disposable: boolean;
+  role: boolean;
+  free: boolean;
+}
+
+/** Builds the engine. `close()` releases its sockets and timers. */
+export function createVerifier(options: EngineOptions, deps: VerifierDeps = {}): Verifier {
+  const shared: { clock?: () => number; random?: () => number } = {};
+  if (deps.clock) shared.clock = deps.clock;
+  if (deps.random) shared.random = deps.random;
+  const resolver = new MailHostResolver(options.dns, shared);
+  const prober = new SmtpProber({ ...options.smtp, catchAllTtlMs: options.catchAllTtlMs }, shared);
+  const logger = deps.logger;
+
+  async function verify(email: string, verifyOptions: VerifyOptions = {}): Promise<VerificationResult> {
+    const startedAt = performance.now();
+    const parsed = parseAddress(email);
+    if (!parsed.ok) return invalidResult(email, parsed.error, startedAt);
+
+    const flags = listFlags(parsed.local, parsed.domain);
+    const dns = await resolver.resolve(parsed.domain);
+    let smtp: SmtpOutcome | null = null;
+    if (dns.kind === 'ok' && !flags.disposable) {
+      smtp = await prober.probe({
+        address: parsed.address,
+        domain: parsed.domain,
+        smtpUtf8: needsSmtpUtf8(parsed.local),
+        hosts: dns.hosts,
+        timeoutMs: clampTimeout(verifyOptions.timeoutMs),
+      });
+    }
+    const verdict = decideVerdict({ ...flags, dns, smtp });
+    const result = buildResult(parsed, flags, dns, smtp, verdict, startedAt);
+    logger?.debug(
+      { domain: parsed.domain, status: result.status, reason: result.reason, latency_ms: result.latency_ms },
+      'address verified',
+    );
+    return result;
+  }
+
+  function verifyOffline(email: string): VerificationResult {
+    const startedAt = performance.now();
+    const parsed = parseAddress(email);
+    if (!parsed.ok) return invalidResult(email, parsed.error, startedAt);
+    const flags = listFlags(parsed.local, parsed.domain);
+    const verdict = decideVerdict({ ...flags, dns: null, smtp: null });
+    return buildResult(parsed, flags, null, null, verdict, startedAt);
+  }
+
+  async function close(): Promise<void> {
+    await prober.close();
+    resolver.close();
+  }
+
+  return { verify, verifyOffline, close };
+}
+
+function clampTimeout(timeoutMs: number | undefined): number {
+  if (timeoutMs === undefined || !Number.isFinite(timeoutMs)) return DEFAULT_TIMEOUT_MS;
+  return Math.min(MAX_TIMEOUT_MS, Math.max(MIN_TIMEOUT_MS, Math.round(timeoutMs)));
+}
+
+function listFlags(local: string, domain: string): Flags {
+  return { disposable: isDisposableDomain(domain), role: isRoleAddress(local), free: isFreeProvider(domain) };
+}
+
+interface ParsedOk {
+  local: string;
+  domain: string;
+  address: string;
+  literal: boolean;
+}
+
+function buildResult(
+  parsed: ParsedOk,
+  flags: Flags,
+  dns: DnsOutcome | null,
+  smtp: SmtpOutcome | null,
+  verdict: Verdict,
+  startedAt: number,
+): VerificationResult {
+  const catchAll = smtp?.kind === 'accepted' ? smtp.catchAll : null;
+  const checks: Checks = {
+    syntax: { passed: true, local: parsed.local, domain: parsed.domain, error: null },
+    mx: mxCheck(dns),
+    smtp: smtpCheck(smtp),
+    disposable: flagCheck(flags.disposable),
+    roleAddress: flagCheck(flags.role),
+    freeProvider: flagCheck(flags.free),
+    catchAll: { passed: catchAll === null ? null : !catchAll, value: catchAll },
+  };
+  return {
+    email: parsed.address,
+    valid: verdict.valid,
+    status: verdict.status,
+    score: verdict.score,
+    disposable: flags.disposable,
+    catchAll: catchAll === true,
+    mx: dns?.kind === 'ok',
+    reason: verdict.reason,
+    latency_ms: Math.round(performance.now() - startedAt),
+    did_you_mean: parsed.literal ? null : suggestCorrection(parsed.local, parsed.domain),
+    checks,
+  };
+}
+
+function invalidResult(email: string, error: string, startedAt: number): VerificationResult {
+  const verdict = invalidFormatVerdict();
+  return {
+    email,
+    valid: verdict.valid,
+    status: verdict.status,
+    score: verdict.score,
+    disposable: false,
+    catchAll: false,
+    mx: false,
+    reason: verdict.reason,
+    latency_ms: Math.round(performance.now() - startedAt),
+    did_you_mean: null,
+    checks: {
+      syntax: { passed: false, local: null, domain: null, error },
+      mx: mxCheck(null),
+      smtp: smtpCheck(null),
+      disposable: { passed: null, value: false },
+      roleAddress: { passed: null, value: false },
+      freeProvider: { passed: null, value: false },
+      catchAll: { passed: null, value: null },
+    },
+  };
+}
+
+function flagCheck(flag: boolean): FlagCheck {
+  return { passed: !flag, value: flag };
+}
+
+const DNS_ERROR_NAMES: Readonly<Record<string, string>> = {
+  ESERVFAIL: 'SERVFAIL',
+  ETIMEOUT: 'TIMEOUT',
+  EREFUSED: 'REFUSED',
+  ECONNREFUSED: 'CONNREFUSED',
+};
+
+function mxCheck(dns: DnsOutcome | null): MxCheck {
+  if (dns === null) return { passed: null, records: [], implicit: false, error: null };
+  switch (dns.kind) {
+    case 'ok':
+      return { passed: true, records: dns.records, implicit: dns.implicit, error: null };
+    case 'nxdomain':
+      return { passed: false, records: [], implicit: false, error: 'NXDOMAIN' };
+    case 'no_mail_host':
+      return { passed: false, records: dns.records, implicit: false, error: 'NO_MAIL_HOST' };
+    case 'null_mx':
+      return { passed: false, records: [{ exchange: '.', priority: 0 }], implicit: false, error: 'NULL_MX' };
+    case 'error':
+      // Inconclusive: the answer could not be found out.
+      return { passed: null, records: [], implicit: false, error: DNS_ERROR_NAMES[dns.detail] ?? dns.detail };
+  }
+}
+
+function smtpCheck(smtp: SmtpOutcome | null): SmtpCheck {
+  if (smtp === null) {
+    return {
+      passed: null,
+      host: null,
+      code: null,
+      enhanced_code: null,
+      message: null,
+      tls: false,
+      duration_ms: null,
+    };
+  }
+  const { evidence } = smtp;
+  return {
+    passed: smtpPassed(smtp),
+    host: evidence.host,
+    code: evidence.code,
+    enhanced_code: evidence.enhancedCode,
+    message: evidence.message,
+    tls: evidence.tls,
+    duration_ms: evidence.durationMs,
+  };
+}
+
+/** true: the mailbox accepts mail; false: the server said it cannot; null: could not find out. */
+function smtpPassed(smtp: SmtpOutcome): boolean | null {
+  switch (smtp.kind) {
+    case 'accepted':
+      return true;
+    case 'rejected':
+    case 'mailbox_full':
+      return false;
+    case 'greylisted':
+    case 'blocked':
+    case 'unavailable':
+    case 'timeout':
+      return null;
+  }
+}
