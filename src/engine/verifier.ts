@@ -36,7 +36,7 @@ export interface VerifierDeps {
   logger?: { debug(obj: object, msg?: string): void };
 }
 
-interface Flags {
+export interface Flags {
   disposable: boolean;
   role: boolean;
   free: boolean;
@@ -99,18 +99,20 @@ function clampTimeout(timeoutMs: number | undefined): number {
   return Math.min(MAX_TIMEOUT_MS, Math.max(MIN_TIMEOUT_MS, Math.round(timeoutMs)));
 }
 
-function listFlags(local: string, domain: string): Flags {
+/** The offline list flags of an address (exported for the batch engine, which builds the same results). */
+export function listFlags(local: string, domain: string): Flags {
   return { disposable: isDisposableDomain(domain), role: isRoleAddress(local), free: isFreeProvider(domain) };
 }
 
-interface ParsedOk {
+export interface ParsedOk {
   local: string;
   domain: string;
   address: string;
   literal: boolean;
 }
 
-function buildResult(
+/** The full result from what each step found out (exported for the batch engine). */
+export function buildResult(
   parsed: ParsedOk,
   flags: Flags,
   dns: DnsOutcome | null,
@@ -143,7 +145,8 @@ function buildResult(
   };
 }
 
-function invalidResult(email: string, error: string, startedAt: number): VerificationResult {
+/** The result of a string that is not an address (exported for the batch engine). */
+export function invalidResult(email: string, error: string, startedAt: number): VerificationResult {
   const verdict = invalidFormatVerdict();
   return {
     email,
