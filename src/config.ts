@@ -30,6 +30,10 @@ export interface BatchSettings {
   pollIntervalMs: number;
   /** Run workers inside `serve` (embedded mode). */
   embeddedWorkers: boolean;
+  /** Chunks one worker process verifies at the same time. */
+  chunkConcurrency: number;
+  /** Demos and tests only: a pause after each test-mode chunk, so a test-key job takes visible time. */
+  testModeChunkDelayMs: number;
 }
 
 export interface Config {
@@ -201,6 +205,8 @@ export function loadConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = process.e
       leaseMs: r('lease', 'WORKER_LEASE', duration, 30 * SECOND),
       pollIntervalMs: r('pollInterval', 'WORKER_POLL_INTERVAL', duration, 500),
       embeddedWorkers: r('embeddedWorkers', 'EMBEDDED_WORKERS', boolean, true),
+      chunkConcurrency: r('chunkConcurrency', 'CHUNK_CONCURRENCY', integer(1, 64), 4),
+      testModeChunkDelayMs: r('testModeChunkDelay', 'TEST_MODE_CHUNK_DELAY_MS', integer(0, 60_000), 0),
     },
     allowInsecureWebhooks: r('allowInsecureWebhooks', 'ALLOW_INSECURE_WEBHOOKS', boolean, false),
     webhookTimeoutMs: r('webhookTimeout', 'WEBHOOK_TIMEOUT', duration, 15 * SECOND),

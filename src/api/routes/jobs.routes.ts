@@ -1,0 +1,177 @@
+/**
+ * The batch endpoints: POST /v1/verify/batch, GET /v1/jobs, GET /v1/jobs/:id,
+ * GET /v1/jobs/:id/results, DELETE /v1/jobs/:id. See docs/jobs.md.
+ */
+import { Readable } from 'node:stream';
+import type { FastifyPluginAsync } from 'fastify';
+import { submitBatch } from '../../services/batch.service.js';
+import {
+  cancelJob,
+  getJobView,
+  listJobs,
+  openResults,
+  type ResultsFormat,
+} from '../../services/jobs.service.js';
+import { systemResolver, type HostResolver } from '../../services/webhooks/ssrf.js';
+import { requireAuth } from '../auth.js';
+import type { ApiDeps } from '../deps.js';
+import { AUTH_ERRORS, BODY_ERRORS, errorResponses } from '../schemas.js';
+import {
+  batchBodySchema,
+  batchHeadersSchema,
+  jobListQuerySchema,
+  jobListSchema,
+  jobParamsSchema,
+  jobSchema,
+  resultsJsonSchema,
+  resultsQuerySchema,
+  submissionSchema,
+} from './jobs.schemas.js';
+
+/** 500,000 addresses of up to 254 characters, JSON-quoted, fit with room to spare. */
+export const BATCH_BODY_LIMIT = 150 * 1024 * 1024;
+
+export function jobsRoutes(deps: ApiDeps, resolveHost: HostResolver = systemResolver): FastifyPluginAsync {
+  return async (app) => {
+    app.post(
+      '/v1/verify/batch',
+      {
+        bodyLimit: BATCH_BODY_LIMIT,
+        config: { scope: 'batch' },
+        schema: {
+          summary: 'Submit a batch',
+          description:
+            'Asynchronous: answers 202 at once. Counts one request against the rate limit and, for live keys, one verification per address against the quota (the whole batch refused with 429 quota_exceeded when it does not fit and the plan has no overage).',
+          tags: ['batch'],
+          headers: batchHeadersSchema,
+          body: batchBodySchema,
+          response: {
+            202: submissionSchema,
+            ...errorResponses([...AUTH_ERRORS, ...BODY_ERRORS, 'quota_exceeded', 'idempotency_key_reused']),
+          },
+        },
+      },
+      async (request, reply) => {
+        const auth = requireAuth(request);
+        const header = request.headers['idempotency-key'];
+        const { submission, replayed } = await submitBatch(
+          { db: deps.db, clock: deps.clock, config: deps.config, plans: deps.plans, resolveHost },
+          {
+            accountId: auth.accountId,
+            mode: auth.kind,
+            body: request.body,
+            idempotencyKey: typeof header === 'string' ? header : null,
+          },
+        );
+        if (replayed) void reply.header('idempotent-replayed', 'true');
+        return reply.code(202).send({ ...submission, request_id: request.id });
+      },
+    );
+
+    app.get(
+      '/v1/jobs',
+      {
+        config: { scope: 'jobs:read' },
+        schema: {
+          summary: 'List batch jobs',
+          description: 'The account’s jobs, newest first, paginated with a cursor (beyond the contract).',
+          tags: ['batch'],
+          querystring: jobListQuerySchema,
+          response: { 200: jobListSchema, ...errorResponses([...AUTH_ERRORS, 'invalid_request']) },
+        },
+      },
+      async (request) => {
+        const auth = requireAuth(request);
+        const query = request.query as { limit: number; cursor?: string };
+        const page = await listJobs(deps, auth.accountId, query);
+        return { ...page, request_id: request.id };
+      },
+    );
+
+    app.get(
+      '/v1/jobs/:id',
+      {
+        config: { scope: 'jobs:read' },
+        schema: {
+          summary: 'Poll a batch job',
+          tags: ['batch'],
+          params: jobParamsSchema,
+          response: { 200: jobSchema, ...errorResponses([...AUTH_ERRORS, 'not_found']) },
+        },
+      },
+      async (request) => {
+        const auth = requireAuth(request);
+        const { id } = request.params as { id: string };
+        return { ...(await getJobView(deps, auth.accountId, id)), request_id: request.id };
+      },
+    );
+
+    app.delete(
+      '/v1/jobs/:id',
+      {
+        config: { scope: 'batch' },
+        schema: {
+          summary: 'Cancel a batch job',
+          description:
+            'Cancels a queued or processing job (beyond the contract): it becomes failed with error "cancelled". Unprocessed addresses are given back to the quota; processed ones stay counted.',
+          tags: ['batch'],
+          params: jobParamsSchema,
+          response: {
+            200: jobSchema,
+            ...errorResponses([...AUTH_ERRORS, 'not_found', 'job_not_cancellable']),
+          },
+        },
+      },
+      async (request) => {
+        const auth = requireAuth(request);
+        const { id } = request.params as { id: string };
+        return { ...(await cancelJob(deps, auth.accountId, id)), request_id: request.id };
+      },
+    );
+
+    app.get(
+      '/v1/jobs/:id/results',
+      {
+        config: { scope: 'jobs:read' },
+        schema: {
+          summary: 'Download batch results',
+          description:
+            'CSV (default; header email,status,score,reason, RFC 4180 quoting, empty reason when null) or ?format=json. One row per submitted address, in submission order, streamed.',
+          tags: ['batch'],
+          params: jobParamsSchema,
+          querystring: resultsQuerySchema,
+          response: {
+            200: {
+              description: 'The results.',
+              content: {
+                'text/csv': { schema: { type: 'string', description: 'email,status,score,reason' } },
+                'application/json': { schema: resultsJsonSchema },
+              },
+            },
+            ...errorResponses([
+              ...AUTH_ERRORS,
+              'invalid_request',
+              'not_found',
+              'job_not_ready',
+              'results_expired',
+            ]),
+          },
+        },
+      },
+      async (request, reply) => {
+        const auth = requireAuth(request);
+        const { id } = request.params as { id: string };
+        const { format } = request.query as { format: ResultsFormat };
+        const { job, body } = await openResults(deps, auth.accountId, id, format, request.id);
+        if (format === 'csv') {
+          void reply
+            .type('text/csv; charset=utf-8')
+            .header('content-disposition', `attachment; filename="${job.id}.csv"`);
+        } else {
+          void reply.type('application/json; charset=utf-8');
+        }
+        return reply.send(Readable.from(body, { objectMode: false }));
+      },
+    );
+  };
+}

@@ -1,0 +1,245 @@
+/**
+ * The batch worker: claims one chunk at a time from the store with a lease (owner, expiry,
+ * heartbeat), verifies it, and writes its results in one transaction guarded by the lease, so
+ * a chunk's results are written exactly once even when a worker dies and another takes over.
+ * `runOnce()` is one deterministic pass for tests; `start()`/`stop()` run the poll loop.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Clock } from '../clock.js';
+import type { Config } from '../config.js';
+import { enqueueJobEvents } from '../services/job-events.js';
+import { failJobAndRefund } from '../services/jobs.service.js';
+import { ChunkDecodeError, decodeEmails, encodeResults } from '../store/chunk-codec.js';
+import {
+  claimChunk,
+  completeChunk,
+  findClaimableChunks,
+  releaseChunk,
+  renewChunkLease,
+  type ChunkRef,
+} from '../store/chunk.store.js';
+import type { Executor } from '../store/executor.js';
+import { addChunkProgress, completeJobIfDone, getJob, markJobProcessing } from '../store/job.store.js';
+import type { ChunkRow } from '../store/schema/jobs.schema.js';
+import type { ChunkVerifier } from './chunk-verifier.js';
+
+/**
+ * A chunk claimed this many times without finishing (its workers died or lost their lease each
+ * time) fails its job instead of being retried forever.
+ */
+export const MAX_CHUNK_ATTEMPTS = 5;
+
+export interface WorkerDeps {
+  db: Executor;
+  clock: Clock;
+  config: Readonly<Config>;
+  logger: Logger;
+  verifyChunk: ChunkVerifier;
+}
+
+interface InFlight {
+  controller: AbortController;
+  done: Promise<void>;
+}
+
+export class Worker {
+  /** The lease owner id, unique per worker instance (a restarted process is a new owner). */
+  readonly id = `wkr_${randomBytes(8).toString('hex')}`;
+  readonly #deps: WorkerDeps;
+  readonly #inFlight = new Map<string, InFlight>();
+  #running = false;
+  #stopping = false;
+  #loop: Promise<void> | null = null;
+  #wake: (() => void) | null = null;
+
+  constructor(deps: WorkerDeps) {
+    this.#deps = deps;
+  }
+
+  /** Claims and processes one chunk; false when there was nothing to do. */
+  async runOnce(): Promise<boolean> {
+    const chunk = await this.#claim();
+    if (!chunk) return false;
+    await this.#run(chunk);
+    return true;
+  }
+
+  /** Starts the poll loop: up to `config.batch.chunkConcurrency` chunks at a time. */
+  start(): void {
+    if (this.#running) return;
+    this.#running = true;
+    this.#stopping = false;
+    this.#loop = this.#pollLoop();
+  }
+
+  /**
+   * Stops claiming, aborts the chunks in flight and gives their leases back (with the attempt),
+   * so another worker resumes them at once instead of after the lease expires.
+   */
+  async stop(): Promise<void> {
+    if (!this.#running) return;
+    this.#running = false;
+    this.#stopping = true;
+    for (const f of this.#inFlight.values()) f.controller.abort();
+    this.#wake?.();
+    await this.#loop;
+    await Promise.allSettled([...this.#inFlight.values()].map((f) => f.done));
+    this.#loop = null;
+  }
+
+  async #pollLoop(): Promise<void> {
+    const { config, logger } = this.#deps;
+    while (this.#running) {
+      let claimed = false;
+      try {
+        while (this.#running && this.#inFlight.size < config.batch.chunkConcurrency) {
+          const chunk = await this.#claim();
+          if (!chunk) break;
+          claimed = true;
+          this.#spawn(chunk);
+        }
+      } catch (err) {
+        logger.error({ err, worker: this.id }, 'claiming a chunk failed');
+      }
+      if (!this.#running) break;
+      // Full: wait for a slot. Idle: wait for the poll interval. Either way stop() wakes us.
+      await this.#idle(
+        claimed && this.#inFlight.size < config.batch.chunkConcurrency ? 0 : config.batch.pollIntervalMs,
+      );
+    }
+  }
+
+  #idle(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done(): void {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.#wake = done;
+      for (const f of this.#inFlight.values()) void f.done.then(done);
+    });
+  }
+
+  #spawn(chunk: ChunkRow): void {
+    const key = `${chunk.job_id}/${chunk.seq}`;
+    const controller = new AbortController();
+    const done = this.#run(chunk, controller)
+      .catch((err: unknown) =>
+        this.#deps.logger.error({ err, job_id: chunk.job_id, seq: chunk.seq }, 'chunk failed'),
+      )
+      .finally(() => this.#inFlight.delete(key));
+    this.#inFlight.set(key, { controller, done });
+  }
+
+  async #claim(): Promise<ChunkRow | undefined> {
+    const { db, clock, config } = this.#deps;
+    const now = clock.now();
+    const candidates = await findClaimableChunks(db, now.toISOString(), 8);
+    for (const ref of candidates) {
+      if (this.#inFlight.has(`${ref.job_id}/${ref.seq}`)) continue;
+      const expires = new Date(now.getTime() + config.batch.leaseMs).toISOString();
+      const chunk = await claimChunk(db, ref, this.id, now.toISOString(), expires);
+      if (chunk) return chunk;
+    }
+    return undefined;
+  }
+
+  async #run(chunk: ChunkRow, controller = new AbortController()): Promise<void> {
+    const { db, clock, logger } = this.#deps;
+    const ref: ChunkRef = { job_id: chunk.job_id, seq: chunk.seq };
+    const log = logger.child({ job_id: chunk.job_id, seq: chunk.seq, worker: this.id });
+    const job = await getJob(db, chunk.job_id);
+    if (!job || (job.status !== 'queued' && job.status !== 'processing')) {
+      await releaseChunk(db, ref, this.id, false);
+      return;
+    }
+    if (chunk.attempts > MAX_CHUNK_ATTEMPTS) {
+      log.warn({ attempts: chunk.attempts }, 'chunk retried past the limit; failing its job');
+      await failJobAndRefund(
+        this.#deps,
+        job.id,
+        `chunk ${chunk.seq} was started ${MAX_CHUNK_ATTEMPTS} times without finishing`,
+      );
+      return;
+    }
+    await markJobProcessing(db, job.id, clock.now().toISOString());
+
+    let emails: string[];
+    try {
+      emails = decodeEmails(chunk.emails, chunk.size);
+    } catch (err) {
+      if (!(err instanceof ChunkDecodeError)) throw err;
+      log.error({ err }, 'chunk data is corrupt; failing its job');
+      await failJobAndRefund(this.#deps, job.id, `corrupt data in chunk ${chunk.seq}: ${err.message}`);
+      return;
+    }
+
+    const stopHeartbeat = this.#heartbeat(ref, controller, log);
+    let rows;
+    try {
+      rows = await this.#deps.verifyChunk(job.mode, emails, controller.signal);
+    } catch (err) {
+      if (controller.signal.aborted) {
+        // Stopping: hand the chunk back untouched. Lost lease or cancelled job: nothing to give back.
+        if (this.#stopping) await releaseChunk(db, ref, this.id, false);
+        return;
+      }
+      await releaseChunk(db, ref, this.id, true);
+      throw err;
+    } finally {
+      stopHeartbeat();
+    }
+
+    const counts = {
+      size: rows.length,
+      valid: rows.filter((r) => r.valid).length,
+      invalid: rows.filter((r) => r.status === 'undeliverable').length,
+    };
+    const results = encodeResults(rows);
+    await db.transaction().execute(async (trx) => {
+      const now = clock.now();
+      if (
+        !(await completeChunk(trx, ref, this.id, { results, valid: counts.valid, invalid: counts.invalid }))
+      ) {
+        log.warn('lease lost before the results were written; another worker owns the chunk');
+        return;
+      }
+      if (!(await addChunkProgress(trx, job.id, counts))) return;
+      const completed = await completeJobIfDone(trx, job.id, now.toISOString());
+      if (completed) {
+        await enqueueJobEvents(trx, completed, this.#deps.config, now);
+        log.info({ total: completed.total }, 'job completed');
+      }
+    });
+  }
+
+  /**
+   * Renews the lease every third of its length; aborts the chunk when the lease was lost or
+   * the job was cancelled meanwhile.
+   */
+  #heartbeat(ref: ChunkRef, controller: AbortController, log: Logger): () => void {
+    const { db, clock, config } = this.#deps;
+    const every = Math.max(50, Math.floor(config.batch.leaseMs / 3));
+    let busy = false;
+    const timer = setInterval(() => {
+      if (busy) return;
+      busy = true;
+      const expires = new Date(clock.now().getTime() + config.batch.leaseMs).toISOString();
+      renewChunkLease(db, ref, this.id, expires)
+        .then(async (held) => {
+          const job = held ? await getJob(db, ref.job_id) : undefined;
+          if (!held || job?.status === 'failed') {
+            log.warn({ lease_held: held }, 'abandoning chunk');
+            controller.abort();
+          }
+        })
+        .catch((err: unknown) => log.error({ err }, 'lease renewal failed'))
+        .finally(() => {
+          busy = false;
+        });
+    }, every);
+    return () => clearInterval(timer);
+  }
+}

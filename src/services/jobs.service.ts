@@ -1,0 +1,210 @@
+/**
+ * Reading and managing an account's batch jobs: the job object, the list, cancellation and the
+ * results download (streamed chunk by chunk). Unknown ids and other accounts' jobs are the same
+ * `not_found`. See docs/jobs.md.
+ */
+import { stringify } from 'csv-stringify/sync';
+import type { Clock } from '../clock.js';
+import type { Config } from '../config.js';
+import { AppError } from '../errors.js';
+import { decodeEmails, decodeResults } from '../store/chunk-codec.js';
+import { readChunk } from '../store/chunk.store.js';
+import type { Executor } from '../store/executor.js';
+import { failJob, getAccountJob, listAccountJobs, type JobPageCursor } from '../store/job.store.js';
+import type { JobRow } from '../store/schema/jobs.schema.js';
+import { enqueueJobEvents } from './job-events.js';
+import { resultsExpired, toJobView, type JobView } from './job-view.js';
+import { refundQuota } from './usage.service.js';
+
+export interface JobsDeps {
+  db: Executor;
+  clock: Clock;
+  config: Readonly<Config>;
+}
+
+async function requireJob(db: Executor, accountId: string, id: string): Promise<JobRow> {
+  const job = await getAccountJob(db, accountId, id);
+  if (!job) throw new AppError('not_found', 'no such job');
+  return job;
+}
+
+export async function getJobView(deps: JobsDeps, accountId: string, id: string): Promise<JobView> {
+  const job = await requireJob(deps.db, accountId, id);
+  return toJobView(job, deps.config.publicBaseUrl, deps.clock.now());
+}
+
+export const DEFAULT_PAGE_SIZE = 20;
+export const MAX_PAGE_SIZE = 100;
+
+export interface JobPage {
+  jobs: JobView[];
+  /** Pass as `cursor` to get the next page; null on the last page. */
+  next_cursor: string | null;
+}
+
+function encodeCursor(c: JobPageCursor): string {
+  return Buffer.from(`${c.createdAt}|${c.id}`).toString('base64url');
+}
+
+function decodeCursor(raw: string): JobPageCursor {
+  const [createdAt, id, extra] = Buffer.from(raw, 'base64url').toString().split('|');
+  if (createdAt === undefined || id === undefined || extra !== undefined || !id.startsWith('job_')) {
+    throw new AppError('invalid_request', 'cursor is not one this service returned');
+  }
+  return { createdAt, id };
+}
+
+/** The account's jobs, newest first, `limit` at a time (keyset pagination: stable while jobs are added). */
+export async function listJobs(
+  deps: JobsDeps,
+  accountId: string,
+  page: { limit?: number; cursor?: string },
+): Promise<JobPage> {
+  const limit = page.limit ?? DEFAULT_PAGE_SIZE;
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE_SIZE) {
+    throw new AppError('invalid_request', `limit must be an integer from 1 to ${MAX_PAGE_SIZE}`);
+  }
+  const after = page.cursor === undefined ? null : decodeCursor(page.cursor);
+  // One extra row tells whether another page follows.
+  const rows = await listAccountJobs(deps.db, accountId, limit + 1, after);
+  const now = deps.clock.now();
+  const pageRows = rows.slice(0, limit);
+  const last = pageRows.at(-1);
+  return {
+    jobs: pageRows.map((r) => toJobView(r, deps.config.publicBaseUrl, now)),
+    next_cursor:
+      rows.length > limit && last ? encodeCursor({ createdAt: last.created_at, id: last.id }) : null,
+  };
+}
+
+/**
+ * Ends a queued or processing job as failed with the given reason, gives back the quota of
+ * the addresses it did not process, and queues its job.failed webhook: one transaction.
+ * Undefined when the job had already finished.
+ */
+export async function failJobAndRefund(
+  deps: JobsDeps,
+  jobId: string,
+  reason: string,
+  accountId?: string,
+): Promise<JobRow | undefined> {
+  return deps.db.transaction().execute(async (trx) => {
+    const now = deps.clock.now();
+    const job = await failJob(trx, jobId, reason, now.toISOString(), accountId);
+    if (!job) return undefined;
+    if (job.mode === 'live' && job.quota_period_start !== null) {
+      await refundQuota(trx, {
+        accountId: job.account_id,
+        count: job.total - job.processed,
+        periodStart: job.quota_period_start,
+      });
+    }
+    await enqueueJobEvents(trx, job, deps.config, now);
+    return job;
+  });
+}
+
+/**
+ * Cancels a queued or processing job: it becomes `failed` with error `cancelled`; addresses
+ * not yet processed are refunded, processed ones stay counted. 409 `job_not_cancellable` once
+ * it has completed or failed.
+ */
+export async function cancelJob(deps: JobsDeps, accountId: string, id: string): Promise<JobView> {
+  const job = await requireJob(deps.db, accountId, id);
+  const cancelled = await failJobAndRefund(deps, job.id, 'cancelled', accountId);
+  if (!cancelled) {
+    throw new AppError(
+      'job_not_cancellable',
+      `the job has already ${job.status === 'failed' ? 'failed' : 'completed'}`,
+    );
+  }
+  return toJobView(cancelled, deps.config.publicBaseUrl, deps.clock.now());
+}
+
+export type ResultsFormat = 'csv' | 'json';
+
+export interface ResultsDownload {
+  job: JobRow;
+  /** The body, one piece per stored chunk, in submission order. */
+  body: AsyncGenerator<string>;
+}
+
+export const CSV_HEADER = 'email,status,score,reason\r\n';
+
+/**
+ * Checks that the job's results can be downloaded (404, 409 `job_not_ready`, 410
+ * `results_expired`) and returns a generator that reads one chunk at a time, so memory does
+ * not grow with the job's size.
+ */
+export async function openResults(
+  deps: JobsDeps,
+  accountId: string,
+  id: string,
+  format: ResultsFormat,
+  requestId: string,
+): Promise<ResultsDownload> {
+  const job = await requireJob(deps.db, accountId, id);
+  if (job.status !== 'completed') {
+    throw new AppError(
+      'job_not_ready',
+      job.status === 'failed'
+        ? `the job failed (${job.error ?? 'unknown'}) and has no results`
+        : `the job is ${job.status}; results are available once it has completed`,
+    );
+  }
+  if (resultsExpired(job, deps.clock.now())) {
+    throw new AppError(
+      'results_expired',
+      `results were kept until ${job.results_expire_at} and have been deleted`,
+    );
+  }
+  return { job, body: format === 'csv' ? csvBody(deps.db, job) : jsonBody(deps.db, job, requestId) };
+}
+
+interface DecodedChunk {
+  startIndex: number;
+  emails: string[];
+  rows: ReturnType<typeof decodeResults>;
+}
+
+async function* chunksOf(db: Executor, job: JobRow): AsyncGenerator<DecodedChunk> {
+  for (let seq = 0; seq < job.chunk_count; seq++) {
+    const chunk = await readChunk(db, job.id, seq);
+    // Deleted by the sweep while the download was running: end the response with an error.
+    if (!chunk || chunk.results === null) throw new Error(`results of chunk ${seq} of ${job.id} are gone`);
+    yield {
+      startIndex: chunk.start_index,
+      emails: decodeEmails(chunk.emails, chunk.size),
+      rows: decodeResults(chunk.results, chunk.size),
+    };
+  }
+}
+
+async function* csvBody(db: Executor, job: JobRow): AsyncGenerator<string> {
+  yield CSV_HEADER;
+  for await (const chunk of chunksOf(db, job)) {
+    yield stringify(
+      chunk.rows.map((r, i) => [chunk.emails[i], r.status, r.score, r.reason ?? '']),
+      { record_delimiter: '\r\n' },
+    );
+  }
+}
+
+async function* jsonBody(db: Executor, job: JobRow, requestId: string): AsyncGenerator<string> {
+  yield `{"job_id":${JSON.stringify(job.id)},"results":[`;
+  let first = true;
+  for await (const chunk of chunksOf(db, job)) {
+    const parts = chunk.rows.map((r, i) =>
+      JSON.stringify({
+        index: chunk.startIndex + i,
+        email: chunk.emails[i],
+        status: r.status,
+        score: r.score,
+        reason: r.reason,
+      }),
+    );
+    yield (first ? '' : ',') + parts.join(',');
+    first = false;
+  }
+  yield `],"request_id":${JSON.stringify(requestId)}}`;
+}
