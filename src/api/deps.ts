@@ -1,0 +1,12 @@
+import type { AppContext } from '../context.js';
+import type { PlanTable } from '../services/plans.js';
+import type { ApiMetrics } from './metrics.js';
+import type { RateLimiter } from './rate-limit.js';
+
+/** What route plugins are handed: the app context plus the API's own collaborators. */
+export interface ApiDeps extends AppContext {
+  plans: PlanTable;
+  rateLimiter: RateLimiter;
+  metrics: ApiMetrics;
+  testDomain: string;
+}

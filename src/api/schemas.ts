@@ -1,0 +1,169 @@
+/**
+ * JSON schemas of the v1 bodies. They validate requests, serialise responses and are the source
+ * of the OpenAPI document (docs/openapi.json), so the three cannot drift apart.
+ */
+import { DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS, MIN_TIMEOUT_MS, REASONS, STATUSES } from '../engine/types.js';
+import type { ErrorCode } from '../errors.js';
+import { PLAN_SLUGS } from '../services/plans.js';
+import { HTTP_STATUS } from './errors.js';
+
+const requestId = {
+  type: 'string',
+  description: 'Identifier of this request, req_<id>; also in X-Request-Id.',
+} as const;
+
+/** An entry of `checks`: `passed` plus the check's own details (docs/verdicts.md). */
+const check = (description: string) =>
+  ({
+    type: 'object',
+    description,
+    required: ['passed'],
+    properties: { passed: { type: ['boolean', 'null'], description: 'null: not run or inconclusive.' } },
+    additionalProperties: true,
+  }) as const;
+
+export const verifyBodySchema = {
+  type: 'object',
+  required: ['email'],
+  properties: {
+    email: {
+      type: 'string',
+      maxLength: 254,
+      description: 'The address to verify (RFC 5321, at most 254 characters).',
+    },
+    timeout_ms: {
+      type: 'integer',
+      minimum: MIN_TIMEOUT_MS,
+      maximum: MAX_TIMEOUT_MS,
+      default: DEFAULT_TIMEOUT_MS,
+      description: 'Bound of the SMTP probe in milliseconds.',
+    },
+    include_checks: { type: 'boolean', default: true, description: 'false: `checks` is an empty object.' },
+  },
+} as const;
+
+export interface VerifyBody {
+  email: string;
+  timeout_ms: number;
+  include_checks: boolean;
+}
+
+export const verificationResultSchema = {
+  type: 'object',
+  description: 'The verification result.',
+  required: [
+    'email',
+    'valid',
+    'status',
+    'score',
+    'disposable',
+    'catchAll',
+    'mx',
+    'reason',
+    'latency_ms',
+    'did_you_mean',
+    'checks',
+    'request_id',
+  ],
+  properties: {
+    email: {
+      type: 'string',
+      description: 'The address as verified: local part as given, domain normalised.',
+    },
+    valid: { type: 'boolean', description: 'true only when the mailbox was positively confirmed.' },
+    status: { type: 'string', enum: STATUSES },
+    score: { type: 'integer', minimum: 0, maximum: 100, description: 'Quality score; accept >= 60.' },
+    disposable: { type: 'boolean' },
+    catchAll: { type: 'boolean' },
+    mx: { type: 'boolean' },
+    reason: { type: ['string', 'null'], enum: [...REASONS, null], description: 'null exactly when valid.' },
+    latency_ms: { type: 'integer', description: 'Server-side processing time in milliseconds.' },
+    did_you_mean: {
+      type: ['string', 'null'],
+      description: 'A likely correction of a mistyped domain, or null.',
+    },
+    checks: {
+      type: 'object',
+      description: 'Per-check breakdown; {} when include_checks is false.',
+      properties: {
+        syntax: check('RFC 5321 syntax: local, domain, error.'),
+        mx: check('DNS: records, implicit, error.'),
+        smtp: check('SMTP probe: host, code, enhanced_code, message, tls, duration_ms.'),
+        disposable: check('Known temporary provider: value.'),
+        roleAddress: check('Role address such as info@: value.'),
+        freeProvider: check('Free mailbox provider: value.'),
+        catchAll: check('Domain accepts every address.'),
+      },
+    },
+    request_id: requestId,
+  },
+} as const;
+
+export const usageSchema = {
+  type: 'object',
+  description: 'Usage of the current billing period.',
+  required: ['plan', 'period_start', 'period_end', 'quota', 'rate_limit', 'overage', 'request_id'],
+  properties: {
+    plan: { type: 'string', enum: PLAN_SLUGS },
+    period_start: { type: 'string', format: 'date-time' },
+    period_end: { type: 'string', format: 'date-time' },
+    quota: {
+      type: 'object',
+      required: ['limit', 'used', 'remaining', 'reset_at'],
+      properties: {
+        limit: { type: 'integer' },
+        used: { type: 'integer' },
+        remaining: { type: 'integer', description: 'max(0, limit - used)' },
+        reset_at: { type: 'string', format: 'date-time', description: 'Equals period_end.' },
+      },
+    },
+    rate_limit: {
+      type: 'object',
+      required: ['per_second'],
+      properties: { per_second: { type: 'integer' } },
+    },
+    overage: {
+      type: 'object',
+      required: ['enabled', 'rate_per_verification', 'current_overage_count'],
+      properties: {
+        enabled: { type: 'boolean' },
+        rate_per_verification: { type: 'number' },
+        current_overage_count: { type: 'integer' },
+      },
+    },
+    request_id: requestId,
+  },
+} as const;
+
+/**
+ * Response schemas of the error statuses a route can answer, each the ErrorBody envelope with
+ * the codes it may carry listed in the description.
+ */
+export function errorResponses(codes: readonly ErrorCode[]): Record<number, unknown> {
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of [...codes, 'internal_error' as const]) {
+    const status = HTTP_STATUS[code];
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  }
+  const out: Record<number, unknown> = {};
+  for (const [status, list] of [...byStatus].sort((a, b) => a[0] - b[0])) {
+    out[status] = { description: list.join(' | '), $ref: 'ErrorBody#' };
+  }
+  return out;
+}
+
+/** Errors any authenticated v1 route can answer. */
+export const AUTH_ERRORS: readonly ErrorCode[] = [
+  'invalid_api_key',
+  'revoked_api_key',
+  'insufficient_permissions',
+  'rate_limit_exceeded',
+];
+
+/** Errors of any v1 route that takes a JSON body. */
+export const BODY_ERRORS: readonly ErrorCode[] = [
+  'invalid_json',
+  'unsupported_media_type',
+  'payload_too_large',
+  'invalid_request',
+];

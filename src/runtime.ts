@@ -1,0 +1,107 @@
+/**
+ * Builds what a process needs from a Config (store opened and migrated, engine, logger, clock)
+ * and closes it again. `serve`, `worker`, the CLI commands and tests all start here.
+ */
+import { existsSync } from 'node:fs';
+import pino, { type Logger } from 'pino';
+import type { FastifyInstance } from 'fastify';
+import { buildApp, type BuildAppOptions } from './api/app.js';
+import { createMetrics } from './api/metrics.js';
+import { systemClock, type Clock } from './clock.js';
+import type { Config } from './config.js';
+import type { AppContext } from './context.js';
+import type { Verifier } from './engine/types.js';
+import { createVerifier } from './engine/verifier.js';
+import { plansFromConfig } from './services/plans.js';
+import { databasePath, openDatabase } from './store/db.js';
+import { migrateToLatest } from './store/migrate.js';
+
+export interface Runtime {
+  ctx: AppContext;
+  /** True when the data directory had no database before this process opened it. */
+  freshDataDir: boolean;
+  /** Closes the engine and the store. */
+  close(): Promise<void>;
+}
+
+/** pino with the Authorization header redacted wherever a request gets logged. */
+export function createLogger(config: Pick<Config, 'logLevel'>, destination?: pino.DestinationStream): Logger {
+  return pino(
+    {
+      level: config.logLevel,
+      redact: {
+        paths: ['req.headers.authorization', 'headers.authorization', 'authorization'],
+        censor: '[redacted]',
+      },
+    },
+    destination ?? pino.destination({ dest: 2, sync: false }),
+  );
+}
+
+export interface RuntimeOptions {
+  clock?: Clock;
+  logger?: Logger;
+  /** Default: the real engine built from `config.engine`. */
+  verifier?: Verifier;
+}
+
+export async function createRuntime(
+  config: Readonly<Config>,
+  options: RuntimeOptions = {},
+): Promise<Runtime> {
+  // Fail fast on bad plan overrides, before anything is opened.
+  plansFromConfig(config);
+  const freshDataDir = !existsSync(databasePath(config.dataDir));
+  const db = openDatabase(config);
+  try {
+    await migrateToLatest(db);
+  } catch (err) {
+    await db.destroy();
+    throw err;
+  }
+  const verifier = options.verifier ?? createVerifier(config.engine);
+  const ctx: AppContext = {
+    config,
+    db,
+    clock: options.clock ?? systemClock,
+    logger: options.logger ?? createLogger(config),
+    verifier,
+  };
+  let closed: Promise<void> | undefined;
+  return {
+    ctx,
+    freshDataDir,
+    close: () =>
+      (closed ??= (async () => {
+        await verifier.close();
+        await db.destroy();
+      })()),
+  };
+}
+
+export interface RunningServer {
+  app: FastifyInstance;
+  /** e.g. http://127.0.0.1:8080 */
+  url: string;
+  port: number;
+  /** Stops accepting, lets in-flight requests finish, then closes the app. */
+  close(): Promise<void>;
+}
+
+/** Builds the API on a runtime and listens on `config.host:config.port` (0: an ephemeral port). */
+export async function startServer(
+  runtime: Runtime,
+  options: Partial<Pick<BuildAppOptions, 'rateLimiter' | 'metrics'>> = {},
+): Promise<RunningServer> {
+  const { config } = runtime.ctx;
+  const app = buildApp({
+    ...runtime.ctx,
+    metrics: options.metrics ?? createMetrics({ processMetrics: true }),
+    ...options,
+  });
+  await app.listen({ host: config.host, port: config.port });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : config.port;
+  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  return { app, url: `http://${host}:${port}`, port, close: () => app.close() };
+}

@@ -1,0 +1,81 @@
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildOpenApiDocument } from '../../scripts/openapi-document.js';
+import { createHarness, type Harness } from './harness.js';
+
+describe('health, metrics and the OpenAPI document', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await createHarness();
+  });
+  afterAll(async () => {
+    await h.close();
+  });
+
+  it('GET /healthz answers 200 without a key', async () => {
+    const res = await h.inject({ method: 'GET', url: '/healthz' });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toMatchObject({ status: 'ok' });
+    expect(res.headers['x-request-id']).toMatch(/^req_/);
+  });
+
+  it('GET /readyz answers 200 while the store answers', async () => {
+    const res = await h.inject({ method: 'GET', url: '/readyz' });
+    expect(res.statusCode).toBe(200);
+    expect(res.json().status).toBe('ok');
+  });
+
+  it('GET /metrics counts requests by route and status, and verdicts', async () => {
+    await h.verify(h.testKey, { email: 'a@valid.example.com' });
+    await h.verify(h.testKey, { email: 'a@invalid.example.com' });
+    await h.verify('svc_test_nope', { email: 'a@valid.example.com' });
+    const res = await h.inject({ method: 'GET', url: '/metrics' });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toMatch(/^text\/plain/);
+    expect(res.body).toMatch(
+      /^mailverdict_http_requests_total\{method="POST",route="\/v1\/verify",status="200"\} 2$/m,
+    );
+    expect(res.body).toMatch(
+      /^mailverdict_http_requests_total\{method="POST",route="\/v1\/verify",status="401"\} 1$/m,
+    );
+    expect(res.body).toMatch(/^mailverdict_verifications_total\{status="deliverable",kind="test"\} 1$/m);
+    expect(res.body).toMatch(/^mailverdict_verifications_total\{status="undeliverable",kind="test"\} 1$/m);
+    expect(res.body).toMatch(/^mailverdict_engine_latency_seconds_count\{kind="test"\} 2$/m);
+    expect(res.body).toContain('mailverdict_quota_refusals_total 0');
+  });
+
+  it('serves the OpenAPI 3.1 document with every v1 route, its errors and the bearer scheme', async () => {
+    const res = await h.inject({ method: 'GET', url: '/v1/openapi.json' });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+    const doc = res.json();
+    expect(doc.openapi).toBe('3.1.0');
+    expect(doc.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
+    const verify = doc.paths['/v1/verify'].post;
+    expect(Object.keys(verify.responses).sort()).toEqual([
+      '200',
+      '400',
+      '401',
+      '403',
+      '413',
+      '415',
+      '422',
+      '429',
+      '500',
+    ]);
+    expect(verify.requestBody.content['application/json'].schema.required).toEqual(['email']);
+    expect(Object.keys(doc.paths['/v1/account/usage'].get.responses).sort()).toEqual([
+      '200',
+      '401',
+      '403',
+      '429',
+      '500',
+    ]);
+    expect(doc.paths['/healthz']).toBeUndefined();
+  });
+
+  it('docs/openapi.json is the document the code generates (run `npm run openapi` when this fails)', async () => {
+    const committed = readFileSync(new URL('../../docs/openapi.json', import.meta.url), 'utf8');
+    expect(JSON.parse(committed)).toEqual(await buildOpenApiDocument());
+  });
+});
