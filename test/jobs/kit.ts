@@ -4,6 +4,9 @@
  */
 import type { LightMyRequestResponse } from 'fastify';
 import pino from 'pino';
+import { ManualClock } from '../../src/clock.js';
+import { createAccount } from '../../src/services/accounts.service.js';
+import { createKey } from '../../src/services/keys.service.js';
 import { createChunkVerifier, type ChunkVerifier } from '../../src/jobs/chunk-verifier.js';
 import { Worker } from '../../src/jobs/worker.js';
 import { createHarness, type Harness, type HarnessOptions } from '../api/harness.js';
@@ -15,6 +18,10 @@ export interface JobsHarness extends Harness {
   results(key: string, id: string, format?: 'csv' | 'json'): Promise<LightMyRequestResponse>;
   /** Runs the worker until no chunk is left; returns the number of chunks processed. */
   drain(): Promise<number>;
+  /** Moves the harness's ManualClock. */
+  advance(ms: number): void;
+  /** A second account with its own keys, on the same store. */
+  createOtherAccount(): Promise<{ accountId: string; liveKey: string; testKey: string }>;
 }
 
 export interface JobsHarnessOptions extends HarnessOptions {
@@ -61,6 +68,16 @@ export async function createJobsHarness(options: JobsHarnessOptions = {}): Promi
       let n = 0;
       while (await worker.runOnce()) n++;
       return n;
+    },
+    advance(ms) {
+      if (!(h.clock instanceof ManualClock)) throw new Error('advance() needs a ManualClock');
+      h.clock.advance(ms);
+    },
+    async createOtherAccount() {
+      const account = await createAccount(ctx.db, h.clock, { email: 'other@example.org', rateLimit: 1000 });
+      const live = await createKey(ctx.db, h.clock, { accountId: account.id, kind: 'live' });
+      const test = await createKey(ctx.db, h.clock, { accountId: account.id, kind: 'test' });
+      return { accountId: account.id, liveKey: live.key, testKey: test.key };
     },
     async close() {
       await worker.stop();
