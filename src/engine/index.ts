@@ -32,4 +32,4 @@ export type {
 } from './types.js';
 export type { DnsOutcome, MailHost, SmtpEvidence, SmtpOutcome, SmtpOutcomeKind } from './outcome.js';
 export type { BatchEngine, BatchEngineOptions, VerifyManyOptions } from './batch/types.js';
-// The batch engine's factory is exported here by the batch engine's issue.
+export { createBatchEngine } from './batch/batch-engine.js';

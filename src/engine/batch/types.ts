@@ -16,9 +16,34 @@ export interface BatchEngineOptions extends EngineOptions {
   timeoutMs: number;
   /** 'pooled' (default) reuses sessions; 'per-address' opens one connection per address (benchmark baseline). */
   mode?: 'pooled' | 'per-address';
+
+  // Tuning of pooled sessions; defaults in BATCH_DEFAULTS (batch-engine.ts), reasons in
+  // docs/batch-engine.md.
+  /** RCPTs per round trip when the server offers PIPELINING (also bounded by the rejects left). */
+  pipelineDepth?: number;
+  /** RCPTs per transaction before RSET and a new MAIL FROM (RFC 5321 requires servers to take 100). */
+  recipientsPerTransaction?: number;
+  /** RCPTs per session before QUIT and a fresh session. */
+  recipientsPerSession?: number;
+  /** Refused RCPTs per session before QUIT (Postfix slows a client after 10 errors, drops it after 20). */
+  maxRejectsPerSession?: number;
+  /** First back-off of a host after 421 / timeout / refusal; doubles per failure in a row. */
+  hostBackoffMs?: number;
+  hostBackoffMaxMs?: number;
+  /** Failures in a row after which a host's remaining addresses give up (or move to the next MX). */
+  maxHostFailures?: number;
+  /** Ready addresses per open session before another session to the same host opens. */
+  itemsPerSession?: number;
+  /** Lost connections one address may ride before it gives up as smtp_unavailable / smtp_timeout. */
+  maxDrops?: number;
 }
 
 export interface VerifyManyOptions {
+  /**
+   * Aborting stops the call: queued work is dropped, open sessions end after their round trip,
+   * and the promise rejects with the signal's reason. Results settled before the abort have
+   * been delivered through `onResult`.
+   */
   signal?: AbortSignal;
   /** Called as addresses settle (index into the input list), in any order. */
   onResult?: (index: number, result: VerificationResult) => void;

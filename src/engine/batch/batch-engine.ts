@@ -1,0 +1,134 @@
+/**
+ * The batch engine: many addresses at once, fast and polite. Addresses are deduplicated and
+ * grouped by domain (one DNS answer and one catch-all probe per domain), then by MX host, where
+ * pooled SMTP sessions carry many recipients each (see pooled-session.ts) under a global and a
+ * per-host cap, with back-off for hosts that answer 421 or time out and later tries for
+ * greylisted recipients. docs/batch-engine.md explains the design and its measured defaults.
+ *
+ * `mode: 'per-address'` opens one fresh connection per address (full dialogue, no PIPELINING)
+ * under the same caps: the benchmark's baseline.
+ */
+import type { Clock } from '../../clock.js';
+import { systemClock } from '../../clock.js';
+import { MailHostResolver } from '../dns/resolver.js';
+import { parseProxyUrl } from '../smtp/connection.js';
+import type { VerificationResult } from '../types.js';
+import { MAX_TIMEOUT_MS, MIN_TIMEOUT_MS } from '../types.js';
+import { BatchRun } from './batch-run.js';
+import { CatchAllTracker } from './catch-all.js';
+import { runPooledSession } from './pooled-session.js';
+import { ProbeScheduler } from './scheduler.js';
+import type { BatchEngine, BatchEngineOptions, VerifyManyOptions } from './types.js';
+
+export interface BatchEngineDeps {
+  clock?: Clock;
+  /** In [0, 1): MX shuffling, catch-all local parts, proxy picks. */
+  random?: () => number;
+  logger?: { warn(obj: object, msg?: string): void };
+}
+
+/** Tuning defaults; docs/batch-engine.md gives the reasons and the measurements behind them. */
+export const BATCH_DEFAULTS = {
+  pipelineDepth: 32,
+  recipientsPerTransaction: 100,
+  recipientsPerSession: 500,
+  maxRejectsPerSession: 8,
+  hostBackoffMs: 1_000,
+  hostBackoffMaxMs: 60_000,
+  maxHostFailures: 3,
+  itemsPerSession: 50,
+  maxDrops: 2,
+} as const;
+
+/** Builds a batch engine; `close()` ends its sessions and releases its sockets and timers. */
+export function createBatchEngine(options: BatchEngineOptions, deps: BatchEngineDeps = {}): BatchEngine {
+  const clock = deps.clock ?? systemClock;
+  const now = (): number => clock.now().getTime();
+  const random = deps.random ?? Math.random;
+  const pooled = (options.mode ?? 'pooled') === 'pooled';
+  const timeoutMs = Math.min(MAX_TIMEOUT_MS, Math.max(MIN_TIMEOUT_MS, Math.round(options.timeoutMs)));
+  const tuning = { ...BATCH_DEFAULTS, ...definedOnly(options) };
+
+  const resolver = new MailHostResolver(options.dns, { clock: now, random });
+  const catchAll = new CatchAllTracker(options.catchAllTtlMs, now);
+  const proxies = options.smtp.proxies.map(parseProxyUrl);
+  // The per-address baseline runs the same sessions with one address each and no PIPELINING:
+  // the comparison then measures connection reuse and pipelining, nothing else.
+  const sessionOptions = {
+    port: options.smtp.port,
+    pipelining: pooled,
+    heloName: options.smtp.heloName,
+    mailFrom: options.smtp.mailFrom,
+    stepTimeoutMs: timeoutMs,
+    pipelineDepth: tuning.pipelineDepth,
+    recipientsPerTransaction: tuning.recipientsPerTransaction,
+    recipientsPerSession: pooled ? tuning.recipientsPerSession : 1,
+    maxRejectsPerSession: tuning.maxRejectsPerSession,
+    greylistRetries: options.greylistRetries,
+    greylistDelayMs: options.greylistDelayMs,
+    maxDrops: tuning.maxDrops,
+    pickProxy: () =>
+      proxies.length === 0 ? null : proxies[Math.floor(random() * proxies.length) % proxies.length]!,
+  };
+
+  const scheduler: ProbeScheduler = new ProbeScheduler(
+    {
+      concurrency: options.concurrency,
+      perHostConcurrency: options.perHostConcurrency,
+      backoffBaseMs: tuning.hostBackoffMs,
+      backoffMaxMs: tuning.hostBackoffMaxMs,
+      maxHostFailures: tuning.maxHostFailures,
+      itemsPerSession: pooled ? tuning.itemsPerSession : 1,
+    },
+    {
+      now,
+      runSession: (queue) => runPooledSession(queue, sessionOptions, { scheduler, catchAll, now }),
+      giveUp: (work, outcome) => {
+        if (work.kind === 'catch-all') catchAll.decide(work.domain, null);
+        else work.run.settle(work, outcome);
+      },
+    },
+  );
+
+  const runs = new Set<BatchRun>();
+  let closed = false;
+
+  return {
+    async verifyMany(
+      emails: readonly string[],
+      verifyOptions: VerifyManyOptions = {},
+    ): Promise<VerificationResult[]> {
+      if (closed) throw new Error('batch engine is closed');
+      const run = new BatchRun(
+        { resolver, scheduler, catchAll, maxMxHosts: options.smtp.maxMxHosts, random },
+        emails,
+        verifyOptions,
+      );
+      runs.add(run);
+      try {
+        return await run.run();
+      } finally {
+        runs.delete(run);
+      }
+    },
+    async close(): Promise<void> {
+      if (closed) return;
+      closed = true;
+      for (const run of runs) run.abort(new Error('batch engine closed'));
+      await scheduler.close();
+      resolver.close();
+    },
+  };
+}
+
+type Tuning = { -readonly [K in keyof typeof BATCH_DEFAULTS]: number };
+
+/** The tuning fields the caller set (undefined ones keep their defaults). */
+function definedOnly(options: BatchEngineOptions): Partial<Tuning> {
+  const out: Partial<Tuning> = {};
+  for (const key of Object.keys(BATCH_DEFAULTS) as (keyof Tuning)[]) {
+    const value = options[key];
+    if (typeof value === 'number') out[key] = value;
+  }
+  return out;
+}

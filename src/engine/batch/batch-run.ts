@@ -1,0 +1,171 @@
+/**
+ * One `verifyMany` call: parse and deduplicate, resolve each domain once, settle what DNS and
+ * the offline lists already decide, queue the rest at their MX hosts, and build every result
+ * with the single verifier's own code (`buildResult`), so that a batch row and a single
+ * verification of the same address have the same shape and the same verdict table.
+ */
+import type { MailHostResolver } from '../dns/resolver.js';
+import type { DnsOutcome, SmtpOutcome } from '../outcome.js';
+import { needsSmtpUtf8 } from '../syntax.js';
+import type { VerificationResult } from '../types.js';
+import { decideVerdict } from '../verdict.js';
+import { isDisposableDomain } from '../lists/disposable.js';
+import { buildResult, invalidResult, listFlags } from '../verifier.js';
+import type { CatchAllTracker } from './catch-all.js';
+import { improbableLocalPart } from './catch-all.js';
+import type { UniqueAddress } from './group.js';
+import { groupAddresses } from './group.js';
+import type { ProbeScheduler } from './scheduler.js';
+import type { VerifyManyOptions } from './types.js';
+import type { RecipientWork, RunLink } from './work.js';
+
+export interface RunContext {
+  resolver: MailHostResolver;
+  scheduler: ProbeScheduler;
+  catchAll: CatchAllTracker;
+  maxMxHosts: number;
+  random: () => number;
+}
+
+/** Domains resolved at once: enough to keep sessions fed, few enough not to flood the resolver. */
+const DNS_CONCURRENCY = 64;
+
+export class BatchRun implements RunLink {
+  readonly #context: RunContext;
+  readonly #emails: readonly string[];
+  readonly #options: VerifyManyOptions;
+  readonly #results: VerificationResult[];
+  #unique: UniqueAddress[] = [];
+  #remaining = 0;
+  #aborted = false;
+  #finished = false;
+  readonly #startedAt = performance.now();
+  #resolve: (results: VerificationResult[]) => void = () => undefined;
+  #reject: (reason: unknown) => void = () => undefined;
+  readonly #settled: boolean[] = [];
+  /** Each probed domain's DNS answer, for its results' `mx` check. */
+  readonly #dns = new Map<string, DnsOutcome>();
+  readonly #onAbort = (): void => this.abort(this.#options.signal?.reason ?? new Error('aborted'));
+
+  constructor(context: RunContext, emails: readonly string[], options: VerifyManyOptions) {
+    this.#context = context;
+    this.#emails = emails;
+    this.#options = options;
+    this.#results = new Array<VerificationResult>(emails.length);
+  }
+
+  get aborted(): boolean {
+    return this.#aborted;
+  }
+
+  /** Resolves with every result in input order; rejects with the abort reason when aborted. */
+  run(): Promise<VerificationResult[]> {
+    const done = new Promise<VerificationResult[]>((resolve, reject) => {
+      this.#resolve = resolve;
+      this.#reject = reject;
+    });
+    const signal = this.#options.signal;
+    if (signal?.aborted === true) {
+      this.abort(signal.reason);
+      return done;
+    }
+    signal?.addEventListener('abort', this.#onAbort, { once: true });
+
+    const grouped = groupAddresses(this.#emails);
+    for (const bad of grouped.malformed) {
+      this.#emit(bad.index, invalidResult(bad.input, bad.error, this.#startedAt));
+    }
+    this.#unique = grouped.unique;
+    this.#remaining = grouped.unique.length;
+    if (this.#remaining === 0) this.#finish();
+    else void this.#resolveDomains([...grouped.byDomain]);
+    return done;
+  }
+
+  /** Stops: queued work is dropped, sessions finish their round trip, the run rejects with `reason`. */
+  abort(reason: unknown): void {
+    if (this.#finished) return;
+    this.#aborted = true;
+    this.#finished = true;
+    this.#options.signal?.removeEventListener('abort', this.#onAbort);
+    this.#context.scheduler.remove((work) => work.kind === 'rcpt' && work.run === this);
+    this.#reject(reason);
+  }
+
+  settle(work: RecipientWork, outcome: SmtpOutcome): void {
+    const unique = this.#unique[work.id]!;
+    this.#settleUnique(unique, this.#dns.get(unique.domain)!, outcome);
+  }
+
+  async #resolveDomains(domains: [string, UniqueAddress[]][]): Promise<void> {
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      while (next < domains.length && !this.#aborted) {
+        const [domain, addresses] = domains[next++]!;
+        const dns = await this.#context.resolver.resolve(domain);
+        if (!this.#aborted) this.#route(domain, addresses, dns);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(DNS_CONCURRENCY, domains.length) }, worker));
+  }
+
+  /** Settles what DNS and the lists decide; queues the rest for SMTP. */
+  #route(domain: string, addresses: UniqueAddress[], dns: DnsOutcome): void {
+    // Disposable domains are resolved but never probed, as in the single verifier.
+    if (dns.kind !== 'ok' || dns.hosts.length === 0 || isDisposableDomain(domain)) {
+      for (const unique of addresses) this.#settleUnique(unique, dns, null);
+      return;
+    }
+    this.#dns.set(domain, dns);
+    const hosts = dns.hosts.slice(0, this.#context.maxMxHosts);
+    const { scheduler, catchAll } = this.#context;
+    if (catchAll.cached(domain) === undefined && !catchAll.isProbing(domain)) {
+      catchAll.begin(domain);
+      scheduler.enqueue({
+        kind: 'catch-all',
+        address: `${improbableLocalPart(this.#context.random)}@${domain}`,
+        domain,
+        hosts,
+        hostIndex: 0,
+        drops: 0,
+      });
+    }
+    for (const unique of addresses) {
+      scheduler.enqueue({
+        kind: 'rcpt',
+        run: this,
+        id: unique.id,
+        address: unique.address,
+        domain,
+        hosts,
+        hostIndex: 0,
+        drops: 0,
+        greylistTries: 0,
+        smtpUtf8: needsSmtpUtf8(unique.local),
+      });
+    }
+  }
+
+  #settleUnique(unique: UniqueAddress, dns: DnsOutcome, smtp: SmtpOutcome | null): void {
+    if (this.#finished || this.#settled[unique.id] === true) return;
+    this.#settled[unique.id] = true;
+    const flags = listFlags(unique.local, unique.domain);
+    const verdict = decideVerdict({ ...flags, dns, smtp });
+    const result = buildResult(unique, flags, dns, smtp, verdict, this.#startedAt);
+    for (const index of unique.indexes) this.#emit(index, result);
+    this.#remaining -= 1;
+    if (this.#remaining === 0) this.#finish();
+  }
+
+  #emit(index: number, result: VerificationResult): void {
+    this.#results[index] = result;
+    this.#options.onResult?.(index, result);
+  }
+
+  #finish(): void {
+    if (this.#finished) return;
+    this.#finished = true;
+    this.#options.signal?.removeEventListener('abort', this.#onAbort);
+    this.#resolve(this.#results);
+  }
+}

@@ -1,0 +1,119 @@
+/**
+ * Politeness bookkeeping for SMTP sessions: a global cap, a per-MX-host cap, and an
+ * exponential back-off for a host that answers 421 or stops answering. Synchronous counters
+ * only; the batch engine's scheduler asks `canOpen` before it opens a session.
+ */
+
+export interface HostLimiterOptions {
+  /** Sessions in flight across all hosts. */
+  concurrency: number;
+  /** Sessions in flight to one host (keyed by IP address: what a server's limits see). */
+  perHostConcurrency: number;
+  /** First back-off after a failure; doubles with each failure in a row. */
+  backoffBaseMs: number;
+  backoffMaxMs: number;
+}
+
+interface HostState {
+  active: number;
+  /** Highest number of sessions this host ever had at once (for tests and logs). */
+  peak: number;
+  failuresInARow: number;
+  /** Epoch ms before which no new session may be opened. */
+  notBefore: number;
+}
+
+/** Counts sessions per host and globally, and remembers which hosts are backed off. */
+export class HostLimiter {
+  readonly #options: HostLimiterOptions;
+  readonly #now: () => number;
+  readonly #hosts = new Map<string, HostState>();
+  #active = 0;
+
+  constructor(options: HostLimiterOptions, now: () => number) {
+    this.#options = options;
+    this.#now = now;
+  }
+
+  get active(): number {
+    return this.#active;
+  }
+
+  /** True when the global cap has room left. */
+  hasGlobalRoom(): boolean {
+    return this.#active < this.#options.concurrency;
+  }
+
+  /** Sessions in flight to `host`. */
+  activeFor(host: string): number {
+    return this.#hosts.get(host)?.active ?? 0;
+  }
+
+  /** Epoch ms until which `host` is backed off; 0 when it is not. */
+  backedOffUntil(host: string): number {
+    const state = this.#hosts.get(host);
+    return state !== undefined && state.notBefore > this.#now() ? state.notBefore : 0;
+  }
+
+  /** True when a new session to `host` fits both caps and the host is not backed off. */
+  canOpen(host: string): boolean {
+    if (!this.hasGlobalRoom()) return false;
+    const state = this.#hosts.get(host);
+    if (state === undefined) return true;
+    return state.active < this.#options.perHostConcurrency && state.notBefore <= this.#now();
+  }
+
+  /** Counts a session as opened; the caller checked `canOpen`. */
+  acquire(host: string): void {
+    const state = this.#state(host);
+    state.active += 1;
+    state.peak = Math.max(state.peak, state.active);
+    this.#active += 1;
+  }
+
+  release(host: string): void {
+    const state = this.#state(host);
+    state.active = Math.max(0, state.active - 1);
+    this.#active = Math.max(0, this.#active - 1);
+  }
+
+  /** The host answered (a banner, a reply): its failure streak ends. */
+  succeeded(host: string): void {
+    const state = this.#hosts.get(host);
+    if (state !== undefined) state.failuresInARow = 0;
+  }
+
+  /**
+   * The host refused, answered 421 or timed out: no new session before the back-off passes
+   * (base, 2x base, 4x base... up to the maximum). Returns the epoch ms it ends.
+   */
+  failed(host: string): number {
+    const state = this.#state(host);
+    state.failuresInARow += 1;
+    const delay = Math.min(
+      this.#options.backoffMaxMs,
+      this.#options.backoffBaseMs * 2 ** Math.min(30, state.failuresInARow - 1),
+    );
+    state.notBefore = Math.max(state.notBefore, this.#now() + delay);
+    return state.notBefore;
+  }
+
+  /** Failures in a row of `host`. */
+  failuresOf(host: string): number {
+    return this.#hosts.get(host)?.failuresInARow ?? 0;
+  }
+
+  /** The most sessions `host` ever had at once. */
+  peakFor(host: string): number {
+    return this.#hosts.get(host)?.peak ?? 0;
+  }
+
+  #state(host: string): HostState {
+    let state = this.#hosts.get(host);
+    if (state === undefined) {
+      state = { active: 0, peak: 0, failuresInARow: 0, notBefore: 0 };
+      this.#hosts.set(host, state);
+    }
+    return state;
+  }
+}

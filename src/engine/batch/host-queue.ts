@@ -1,0 +1,117 @@
+/**
+ * The work waiting for one MX host: ready items (FIFO, with a front for retries) and delayed
+ * items (greylisted recipients waiting for their next try). Sessions to the host take batches
+ * from here; items of aborted runs are dropped as they come up.
+ */
+import type { HostFailure } from './recipient-session.js';
+import type { Work } from './work.js';
+
+export class HostQueue {
+  /** The IP address sessions connect to. */
+  readonly key: string;
+  /** The MX host name (TLS server name, evidence). */
+  readonly exchange: string;
+  /** The last reason a session to this host failed, for the evidence of what gives up. */
+  lastFailure: HostFailure | null = null;
+  #ready: Work[] = [];
+  #head = 0;
+  readonly #delayed: { at: number; work: Work }[] = [];
+
+  constructor(key: string, exchange: string) {
+    this.key = key;
+    this.exchange = exchange;
+  }
+
+  get readyCount(): number {
+    return this.#ready.length - this.#head;
+  }
+
+  get delayedCount(): number {
+    return this.#delayed.length;
+  }
+
+  get isEmpty(): boolean {
+    return this.readyCount === 0 && this.#delayed.length === 0;
+  }
+
+  push(work: Work): void {
+    this.#ready.push(work);
+  }
+
+  /** Puts `works` back at the front, in their order (retries go before new work). */
+  pushFront(works: readonly Work[]): void {
+    if (works.length === 0) return;
+    this.#ready = [...works, ...this.#ready.slice(this.#head)];
+    this.#head = 0;
+  }
+
+  /** Holds `work` until epoch ms `at`. */
+  delay(work: Work, at: number): void {
+    this.#delayed.push({ at, work });
+  }
+
+  /** Moves delayed items that are due to the ready list. */
+  promote(now: number): void {
+    if (this.#delayed.length === 0) return;
+    for (let i = 0; i < this.#delayed.length;) {
+      const entry = this.#delayed[i]!;
+      if (entry.at <= now) {
+        this.#ready.push(entry.work);
+        this.#delayed.splice(i, 1);
+      } else i++;
+    }
+  }
+
+  /** Epoch ms of the earliest delayed item; Infinity when none. */
+  nextDueAt(): number {
+    let at = Infinity;
+    for (const entry of this.#delayed) at = Math.min(at, entry.at);
+    return at;
+  }
+
+  /** Up to `count` ready items, skipping (and dropping) those of aborted runs. */
+  take(count: number): Work[] {
+    const out: Work[] = [];
+    while (out.length < count && this.#head < this.#ready.length) {
+      const work = this.#ready[this.#head]!;
+      this.#head += 1;
+      if (work.kind === 'rcpt' && work.run.aborted) continue;
+      out.push(work);
+    }
+    this.#compact();
+    return out;
+  }
+
+  /** Removes every item for which `drop` is true (the items of an aborted run). */
+  remove(drop: (work: Work) => boolean): void {
+    this.#ready = this.#ready.slice(this.#head).filter((work) => !drop(work));
+    this.#head = 0;
+    const kept = this.#delayed.filter((entry) => !drop(entry.work));
+    this.#delayed.length = 0;
+    this.#delayed.push(...kept);
+  }
+
+  /** Every item, ready and delayed, removed from the queue. */
+  drain(): Work[] {
+    const out = [...this.#ready.slice(this.#head), ...this.#delayed.map((d) => d.work)];
+    this.#ready = [];
+    this.#head = 0;
+    this.#delayed.length = 0;
+    return out;
+  }
+
+  /** Only the ready items, removed. */
+  drainReady(): Work[] {
+    const out = this.#ready.slice(this.#head);
+    this.#ready = [];
+    this.#head = 0;
+    return out;
+  }
+
+  #compact(): void {
+    if (this.#head > 1024 && this.#head * 2 > this.#ready.length) {
+      this.#ready = this.#ready.slice(this.#head);
+      this.#head = 0;
+    }
+  }
+}

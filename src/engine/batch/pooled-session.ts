@@ -1,0 +1,310 @@
+/**
+ * One pooled SMTP session to one MX host: opened once, then MAIL FROM once per transaction and
+ * many RCPTs, in groups of up to `pipelineDepth` per round trip when the server offers
+ * PIPELINING (RSET and MAIL FROM ride in the same group), one per round trip otherwise. The
+ * session stays under the server's limits: at most `recipientsPerTransaction` RCPTs before
+ * RSET (fewer after a 452 4.5.3), `recipientsPerSession` in all, and at most
+ * `maxRejectsPerSession` refused RCPTs (Postfix slows a client down after 10 and drops it after
+ * 20); then it QUITs and the scheduler opens a fresh one if work is left.
+ */
+import type { SmtpOutcome } from '../outcome.js';
+import { classifyReply } from '../smtp/classify.js';
+import type { SocksProxyOptions } from '../smtp/connection.js';
+import type { SmtpReply } from '../smtp/reply.js';
+import type { CatchAllTracker } from './catch-all.js';
+import type { HostQueue } from './host-queue.js';
+import type { HostFailure, RecipientSession } from './recipient-session.js';
+import { openRecipientSession } from './recipient-session.js';
+import type { ProbeScheduler } from './scheduler.js';
+import { outcomeOf } from './scheduler.js';
+import type { Work } from './work.js';
+
+export interface PooledSessionOptions {
+  port: number;
+  /** Use PIPELINING when offered. */
+  pipelining: boolean;
+  heloName: string;
+  mailFrom: string;
+  stepTimeoutMs: number;
+  pipelineDepth: number;
+  recipientsPerTransaction: number;
+  recipientsPerSession: number;
+  maxRejectsPerSession: number;
+  greylistRetries: number;
+  greylistDelayMs: number;
+  /** Sessions that may fail while carrying one item before it gives up. */
+  maxDrops: number;
+  pickProxy: () => SocksProxyOptions | null;
+}
+
+export interface PooledSessionDeps {
+  scheduler: ProbeScheduler;
+  catchAll: CatchAllTracker;
+  now: () => number;
+}
+
+// RFC 5321 §4.5.3.1.10: "too many recipients" is 452 (4.5.3); some servers send 552 5.5.3.
+const TOO_MANY = /too many recipients/i;
+
+function isTooManyRecipients(reply: SmtpReply): boolean {
+  return (
+    reply.enhancedCode === '4.5.3' ||
+    reply.enhancedCode === '5.5.3' ||
+    ((reply.code === 452 || reply.code === 552) && TOO_MANY.test(reply.message))
+  );
+}
+
+interface SessionState {
+  rejects: number;
+  sent: number;
+  inTransaction: number;
+  acceptedInTransaction: number;
+  transactionOpen: boolean;
+  transactionLimit: number;
+}
+
+/** Runs one session on `queue` until its work or its limits run out. Never rejects. */
+export async function runPooledSession(
+  queue: HostQueue,
+  options: PooledSessionOptions,
+  deps: PooledSessionDeps,
+): Promise<void> {
+  const opened = await openRecipientSession(
+    { exchange: queue.exchange, address: queue.key },
+    {
+      port: options.port,
+      pipelining: options.pipelining,
+      heloName: options.heloName,
+      proxy: options.pickProxy(),
+      stepTimeoutMs: options.stepTimeoutMs,
+    },
+  );
+  if (!opened.ok) {
+    deps.scheduler.hostFailed(queue, opened.failure, []);
+    return;
+  }
+  deps.scheduler.hostSucceeded(queue);
+  const session = opened.session;
+  const state: SessionState = {
+    rejects: 0,
+    sent: 0,
+    inTransaction: 0,
+    acceptedInTransaction: 0,
+    transactionOpen: false,
+    transactionLimit: options.recipientsPerTransaction,
+  };
+  let batch: Work[] = [];
+  try {
+    while (session.usable && !deps.scheduler.closed) {
+      const window = nextWindow(session, state, options);
+      if (window <= 0) break;
+      batch = queue.take(window);
+      if (batch.length === 0) break;
+      const keepGoing = await runGroup(session, queue, batch, state, options, deps);
+      batch = [];
+      if (!keepGoing) break;
+    }
+  } catch (error) {
+    // A bug, not a network failure: put the work back so that no address is lost, and let the
+    // host's failure streak bound the retries.
+    const detail = error instanceof Error ? error.message : String(error);
+    deps.scheduler.hostFailed(queue, { kind: 'unavailable', reply: null, detail, tls: session.tls }, batch);
+  } finally {
+    await session.quit();
+  }
+}
+
+/** How many RCPTs the next group may carry. */
+function nextWindow(session: RecipientSession, state: SessionState, options: PooledSessionOptions): number {
+  const rejectsLeft = options.maxRejectsPerSession - state.rejects;
+  const sessionLeft = options.recipientsPerSession - state.sent;
+  // A full transaction is reset by the next group, which then starts a new one.
+  const transactionLeft =
+    state.inTransaction >= state.transactionLimit
+      ? state.transactionLimit
+      : state.transactionLimit - state.inTransaction;
+  // Every RCPT of a group may be refused, so a group never holds more than the rejects left.
+  const depth = session.pipelining ? options.pipelineDepth : 1;
+  return Math.min(depth, rejectsLeft, sessionLeft, transactionLeft);
+}
+
+/**
+ * Sends one group (RSET and MAIL FROM when needed, then the batch's RCPTs) and settles or
+ * re-queues every item of the batch. Returns false when the session must end.
+ */
+async function runGroup(
+  session: RecipientSession,
+  queue: HostQueue,
+  batch: Work[],
+  state: SessionState,
+  options: PooledSessionOptions,
+  deps: PooledSessionDeps,
+): Promise<boolean> {
+  const prefix: string[] = [];
+  if (state.transactionOpen && state.inTransaction >= state.transactionLimit) {
+    prefix.push('RSET');
+    state.transactionOpen = false;
+  }
+  if (!state.transactionOpen) {
+    prefix.push(`MAIL FROM:<${options.mailFrom}>${session.smtpUtf8 ? ' SMTPUTF8' : ''}`);
+    state.inTransaction = 0;
+    state.acceptedInTransaction = 0;
+  }
+  const lines = [...prefix, ...batch.map((work) => `RCPT TO:<${work.address}>`)];
+  const startedAt = performance.now();
+  const { replies, error } = await session.send(lines, (reply, i) => i < prefix.length && reply.code >= 300);
+  const durationMs = Math.round(performance.now() - startedAt);
+
+  for (let i = 0; i < prefix.length; i++) {
+    const reply = replies[i];
+    if (reply === undefined)
+      return dropped(
+        queue,
+        batch,
+        error?.kind === 'timeout',
+        error?.message ?? 'no reply',
+        session,
+        options,
+        deps,
+      );
+    if (prefix[i] === 'RSET') {
+      if (reply.code >= 300)
+        return dropped(queue, batch, false, `RSET: ${reply.code} ${reply.message}`, session, options, deps);
+      continue;
+    }
+    const verdict = classifyReply('mail', reply);
+    if (verdict === 'continue') {
+      state.transactionOpen = true;
+      continue;
+    }
+    const failure: HostFailure = {
+      kind: verdict === 'blocked' ? 'blocked' : 'unavailable',
+      reply,
+      detail: `mail: ${reply.code} ${reply.message}`,
+      tls: session.tls,
+    };
+    if (verdict === 'greylisted') {
+      // A temporary refusal of the sender: each recipient waits for its next try, as when greylisted.
+      for (const work of batch)
+        settleReply(queue, work, 'greylisted', reply, session.tls, durationMs, options, deps);
+      return false;
+    }
+    deps.scheduler.hostFailed(queue, failure, batch);
+    return false;
+  }
+
+  const retryInNewTransaction: Work[] = [];
+  for (let b = 0; b < batch.length; b++) {
+    const work = batch[b]!;
+    const reply = replies[prefix.length + b];
+    if (reply === undefined) {
+      queue.pushFront(retryInNewTransaction);
+      const detail = error?.message ?? 'no reply';
+      return dropped(queue, batch.slice(b), error?.kind === 'timeout', detail, session, options, deps);
+    }
+    state.sent += 1;
+    state.inTransaction += 1;
+    if (reply.code >= 300) state.rejects += 1;
+    if (isTooManyRecipients(reply)) {
+      // The server's per-transaction limit: retry in a new transaction, and keep to that limit.
+      state.transactionLimit = Math.max(1, state.acceptedInTransaction);
+      retryInNewTransaction.push(work);
+      continue;
+    }
+    const verdict = classifyReply('rcpt', reply);
+    if (verdict === 'continue' || verdict === 'next_host') {
+      // 421 (going away) or a reply that breaks the dialogue: this host cannot answer now.
+      const failure: HostFailure = {
+        kind: 'unavailable',
+        reply,
+        detail: `rcpt: ${reply.code} ${reply.message}`,
+        tls: session.tls,
+      };
+      deps.scheduler.hostFailed(queue, failure, [...retryInNewTransaction, ...batch.slice(b)]);
+      return false;
+    }
+    if (verdict === 'accepted') state.acceptedInTransaction += 1;
+    settleReply(queue, work, verdict, reply, session.tls, durationMs, options, deps);
+  }
+  if (retryInNewTransaction.length > 0) {
+    queue.pushFront(retryInNewTransaction);
+    state.inTransaction = Math.max(state.inTransaction, state.transactionLimit);
+  }
+  if (error !== null) return false;
+  return state.rejects < options.maxRejectsPerSession;
+}
+
+/** Settles (or delays, when greylisted) one item by its RCPT reply. */
+function settleReply(
+  queue: HostQueue,
+  work: Work,
+  verdict: Exclude<ReturnType<typeof classifyReply>, 'continue' | 'next_host'>,
+  reply: SmtpReply,
+  tls: boolean,
+  durationMs: number,
+  options: PooledSessionOptions,
+  deps: PooledSessionDeps,
+): void {
+  if (work.kind === 'catch-all') {
+    deps.catchAll.decide(work.domain, verdict === 'accepted' ? true : verdict === 'rejected' ? false : null);
+    return;
+  }
+  if (verdict === 'greylisted' && work.greylistTries < options.greylistRetries) {
+    work.greylistTries += 1;
+    deps.scheduler.delay(queue, work, deps.now() + options.greylistDelayMs);
+    return;
+  }
+  const evidence = {
+    host: work.hosts[work.hostIndex]!.exchange,
+    code: reply.code,
+    enhancedCode: reply.enhancedCode,
+    message: reply.message,
+    tls,
+    durationMs,
+  };
+  if (verdict === 'accepted') {
+    deps.catchAll.whenDecided(work.domain, (catchAll) =>
+      work.run.settle(work, { kind: 'accepted', catchAll, evidence }),
+    );
+    return;
+  }
+  work.run.settle(work, { kind: verdict, catchAll: null, evidence });
+}
+
+/**
+ * The connection failed before these items were answered: each goes back to the front, or
+ * gives up once it has been dropped `maxDrops` times. A timeout also backs the host off.
+ */
+function dropped(
+  queue: HostQueue,
+  unanswered: readonly Work[],
+  timeout: boolean,
+  detail: string,
+  session: RecipientSession,
+  options: PooledSessionOptions,
+  deps: PooledSessionDeps,
+): false {
+  const failure: HostFailure = {
+    kind: timeout ? 'timeout' : 'unavailable',
+    reply: null,
+    detail,
+    tls: session.tls,
+  };
+  const retry: Work[] = [];
+  for (const work of unanswered) {
+    work.drops += 1;
+    if (work.drops <= options.maxDrops) retry.push(work);
+    else giveUp(work, outcomeOf(failure, work), deps);
+  }
+  if (timeout) deps.scheduler.hostFailed(queue, failure, retry);
+  else {
+    queue.pushFront(retry);
+    deps.scheduler.pump();
+  }
+  return false;
+}
+
+function giveUp(work: Work, outcome: SmtpOutcome, deps: PooledSessionDeps): void {
+  if (work.kind === 'catch-all') deps.catchAll.decide(work.domain, null);
+  else work.run.settle(work, outcome);
+}

@@ -1,0 +1,208 @@
+/**
+ * Decides when a session to which MX host opens. Work waits in one queue per host; whenever
+ * something changes (work queued, a session ended, a delay or a back-off ran out) `pump` opens
+ * sessions where the global and per-host caps allow and the host is not backed off. A host that
+ * keeps failing hands its work to each domain's next MX, and finally gives it up with the
+ * failure as evidence. One scheduler serves every `verifyMany` call of an engine, so the caps
+ * hold across concurrent calls (jobs) too.
+ */
+import type { SmtpOutcome } from '../outcome.js';
+import { HostLimiter } from './host-limiter.js';
+import { HostQueue } from './host-queue.js';
+import type { HostFailure } from './recipient-session.js';
+import type { Work } from './work.js';
+import { hostKey } from './work.js';
+
+export interface SchedulerOptions {
+  concurrency: number;
+  perHostConcurrency: number;
+  backoffBaseMs: number;
+  backoffMaxMs: number;
+  /** Failures in a row after which a host's remaining work gives up (or moves on). */
+  maxHostFailures: number;
+  /** Another session to a host opens only while it has more than this many ready items per open session. */
+  itemsPerSession: number;
+}
+
+export interface SchedulerHooks {
+  /** Runs one session on `queue`. Must never reject: it puts back what it could not finish. */
+  runSession(queue: HostQueue): Promise<void>;
+  /** `work` is finished without an answer from any host. */
+  giveUp(work: Work, outcome: SmtpOutcome): void;
+  now(): number;
+}
+
+export class ProbeScheduler {
+  readonly limiter: HostLimiter;
+  readonly #options: SchedulerOptions;
+  readonly #hooks: SchedulerHooks;
+  readonly #queues = new Map<string, HostQueue>();
+  readonly #sessions = new Set<Promise<void>>();
+  #pumpScheduled = false;
+  #timer: NodeJS.Timeout | null = null;
+  #timerAt = Infinity;
+  #closed = false;
+
+  constructor(options: SchedulerOptions, hooks: SchedulerHooks) {
+    this.#options = options;
+    this.#hooks = hooks;
+    this.limiter = new HostLimiter(options, () => hooks.now());
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** Queues `work` at its current host (`work.hosts[work.hostIndex]`). */
+  enqueue(work: Work, front = false): void {
+    const host = work.hosts[work.hostIndex]!;
+    const key = hostKey(host);
+    let queue = this.#queues.get(key);
+    if (queue === undefined) {
+      queue = new HostQueue(key, host.exchange);
+      this.#queues.set(key, queue);
+    }
+    if (front) queue.pushFront([work]);
+    else queue.push(work);
+    this.pump();
+  }
+
+  /** Holds `work` at its host until epoch ms `at` (a greylisted recipient's next try). */
+  delay(queue: HostQueue, work: Work, at: number): void {
+    queue.delay(work, at);
+    this.pump();
+  }
+
+  /** Drops every queued item for which `drop` is true (an aborted run's). */
+  remove(drop: (work: Work) => boolean): void {
+    for (const queue of this.#queues.values()) queue.remove(drop);
+    this.pump();
+  }
+
+  /** A session reached the host: its failure streak ends. */
+  hostSucceeded(queue: HostQueue): void {
+    this.limiter.succeeded(queue.key);
+  }
+
+  /**
+   * A session to `queue`'s host failed (refused, 421, timed out, or blocked us). `unfinished`
+   * goes back to the front. The host is backed off; when no other session to it is open, its
+   * work moves to each domain's next MX, and after `maxHostFailures` in a row the rest gives up.
+   * Called by the failing session before its slot is released.
+   */
+  hostFailed(queue: HostQueue, failure: HostFailure, unfinished: readonly Work[]): void {
+    queue.lastFailure = failure;
+    this.limiter.failed(queue.key);
+    if (failure.kind === 'blocked') {
+      // A refusal of the prober itself holds for every recipient at this host.
+      for (const work of [...unfinished, ...queue.drain()])
+        this.#hooks.giveUp(work, outcomeOf(failure, work));
+      this.pump();
+      return;
+    }
+    queue.pushFront(unfinished);
+    if (this.limiter.activeFor(queue.key) <= 1) {
+      const stay: Work[] = [];
+      for (const work of queue.drainReady()) {
+        if (work.hostIndex + 1 < work.hosts.length) {
+          work.hostIndex += 1;
+          this.enqueue(work);
+        } else stay.push(work);
+      }
+      queue.pushFront(stay);
+      if (this.limiter.failuresOf(queue.key) >= this.#options.maxHostFailures) {
+        for (const work of queue.drain()) this.#hooks.giveUp(work, outcomeOf(failure, work));
+      }
+    }
+    this.pump();
+  }
+
+  /** Asks for a pump soon; many requests in one tick make one pump. */
+  pump(): void {
+    if (this.#pumpScheduled || this.#closed) return;
+    this.#pumpScheduled = true;
+    setImmediate(this.#pumpNow);
+  }
+
+  /** No new session opens; resolves when the open ones have ended. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    if (this.#timer !== null) clearTimeout(this.#timer);
+    this.#timer = null;
+    await Promise.all([...this.#sessions]);
+  }
+
+  #pumpNow = (): void => {
+    this.#pumpScheduled = false;
+    if (this.#closed) return;
+    const now = this.#hooks.now();
+    let wakeAt = Infinity;
+    for (const [key, queue] of this.#queues) {
+      queue.promote(now);
+      if (queue.isEmpty) {
+        if (this.limiter.activeFor(key) === 0) this.#queues.delete(key);
+        continue;
+      }
+      if (queue.readyCount === 0) {
+        wakeAt = Math.min(wakeAt, queue.nextDueAt());
+        continue;
+      }
+      const backedOff = this.limiter.backedOffUntil(key);
+      if (backedOff > 0) {
+        wakeAt = Math.min(wakeAt, backedOff);
+        continue;
+      }
+      while (queue.readyCount > 0 && this.limiter.canOpen(key) && this.#wantsAnother(queue)) {
+        this.#start(queue);
+      }
+      if (queue.delayedCount > 0) wakeAt = Math.min(wakeAt, queue.nextDueAt());
+    }
+    this.#wakeAt(wakeAt, now);
+  };
+
+  #wantsAnother(queue: HostQueue): boolean {
+    const open = this.limiter.activeFor(queue.key);
+    return open === 0 || queue.readyCount > open * this.#options.itemsPerSession;
+  }
+
+  #start(queue: HostQueue): void {
+    this.limiter.acquire(queue.key);
+    const session = this.#hooks.runSession(queue).finally(() => {
+      this.limiter.release(queue.key);
+      this.#sessions.delete(session);
+      this.pump();
+    });
+    this.#sessions.add(session);
+  }
+
+  #wakeAt(at: number, now: number): void {
+    if (at === Infinity || at >= this.#timerAt) return;
+    if (this.#timer !== null) clearTimeout(this.#timer);
+    this.#timerAt = at;
+    this.#timer = setTimeout(
+      () => {
+        this.#timer = null;
+        this.#timerAt = Infinity;
+        this.pump();
+      },
+      Math.max(1, at - now),
+    );
+  }
+}
+
+/** The outcome of work given up at a host after `failure`. */
+export function outcomeOf(failure: HostFailure, work: Work): SmtpOutcome {
+  const blocked = failure.kind === 'blocked';
+  return {
+    kind: failure.kind,
+    catchAll: null,
+    evidence: {
+      host: work.hosts[work.hostIndex]?.exchange ?? null,
+      code: failure.reply?.code ?? null,
+      enhancedCode: failure.reply?.enhancedCode ?? null,
+      message: blocked ? (failure.reply?.message ?? failure.detail) : failure.detail,
+      tls: failure.tls,
+      durationMs: 0,
+    },
+  };
+}
