@@ -38,14 +38,27 @@ export interface MtaScript {
   pipelining?: boolean;
   /** Delay before the banner and before the replies to MAIL FROM and RCPT TO. */
   delayMs?: number;
+  /** Never answers RCPT for recipients that are not mailboxes (a tarpit). */
+  stallUnknown?: boolean;
+}
+
+/**
+ * A hand-written server for what smtp-server will not do: answers 250 to every command and
+ * 220 to STARTTLS, but can drop the connection at a command, refuse EHLO (502) so that the
+ * client must fall back to HELO, or answer STARTTLS with bytes that are not TLS.
+ */
+export interface RawScript {
+  kind: 'raw';
+  dropAt?: 'EHLO' | 'MAIL' | 'RCPT';
+  refuseEhlo?: boolean;
+  brokenStarttls?: boolean;
 }
 
 export type HostScript =
   | MtaScript
   /** Accepts TCP and never says a word. */
   | { kind: 'silent' }
-  /** Speaks SMTP, then closes the connection when the client sends this command. */
-  | { kind: 'drop'; at: 'EHLO' | 'MAIL' | 'RCPT' }
+  | RawScript
   /** Nothing listens: connections are refused (RST). */
   | { kind: 'refuse' };
 
@@ -229,6 +242,7 @@ async function startMta(
         const scripted = script.rcpt?.[local];
         if (scripted) return callback(replyError(scripted, address.address));
         if (script.catchAll || mailboxes.has(local)) return callback();
+        if (script.stallUnknown) return;
         callback(replyError(script.unknownReply ?? REPLIES.userUnknown, address.address));
       };
       if (delay > 0) void sleep(delay).then(answer);
@@ -258,7 +272,7 @@ async function startMta(
 
 async function startRaw(
   host: KitHost,
-  script: Extract<HostScript, { kind: 'silent' | 'drop' }>,
+  script: Extract<HostScript, { kind: 'silent' | 'raw' }>,
   port: number,
 ): Promise<{ server: Running; port: number }> {
   const sockets = new Set<net.Socket>();
@@ -278,7 +292,14 @@ async function startRaw(
     socket.setEncoding('utf8');
     socket.write(`220 mx.${host.ip}.smtp-kit.test ESMTP\r\n`);
     let pending = '';
+    let handshaking = false;
     socket.on('data', (chunk: string) => {
+      if (handshaking) {
+        // The client's ClientHello: answer with bytes that are no TLS record.
+        handshaking = false;
+        socket.write('this is not a TLS record at all\r\n');
+        return;
+      }
       pending += chunk;
       let newline = pending.indexOf('\r\n');
       while (newline !== -1) {
@@ -286,13 +307,24 @@ async function startRaw(
         pending = pending.slice(newline + 2);
         host.commands.push(line);
         const verb = line.slice(0, 4).toUpperCase();
-        if (verb === script.at) {
+        if (verb === script.dropAt) {
           socket.destroy();
           return;
         }
-        if (verb === 'EHLO') socket.write(`250-mx.${host.ip}.smtp-kit.test\r\n250 8BITMIME\r\n`);
-        else if (verb === 'QUIT') socket.end('221 bye\r\n');
-        else socket.write('250 OK\r\n');
+        if (verb === 'EHLO') {
+          if (script.refuseEhlo) socket.write('502 5.5.1 EHLO not implemented\r\n');
+          else
+            socket.write(
+              `250-mx.${host.ip}.smtp-kit.test\r\n250-8BITMIME\r\n${script.brokenStarttls ? '250-STARTTLS\r\n' : ''}250 ENHANCEDSTATUSCODES\r\n`,
+            );
+        } else if (verb === 'STAR' && script.brokenStarttls) {
+          socket.write('220 2.0.0 go ahead\r\n');
+          handshaking = true;
+        } else if (verb === 'QUIT') {
+          socket.end('221 2.0.0 bye\r\n');
+        } else {
+          socket.write('250 2.0.0 OK\r\n');
+        }
         newline = pending.indexOf('\r\n');
       }
     });

@@ -20,7 +20,7 @@ export type SmtpStage = 'banner' | 'helo' | 'mail' | 'rcpt';
  */
 export type ReplyVerdict = Exclude<SmtpOutcomeKind, 'unavailable' | 'timeout'> | 'continue' | 'next_host';
 
-interface Rule {
+export interface Rule {
   /** Why the row exists; the test of each row quotes it. */
   why: string;
   when: (reply: SmtpReply, text: string) => boolean;
@@ -196,11 +196,16 @@ export const CLASSIFICATION_TABLE: Readonly<Record<SmtpStage, readonly Readonly<
  * not use at these steps) means the peer does not speak SMTP properly: `next_host`.
  */
 export function classifyReply(stage: SmtpStage, reply: SmtpReply): ReplyVerdict {
-  // Fast path for the common case; the text is only prepared for refusals.
+  // Fast path for the common case; the table is only walked for refusals.
   if (reply.code >= 200 && reply.code < 300) return stage === 'rcpt' ? 'accepted' : 'continue';
+  return matchRule(stage, reply)?.then ?? 'next_host';
+}
+
+/** The table row that decides `reply` at `stage` (null: none), for tests and diagnostics. */
+export function matchRule(stage: SmtpStage, reply: SmtpReply): Readonly<Rule> | null {
   const text = reply.message.includes('<') ? reply.message.replace(BRACKETED, ' ') : reply.message;
   for (const rule of TABLES[stage]) {
-    if (rule.when(reply, text)) return rule.then;
+    if (rule.when(reply, text)) return rule;
   }
-  return 'next_host';
+  return null;
 }

@@ -68,8 +68,8 @@ export interface OpenOptions {
   /** Connect and banner must complete before this `performance.now()` instant. */
   deadlineAt: number;
   proxy?: SocksProxyOptions | null;
-  /** Called once when the socket is gone, whatever the reason (for the owner's bookkeeping). */
-  onClose?: (connection: SmtpConnection) => void;
+  /** Aborting destroys the connection (and fails what is pending with kind `destroyed`). */
+  signal?: AbortSignal;
 }
 
 interface Waiter {
@@ -103,13 +103,16 @@ export class SmtpConnection {
   #quitting = false;
   #timer: NodeJS.Timeout | null = null;
   #armedAt = Infinity;
-  #onClose: ((connection: SmtpConnection) => void) | undefined;
+  #signal: AbortSignal | undefined;
 
-  private constructor(socket: net.Socket, address: string, onClose: OpenOptions['onClose']) {
+  private constructor(socket: net.Socket, address: string, signal: AbortSignal | undefined) {
     this.#socket = socket;
     this.address = address;
-    this.#onClose = onClose;
     this.#attach(socket);
+    if (signal !== undefined) {
+      this.#signal = signal;
+      signal.addEventListener('abort', this.#onAbort, { once: true });
+    }
   }
 
   /** Connects and reads the banner; rejects with SmtpConnectionError when that fails. */
@@ -120,7 +123,8 @@ export class SmtpConnection {
     } else {
       socket = net.connect({ host: options.address, port: options.port, noDelay: true });
     }
-    const connection = new SmtpConnection(socket, options.address, options.onClose);
+    const connection = new SmtpConnection(socket, options.address, options.signal);
+    if (options.signal?.aborted) connection.destroy();
     connection.setDeadline(options.deadlineAt);
     connection.banner = await connection.#expect();
     return connection;
@@ -290,6 +294,10 @@ export class SmtpConnection {
     this.#release();
   };
 
+  #onAbort = (): void => {
+    this.destroy();
+  };
+
   #onTimer = (): void => {
     this.#timer = null;
     this.#armedAt = Infinity;
@@ -316,10 +324,9 @@ export class SmtpConnection {
       this.#timer = null;
       this.#armedAt = Infinity;
     }
-    const onClose = this.#onClose;
-    if (onClose !== undefined) {
-      this.#onClose = undefined;
-      onClose(this);
+    if (this.#signal !== undefined) {
+      this.#signal.removeEventListener('abort', this.#onAbort);
+      this.#signal = undefined;
     }
   }
 }

@@ -71,11 +71,8 @@ export class SmtpProber {
   readonly #random: () => number;
   readonly #proxies: SocksProxyOptions[];
   readonly #catchAll = new Map<string, { value: boolean; expiresAt: number }>();
-  readonly #open = new Set<SmtpConnection>();
-  readonly #forget = (connection: SmtpConnection): void => {
-    this.#open.delete(connection);
-  };
-  #closed = false;
+  /** Aborted by close(): destroys every connection, including those still connecting. */
+  readonly #closing = new AbortController();
 
   constructor(options: ProberOptions, deps: ProberDeps = {}) {
     this.#options = options;
@@ -93,7 +90,7 @@ export class SmtpProber {
     let lastHost: string | null = null;
     let timedOut = false;
 
-    for (let i = 0; i < hosts.length && !this.#closed; i++) {
+    for (let i = 0; i < hosts.length && !this.#closing.signal.aborted; i++) {
       const host = hosts[i]!;
       for (const address of host.addresses) {
         const now = performance.now();
@@ -145,9 +142,7 @@ export class SmtpProber {
 
   /** Destroys every open connection; later probes end as unavailable. */
   async close(): Promise<void> {
-    this.#closed = true;
-    for (const connection of [...this.#open]) connection.destroy();
-    this.#open.clear();
+    this.#closing.abort();
   }
 
   async #session(
@@ -166,9 +161,8 @@ export class SmtpProber {
         port: this.#options.port,
         deadlineAt: greetingAt,
         proxy: this.#pickProxy(),
-        onClose: this.#forget,
+        signal: this.#closing.signal,
       });
-      this.#open.add(connection);
       connection.setDeadline(deadlineAt);
 
       const banner = classifyReply('banner', connection.banner);
