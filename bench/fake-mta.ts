@@ -6,6 +6,8 @@
  *
  *   --host 127.0.0.1    address to listen on (loopback only)
  *   --latency-ms 20     delay before every reply, the banner included
+ *   --pipelining off    do not advertise PIPELINING (RFC 2920; advertised by default, as by
+ *                       most real MTAs)
  *
  * Messages: sends {type:'ready', port} once listening; answers {type:'stats'} with the number of
  * sessions and of replies per command; exits when its parent goes away.
@@ -17,6 +19,7 @@ const { values } = parseArgs({
   options: {
     host: { type: 'string', default: '127.0.0.1' },
     'latency-ms': { type: 'string', default: '0' },
+    pipelining: { type: 'string', default: 'on' },
   },
 });
 const latencyMs = Number(values['latency-ms']);
@@ -29,8 +32,14 @@ function count(kind: string): void {
   replies[kind] = (replies[kind] ?? 0) + 1;
 }
 
-const EHLO_REPLY =
-  '250-fake-mta.bench.test\r\n250-SIZE 35882577\r\n250-8BITMIME\r\n250 ENHANCEDSTATUSCODES\r\n';
+const EHLO_REPLY = [
+  '250-fake-mta.bench.test',
+  '250-SIZE 35882577',
+  ...(values.pipelining === 'off' ? [] : ['250-PIPELINING']),
+  '250-8BITMIME',
+  '250 ENHANCEDSTATUSCODES',
+  '',
+].join('\r\n');
 
 function replyTo(line: string): { text: string; close: boolean; kind: string } {
   const verb = line.slice(0, 4).toUpperCase();

@@ -1,0 +1,140 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+import { SMTPServer } from 'smtp-server';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { VerificationResult } from '../../src/engine/types.js';
+import { startDnsServer } from '../kit/dns-server.js';
+import type { FakeDnsServer } from '../kit/dns-server.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+let dns: FakeDnsServer;
+let smtp: SMTPServer;
+let smtpPort: number;
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the CLI from source in a child process, with no MAILVERDICT_* settings from this shell. */
+async function cli(...args: string[]): Promise<Run> {
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('MAILVERDICT_')));
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: ROOT, env });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (s: string) => (stdout += s));
+  child.stderr.setEncoding('utf8').on('data', (s: string) => (stderr += s));
+  const [code] = (await once(child, 'close')) as [number | null];
+  return { code, stdout, stderr };
+}
+
+function engineFlags(): string[] {
+  return ['--dns-server', dns.address, '--smtp-port', String(smtpPort), '--timeout-ms', '2000'];
+}
+
+beforeAll(async () => {
+  dns = await startDnsServer({
+    'shop.test': { mx: [{ exchange: 'mx.shop.test', priority: 10 }] },
+    'mx.shop.test': { a: ['127.0.0.1'] },
+  });
+  smtp = new SMTPServer({
+    disabledCommands: ['STARTTLS', 'AUTH'],
+    logger: false,
+    onRcptTo(address, _session, callback) {
+      if (address.address.startsWith('alice@')) return callback();
+      const err = new Error('5.1.1 user unknown') as Error & { responseCode: number };
+      err.responseCode = 550;
+      return callback(err);
+    },
+  });
+  // The CLI exits right after its verdicts and may reset a connection the server still holds.
+  smtp.on('error', () => {});
+  smtp.listen(0, '127.0.0.1');
+  await once(smtp.server, 'listening');
+  const address = smtp.server.address();
+  smtpPort = typeof address === 'object' && address !== null ? address.port : 0;
+});
+
+afterAll(async () => {
+  await new Promise<void>((resolve) => smtp.close(() => resolve()));
+  await dns.close();
+});
+
+describe('mailverdict verify', () => {
+  it('prints one JSON result per line with --json, in the order given, and exits 0', async () => {
+    const run = await cli(
+      'verify',
+      '--json',
+      ...engineFlags(),
+      'alice@shop.test',
+      'bob@shop.test',
+      'not-an-address',
+    );
+
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    const lines = run.stdout.trimEnd().split('\n');
+    expect(lines).toHaveLength(3);
+    const [alice, bob, bad] = lines.map((line) => JSON.parse(line) as VerificationResult);
+    expect(alice).toMatchObject({
+      email: 'alice@shop.test',
+      status: 'deliverable',
+      valid: true,
+      reason: null,
+      mx: true,
+    });
+    expect(alice!.checks.smtp).toMatchObject({ host: 'mx.shop.test', code: 250 });
+    expect(bob).toMatchObject({ email: 'bob@shop.test', status: 'undeliverable', reason: 'smtp_rejected' });
+    expect(bob!.checks.smtp.code).toBe(550);
+    expect(bad).toMatchObject({ status: 'undeliverable', reason: 'invalid_email_format', valid: false });
+  });
+
+  it('prints an aligned table by default', async () => {
+    const run = await cli('verify', ...engineFlags(), 'alice@shop.test', 'bob@shop.test');
+
+    expect(run.code).toBe(0);
+    const [header, ...rows] = run.stdout.trimEnd().split('\n');
+    expect(header).toMatch(/^ADDRESS\s+STATUS\s+SCORE\s+REASON\s+DID YOU MEAN\s+MX HOST\s+SMTP$/);
+    expect(rows[0]).toMatch(/^alice@shop\.test\s+deliverable\s+\d+\s+-\s+-\s+mx\.shop\.test\s+250/);
+    expect(rows[1]).toMatch(
+      /^bob@shop\.test\s+undeliverable\s+\d+\s+smtp_rejected\s+-\s+mx\.shop\.test\s+550/,
+    );
+    // Aligned: every column starts at the same offset on every line.
+    const statusColumn = header!.indexOf('STATUS');
+    for (const row of rows) expect(row.slice(statusColumn)).toMatch(/^(deliverable|undeliverable)/);
+  });
+
+  it('reports a malformed address as undeliverable invalid_email_format and still exits 0', async () => {
+    const run = await cli('verify', ...engineFlags(), 'no at sign');
+
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/no at sign\s+undeliverable\s+\d+\s+invalid_email_format/);
+    expect(dns.queryCount('no at sign')).toBe(0);
+  });
+
+  it.each(['50'])('rejects --timeout-ms %s with exit code 2 and a message', async (value) => {
+    const run = await cli('verify', '--timeout-ms', value, 'alice@shop.test');
+
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('--timeout-ms');
+    expect(run.stderr).toContain('100 to 5000');
+    expect(run.stdout).toBe('');
+  });
+
+  it('rejects a DNS server given as a host name with exit code 2', async () => {
+    const run = await cli('verify', '--dns-server', 'dns.example.test', 'alice@shop.test');
+
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('--dns-server');
+  });
+
+  it('exits 2 when no address is given', async () => {
+    const run = await cli('verify');
+
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('address');
+  });
+});
