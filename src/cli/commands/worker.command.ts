@@ -1,12 +1,51 @@
+/**
+ * `mailverdict worker`: the batch workers alone, without the HTTP API, on the store of
+ * `--data-dir` (chunks, webhook and e-mail deliveries, the retention sweep). Run `serve
+ * --no-embedded-workers` plus any number of these to scale out. SIGTERM/SIGINT: stop claiming,
+ * hand unfinished chunks back, close the store.
+ */
 import type { Command } from 'commander';
+import { loadConfig } from '../../config.js';
+import { startEmbeddedWorkers } from '../../jobs/embedded.js';
+import { createRuntime } from '../../runtime.js';
+import { addSettingsOptions, settingsFlags } from '../cli-support.js';
 
-// Placeholder until its issue lands: the command is listed but not available yet.
 export function registerWorkerCommand(program: Command): void {
-  program
-    .command('worker')
-    .description('(not available yet)')
-    .action(() => {
-      process.stderr.write('mailverdict worker: not available yet\n');
-      process.exitCode = 1;
-    });
+  addSettingsOptions(
+    program
+      .command('worker')
+      .description('Run batch workers alone (no HTTP API) on the data directory’s store.'),
+  ).action(async (options: Record<string, unknown>) => {
+    await runWorker(options);
+  });
+}
+
+function waitForSignal(): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    const onSignal = (signal: NodeJS.Signals): void => {
+      process.off('SIGTERM', onSignal);
+      process.off('SIGINT', onSignal);
+      resolve(signal);
+    };
+    process.on('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
+  });
+}
+
+async function runWorker(options: Record<string, unknown>): Promise<void> {
+  const config = loadConfig(settingsFlags(options));
+  const runtime = await createRuntime(config);
+  try {
+    const background = startEmbeddedWorkers(runtime.ctx);
+    process.stdout.write(
+      options.json === true
+        ? `${JSON.stringify({ event: 'worker_started', worker: background.worker.id, data_dir: config.dataDir })}\n`
+        : `mailverdict worker ${background.worker.id} running (data in ${config.dataDir})\n`,
+    );
+    const signal = await waitForSignal();
+    runtime.ctx.logger.info({ signal }, 'worker shutting down: handing back unfinished chunks');
+    await background.stop();
+  } finally {
+    await runtime.close();
+  }
 }
