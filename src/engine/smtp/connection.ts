@@ -70,6 +70,8 @@ export interface OpenOptions {
   proxy?: SocksProxyOptions | null;
   /** Aborting destroys the connection (and fails what is pending with kind `destroyed`). */
   signal?: AbortSignal;
+  /** Called once when the connection is finished with, whatever the reason (owner's bookkeeping). */
+  onClose?: (connection: SmtpConnection) => void;
 }
 
 interface Waiter {
@@ -104,10 +106,17 @@ export class SmtpConnection {
   #timer: NodeJS.Timeout | null = null;
   #armedAt = Infinity;
   #signal: AbortSignal | undefined;
+  #onClose: ((connection: SmtpConnection) => void) | undefined;
 
-  private constructor(socket: net.Socket, address: string, signal: AbortSignal | undefined) {
+  private constructor(
+    socket: net.Socket,
+    address: string,
+    signal: AbortSignal | undefined,
+    onClose: OpenOptions['onClose'],
+  ) {
     this.#socket = socket;
     this.address = address;
+    this.#onClose = onClose;
     this.#attach(socket);
     if (signal !== undefined) {
       this.#signal = signal;
@@ -123,7 +132,7 @@ export class SmtpConnection {
     } else {
       socket = net.connect({ host: options.address, port: options.port, noDelay: true });
     }
-    const connection = new SmtpConnection(socket, options.address, options.signal);
+    const connection = new SmtpConnection(socket, options.address, options.signal, options.onClose);
     if (options.signal?.aborted) connection.destroy();
     connection.setDeadline(options.deadlineAt);
     connection.banner = await connection.#expect();
@@ -327,6 +336,11 @@ export class SmtpConnection {
     if (this.#signal !== undefined) {
       this.#signal.removeEventListener('abort', this.#onAbort);
       this.#signal = undefined;
+    }
+    const onClose = this.#onClose;
+    if (onClose !== undefined) {
+      this.#onClose = undefined;
+      onClose(this);
     }
   }
 }
