@@ -50,6 +50,8 @@ const fail = (error: string): { ok: false; error: string } => ({ ok: false, erro
  * converted to its ASCII (punycode) form.
  */
 export function parseAddress(input: string): ParsedAddress {
+  // Library users calling from JavaScript may pass anything.
+  if (typeof input !== 'string') return fail('address is not a string');
   if (input === '') return fail('address is empty');
   if (input.length > MAX_INPUT_CHARS) return fail(`address longer than ${MAX_ADDRESS_OCTETS} octets`);
   if (CONTROL.test(input)) return fail('address contains a control character');

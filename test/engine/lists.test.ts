@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { isDisposableDomain } from '../../src/engine/lists/disposable.js';
 import { isFreeProvider } from '../../src/engine/lists/free-provider.js';
-import { isRoleAddress } from '../../src/engine/lists/role.js';
+import { isRoleAddress, ROLE_LOCAL_PARTS } from '../../src/engine/lists/role.js';
 import { parseAddress } from '../../src/engine/syntax.js';
 
 describe('isDisposableDomain', () => {
@@ -47,6 +47,11 @@ describe('isRoleAddress', () => {
       expect(isRoleAddress(local)).toBe(true);
     },
   );
+
+  it('lists every role in the normalised form it is matched in', () => {
+    for (const role of ROLE_LOCAL_PARTS) expect(role).toMatch(/^[a-z0-9]+$/);
+    expect(new Set(ROLE_LOCAL_PARTS).size).toBe(ROLE_LOCAL_PARTS.length);
+  });
 
   it('is case-insensitive', () => {
     expect(isRoleAddress('PostMaster')).toBe(true);

@@ -290,6 +290,16 @@ describe('parseAddress: properties', () => {
   });
 });
 
+describe('parseAddress: called from JavaScript', () => {
+  it('rejects a value that is not a string instead of throwing', () => {
+    expect(parseAddress(undefined as unknown as string)).toEqual({
+      ok: false,
+      error: 'address is not a string',
+    });
+    expect(parseAddress(42 as unknown as string)).toEqual({ ok: false, error: 'address is not a string' });
+  });
+});
+
 describe('needsSmtpUtf8', () => {
   it('is true only for a local part with non-ASCII characters', () => {
     expect(needsSmtpUtf8('jörg')).toBe(true);

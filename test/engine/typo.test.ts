@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { editDistance, suggestCorrection } from '../../src/engine/lists/typo.js';
+import { editDistance, POPULAR_DOMAINS, suggestCorrection } from '../../src/engine/lists/typo.js';
+import { parseAddress } from '../../src/engine/syntax.js';
 
 describe('suggestCorrection', () => {
   it.each([
@@ -51,6 +52,15 @@ describe('suggestCorrection', () => {
       expect(suggestCorrection('a', domain)).toBeNull();
     },
   );
+
+  it('lists only well-formed, normalised, distinct popular domains, none of which is ever corrected', () => {
+    expect(new Set(POPULAR_DOMAINS).size).toBe(POPULAR_DOMAINS.length);
+    for (const domain of POPULAR_DOMAINS) {
+      const parsed = parseAddress(`a@${domain}`);
+      expect(parsed.ok && parsed.domain).toBe(domain);
+      expect(suggestCorrection('a', domain)).toBeNull();
+    }
+  });
 
   it('makes no suggestion for an address literal', () => {
     expect(suggestCorrection('a', '[127.0.0.1]')).toBeNull();

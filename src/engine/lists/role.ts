@@ -5,8 +5,8 @@
  * list, and complains more.
  */
 
-// Written without separators: `no-reply`, `no_reply`, `no.reply` and `noreply` are one entry.
-const ROLES: ReadonlySet<string> = new Set([
+/** Role local parts, lower-case and written without separators (`noreply` covers `no-reply`, `no_reply`, `no.reply`). */
+export const ROLE_LOCAL_PARTS: readonly string[] = [
   // RFC 2142 and mail/DNS operations
   'postmaster',
   'hostmaster',
@@ -112,7 +112,8 @@ const ROLES: ReadonlySet<string> = new Set([
   'investor',
   'investors',
   'ir',
-]);
+];
+const ROLES: ReadonlySet<string> = new Set(ROLE_LOCAL_PARTS);
 
 /**
  * True when the local part is a role mailbox. Case-insensitive; a `+tag` suffix is ignored, and

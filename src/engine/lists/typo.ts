@@ -13,7 +13,7 @@
  * domains that look like typos of others (mail.com, email.com, gmx.*) are listed too, so they
  * are never "corrected".
  */
-const POPULAR_DOMAINS: readonly string[] = [
+export const POPULAR_DOMAINS: readonly string[] = [
   'gmail.com',
   'yahoo.com',
   'hotmail.com',
