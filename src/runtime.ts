@@ -60,13 +60,8 @@ export async function createRuntime(
     throw err;
   }
   const verifier = options.verifier ?? createVerifier(config.engine);
-  const ctx: AppContext = {
-    config,
-    db,
-    clock: options.clock ?? systemClock,
-    logger: options.logger ?? createLogger(config),
-    verifier,
-  };
+  const logger = options.logger ?? createLogger(config);
+  const ctx: AppContext = { config, db, clock: options.clock ?? systemClock, logger, verifier };
   let closed: Promise<void> | undefined;
   return {
     ctx,
@@ -75,6 +70,7 @@ export async function createRuntime(
       (closed ??= (async () => {
         await verifier.close();
         await db.destroy();
+        if (!options.logger) logger.flush();
       })()),
   };
 }

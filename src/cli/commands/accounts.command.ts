@@ -1,12 +1,78 @@
+/**
+ * `mailverdict accounts create|set-plan|show`: account administration on the local store.
+ */
 import type { Command } from 'commander';
+import { systemClock } from '../../clock.js';
+import { createAccount, setAccountPlan, toAccountView } from '../../services/accounts.service.js';
+import { accountSummary } from '../../services/account-summary.service.js';
+import { PLAN_SLUGS, plansFromConfig } from '../../services/plans.js';
+import { addCommonOptions, integerOption, print, withStore } from '../cli-support.js';
 
-// Placeholder until its issue lands: the command is listed but not available yet.
+interface CommonFlags {
+  dataDir?: string;
+  json?: boolean;
+}
+
 export function registerAccountsCommand(program: Command): void {
-  program
-    .command('accounts')
-    .description('(not available yet)')
-    .action(() => {
-      process.stderr.write('mailverdict accounts: not available yet\n');
-      process.exitCode = 1;
-    });
+  const accounts = program.command('accounts').description('Create, change and show accounts.');
+
+  addCommonOptions(
+    accounts
+      .command('create')
+      .description('Create an account.')
+      .requiredOption('--email <address>', "the account's e-mail address")
+      .option('--plan <slug>', `plan: ${PLAN_SLUGS.join(', ')}`, 'free')
+      .option('--quota-limit <n>', "the account's own monthly quota, instead of its plan's")
+      .option('--rate-limit <n>', "the account's own requests per second, instead of its plan's"),
+  ).action(
+    async (flags: CommonFlags & { email: string; plan: string; quotaLimit?: string; rateLimit?: string }) => {
+      const view = await withStore(flags, async (db) =>
+        toAccountView(
+          await createAccount(db, systemClock, {
+            email: flags.email,
+            plan: flags.plan,
+            quotaLimit: integerOption('--quota-limit', flags.quotaLimit) ?? null,
+            rateLimit: integerOption('--rate-limit', flags.rateLimit) ?? null,
+          }),
+        ),
+      );
+      print(flags.json, view, () => `created account ${view.id} (${view.email}, plan ${view.plan})`);
+    },
+  );
+
+  addCommonOptions(
+    accounts
+      .command('set-plan')
+      .description("Change an account's plan (takes effect on its next request).")
+      .argument('<account-id>')
+      .requiredOption('--plan <slug>', `plan: ${PLAN_SLUGS.join(', ')}`),
+  ).action(async (id: string, flags: CommonFlags & { plan: string }) => {
+    const view = await withStore(flags, async (db) =>
+      toAccountView(await setAccountPlan(db, systemClock, id, flags.plan)),
+    );
+    print(flags.json, view, () => `account ${view.id} is now on plan ${view.plan}`);
+  });
+
+  addCommonOptions(
+    accounts.command('show').description('Show an account with its usage and keys.').argument('<account-id>'),
+  ).action(async (id: string, flags: CommonFlags) => {
+    const summary = await withStore(flags, (db, config) =>
+      accountSummary(db, systemClock, plansFromConfig(config), id),
+    );
+    print(flags.json, summary, () =>
+      [
+        `account ${summary.id} <${summary.email}>, plan ${summary.plan}, created ${summary.created_at}`,
+        `period ${summary.usage.period_start} - ${summary.usage.period_end}: ` +
+          `${summary.usage.quota.used} of ${summary.usage.quota.limit} used` +
+          (summary.usage.overage.current_overage_count > 0
+            ? `, ${summary.usage.overage.current_overage_count} overage`
+            : ''),
+        `rate limit ${summary.usage.rate_limit.per_second}/s, overage ${summary.usage.overage.enabled ? 'allowed' : 'not allowed'}`,
+        `keys: ${summary.keys.filter((k) => k.status === 'active').length} active of ${summary.keys.length}`,
+        ...summary.keys.map(
+          (k) => `  ${k.id}  ${k.display}  ${k.status}  ${k.scopes.join(',')}${k.name ? `  ${k.name}` : ''}`,
+        ),
+      ].join('\n'),
+    );
+  });
 }

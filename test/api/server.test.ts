@@ -1,0 +1,53 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { systemClock } from '../../src/clock.js';
+import { loadConfig } from '../../src/config.js';
+import { createRuntime, startServer, type RunningServer, type Runtime } from '../../src/runtime.js';
+import { bootstrapFirstAccount, type Bootstrap } from '../../src/services/bootstrap.service.js';
+
+describe('the API on a real socket', () => {
+  let dir: string;
+  let runtime: Runtime;
+  let server: RunningServer;
+  let keys: Bootstrap;
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'mailverdict-server-'));
+    runtime = await createRuntime(loadConfig({ dataDir: dir, port: '0' }, {}), {
+      logger: pino({ level: 'silent' }),
+    });
+    keys = (await bootstrapFirstAccount(runtime.ctx.db, systemClock))!;
+    server = await startServer(runtime);
+  });
+  afterAll(async () => {
+    await server.close();
+    await runtime.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('answers POST /v1/verify and GET /v1/account/usage over HTTP with the contract headers', async () => {
+    const res = await fetch(`${server.url}/v1/verify`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${keys.test.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'x@disposable.example.com' }),
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(res.headers.get('ratelimit')).toMatch(/^"default";r=\d+;t=1$/);
+    const body = (await res.json()) as Record<string, unknown>;
+    expect(body).toMatchObject({ status: 'risky', disposable: true, reason: 'disposable_domain' });
+    expect(res.headers.get('x-request-id')).toBe(body.request_id);
+
+    const usage = await fetch(`${server.url}/v1/account/usage`, {
+      headers: { authorization: `Bearer ${keys.live.key}` },
+    });
+    expect(usage.status).toBe(200);
+    expect(((await usage.json()) as { quota: { used: number } }).quota.used).toBe(0);
+  });
+
+  it('bootstraps only once', async () => {
+    expect(await bootstrapFirstAccount(runtime.ctx.db, systemClock)).toBeNull();
+  });
+});

@@ -1,0 +1,22 @@
+/** Runs CLI commands in this process (fast), capturing what they print. */
+import { Command } from 'commander';
+import { registerAccountsCommand } from '../../src/cli/commands/accounts.command.js';
+import { registerKeysCommand } from '../../src/cli/commands/keys.command.js';
+
+export async function runInProcess(args: string[]): Promise<string> {
+  const program = new Command('mailverdict').exitOverride();
+  registerAccountsCommand(program);
+  registerKeysCommand(program);
+  let out = '';
+  const write = process.stdout.write.bind(process.stdout);
+  process.stdout.write = (chunk: string | Uint8Array) => {
+    out += chunk.toString();
+    return true;
+  };
+  try {
+    await program.parseAsync(args, { from: 'user' });
+  } finally {
+    process.stdout.write = write;
+  }
+  return out;
+}

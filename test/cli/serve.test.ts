@@ -1,0 +1,73 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
+import { afterAll, describe, expect, it } from 'vitest';
+import { cleanEnv, runCli, spawnCli } from './run-cli.js';
+
+describe('mailverdict serve', () => {
+  const dirs: string[] = [];
+  afterAll(() => {
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  });
+
+  it('bootstraps a brand-new data directory once, serves the API over HTTP and stops cleanly on SIGTERM', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mailverdict-serve-'));
+    dirs.push(dir);
+    const env = cleanEnv({ MAILVERDICT_LOG_LEVEL: 'warn', MAILVERDICT_EMBEDDED_WORKERS: 'false' });
+    const start = async () => {
+      const child = spawnCli(['serve', '--port', '0', '--data-dir', dir, '--json'], env);
+      const [line] = (await once(createInterface({ input: child.stdout! }), 'line')) as [string];
+      return { child, out: JSON.parse(line) };
+    };
+
+    const first = await start();
+    try {
+      expect(first.out).toMatchObject({ event: 'listening', data_dir: dir });
+      expect(first.out.live_key).toMatch(/^svc_live_/);
+      expect(first.out.test_key).toMatch(/^svc_test_/);
+      const res = await fetch(`${first.out.url}/v1/verify`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${first.out.test_key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ email: 'anna@valid.example.com' }),
+      });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('x-request-id')).toMatch(/^req_/);
+      expect(await res.json()).toMatchObject({ valid: true, status: 'deliverable', score: 99 });
+      const usage = await fetch(`${first.out.url}/v1/account/usage`, {
+        headers: { authorization: `Bearer ${first.out.live_key}` },
+      });
+      expect(((await usage.json()) as { plan: string }).plan).toBe('free');
+    } finally {
+      first.child.kill('SIGTERM');
+    }
+    const [code] = await once(first.child, 'exit');
+    expect(code).toBe(0);
+
+    // The second start finds the data directory in use: no new account, no keys printed.
+    const second = await start();
+    try {
+      expect(second.out.live_key).toBeUndefined();
+      const health = await fetch(`${second.out.url}/readyz`);
+      expect(health.status).toBe(200);
+    } finally {
+      second.child.kill('SIGTERM');
+    }
+    expect((await once(second.child, 'exit'))[0]).toBe(0);
+  }, 60_000);
+
+  it('stops with exit code 2 and names the setting when a value is bad', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mailverdict-serve-'));
+    dirs.push(dir);
+    const res = await runCli(['serve', '--port', '99999', '--data-dir', dir], cleanEnv());
+    expect(res.code).toBe(2);
+    expect(res.stderr).toContain('--port');
+    const plans = await runCli(
+      ['serve', '--port', '0', '--data-dir', dir],
+      cleanEnv({ MAILVERDICT_PLANS: '{"gold":{}}' }),
+    );
+    expect(plans.code).toBe(2);
+    expect(plans.stderr).toContain('MAILVERDICT_PLANS');
+  }, 60_000);
+});

@@ -1,0 +1,51 @@
+import { sql } from 'kysely';
+import { afterEach, describe, expect, it } from 'vitest';
+import { migrateToLatest } from '../../src/store/migrate.js';
+import { openTestStore, type TestStore } from './store-harness.js';
+
+describe('the SQLite store', () => {
+  let store: TestStore | undefined;
+  afterEach(async () => {
+    await store?.close();
+    store = undefined;
+  });
+
+  it('opens one WAL-mode file with foreign keys on', async () => {
+    store = await openTestStore();
+    const mode = await sql<{ journal_mode: string }>`pragma journal_mode`.execute(store.db);
+    expect(mode.rows[0]?.journal_mode).toBe('wal');
+    const fk = await sql<{ foreign_keys: number }>`pragma foreign_keys`.execute(store.db);
+    expect(fk.rows[0]?.foreign_keys).toBe(1);
+  });
+
+  it('runs migrations idempotently', async () => {
+    store = await openTestStore();
+    await migrateToLatest(store.db);
+    const tables = await sql<{ name: string }>`select name from sqlite_master where type = 'table'`.execute(
+      store.db,
+    );
+    expect(tables.rows.map((r) => r.name)).toEqual(
+      expect.arrayContaining(['accounts', 'api_keys', 'usage_periods']),
+    );
+  });
+
+  it('refuses a key for an account that does not exist (foreign key)', async () => {
+    store = await openTestStore();
+    await expect(
+      store.db
+        .insertInto('api_keys')
+        .values({
+          id: 'key_x',
+          account_id: 'acct_missing',
+          kind: 'live',
+          name: null,
+          prefix: 'svc_live_',
+          key_hash: 'h',
+          last4: 'abcd',
+          scopes: 'verify',
+          created_at: new Date().toISOString(),
+        })
+        .execute(),
+    ).rejects.toThrow(/FOREIGN KEY/);
+  });
+});
