@@ -16,6 +16,7 @@ import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { EngineOptions } from '../src/engine/types.js';
 import { createVerifier } from '../src/engine/verifier.js';
 import { startDnsServer } from '../test/kit/dns-server.js';
@@ -132,7 +133,10 @@ async function run(dns: FakeDnsServer, latencyMs: number, pipelining: boolean): 
     const cpuStart = process.cpuUsage();
     const started = performance.now();
     const deadline = started + DURATION_MS;
-    const worker = async (): Promise<void> => {
+    // Staggered starts: probes that all begin together stay in lock-step, and every reply then
+    // arrives in a burst of CONCURRENCY that the last one in the burst waits behind.
+    const worker = async (index: number): Promise<void> => {
+      await sleep((index * Math.max(1, latencyMs * 3)) / CONCURRENCY);
       while (performance.now() < deadline) {
         const n = counter++;
         const address = n % UNKNOWN_EVERY === 0 ? `nobody${n}@${DOMAIN}` : `user${n}@${DOMAIN}`;
@@ -143,7 +147,7 @@ async function run(dns: FakeDnsServer, latencyMs: number, pipelining: boolean): 
         statuses[key] = (statuses[key] ?? 0) + 1;
       }
     };
-    await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+    await Promise.all(Array.from({ length: CONCURRENCY }, (_, i) => worker(i)));
     const seconds = (performance.now() - started) / 1000;
     const cpu = process.cpuUsage(cpuStart);
     const after = await mta.stats();
@@ -196,7 +200,8 @@ const dns = await startDnsServer({
 try {
   console.log(
     `engine benchmark: ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, Node ${process.version}, ` +
-      `${CONCURRENCY} probes in flight, ${DURATION_MS / 1000} s per run`,
+      `${CONCURRENCY} probes in flight, ${DURATION_MS / 1000} s per run, ` +
+      `load average before ${os.loadavg()[0]!.toFixed(1)} (other work on the machine skews every figure)`,
   );
   const zero = await run(dns, 0, true);
   console.log(summary(zero));
@@ -216,6 +221,7 @@ try {
     );
   }
   console.log(`targets: ${checks.join('; ')}`);
+  console.log(`load average after: ${os.loadavg()[0]!.toFixed(1)}`);
 } finally {
   await dns.close();
 }

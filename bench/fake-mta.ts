@@ -90,14 +90,19 @@ const server = net.createServer((socket) => {
   socket.setEncoding('latin1');
   socket.on('data', (chunk: string) => {
     buffered += chunk;
+    // Replies to a pipelined group go out in one write, as real MTAs flush them (RFC 2920 §3.1).
+    let out = '';
+    let close = false;
     let end: number;
-    while ((end = buffered.indexOf('\r\n')) >= 0) {
+    while (!close && (end = buffered.indexOf('\r\n')) >= 0) {
       const line = buffered.slice(0, end);
       buffered = buffered.slice(end + 2);
       const reply = replyTo(line);
       count(reply.kind);
-      send(reply.text, reply.close);
+      out += reply.text;
+      close = reply.close;
     }
+    if (out !== '') send(out, close);
   });
 });
 
