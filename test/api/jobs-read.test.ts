@@ -71,7 +71,10 @@ describe('GET /v1/jobs/:id', () => {
     const b = await h.job(h.testKey, 'job_doesnotexist0000000');
     expect(a.statusCode).toBe(404);
     expect(b.statusCode).toBe(404);
-    const strip = (r: typeof a) => ({ ...r.json<Record<string, unknown>>(), request_id: undefined });
+    const strip = (r: typeof a) => ({
+      ...r.json<{ error: string; message: string }>(),
+      request_id: undefined,
+    });
     expect(strip(a)).toEqual(strip(b));
     expect(strip(a).error).toBe('not_found');
     expect((await h.results(h.testKey, theirs)).statusCode).toBe(404);

@@ -8,7 +8,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { MINUTE, SECOND } from '../../src/clock.js';
 import { DeliveryRunner, RETRY_SCHEDULE_MS } from '../../src/jobs/delivery-runner.js';
 import { createMailNotifier, type Notifier } from '../../src/jobs/notify.js';
+import { accountSummary } from '../../src/services/account-summary.service.js';
 import { submitBatch } from '../../src/services/batch.service.js';
+import { verifyWebhookSignature } from '../../src/services/webhooks/sign.js';
 import { plansFromConfig } from '../../src/services/plans.js';
 import type { HostResolver } from '../../src/services/webhooks/ssrf.js';
 import { listDeliveryAttempts, listJobDeliveries } from '../../src/store/delivery.store.js';
@@ -118,6 +120,21 @@ describe('webhook delivery', () => {
 
     const [delivery] = await listJobDeliveries(h.runtime.ctx.db, jobId);
     expect(delivery).toMatchObject({ state: 'delivered', attempts: 1, last_status_code: 200 });
+  });
+
+  it('signs with the secret that `accounts show` prints, created once and kept', async () => {
+    const h = await harness();
+    const { ctx } = h.runtime;
+    const shown = await accountSummary(ctx.db, h.clock, plansFromConfig(ctx.config), h.accountId);
+    expect(shown.webhook_secret).toMatch(/^whsec_/);
+    const rx = await startReceiver();
+    closers.push(() => rx.close());
+    await completedJob(h, { webhook_url: rx.url, notify_email: false });
+    await runner(h).runOnce();
+    const { headers, body } = rx.received[0]!;
+    expect(verifyWebhookSignature(shown.webhook_secret, headers as never, body)).toBe(true);
+    const again = await accountSummary(ctx.db, h.clock, plansFromConfig(ctx.config), h.accountId);
+    expect(again.webhook_secret).toBe(shown.webhook_secret);
   });
 
   it('retries a failing receiver on the backoff schedule, same webhook-id, every attempt recorded', async () => {

@@ -68,6 +68,7 @@ export function registerAccountsCommand(program: Command): void {
             ? `, ${summary.usage.overage.current_overage_count} overage`
             : ''),
         `rate limit ${summary.usage.rate_limit.per_second}/s, overage ${summary.usage.overage.enabled ? 'allowed' : 'not allowed'}`,
+        `webhook secret: ${summary.webhook_secret}`,
         `keys: ${summary.keys.filter((k) => k.status === 'active').length} active of ${summary.keys.length}`,
         ...summary.keys.map(
           (k) => `  ${k.id}  ${k.display}  ${k.status}  ${k.scopes.join(',')}${k.name ? `  ${k.name}` : ''}`,
