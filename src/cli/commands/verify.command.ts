@@ -57,7 +57,7 @@ async function runVerify(addresses: string[], flags: VerifyFlags): Promise<void>
   const invalid = invalidDnsServers(config.engine.dns.servers);
   if (invalid.length > 0) {
     throw new ConfigError(
-      `--dns-server must be an IP address with an optional port, got "${invalid.join(', ')}"`,
+      `--dns-server (or MAILVERDICT_DNS_SERVERS) must be IP addresses with an optional port, got "${invalid.join(', ')}"`,
     );
   }
 
