@@ -231,6 +231,21 @@ describe('SmtpProber', () => {
     expect(outcome).toMatchObject({ kind: 'blocked', evidence: { code: 554, enhancedCode: '5.7.1' } });
   });
 
+  it('leaves no timer behind once the sessions are over', async () => {
+    const timers = () => process.getActiveResourcesInfo().filter((name) => name === 'Timeout').length;
+    const before = timers();
+    const prober = makeProber();
+    // Budgets far longer than waitFor's patience: a deadline timer left armed per session would
+    // keep five timers alive; other timers of the process come and go, hence the margin.
+    for (let i = 0; i < 5; i++) {
+      expect((await probe(prober, `alice@timers${i}.test`, mx('good'), 5000)).kind).toBe('accepted');
+    }
+    await vi.waitFor(() =>
+      expect(kit.hosts.good!.commands.filter((line) => line === 'QUIT')).toHaveLength(5),
+    );
+    await vi.waitFor(() => expect(timers()).toBeLessThan(before + 3));
+  });
+
   it('ends as unavailable, without waiting out its budget, when closed mid-probe', async () => {
     const prober = makeProber();
     const pending = probe(prober, 'alice@silent.test', mx('silent'), 5000);

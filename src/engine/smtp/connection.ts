@@ -101,6 +101,8 @@ export class SmtpConnection {
   #socket: net.Socket;
   readonly #parser = new ReplyParser();
   #waiters: Waiter[] = [];
+  /** Why the connection ended; the Error is only built when someone is there to receive it. */
+  #failed: { kind: SmtpErrorKind; message: string } | null = null;
   #failure: SmtpConnectionError | null = null;
   #quitting = false;
   #timer: NodeJS.Timeout | null = null;
@@ -141,7 +143,7 @@ export class SmtpConnection {
 
   /** Whether the connection can still carry commands. */
   get usable(): boolean {
-    return this.#failure === null && !this.#quitting;
+    return this.#failed === null && !this.#quitting;
   }
 
   /**
@@ -149,7 +151,7 @@ export class SmtpConnection {
    * passes, every pending reply fails with kind `timeout` and the socket is destroyed.
    */
   setDeadline(at: number): void {
-    if (at === this.#armedAt || this.#failure !== null) return;
+    if (at === this.#armedAt || this.#failed !== null) return;
     if (this.#timer !== null) clearTimeout(this.#timer);
     this.#armedAt = at;
     this.#timer = at === Infinity ? null : setTimeout(this.#onTimer, Math.max(0, at - performance.now()));
@@ -242,7 +244,7 @@ export class SmtpConnection {
 
   /** Closes the socket now; pending replies fail with kind `destroyed`. */
   destroy(): void {
-    this.#fail(new SmtpConnectionError('destroyed', 'connection closed by the client'));
+    this.#fail('destroyed', 'connection closed by the client');
   }
 
   #attach(socket: net.Socket): void {
@@ -259,13 +261,13 @@ export class SmtpConnection {
   }
 
   #write(text: string): void {
-    if (this.#failure !== null) throw this.#failure;
+    if (this.#failed !== null) throw this.#error();
     if (this.#quitting) throw new SmtpConnectionError('destroyed', 'connection is closing');
     this.#socket.write(text);
   }
 
   #expect(): Promise<SmtpReply> {
-    if (this.#failure !== null) return Promise.reject(this.#failure);
+    if (this.#failed !== null) return Promise.reject(this.#error());
     return new Promise<SmtpReply>((resolve, reject) => {
       this.#waiters.push({ resolve, reject });
     });
@@ -278,7 +280,7 @@ export class SmtpConnection {
       replies = this.#parser.push(chunk);
     } catch (error) {
       const message = error instanceof SmtpProtocolError ? error.message : String(error);
-      this.#fail(new SmtpConnectionError('protocol', message));
+      this.#fail('protocol', message);
       return;
     }
     for (const reply of replies) {
@@ -287,7 +289,7 @@ export class SmtpConnection {
         // A reply nobody asked for breaks the pairing of commands and replies (and after
         // STARTTLS would be an injection); an unsolicited 421 is a server going away.
         const kind = reply.code === 421 ? 'closed' : 'protocol';
-        this.#fail(new SmtpConnectionError(kind, `unexpected reply: ${reply.code} ${reply.message}`));
+        this.#fail(kind, `unexpected reply: ${reply.code} ${reply.message}`);
         return;
       }
       waiter.resolve(reply);
@@ -295,11 +297,11 @@ export class SmtpConnection {
   };
 
   #onError = (error: NodeJS.ErrnoException): void => {
-    this.#fail(toConnectionError(error, this.tls || this.#socket instanceof tls.TLSSocket));
+    this.#fail(errorKind(error, this.tls || this.#socket instanceof tls.TLSSocket), error.message);
   };
 
   #onSocketClose = (): void => {
-    this.#fail(new SmtpConnectionError('closed', 'connection closed by the server'));
+    this.#fail('closed', 'connection closed by the server');
     this.#release();
   };
 
@@ -310,21 +312,29 @@ export class SmtpConnection {
   #onTimer = (): void => {
     this.#timer = null;
     this.#armedAt = Infinity;
-    this.#fail(new SmtpConnectionError('timeout', 'no reply before the deadline'));
+    this.#fail('timeout', 'no reply before the deadline');
   };
 
-  #fail(error: SmtpConnectionError): void {
-    if (this.#failure !== null) return;
+  #fail(kind: SmtpErrorKind, message: string): void {
+    if (this.#failed !== null) return;
     // After QUIT the server hanging up is the expected end, not a failure to report.
-    this.#failure =
-      this.#quitting && error.kind === 'closed'
-        ? new SmtpConnectionError('destroyed', 'connection closed after QUIT')
-        : error;
+    this.#failed =
+      this.#quitting && kind === 'closed'
+        ? { kind: 'destroyed', message: 'connection closed after QUIT' }
+        : { kind, message };
     const waiters = this.#waiters;
-    this.#waiters = [];
-    for (const waiter of waiters) waiter.reject(this.#failure);
+    if (waiters.length > 0) {
+      this.#waiters = [];
+      const error = this.#error();
+      for (const waiter of waiters) waiter.reject(error);
+    }
     this.#socket.destroy();
     this.#release();
+  }
+
+  #error(): SmtpConnectionError {
+    const failed = this.#failed!;
+    return (this.#failure ??= new SmtpConnectionError(failed.kind, failed.message));
   }
 
   #release(): void {
@@ -345,21 +355,20 @@ export class SmtpConnection {
   }
 }
 
-function toConnectionError(error: NodeJS.ErrnoException, duringTls: boolean): SmtpConnectionError {
+function errorKind(error: NodeJS.ErrnoException, duringTls: boolean): SmtpErrorKind {
   const code = error.code ?? '';
-  if (code === 'ECONNREFUSED') return new SmtpConnectionError('refused', error.message);
+  if (code === 'ECONNREFUSED') return 'refused';
   if (
     code === 'EHOSTUNREACH' ||
     code === 'ENETUNREACH' ||
     code === 'EADDRNOTAVAIL' ||
     code === 'EAFNOSUPPORT'
   ) {
-    return new SmtpConnectionError('unreachable', error.message);
+    return 'unreachable';
   }
-  if (code === 'ECONNRESET' || code === 'EPIPE') return new SmtpConnectionError('closed', error.message);
-  if (duringTls || code.startsWith('ERR_SSL') || code.startsWith('ERR_TLS'))
-    return new SmtpConnectionError('tls', error.message);
-  return new SmtpConnectionError('closed', error.message);
+  if (code === 'ECONNRESET' || code === 'EPIPE') return 'closed';
+  if (duringTls || code.startsWith('ERR_SSL') || code.startsWith('ERR_TLS')) return 'tls';
+  return 'closed';
 }
 
 async function connectThroughProxy(options: OpenOptions): Promise<net.Socket> {

@@ -10,6 +10,7 @@
  * second), the dialogue after the banner may use all of it.
  */
 import { getRandomValues } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import { isIP } from 'node:net';
 import type { MailHost, SmtpEvidence, SmtpOutcome, SmtpOutcomeKind } from '../outcome.js';
 import type { SmtpOptions } from '../types.js';
@@ -79,6 +80,8 @@ export class SmtpProber {
     this.#clock = deps.clock ?? Date.now;
     this.#random = deps.random ?? cryptoRandom();
     this.#proxies = options.proxies.map(parseProxyUrl);
+    // Every connection in flight listens on this one signal; hundreds at once are expected.
+    setMaxListeners(0, this.#closing.signal);
   }
 
   /** Probes one address. Never rejects: every failure is an outcome with its evidence. */
