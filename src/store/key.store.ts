@@ -1,4 +1,5 @@
 /** SQL for the `api_keys` table. */
+import type { CompiledQuery } from 'kysely';
 import type { Executor } from './executor.js';
 import type { ApiKeyRow, NewApiKeyRow } from './schema/accounts.schema.js';
 
@@ -49,15 +50,27 @@ export async function insertKeyWithinLimit(
     .executeTakeFirst();
 }
 
-/** The key with this hash and its account's plan, revoked or not (the caller tells them apart). */
-export async function findKeyByHash(db: Executor, keyHash: string): Promise<KeyWithAccount | undefined> {
+function keyByHashQuery(db: Executor, keyHash: string) {
   return db
     .selectFrom('api_keys')
     .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
     .selectAll('api_keys')
     .select(['accounts.plan as account_plan', 'accounts.rate_limit as account_rate_limit'])
-    .where('api_keys.key_hash', '=', keyHash)
-    .executeTakeFirst();
+    .where('api_keys.key_hash', '=', keyHash);
+}
+
+/** Compiled once per executor: this lookup runs on every authenticated request. */
+const compiledKeyByHash = new WeakMap<Executor, CompiledQuery<KeyWithAccount>>();
+
+/** The key with this hash and its account's plan, revoked or not (the caller tells them apart). */
+export async function findKeyByHash(db: Executor, keyHash: string): Promise<KeyWithAccount | undefined> {
+  let compiled = compiledKeyByHash.get(db);
+  if (!compiled) {
+    compiled = keyByHashQuery(db, '').compile();
+    compiledKeyByHash.set(db, compiled);
+  }
+  const result = await db.executeQuery<KeyWithAccount>({ ...compiled, parameters: [keyHash] });
+  return result.rows[0];
 }
 
 export async function findKeyById(db: Executor, id: string): Promise<ApiKeyRow | undefined> {
