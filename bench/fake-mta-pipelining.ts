@@ -224,12 +224,24 @@ export async function startFakeMta(options: FakeMtaOptions): Promise<FakeMta> {
 
   const servers: net.Server[] = [];
   let port = options.port ?? 0;
-  for (const host of options.hosts) {
-    const server = net.createServer(onConnection);
-    server.listen(port, host);
-    await once(server, 'listening');
-    servers.push(server);
-    if (port === 0) port = (server.address() as net.AddressInfo).port;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      for (const host of options.hosts) {
+        const server = net.createServer(onConnection);
+        servers.push(server);
+        server.listen(port, host);
+        await once(server, 'listening');
+        if (port === 0) port = (server.address() as net.AddressInfo).port;
+      }
+      break;
+    } catch (error) {
+      // The ephemeral port of the first host may be taken on another address: try another.
+      await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
+      servers.length = 0;
+      if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE' || attempt >= 10 || options.port)
+        throw error;
+      port = 0;
+    }
   }
 
   return {
@@ -275,14 +287,13 @@ export interface BenchWorld {
   hardErrorLimit: number;
 }
 
-/** The bench's mailbox rule: local parts starting with "nobody" do not exist. */
+/** The bench's mailbox rule: mailboxes are the local parts starting with "user". */
 export function benchRcptRule(catchAll: ReadonlySet<string>): (address: string) => string {
   return (address) => {
     const at = address.lastIndexOf('@');
-    if (catchAll.has(address.slice(at + 1).toLowerCase())) return '250 2.1.5 OK';
-    return address.startsWith('nobody')
-      ? '550 5.1.1 <' + address + '>: Recipient address rejected: User unknown'
-      : '250 2.1.5 OK';
+    if (address.startsWith('user') || catchAll.has(address.slice(at + 1).toLowerCase()))
+      return '250 2.1.5 OK';
+    return `550 5.1.1 <${address}>: Recipient address rejected: User unknown`;
   };
 }
 
@@ -302,16 +313,14 @@ async function runChild(): Promise<void> {
     dns.setDomain(domain, { mx: [{ exchange: `mx${hostIndex}.mta.bench`, priority: 10 }] });
   }
   dns.setDelay(world.latencyMs);
+  let closing: Promise<unknown> | null = null;
+  const close = (): Promise<unknown> => (closing ??= Promise.all([mta.close(), dns.close()]));
   process.on('message', (message: unknown) => {
     if (message === 'stats') process.send?.({ stats: { ...mta.stats(), sessions: [] } });
     if (message === 'reset') mta.resetStats();
-    if (message === 'close') {
-      void Promise.all([mta.close(), dns.close()]).then(() => process.disconnect());
-    }
+    if (message === 'close') void close().then(() => process.disconnect());
   });
-  process.on('disconnect', () => {
-    void Promise.all([mta.close(), dns.close()]);
-  });
+  process.on('disconnect', () => void close());
   process.send?.({ ready: { port: mta.port, dns: dns.address } });
 }
 
