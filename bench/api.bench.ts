@@ -38,7 +38,7 @@ async function startChild(args: string[]): Promise<{ child: ChildProcess; firstL
     env: { ...env, MAILVERDICT_EMBEDDED_WORKERS: 'false' },
     stdio: ['ignore', 'pipe', 'ignore'],
   });
-  const [firstLine] = (await once(createInterface({ input: child.stdout! }), 'line')) as [string];
+  const [firstLine] = (await once(createInterface({ input: child.stdout }), 'line')) as [string];
   return { child, firstLine };
 }
 
