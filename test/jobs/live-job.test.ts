@@ -18,17 +18,18 @@ let engine: BatchEngine;
 beforeAll(async () => {
   const mailboxes = Array.from({ length: 20 }, (_, i) => `user${i}`);
   kit = await startSmtpServers({ acme: { kind: 'mta', mailboxes } });
-  let verifyChunk: ReturnType<typeof createChunkVerifier> | undefined;
+  // The engine needs the harness's config, the harness needs the verifier: bound after both exist.
+  const bound: { verify?: ReturnType<typeof createChunkVerifier> } = {};
   h = await createJobsHarness({
     flags: { chunkSize: '10', smtpPort: String(kit.port) },
     account: { plan: 'starter' },
-    verifyChunk: (mode, emails, signal) => verifyChunk!(mode, emails, signal),
+    verifyChunk: (mode, emails, signal) => bound.verify!(mode, emails, signal),
   });
   h.dns.setDomain('acme.test', { mx: [{ exchange: 'mx1.acme.test', priority: 10 }] });
   h.dns.setDomain('mx1.acme.test', { a: [kit.hosts.acme!.ip] });
   const { ctx } = h.runtime;
   engine = createBatchEngine(batchEngineOptions(ctx.config));
-  verifyChunk = createChunkVerifier({
+  bound.verify = createChunkVerifier({
     verifier: ctx.verifier,
     batchEngine: engine,
     testDomain: ctx.config.testDomain,
