@@ -306,6 +306,23 @@ describe('MailHostResolver', () => {
     expect(server.queryCount(`mx.${d}`, 'A')).toBe(1);
   });
 
+  it('keeps at most cacheSize domains, dropping the least recently used', async () => {
+    const [a, b, c] = [freshDomain(), freshDomain(), freshDomain()];
+    for (const d of [a, b, c]) server.setDomain(d, { a: ['127.0.0.2'] });
+    const r = resolver({ cacheSize: 2 });
+
+    await r.resolve(a);
+    await r.resolve(b);
+    await r.resolve(a); // a is now the most recently used
+    await r.resolve(c); // evicts b
+    await r.resolve(a);
+    await r.resolve(b);
+
+    expect(server.queryCount(a, 'MX')).toBe(1);
+    expect(server.queryCount(b, 'MX')).toBe(2);
+    expect(server.queryCount(c, 'MX')).toBe(1);
+  });
+
   it('resolves address literals to themselves without any query', async () => {
     const r = resolver();
     const before = server.queries.length;

@@ -15,6 +15,8 @@ export interface ResolverDeps {
   clock?: () => number;
   /** In [0, 1); shuffles MX hosts of equal preference. */
   random?: () => number;
+  /** How many domains the cache holds at most (default 10,000). */
+  cacheSize?: number;
 }
 
 /**
@@ -24,7 +26,7 @@ export interface ResolverDeps {
  */
 const TRANSIENT_TTL_MS = 5_000;
 /** Bounds memory on batches with very many distinct domains; least recently used go first. */
-const MAX_CACHED_DOMAINS = 10_000;
+const DEFAULT_CACHE_SIZE = 10_000;
 
 interface CacheEntry {
   /** For 'ok', hosts are in preference order and not yet shuffled. */
@@ -44,6 +46,7 @@ export class MailHostResolver {
   readonly #options: DnsOptions;
   readonly #clock: () => number;
   readonly #random: () => number;
+  readonly #cacheSize: number;
   readonly #cache = new Map<string, CacheEntry>();
   readonly #inFlight = new Map<string, Promise<DnsOutcome>>();
   #closed = false;
@@ -52,6 +55,7 @@ export class MailHostResolver {
     this.#options = options;
     this.#clock = deps.clock ?? Date.now;
     this.#random = deps.random ?? Math.random;
+    this.#cacheSize = deps.cacheSize ?? DEFAULT_CACHE_SIZE;
     this.#resolver = new dns.Resolver({ timeout: options.timeoutMs, tries: options.tries });
     const invalid = invalidDnsServers(options.servers);
     if (invalid.length > 0) {
@@ -165,7 +169,7 @@ export class MailHostResolver {
     const ttl = this.#ttlOf(outcome);
     if (ttl <= 0 || this.#closed) return;
     this.#cache.set(name, { outcome, expiresAt: this.#clock() + ttl });
-    if (this.#cache.size > MAX_CACHED_DOMAINS) {
+    if (this.#cache.size > this.#cacheSize) {
       // Map iteration follows insertion order, and hits are re-inserted: the first key is the
       // least recently used.
       const oldest = this.#cache.keys().next();
