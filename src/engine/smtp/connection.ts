@@ -160,7 +160,7 @@ export class SmtpConnection {
   /** Sends one command and resolves with its reply. */
   command(line: string): Promise<SmtpReply> {
     assertCommandLine(line);
-    this.#write(`${line}\r\n`);
+    if (!this.#write(`${line}\r\n`)) return this.#rejected();
     return this.#expect();
   }
 
@@ -171,9 +171,9 @@ export class SmtpConnection {
    */
   pipeline(lines: readonly string[]): Promise<SmtpReply>[] {
     for (const line of lines) assertCommandLine(line);
-    this.#write(`${lines.join('\r\n')}\r\n`);
+    const written = this.#write(`${lines.join('\r\n')}\r\n`);
     return lines.map(() => {
-      const promise = this.#expect();
+      const promise = written ? this.#expect() : this.#rejected();
       promise.catch(noop);
       return promise;
     });
@@ -202,6 +202,8 @@ export class SmtpConnection {
   async starttls(servername: string | null): Promise<SmtpReply> {
     const reply = await this.command('STARTTLS');
     if (reply.code !== 220) return reply;
+    // The 220 may have come with more text in the same packet, which failed the connection.
+    if (this.#failed !== null) throw this.#error();
     const raw = this.#socket;
     this.#detach(raw);
     // Anything the server sent in clear after its 220 must not be read as a TLS-protected reply.
@@ -260,10 +262,17 @@ export class SmtpConnection {
     socket.off('close', this.#onSocketClose);
   }
 
-  #write(text: string): void {
-    if (this.#failed !== null) throw this.#error();
-    if (this.#quitting) throw new SmtpConnectionError('destroyed', 'connection is closing');
+  /** Writes unless the connection is failed or closing; says whether it wrote. */
+  #write(text: string): boolean {
+    if (!this.usable) return false;
     this.#socket.write(text);
+    return true;
+  }
+
+  #rejected(): Promise<SmtpReply> {
+    return Promise.reject(
+      this.#failed !== null ? this.#error() : new SmtpConnectionError('destroyed', 'connection is closing'),
+    );
   }
 
   #expect(): Promise<SmtpReply> {
