@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { sweepOnce } from '../../src/jobs/sweep.js';
 import { createJobsHarness, fixtureEmails, type JobsHarness, type ResultsJson } from '../jobs/kit.js';
 
 let h: JobsHarness;
@@ -191,6 +192,15 @@ describe('Idempotency-Key', () => {
     const b = await h.submit(h.testKey, { emails: ['other@b.co'] }, { 'idempotency-key': 'old' });
     expect(b.statusCode).toBe(202);
     expect(b.json().job_id).not.toBe(a.json().job_id);
+  });
+
+  it('is deleted by the sweep once expired', async () => {
+    await h.submit(h.testKey, body, { 'idempotency-key': 'swept' });
+    const keys = () => h.runtime.ctx.db.selectFrom('idempotency_keys').select('key').execute();
+    expect(await sweepOnce(h.runtime.ctx.db, h.clock)).toMatchObject({ idempotencyKeys: 0 });
+    h.advance(24 * 3600_000);
+    expect(await sweepOnce(h.runtime.ctx.db, h.clock)).toMatchObject({ idempotencyKeys: 1 });
+    expect(await keys()).toEqual([]);
   });
 
   it('refuses a key that is too long', async () => {
