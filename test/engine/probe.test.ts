@@ -26,6 +26,7 @@ beforeAll(async () => {
     heloOnly: { kind: 'raw', refuseEhlo: true },
     brokenTls: { kind: 'raw', brokenStarttls: true },
     mailRefused: { kind: 'mta', mailReply: REPLIES.spamhaus },
+    slow: { kind: 'mta', mailboxes: ['alice'], delayMs: 150 },
   });
 });
 
@@ -224,6 +225,17 @@ describe('SmtpProber', () => {
   it('times out on a silent host within the budget', async () => {
     const outcome = await probe(makeProber(), 'alice@silent.test', mx('silent'), 300);
     expect(outcome).toMatchObject({ kind: 'timeout', evidence: { host: 'silent.mx.test', code: null } });
+  });
+
+  it('waits for a slow host that answers within the budget', async () => {
+    const outcome = await probe(makeProber(), 'alice@slow.test', mx('slow'), 5000);
+    expect(outcome).toMatchObject({ kind: 'accepted', evidence: { host: 'slow.mx.test', code: 250 } });
+  });
+
+  it('times out on a slow host whose replies need more than the budget', async () => {
+    // Banner, MAIL and RCPT are each delayed by 150 ms: more than 300 ms in all.
+    const outcome = await probe(makeProber(), 'alice@slow.test', mx('slow'), 300);
+    expect(outcome.kind).toBe('timeout');
   });
 
   it('reports a refusal at MAIL FROM as blocked, with that reply as evidence', async () => {

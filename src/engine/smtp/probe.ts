@@ -84,7 +84,10 @@ export class SmtpProber {
     setMaxListeners(0, this.#closing.signal);
   }
 
-  /** Probes one address. Never rejects: every failure is an outcome with its evidence. */
+  /**
+   * Probes one address. Every network failure is an outcome with its evidence; it rejects only
+   * on a programming error, such as a command line with CR/LF (SmtpCommandError).
+   */
   async probe(request: ProbeRequest): Promise<SmtpOutcome> {
     const startedAt = performance.now();
     const deadlineAt = startedAt + request.timeoutMs;
