@@ -206,6 +206,8 @@ export class SmtpConnection {
     if (this.#failed !== null) throw this.#error();
     const raw = this.#socket;
     this.#detach(raw);
+    // The TLS socket reports the errors from now on; an unheard 'error' would crash the process.
+    raw.on('error', noop);
     // Anything the server sent in clear after its 220 must not be read as a TLS-protected reply.
     this.#parser.reset();
     const options: tls.ConnectionOptions = { socket: raw, rejectUnauthorized: false };
