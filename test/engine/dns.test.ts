@@ -1,3 +1,4 @@
+import { promises as dns } from 'node:dns';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { MailHostResolver } from '../../src/engine/dns/resolver.js';
 import type { ResolverDeps } from '../../src/engine/dns/resolver.js';
@@ -227,6 +228,25 @@ describe('MailHostResolver', () => {
     server.setSilent(d);
 
     expect(await resolver().resolve(d)).toEqual({ kind: 'error', detail: 'ETIMEOUT' });
+  });
+
+  it('gives up on a silent server after timeout × tries, not after c-ares doubling retries', async () => {
+    const d = freshDomain();
+    server.setSilent(d);
+    // c-ares alone: 50 + 100 + 200 + 400 ms for 4 tries; the engine's budget is 4 × 50 = 200 ms,
+    // less than a raw resolver needs for 2 tries of 100 ms (100 + 200 ms).
+    const raw = new dns.Resolver({ timeout: 100, tries: 2 });
+    raw.setServers([server.address]);
+    const settled: string[] = [];
+
+    await Promise.all([
+      raw.resolveMx(d).catch(() => settled.push('raw c-ares, 2 tries of 100 ms')),
+      resolver({}, { timeoutMs: 50, tries: 4 })
+        .resolve(d)
+        .then((outcome) => settled.push(`engine ${outcome.kind}`)),
+    ]);
+
+    expect(settled).toEqual(['engine error', 'raw c-ares, 2 tries of 100 ms']);
   });
 
   it('answers a second lookup of a domain from the cache', async () => {

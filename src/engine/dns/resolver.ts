@@ -103,7 +103,7 @@ export class MailHostResolver {
   async #lookup(name: string): Promise<DnsOutcome> {
     let answer: { exchange: string; priority: number }[];
     try {
-      answer = await this.#resolver.resolveMx(name);
+      answer = await this.#bounded(this.#resolver.resolveMx(name));
     } catch (err) {
       const code = dnsErrorCode(err);
       if (code === 'ENOTFOUND') return { kind: 'nxdomain' };
@@ -149,7 +149,10 @@ export class MailHostResolver {
 
   async #addressesOf(host: string): Promise<HostAddresses> {
     if (isIP(host) !== 0) return { addresses: [host], transient: null };
-    const [v4, v6] = await Promise.allSettled([this.#resolver.resolve4(host), this.#resolver.resolve6(host)]);
+    const [v4, v6] = await Promise.allSettled([
+      this.#bounded(this.#resolver.resolve4(host)),
+      this.#bounded(this.#resolver.resolve6(host)),
+    ]);
     // IPv4 first: many hosts that run the prober have no IPv6 route at all.
     const addresses = [
       ...(v4.status === 'fulfilled' ? v4.value : []),
@@ -163,6 +166,23 @@ export class MailHostResolver {
       }
     }
     return { addresses, transient };
+  }
+
+  /**
+   * c-ares doubles the timeout on every retry (measured on Node 20: timeout 200 ms with 3 tries
+   * gives up after 1.6 s, not 0.6 s), and Node 20 has no `maxTimeout`. A query therefore gets
+   * `timeoutMs × tries` in all, the budget the settings suggest; the abandoned query ends on its
+   * own later and its answer is dropped.
+   */
+  #bounded<T>(query: Promise<T>): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    const budget = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(Object.assign(new Error('DNS query budget exhausted'), { code: 'ETIMEOUT' })),
+        this.#options.timeoutMs * this.#options.tries,
+      );
+    });
+    return Promise.race([query, budget]).finally(() => clearTimeout(timer));
   }
 
   #remember(name: string, outcome: DnsOutcome): void {
