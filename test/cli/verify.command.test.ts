@@ -63,7 +63,8 @@ afterAll(async () => {
   await dns.close();
 });
 
-describe('mailverdict verify', () => {
+// Each test starts its own CLI process; they share only the servers, so they may overlap.
+describe.concurrent('mailverdict verify', () => {
   it('prints one JSON result per line with --json, in the order given, and exits 0', async () => {
     const run = await cli(
       'verify',
@@ -90,6 +91,21 @@ describe('mailverdict verify', () => {
     expect(bob).toMatchObject({ email: 'bob@shop.test', status: 'undeliverable', reason: 'smtp_rejected' });
     expect(bob!.checks.smtp.code).toBe(550);
     expect(bad).toMatchObject({ status: 'undeliverable', reason: 'invalid_email_format', valid: false });
+  });
+
+  it('takes --dns-server repeated and as comma lists, falling over to the next server', async () => {
+    // Nothing listens on ports 1 and 2: the resolver is refused there and asks the next server.
+    const run = await cli(
+      'verify',
+      '--json',
+      '--dns-server',
+      '127.0.0.1:1',
+      ...engineFlags().map((flag) => (flag === dns.address ? `127.0.0.1:2,${dns.address}` : flag)),
+      'alice@shop.test',
+    );
+
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout)).toMatchObject({ status: 'deliverable', mx: true });
   });
 
   it('prints an aligned table by default', async () => {
