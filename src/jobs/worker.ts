@@ -152,7 +152,7 @@ export class Worker {
     const log = logger.child({ job_id: chunk.job_id, seq: chunk.seq, worker: this.id });
     const job = await getJob(db, chunk.job_id);
     if (!job || (job.status !== 'queued' && job.status !== 'processing')) {
-      await releaseChunk(db, ref, this.id, false);
+      await releaseChunk(db, ref, this.id);
       return;
     }
     if (chunk.attempts > MAX_CHUNK_ATTEMPTS) {
@@ -183,10 +183,11 @@ export class Worker {
     } catch (err) {
       if (controller.signal.aborted) {
         // Stopping: hand the chunk back untouched. Lost lease or cancelled job: nothing to give back.
-        if (this.#stopping) await releaseChunk(db, ref, this.id, false);
+        if (this.#stopping) await releaseChunk(db, ref, this.id);
         return;
       }
-      await releaseChunk(db, ref, this.id, true);
+      // Keep the lease (and the attempt): the chunk is retried once the lease expires, which
+      // spaces out retries of a failing chunk; MAX_CHUNK_ATTEMPTS ends them.
       throw err;
     } finally {
       stopHeartbeat();

@@ -79,23 +79,11 @@ export async function renewChunkLease(
   return res.numUpdatedRows === 1n;
 }
 
-/**
- * Gives the chunk back unfinished. A clean shutdown also gives back the attempt it used
- * (`keepAttempt` false); a failure keeps it counted, towards the job's attempt limit.
- */
-export async function releaseChunk(
-  db: Db,
-  ref: ChunkRef,
-  owner: string,
-  keepAttempt: boolean,
-): Promise<void> {
+/** Gives the chunk back unfinished (clean shutdown), with the attempt it used. */
+export async function releaseChunk(db: Db, ref: ChunkRef, owner: string): Promise<void> {
   await db
     .updateTable('job_chunks')
-    .set((eb) => ({
-      lease_owner: null,
-      lease_expires_at: null,
-      attempts: keepAttempt ? eb.ref('attempts') : eb('attempts', '-', 1),
-    }))
+    .set((eb) => ({ lease_owner: null, lease_expires_at: null, attempts: eb('attempts', '-', 1) }))
     .where('job_id', '=', ref.job_id)
     .where('seq', '=', ref.seq)
     .where('state', '=', 'pending')

@@ -84,6 +84,28 @@ describe('worker leases', () => {
     expect(await h.drain()).toBe(0);
   });
 
+  it('retries a chunk whose verification threw only after its lease expires, and counts the attempt', async () => {
+    let calls = 0;
+    const flaky: ChunkVerifier = async (_mode, emails) => {
+      calls++;
+      if (calls === 1) throw new Error('engine exploded');
+      return emails.map(() => ({ status: 'unknown' as const, score: 50, reason: 'test_mode', valid: false }));
+    };
+    const h = await harness({ verifyChunk: flaky });
+    const jobId = await submit(h, 5);
+    await expect(h.worker.runOnce()).rejects.toThrow('engine exploded');
+    expect(await h.worker.runOnce()).toBe(false);
+    h.advance(30 * SECOND + 1);
+    expect(await h.worker.runOnce()).toBe(true);
+    expect((await h.job(h.testKey, jobId)).json()).toMatchObject({ status: 'completed', processed: 5 });
+    const [chunk] = await h.runtime.ctx.db
+      .selectFrom('job_chunks')
+      .select('attempts')
+      .where('job_id', '=', jobId)
+      .execute();
+    expect(chunk!.attempts).toBe(2);
+  });
+
   it('fails the job when a chunk’s stored data is corrupt', async () => {
     const h = await harness();
     const jobId = await submit(h, 15);
