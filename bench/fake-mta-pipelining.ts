@@ -128,10 +128,19 @@ export async function startFakeMta(options: FakeMtaOptions): Promise<FakeMta> {
     let closing = false;
 
     socket.setNoDelay(true);
-    socket.on('close', () => {
-      sockets.delete(socket);
+    // A session ends for the count when the client has left (its FIN), or at the close: the
+    // client frees its slot only after that, so the server never counts more than it holds.
+    let left = false;
+    const leave = (): void => {
+      if (left) return;
+      left = true;
       activeByHost.set(host, (activeByHost.get(host) ?? 1) - 1);
       active -= 1;
+    };
+    socket.on('end', leave);
+    socket.on('close', () => {
+      sockets.delete(socket);
+      leave();
     });
     socket.on('error', () => socket.destroy());
 

@@ -78,7 +78,8 @@ export class BatchRun implements RunLink {
     this.#unique = grouped.unique;
     this.#remaining = grouped.unique.length;
     if (this.#remaining === 0) this.#finish();
-    else void this.#resolveDomains([...grouped.byDomain]);
+    // A failure here is a bug (the resolver never rejects); fail the call rather than hang it.
+    else this.#resolveDomains([...grouped.byDomain]).catch((error: unknown) => this.abort(error));
     return done;
   }
 

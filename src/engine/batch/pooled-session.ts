@@ -205,9 +205,11 @@ async function runGroup(
     state.sent += 1;
     state.inTransaction += 1;
     if (reply.code >= 300) state.rejects += 1;
-    if (isTooManyRecipients(reply)) {
-      // The server's per-transaction limit: retry in a new transaction, and keep to that limit.
-      state.transactionLimit = Math.max(1, state.acceptedInTransaction);
+    // The server's per-transaction limit: retry in a new transaction, and keep to that limit.
+    // A server that says so with nothing accepted yet has no usable limit: that answer is
+    // classified like any other 4xx (greylisted, tried again later, bounded).
+    if (isTooManyRecipients(reply) && state.acceptedInTransaction > 0) {
+      state.transactionLimit = state.acceptedInTransaction;
       retryInNewTransaction.push(work);
       continue;
     }
