@@ -102,6 +102,12 @@ export interface DnsOptions {
   tries: number;
   positiveTtlMs: number;
   negativeTtlMs: number;
+  /**
+   * Whether mail hosts with internal addresses (loopback, private, link-local...) may be probed.
+   * The service sets it from `--allow-internal-targets` (default false); the library's default is
+   * true so that it can verify against test servers on this machine.
+   */
+  allowInternalTargets?: boolean;
 }
 
 export interface SmtpOptions {

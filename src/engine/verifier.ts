@@ -137,7 +137,8 @@ export function buildResult(
     score: verdict.score,
     disposable: flags.disposable,
     catchAll: catchAll === true,
-    mx: dns?.kind === 'ok',
+    // Reachable mail hosts: a domain whose hosts are all internal (and so not probed) has none.
+    mx: dns?.kind === 'ok' && dns.hosts.length > 0,
     reason: verdict.reason,
     latency_ms: Math.round(performance.now() - startedAt),
     did_you_mean: parsed.literal ? null : suggestCorrection(parsed.local, parsed.domain),

@@ -9,6 +9,7 @@ import type { DnsOutcome, MailHost } from '../outcome.js';
 import type { DnsOptions, MxRecordInfo } from '../types.js';
 import { classifyDnsError, dnsErrorCode } from './dns-errors.js';
 import { invalidDnsServers } from './servers.js';
+import { isInternalAddress } from '../net/internal-address.js';
 
 export interface ResolverDeps {
   /** Milliseconds since the epoch; drives cache expiry. */
@@ -68,7 +69,7 @@ export class MailHostResolver {
   async resolve(domain: string): Promise<DnsOutcome> {
     const name = domain.toLowerCase().replace(/\.$/, '');
     const literal = resolveLiteral(name);
-    if (literal !== null) return literal;
+    if (literal !== null) return this.#present(literal);
     if (this.#closed) return { kind: 'error', detail: 'ECANCELLED' };
 
     const cached = this.#cache.get(name);
@@ -219,8 +220,20 @@ export class MailHostResolver {
     return {
       ...outcome,
       records: outcome.records.map((r) => ({ ...r })),
-      hosts: shuffleEqualPreferences(outcome.hosts, this.#random),
+      hosts: shuffleEqualPreferences(this.#probeable(outcome.hosts), this.#random),
     };
+  }
+
+  /**
+   * Drops internal addresses unless allowed: a mail host inside our own network is not the
+   * recipient's. A domain left with no host is answered `ok` with no hosts, so the probe reports
+   * unknown / smtp_unavailable ("could not find out"), never a missing mailbox.
+   */
+  #probeable(hosts: MailHost[]): MailHost[] {
+    if (this.#options.allowInternalTargets ?? true) return hosts;
+    return hosts
+      .map((h) => ({ ...h, addresses: h.addresses.filter((a) => !isInternalAddress(a)) }))
+      .filter((h) => h.addresses.length > 0);
   }
 }
 

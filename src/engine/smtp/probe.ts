@@ -134,7 +134,7 @@ export class SmtpProber {
     const detail =
       last === null
         ? hosts.length === 0
-          ? 'no mail host to try'
+          ? 'no mail host to try (internal addresses are not probed)'
           : 'time budget ran out'
         : timedOut && last.reason !== 'timeout'
           ? `time budget ran out (last: ${last.detail})`
