@@ -99,5 +99,25 @@ export async function startServer(
   const address = app.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : config.port;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
-  return { app, url: `http://${host}:${port}`, port, close: () => app.close() };
+  return { app, url: `http://${host}:${port}`, port, close: () => closeGracefully(app) };
+}
+
+/** How long in-flight requests get to finish on shutdown before their connections are cut. */
+const SHUTDOWN_GRACE_MS = 10_000;
+const IDLE_SWEEP_MS = 50;
+
+/**
+ * Stops accepting, lets in-flight requests finish, and closes keep-alive connections as soon as
+ * they fall idle (Node closes only those idle at the moment of close(); a client that keeps its
+ * connection open would otherwise hold the shutdown for the whole keep-alive timeout).
+ */
+async function closeGracefully(app: FastifyInstance): Promise<void> {
+  const sweep = setInterval(() => app.server.closeIdleConnections(), IDLE_SWEEP_MS);
+  const deadline = setTimeout(() => app.server.closeAllConnections(), SHUTDOWN_GRACE_MS);
+  try {
+    await app.close();
+  } finally {
+    clearInterval(sweep);
+    clearTimeout(deadline);
+  }
 }

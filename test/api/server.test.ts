@@ -7,6 +7,8 @@ import { systemClock } from '../../src/clock.js';
 import { loadConfig } from '../../src/config.js';
 import { createRuntime, startServer, type RunningServer, type Runtime } from '../../src/runtime.js';
 import { bootstrapFirstAccount, type Bootstrap } from '../../src/services/bootstrap.service.js';
+import { startDnsServer } from '../kit/dns-server.js';
+import { startSmtpServers } from '../kit/smtp-servers.js';
 
 describe('the API on a real socket', () => {
   let dir: string;
@@ -49,5 +51,45 @@ describe('the API on a real socket', () => {
 
   it('bootstraps only once', async () => {
     expect(await bootstrapFirstAccount(runtime.ctx.db, systemClock)).toBeNull();
+  });
+});
+
+describe('graceful shutdown', () => {
+  it('finishes an in-flight live verification while it stops accepting new connections', async () => {
+    const smtp = await startSmtpServers({
+      'mx.slow.test': { kind: 'mta', mailboxes: ['anna'], delayMs: 300 },
+    });
+    const dns = await startDnsServer({
+      'slow.test': { mx: [{ exchange: 'mx.slow.test', priority: 10 }] },
+      'mx.slow.test': { a: [smtp.hosts['mx.slow.test']!.ip] },
+    });
+    const dir = mkdtempSync(join(tmpdir(), 'mailverdict-shutdown-'));
+    const config = loadConfig(
+      { dataDir: dir, port: '0', dnsServer: dns.address, smtpPort: String(smtp.port) },
+      {},
+    );
+    const runtime = await createRuntime(config, { logger: pino({ level: 'silent' }) });
+    try {
+      const keys = (await bootstrapFirstAccount(runtime.ctx.db, systemClock))!;
+      const server = await startServer(runtime);
+      const inFlight = fetch(`${server.url}/v1/verify`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${keys.live.key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ email: 'anna@slow.test', timeout_ms: 5000 }),
+      });
+      // Close once the request is being worked on (the MTA has seen the connection).
+      while (smtp.hosts['mx.slow.test']!.connections === 0) await new Promise((r) => setTimeout(r, 20));
+      const closing = server.close();
+      const res = await inFlight;
+      expect(res.status).toBe(200);
+      expect(((await res.json()) as { status: string }).status).toBe('deliverable');
+      await closing;
+      await expect(fetch(`${server.url}/healthz`)).rejects.toThrow();
+    } finally {
+      await runtime.close();
+      await dns.close();
+      await smtp.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
