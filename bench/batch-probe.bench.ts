@@ -208,6 +208,7 @@ async function writeDocs(text: string): Promise<void> {
 async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));
   const { world, emails } = buildWorld(args);
+  const loadBefore = os.loadavg()[0]!.toFixed(1);
   const child = await startChild(world);
   try {
     console.log(
@@ -230,7 +231,7 @@ async function main(): Promise<void> {
         `Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC with \`npm run bench:batch\` ` +
           `(\`node --import tsx bench/batch-probe.bench.ts\`), Node.js ${process.version}, ` +
           `${cpus.length} × ${cpus[0]?.model.trim() ?? 'CPU'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB; the machine ` +
-          'was shared with other work, so figures are a floor.',
+          `was shared with other work (load average ${loadBefore} before the run, ${os.loadavg()[0]!.toFixed(1)} after), so figures are a floor.`,
         '',
         `Fake MTAs (hand-written \`net\` responder with PIPELINING, \`bench/fake-mta-pipelining.ts\`) and the fake ` +
           `DNS server run in a child process; ${args.latency} ms is added to every SMTP reply and every DNS answer. ` +
@@ -250,6 +251,13 @@ async function main(): Promise<void> {
             ? ` The baseline ran on the first ${baseline.addresses.toLocaleString('en')} addresses of the same ` +
               'shuffled list, to keep the run short; its rate does not depend on the list length.'
             : ''),
+        '',
+        `Why: a per-address probe costs four round trips (banner, EHLO, MAIL FROM, RCPT; QUIT is not awaited), ` +
+          `${4 * args.latency} ms here, and the caps allow ${Math.min(200, args.hosts * 5)} sessions at once ` +
+          `(${args.hosts} hosts × 5), so the baseline cannot pass ${Math.round((Math.min(200, args.hosts * 5) * 1000) / (4 * args.latency)).toLocaleString('en')} ` +
+          'addresses/s however fast the machine. Pooled sessions pay the connection once per few hundred ' +
+          'recipients and carry up to 8 RCPTs per round trip, so they are bound by CPU instead (the engine and ' +
+          'the fake MTAs share two cores).',
       ].join('\n');
       await writeDocs(text);
       console.log('docs/benchmarks.md updated (Batch > Probing)');
