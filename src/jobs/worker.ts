@@ -10,7 +10,7 @@ import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { enqueueJobEvents } from '../services/job-events.js';
 import { failJobAndRefund } from '../services/jobs.service.js';
-import { ChunkDecodeError, decodeEmails, encodeResults } from '../store/chunk-codec.js';
+import { ChunkDecodeError, decodeEmails, decodeRepeats, encodeResults } from '../store/chunk-codec.js';
 import {
   claimChunk,
   completeChunk,
@@ -179,7 +179,12 @@ export class Worker {
     const stopHeartbeat = this.#heartbeat(ref, controller, log);
     let rows;
     try {
-      rows = await this.#deps.verifyChunk(job.mode, emails, controller.signal);
+      rows = await this.#deps.verifyChunk(
+        { id: job.id, mode: job.mode },
+        emails,
+        controller.signal,
+        decodeRepeats(chunk.repeats),
+      );
     } catch (err) {
       if (controller.signal.aborted) {
         // Stopping: hand the chunk back untouched. Lost lease or cancelled job: nothing to give back.

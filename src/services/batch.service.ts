@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { AppError } from '../errors.js';
-import { encodeEmails } from '../store/chunk-codec.js';
+import { encodeEmails, encodeRepeats } from '../store/chunk-codec.js';
 import { insertChunks } from '../store/chunk.store.js';
 import type { Executor } from '../store/executor.js';
 import {
@@ -137,6 +137,8 @@ export async function submitBatch(deps: SubmitDeps, input: SubmitInput): Promise
     chunkTexts.push(encodeEmails(req.emails.slice(i, i + chunkSize)));
   }
   const total = req.emails.length;
+  // Test jobs are verified offline: probing a duplicate twice costs nothing there.
+  const repeats = input.mode === 'live' ? encodeRepeats(req.emails, chunkSize) : null;
 
   return deps.db.transaction().execute(async (trx) => {
     const now = deps.clock.now();
@@ -204,6 +206,7 @@ export async function submitBatch(deps: SubmitDeps, input: SubmitInput): Promise
         start_index: seq * chunkSize,
         size: Math.min(chunkSize, total - seq * chunkSize),
         emails,
+        repeats: repeats?.[seq] ?? null,
         state: 'pending' as const,
       })),
     );

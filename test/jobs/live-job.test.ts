@@ -23,7 +23,7 @@ beforeAll(async () => {
   h = await createJobsHarness({
     flags: { chunkSize: '10', smtpPort: String(kit.port) },
     account: { plan: 'starter' },
-    verifyChunk: (mode, emails, signal) => bound.verify!(mode, emails, signal),
+    verifyChunk: (...args) => bound.verify!(...args),
   });
   h.dns.setDomain('acme.test', { mx: [{ exchange: 'mx1.acme.test', priority: 10 }] });
   h.dns.setDomain('mx1.acme.test', { a: [kit.hosts.acme!.ip] });
@@ -47,7 +47,7 @@ describe('a live-key job', () => {
   it('verifies every address through the batch engine, in order, counting each once', async () => {
     const emails = [
       ...Array.from({ length: 30 }, (_, i) => `user${i}@acme.test`),
-      'user3@acme.test',
+      'user3@ACME.test',
       'not-an-address',
     ];
     const res = await h.submit(h.liveKey, { emails, notify_email: false });
@@ -66,7 +66,33 @@ describe('a live-key job', () => {
       expect(rows[i]).toMatchObject({ status: 'undeliverable', reason: 'smtp_rejected' });
     expect(rows[30]).toMatchObject({ status: 'deliverable' });
     expect(rows[31]).toMatchObject({ status: 'undeliverable', reason: 'invalid_email_format' });
+    // user3 is in chunks 0 and 3 (domain spelled differently): probed once, result copied.
+    expect(kit.hosts.acme!.commands.filter((c) => /^RCPT TO:<user3@acme\.test>/i.test(c))).toHaveLength(1);
     // Pooled sessions: a handful of connections for 32 addresses, not one each.
     expect(kit.hosts.acme!.connections).toBeLessThan(10);
+  });
+
+  it('probes an address repeated across chunks running at the same time once', async () => {
+    kit.resetRecords();
+    // Four chunks of ten; each starts with user1@acme.test; the worker runs four chunks at once.
+    const emails = Array.from({ length: 40 }, (_, i) =>
+      i % 10 === 0 ? 'user1@acme.test' : `other${i}@acme.test`,
+    );
+    const res = await h.submit(h.liveKey, { emails, notify_email: false });
+    const jobId = res.json<{ job_id: string }>().job_id;
+    h.worker.start();
+    try {
+      for (let i = 0; i < 200; i++) {
+        if ((await h.job(h.liveKey, jobId)).json().status === 'completed') break;
+        await new Promise((r) => setTimeout(r, 25));
+      }
+    } finally {
+      await h.worker.stop();
+    }
+    const rows = (await h.results(h.liveKey, jobId, 'json')).json<ResultsJson>().results;
+    expect(rows.filter((r) => r.email === 'user1@acme.test').map((r) => r.status)).toEqual(
+      Array(4).fill('deliverable'),
+    );
+    expect(kit.hosts.acme!.commands.filter((c) => /^RCPT TO:<user1@acme\.test>/i.test(c))).toHaveLength(1);
   });
 });

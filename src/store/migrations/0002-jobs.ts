@@ -44,6 +44,7 @@ export const jobsMigration: Migration = {
       .addColumn('start_index', 'integer', (c) => c.notNull())
       .addColumn('size', 'integer', (c) => c.notNull())
       .addColumn('emails', 'text', (c) => c.notNull())
+      .addColumn('repeats', 'text')
       .addColumn('results', 'text')
       .addColumn('state', 'text', (c) => c.notNull())
       .addColumn('lease_owner', 'text')

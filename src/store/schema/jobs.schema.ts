@@ -50,6 +50,11 @@ export interface JobChunksTable {
   size: number;
   /** JSON array of the submitted strings, in order. */
   emails: string;
+  /**
+   * Live jobs: JSON array of the positions (in this chunk) whose address occurs more than once
+   * in the job, so a worker probes it once and copies the result; null when there are none.
+   */
+  repeats: string | null;
   /** JSON array of compact rows (see store/chunk-codec.ts); null until the chunk is done. */
   results: string | null;
   state: ChunkState;
