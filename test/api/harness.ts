@@ -36,6 +36,8 @@ export interface HarnessOptions {
   clock?: Clock;
   flags?: Flags;
   account?: { plan?: string; quotaLimit?: number | null; rateLimit?: number | null };
+  /** Collects the app's log lines (level info) instead of discarding them. */
+  logLines?: string[];
 }
 
 export async function createHarness(options: HarnessOptions = {}): Promise<Harness> {
@@ -46,7 +48,11 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
     {},
   );
   const clock = options.clock ?? new ManualClock('2026-03-10T12:00:00.000Z');
-  const runtime = await createRuntime(config, { clock, logger: pino({ level: 'silent' }) });
+  const lines = options.logLines;
+  const logger = lines
+    ? pino({ level: 'info' }, { write: (line: string) => void lines.push(line) })
+    : pino({ level: 'silent' });
+  const runtime = await createRuntime(config, { clock, logger });
   const app = buildApp(runtime.ctx);
   await app.ready();
   const { db } = runtime.ctx;

@@ -79,3 +79,34 @@ describe('health, metrics and the OpenAPI document', () => {
     expect(JSON.parse(committed)).toEqual(await buildOpenApiDocument());
   });
 });
+
+describe('request logs', () => {
+  it('log one line per request with its request id, and never the key or the address', async () => {
+    const lines: string[] = [];
+    const h = await createHarness({ logLines: lines });
+    try {
+      const res = await h.verify(h.testKey, { email: 'secret.person@valid.example.com' });
+      await h.verify(h.testKey, { email: 'not an address' });
+      await h.inject({
+        method: 'GET',
+        url: '/v1/account/usage',
+        headers: { authorization: `Basic ${h.liveKey}` },
+      });
+      const text = lines.join('');
+      expect(text).not.toContain(h.testKey.slice(9));
+      expect(text).not.toContain(h.liveKey.slice(9));
+      expect(text).not.toContain('secret.person');
+      const entries = lines
+        .map((l) => JSON.parse(l) as Record<string, unknown>)
+        .filter((e) => e.msg === 'request');
+      expect(entries).toHaveLength(3);
+      expect(entries[0]).toMatchObject({
+        request_id: res.headers['x-request-id'],
+        route: '/v1/verify',
+        status: 200,
+      });
+    } finally {
+      await h.close();
+    }
+  });
+});
