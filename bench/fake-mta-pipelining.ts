@@ -33,6 +33,8 @@ export interface FakeMtaOptions {
   rcpt?: (address: string, context: RcptContext) => string;
   /** The banner of a host, e.g. "421 4.3.2 busy" to refuse; null: never answer. Default 220. */
   banner?: (host: string) => string | null;
+  /** The reply to MAIL FROM on a host (default "250 2.1.0 Ok"). */
+  mail?: (host: string) => string;
   /** RCPTs accepted per transaction before "452 4.5.3 Too many recipients" (0: no limit). */
   maxRecipientsPerTransaction?: number;
   /** Rejected commands per session before "421 4.7.0 too many errors" and close (0: none). */
@@ -77,6 +79,7 @@ export async function startFakeMta(options: FakeMtaOptions): Promise<FakeMta> {
   const rcptReply = options.rcpt ?? (() => '250 2.1.5 OK');
   const bannerOf = options.banner ?? (() => '220 fake-mta ESMTP');
   const maxPerTxn = options.maxRecipientsPerTransaction ?? 0;
+  const mailReply = options.mail;
   const hardErrorLimit = options.hardErrorLimit ?? 0;
   const sockets = new Set<net.Socket>();
   const timers = new Set<NodeJS.Timeout>();
@@ -174,6 +177,8 @@ export async function startFakeMta(options: FakeMtaOptions): Promise<FakeMta> {
           case 'MAIL':
             stats.mailFroms += 1;
             if (inTransaction) replies.push('503 5.5.1 Error: nested MAIL command');
+            else if (mailReply !== undefined && !mailReply(host).startsWith('2'))
+              replies.push(mailReply(host));
             else {
               inTransaction = true;
               rcptsInTransaction = 0;

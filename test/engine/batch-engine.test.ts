@@ -26,7 +26,7 @@ const mailboxes = (address: string): string =>
 interface World {
   mta: FakeMta;
   dns: FakeDnsServer;
-  engine(overrides?: Partial<BatchEngineOptions>): BatchEngine;
+  engine(overrides?: Partial<BatchEngineOptions>, logger?: { warn(obj: object): void }): BatchEngine;
 }
 
 const cleanups: (() => Promise<void>)[] = [];
@@ -56,17 +56,20 @@ async function world(domains: Record<string, number[]>, mta: Partial<FakeMtaOpti
   return {
     mta: server,
     dns,
-    engine: (overrides = {}) => {
-      const engine = createBatchEngine({
-        ...config.engine,
-        concurrency: 20,
-        perHostConcurrency: 5,
-        greylistRetries: 2,
-        greylistDelayMs: 20,
-        timeoutMs: 2000,
-        hostBackoffMs: 10,
-        ...overrides,
-      });
+    engine: (overrides = {}, logger) => {
+      const engine = createBatchEngine(
+        {
+          ...config.engine,
+          concurrency: 20,
+          perHostConcurrency: 5,
+          greylistRetries: 2,
+          greylistDelayMs: 20,
+          timeoutMs: 2000,
+          hostBackoffMs: 10,
+          ...overrides,
+        },
+        logger ? { logger } : {},
+      );
       cleanups.push(() => engine.close());
       return engine;
     },
@@ -197,6 +200,34 @@ describe('batch engine: politeness', () => {
     expect(tally(results)).toEqual({ 'unknown/smtp_unavailable': 10 });
     expect(w.mta.stats().connectionsByHost[HOSTS[0]!]).toBe(3);
     expect(results[0]!.checks.smtp.message).toContain('421');
+  });
+
+  it('settles every address at a host that refuses the probe sender as smtp_blocked, in one session', async () => {
+    const w = await world(
+      { 'strict.test': [0] },
+      { mail: () => '550 5.7.1 Sender address rejected: policy' },
+    );
+    const warnings: object[] = [];
+    const results = await w
+      .engine({}, { warn: (obj) => warnings.push(obj) })
+      .verifyMany(addresses('strict.test', 30));
+    expect(tally(results)).toEqual({ 'unknown/smtp_blocked': 30 });
+    expect(results[0]!.checks.smtp).toMatchObject({ code: 550, enhanced_code: '5.7.1' });
+    expect(w.mta.stats().connections).toBe(1);
+    expect(warnings).toEqual([
+      expect.objectContaining({ host: 'mx0.test', failure: 'blocked', addresses: 31 }),
+    ]);
+  });
+
+  it('holds the caps across concurrent calls on one engine', async () => {
+    const w = await world({ 'a.test': [0], 'b.test': [0] }, { latencyMs: 5 });
+    const engine = w.engine({ perHostConcurrency: 1, itemsPerSession: 5 });
+    const [a, b] = await Promise.all([
+      engine.verifyMany(addresses('a.test', 60)),
+      engine.verifyMany(addresses('b.test', 60)),
+    ]);
+    expect(tally([...a, ...b])).toEqual({ 'deliverable/-': 120 });
+    expect(w.mta.stats().peakConcurrentByHost[HOSTS[0]!]).toBe(1);
   });
 
   it('moves on when the first MX refuses the connection', async () => {

@@ -83,6 +83,17 @@ export function createBatchEngine(options: BatchEngineOptions, deps: BatchEngine
     {
       now,
       runSession: (queue) => runPooledSession(queue, sessionOptions, { scheduler, catchAll, now }),
+      hostGivenUp: (queue, failure, addresses) =>
+        deps.logger?.warn(
+          {
+            host: queue.exchange,
+            address: queue.key,
+            failure: failure.kind,
+            detail: failure.detail,
+            addresses,
+          },
+          'MX host given up for this batch',
+        ),
       giveUp: (work, outcome) => {
         if (work.kind === 'catch-all') catchAll.decide(work.domain, null);
         else work.run.settle(work, outcome);

@@ -29,6 +29,8 @@ export interface SchedulerHooks {
   runSession(queue: HostQueue): Promise<void>;
   /** `work` is finished without an answer from any host. */
   giveUp(work: Work, outcome: SmtpOutcome): void;
+  /** A host's remaining work was given up (blocked us, or failed `maxHostFailures` times in a row). */
+  hostGivenUp?(queue: HostQueue, failure: HostFailure, addresses: number): void;
   now(): number;
 }
 
@@ -95,8 +97,9 @@ export class ProbeScheduler {
     this.limiter.failed(queue.key);
     if (failure.kind === 'blocked') {
       // A refusal of the prober itself holds for every recipient at this host.
-      for (const work of [...unfinished, ...queue.drain()])
-        this.#hooks.giveUp(work, outcomeOf(failure, work));
+      const given = [...unfinished, ...queue.drain()];
+      for (const work of given) this.#hooks.giveUp(work, outcomeOf(failure, work));
+      this.#hooks.hostGivenUp?.(queue, failure, given.length);
       this.pump();
       return;
     }
@@ -111,7 +114,9 @@ export class ProbeScheduler {
       }
       queue.pushFront(stay);
       if (this.limiter.failuresOf(queue.key) >= this.#options.maxHostFailures) {
-        for (const work of queue.drain()) this.#hooks.giveUp(work, outcomeOf(failure, work));
+        const given = queue.drain();
+        for (const work of given) this.#hooks.giveUp(work, outcomeOf(failure, work));
+        if (given.length > 0) this.#hooks.hostGivenUp?.(queue, failure, given.length);
       }
     }
     this.pump();
