@@ -109,6 +109,8 @@ describe('batch engine: connection reuse and pipelining', () => {
     expect(stats.connections).toBeLessThanOrEqual(2);
     // 60 recipients and one catch-all probe: every address is asked exactly once.
     expect(stats.rcpts).toBe(61);
+    // And the domain's MX was looked up once.
+    expect(w.dns.queryCount('one.test', 'MX')).toBe(1);
   });
 
   it('sends several RCPTs in one write when the server offers PIPELINING', async () => {

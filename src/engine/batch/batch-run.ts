@@ -6,7 +6,6 @@
  */
 import type { MailHostResolver } from '../dns/resolver.js';
 import type { DnsOutcome, SmtpOutcome } from '../outcome.js';
-import { needsSmtpUtf8 } from '../syntax.js';
 import type { VerificationResult } from '../types.js';
 import { decideVerdict } from '../verdict.js';
 import { isDisposableDomain } from '../lists/disposable.js';
@@ -142,7 +141,6 @@ export class BatchRun implements RunLink {
         hostIndex: 0,
         drops: 0,
         greylistTries: 0,
-        smtpUtf8: needsSmtpUtf8(unique.local),
       });
     }
   }

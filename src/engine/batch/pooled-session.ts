@@ -146,6 +146,8 @@ async function runGroup(
     state.transactionOpen = false;
   }
   if (!state.transactionOpen) {
+    // One transaction carries many recipients, some perhaps with UTF-8 local parts: ask for
+    // SMTPUTF8 (RFC 6531) whenever the server offers it, which is harmless for ASCII ones.
     prefix.push(`MAIL FROM:<${options.mailFrom}>${session.smtpUtf8 ? ' SMTPUTF8' : ''}`);
     state.inTransaction = 0;
     state.acceptedInTransaction = 0;

@@ -29,8 +29,6 @@ export interface RecipientWork extends WorkBase {
   run: RunLink;
   /** The run's own reference to the address (its index among the distinct addresses). */
   id: number;
-  /** The local part is not ASCII: MAIL FROM asks for SMTPUTF8 (RFC 6531). */
-  smtpUtf8: boolean;
   /** Tries that ended greylisted (4xx) so far. */
   greylistTries: number;
 }
