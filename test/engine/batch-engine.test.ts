@@ -14,6 +14,7 @@ import type { FakeMta, FakeMtaOptions } from '../../bench/fake-mta-pipelining.js
 import { startFakeMta } from '../../bench/fake-mta-pipelining.js';
 import type { FakeDnsServer } from '../kit/dns-server.js';
 import { startDnsServer } from '../kit/dns-server.js';
+import { REPLIES, startSmtpServers } from '../kit/smtp-servers.js';
 
 const HOSTS = ['127.0.3.1', '127.0.3.2', '127.0.3.3'];
 /** Nothing listens here on the test port: connections are refused. */
@@ -392,6 +393,51 @@ describe('batch engine: the list', () => {
       'domain_not_found',
       'invalid_email_format',
     ]);
+  });
+});
+
+describe('batch engine: against smtp-server (the engine test kit)', () => {
+  it('upgrades with STARTTLS when offered and reuses the TLS session for every recipient', async () => {
+    const kit = await startSmtpServers({
+      tls: {
+        kind: 'mta',
+        tls: 'offer',
+        mailboxes: ['alice', 'bob', 'carol'],
+        rcpt: { full: REPLIES.mailboxFull },
+      },
+    });
+    const dns = await startDnsServer();
+    cleanups.push(
+      () => kit.close(),
+      () => dns.close(),
+    );
+    dns.setDomain('mx.kit.test', { a: [kit.hosts.tls!.ip] });
+    dns.setDomain('kit.test', { mx: [{ exchange: 'mx.kit.test', priority: 10 }] });
+    const config = loadConfig({ dnsServer: dns.address, smtpPort: String(kit.port) }, {});
+    const engine = createBatchEngine(
+      {
+        ...config.engine,
+        concurrency: 5,
+        perHostConcurrency: 2,
+        greylistRetries: 0,
+        greylistDelayMs: 10,
+        timeoutMs: 3000,
+      },
+      {},
+    );
+    cleanups.push(() => engine.close());
+    const results = await engine.verifyMany([
+      'alice@kit.test',
+      'bob@kit.test',
+      'nobody@kit.test',
+      'full@kit.test',
+      'carol@kit.test',
+    ]);
+    expect(results.map((r) => r.reason)).toEqual([null, null, 'smtp_rejected', 'mailbox_full', null]);
+    expect(results.every((r) => r.checks.smtp.tls)).toBe(true);
+    expect(kit.hosts.tls!.connections).toBe(1);
+    expect(kit.hosts.tls!.tlsSessions).toBe(1);
+    expect(kit.hosts.tls!.commands.filter((c) => c.startsWith('MAIL FROM'))).toHaveLength(1);
   });
 });
 
