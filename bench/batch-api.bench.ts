@@ -24,8 +24,8 @@ const env = {
   MAILVERDICT_LOG_LEVEL: 'warn',
   // Submissions are measured without workers competing for the CPU; a worker process runs the jobs.
   MAILVERDICT_EMBEDDED_WORKERS: 'false',
-  // The bootstrap account's plan would throttle the polling below; plenty for the benchmark.
-  MAILVERDICT_PLANS: JSON.stringify({ free: { rate_limit_per_second: 1000 } }),
+  // The bootstrap account's plan would throttle the polling below and refuse a 500,000 live batch.
+  MAILVERDICT_PLANS: JSON.stringify({ free: { rate_limit_per_second: 1000, monthly_quota: 10_000_000 } }),
 };
 
 function spawnCli(args: string[]): ChildProcess {
@@ -44,14 +44,15 @@ interface Server {
   child: ChildProcess;
   url: string;
   testKey: string | undefined;
+  liveKey: string | undefined;
 }
 
 async function startServe(): Promise<Server> {
   const child = spawnCli(['serve', '--port', '0']);
   return new Promise((resolve, reject) => {
     createInterface({ input: child.stdout! }).on('line', (line) => {
-      const e = JSON.parse(line) as { event: string; url: string; test_key?: string };
-      if (e.event === 'listening') resolve({ child, url: e.url, testKey: e.test_key });
+      const e = JSON.parse(line) as { event: string; url: string; test_key?: string; live_key?: string };
+      if (e.event === 'listening') resolve({ child, url: e.url, testKey: e.test_key, liveKey: e.live_key });
     });
     child.once('exit', (code) => reject(new Error(`serve exited with ${code}`)));
   });
@@ -144,20 +145,36 @@ async function main(): Promise<void> {
   // Bootstrap: the first serve creates the account and prints the test key.
   const first = await startServe();
   const key = first.testKey;
-  if (key === undefined) throw new Error('no bootstrap key printed');
+  const liveKey = first.liveKey;
+  if (key === undefined || liveKey === undefined) throw new Error('no bootstrap keys printed');
   await stop(first.child);
 
   console.log('## Part 1: submission (fresh serve process per size, no embedded workers)\n');
-  console.log('| addresses | body MiB | time to 202 (ms) | RSS idle (MiB) | peak RSS (MiB) |');
-  console.log('|---:|---:|---:|---:|---:|');
+  console.log('| key | addresses | body MiB | time to 202 (ms) | RSS idle (MiB) | peak RSS (MiB) |');
+  console.log('|---|---:|---:|---:|---:|---:|');
+  const row = (kind: string, n: number, r: Awaited<ReturnType<typeof submit>>) =>
+    console.log(
+      `| ${kind} | ${n.toLocaleString('en')} | ${fmt(r.bodyMiB, 1)} | ${fmt(r.ms)} | ${r.idleMiB} | ${r.peakMiB} |`,
+    );
   const jobs = new Map<number, string>();
   for (const n of SIZES) {
     const server = await startServe();
     const r = await submit(server, key, n);
     jobs.set(n, r.jobId);
-    console.log(
-      `| ${n.toLocaleString('en')} | ${fmt(r.bodyMiB, 1)} | ${fmt(r.ms)} | ${r.idleMiB} | ${r.peakMiB} |`,
-    );
+    row('test', n, r);
+    await stop(server.child);
+  }
+  {
+    // A live key adds the quota count and the marking of repeated addresses. The job is
+    // cancelled at once: nothing may probe the internet from this machine.
+    const server = await startServe();
+    const r = await submit(server, liveKey, SIZES[1]);
+    const cancel = await fetch(`${server.url}/v1/jobs/${r.jobId}`, {
+      method: 'DELETE',
+      headers: auth(liveKey),
+    });
+    if (cancel.status !== 200) throw new Error(`cancel answered ${cancel.status}`);
+    row('live', SIZES[1], r);
     await stop(server.child);
   }
 
