@@ -222,6 +222,17 @@ describe('batch engine: politeness', () => {
     ]);
   });
 
+  it('stops asking a host that refuses the prober at RCPT (blocklist): the rest settle as smtp_blocked', async () => {
+    const spamhaus = '554 5.7.1 Service unavailable; Client host [127.0.0.1] blocked using zen.spamhaus.org';
+    const w = await world({ 'rbl.test': [0] }, { rcpt: () => spamhaus });
+    const results = await w.engine().verifyMany(addresses('rbl.test', 40));
+    expect(tally(results)).toEqual({ 'unknown/smtp_blocked': 40 });
+    expect(results[39]!.checks.smtp).toMatchObject({ code: 554, enhanced_code: '5.7.1' });
+    const stats = w.mta.stats();
+    expect(stats.connections).toBe(1);
+    expect(stats.rcpts).toBeLessThanOrEqual(8);
+  });
+
   it('holds the caps across concurrent calls on one engine', async () => {
     const w = await world({ 'a.test': [0], 'b.test': [0] }, { latencyMs: 5 });
     const engine = w.engine({ perHostConcurrency: 1, itemsPerSession: 5 });

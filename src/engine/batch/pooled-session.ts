@@ -61,7 +61,16 @@ interface SessionState {
   acceptedInTransaction: number;
   transactionOpen: boolean;
   transactionLimit: number;
+  /** Policy refusals (`blocked`) in a row, with no answer about a mailbox in between. */
+  blockedInARow: number;
 }
+
+/**
+ * Policy refusals in a row after which the host is taken to refuse the prober itself (an RBL
+ * check at RCPT, as Postfix's reject_rbl_client does): its queued addresses settle as
+ * smtp_blocked with that reply, instead of one session after another collecting refusals.
+ */
+const BLOCKED_IN_A_ROW = 3;
 
 /** Runs one session on `queue` until its work or its limits run out. Never rejects. */
 export async function runPooledSession(
@@ -92,6 +101,7 @@ export async function runPooledSession(
     acceptedInTransaction: 0,
     transactionOpen: false,
     transactionLimit: options.recipientsPerTransaction,
+    blockedInARow: 0,
   };
   let batch: Work[] = [];
   try {
@@ -228,7 +238,19 @@ async function runGroup(
       return false;
     }
     if (verdict === 'accepted') state.acceptedInTransaction += 1;
+    state.blockedInARow =
+      verdict === 'blocked' ? state.blockedInARow + 1 : verdict === 'greylisted' ? state.blockedInARow : 0;
     settleReply(queue, work, verdict, reply, session.tls, durationMs, options, deps);
+    if (state.blockedInARow >= BLOCKED_IN_A_ROW) {
+      const failure: HostFailure = {
+        kind: 'blocked',
+        reply,
+        detail: `rcpt: ${reply.code} ${reply.message}`,
+        tls: session.tls,
+      };
+      deps.scheduler.hostFailed(queue, failure, [...retryInNewTransaction, ...batch.slice(b + 1)]);
+      return false;
+    }
   }
   if (retryInNewTransaction.length > 0) {
     queue.pushFront(retryInNewTransaction);
