@@ -12,6 +12,21 @@ const requestId = {
   description: 'Identifier of this request, req_<id>; also in X-Request-Id.',
 } as const;
 
+/** Response headers, for the OpenAPI document (docs/api.md describes them). */
+const REQUEST_ID_HEADER = {
+  'X-Request-Id': { type: 'string', description: 'req_<id>, on every response.' },
+} as const;
+const RATE_LIMIT_HEADERS = {
+  RateLimit: {
+    type: 'string',
+    description: 'e.g. "default";r=49;t=1: r requests remaining, t seconds to reset.',
+  },
+  'RateLimit-Policy': { type: 'string', description: 'e.g. "default";q=50;w=1: q requests per w seconds.' },
+} as const;
+
+/** The headers of a successful authenticated response. */
+export const SUCCESS_HEADERS = { ...REQUEST_ID_HEADER, ...RATE_LIMIT_HEADERS } as const;
+
 /** An entry of `checks`: `passed` plus the check's own details (docs/verdicts.md). */
 const check = (description: string) =>
   ({
@@ -51,6 +66,7 @@ export interface VerifyBody {
 export const verificationResultSchema = {
   type: 'object',
   description: 'The verification result.',
+  headers: SUCCESS_HEADERS,
   required: [
     'email',
     'valid',
@@ -102,6 +118,7 @@ export const verificationResultSchema = {
 export const usageSchema = {
   type: 'object',
   description: 'Usage of the current billing period.',
+  headers: SUCCESS_HEADERS,
   required: ['plan', 'period_start', 'period_end', 'quota', 'rate_limit', 'overage', 'request_id'],
   properties: {
     plan: { type: 'string', enum: PLAN_SLUGS },
@@ -147,7 +164,14 @@ export function errorResponses(codes: readonly ErrorCode[]): Record<number, unkn
   }
   const out: Record<number, unknown> = {};
   for (const [status, list] of [...byStatus].sort((a, b) => a[0] - b[0])) {
-    out[status] = { description: list.join(' | '), $ref: 'ErrorBody#' };
+    const headers =
+      status === 429
+        ? {
+            ...SUCCESS_HEADERS,
+            'Retry-After': { type: 'integer', description: 'rate_limit_exceeded: seconds to wait.' },
+          }
+        : REQUEST_ID_HEADER;
+    out[status] = { description: list.join(' | '), headers, $ref: 'ErrorBody#' };
   }
   return out;
 }
