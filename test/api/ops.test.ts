@@ -1,6 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildOpenApiDocument } from '../../scripts/openapi-document.js';
+import { buildApp } from '../../src/api/app.js';
+import { openDatabase } from '../../src/store/db.js';
+import { sql } from 'kysely';
 import { createHarness, type Harness } from './harness.js';
 
 describe('health, metrics and the OpenAPI document', () => {
@@ -23,6 +26,21 @@ describe('health, metrics and the OpenAPI document', () => {
     const res = await h.inject({ method: 'GET', url: '/readyz' });
     expect(res.statusCode).toBe(200);
     expect(res.json().status).toBe('ok');
+  });
+
+  it('GET /readyz answers 503 when the store does not answer', async () => {
+    const db = openDatabase({ dataDir: h.dir });
+    await sql`select 1`.execute(db);
+    await db.destroy(); // closes the SQLite connection under Kysely
+    const app = buildApp({ ...h.runtime.ctx, db });
+    try {
+      const res = await app.inject({ method: 'GET', url: '/readyz' });
+      expect(res.statusCode).toBe(503);
+      expect(res.json()).toMatchObject({ status: 'unavailable', request_id: res.headers['x-request-id'] });
+      expect((await app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
+    } finally {
+      await app.close();
+    }
   });
 
   it('GET /metrics counts requests by route and status, and verdicts', async () => {
