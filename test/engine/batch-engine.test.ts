@@ -494,6 +494,18 @@ describe('batch engine: abort', () => {
   });
 });
 
+describe('batch engine: a failing onResult', () => {
+  it('rejects the call with the callback error instead of hanging', async () => {
+    const w = await world({ 'one.test': [0] });
+    const run = w.engine().verifyMany(addresses('one.test', 5), {
+      onResult: () => {
+        throw new Error('callback broke');
+      },
+    });
+    await expect(run).rejects.toThrow('callback broke');
+  });
+});
+
 /** A result without what differs between two runs by nature: elapsed times. */
 function comparable(result: VerificationResult): unknown {
   return {

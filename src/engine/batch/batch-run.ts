@@ -158,7 +158,13 @@ export class BatchRun implements RunLink {
 
   #emit(index: number, result: VerificationResult): void {
     this.#results[index] = result;
-    this.#options.onResult?.(index, result);
+    if (this.#options.onResult === undefined || this.#aborted) return;
+    try {
+      this.#options.onResult(index, result);
+    } catch (error) {
+      // The caller's callback failed: end the call with its error rather than lose track of it.
+      this.abort(error);
+    }
   }
 
   #finish(): void {
