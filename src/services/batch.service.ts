@@ -16,7 +16,7 @@ import {
   replaceExpiredIdempotencyKey,
   type IdempotencyRecord,
 } from '../store/idempotency.store.js';
-import { getJob, insertJob } from '../store/job.store.js';
+import { getJob, insertJob, setJobQuotaPeriod } from '../store/job.store.js';
 import type { JobMode, JobRow, JobStatus } from '../store/schema/jobs.schema.js';
 import { randomBase62 } from './ids.js';
 import type { PlanTable } from './plans.js';
@@ -172,17 +172,6 @@ export async function submitBatch(deps: SubmitDeps, input: SubmitInput): Promise
       }
     }
 
-    let quotaPeriodStart: string | null = null;
-    if (input.mode === 'live') {
-      const consumed = await consumeQuota(trx, {
-        accountId: input.accountId,
-        count: total,
-        now,
-        plans: deps.plans,
-      });
-      quotaPeriodStart = consumed.periodStart;
-    }
-
     const job = {
       id: jobId,
       account_id: input.accountId,
@@ -191,13 +180,24 @@ export async function submitBatch(deps: SubmitDeps, input: SubmitInput): Promise
       total,
       chunk_size: chunkSize,
       chunk_count: chunkTexts.length,
-      quota_period_start: quotaPeriodStart,
+      quota_period_start: null,
       webhook_url: req.webhookUrl,
       notify_email: req.notifyEmail ? 1 : 0,
       created_at: createdAt,
       results_expire_at: new Date(now.getTime() + config.resultRetentionMs).toISOString(),
     };
+    // A write before any read: under WAL, a transaction that read first cannot upgrade to a
+    // writer once another process (a separate worker) has committed, and fails with SQLITE_BUSY.
     await insertJob(trx, job);
+    if (input.mode === 'live') {
+      const consumed = await consumeQuota(trx, {
+        accountId: input.accountId,
+        count: total,
+        now,
+        plans: deps.plans,
+      });
+      await setJobQuotaPeriod(trx, jobId, consumed.periodStart);
+    }
     await insertChunks(
       trx,
       chunkTexts.map((emails, seq) => ({

@@ -11,6 +11,11 @@ export async function insertJob(db: Db, row: Insertable<JobsTable>): Promise<voi
   await db.insertInto('jobs').values(row).execute();
 }
 
+/** Records the billing period a live job was counted in (for refunds). */
+export async function setJobQuotaPeriod(db: Db, id: string, periodStart: string): Promise<void> {
+  await db.updateTable('jobs').set({ quota_period_start: periodStart }).where('id', '=', id).execute();
+}
+
 export async function getJob(db: Db, id: string): Promise<JobRow | undefined> {
   return db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirst();
 }
