@@ -251,6 +251,16 @@ describe('batch engine: politeness', () => {
     expect(results[0]!.checks.smtp.host).toBe('mx2.test');
   });
 
+  it('tries the next address of an MX host whose first address refuses the connection', async () => {
+    const w = await world({});
+    w.dns.setDomain('multi-mx.test', { a: [DEAD_HOST, HOSTS[1]!] });
+    w.dns.setDomain('multi.test', { mx: [{ exchange: 'multi-mx.test', priority: 10 }] });
+    const results = await w.engine().verifyMany(addresses('multi.test', 5));
+    expect(tally(results)).toEqual({ 'deliverable/-': 5 });
+    expect(results[0]!.checks.smtp.host).toBe('multi-mx.test');
+    expect(w.mta.stats().connectionsByHost[HOSTS[1]!]).toBe(1);
+  });
+
   it('settles addresses at a silent host as unknown / smtp_timeout', async () => {
     const w = await world({ 'silent.test': [0] }, { banner: () => null });
     const results = await w

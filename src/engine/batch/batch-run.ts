@@ -127,6 +127,7 @@ export class BatchRun implements RunLink {
         domain,
         hosts,
         hostIndex: 0,
+        addressIndex: 0,
         drops: 0,
       });
     }
@@ -139,6 +140,7 @@ export class BatchRun implements RunLink {
         domain,
         hosts,
         hostIndex: 0,
+        addressIndex: 0,
         drops: 0,
         greylistTries: 0,
       });

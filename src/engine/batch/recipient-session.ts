@@ -35,6 +35,8 @@ export interface SessionOptions {
  */
 export interface HostFailure {
   kind: 'unavailable' | 'timeout' | 'blocked';
+  /** The connection was refused or unreachable: another address of the same host may answer. */
+  refused?: boolean;
   reply: SmtpReply | null;
   detail: string;
   tls: boolean;
@@ -207,6 +209,10 @@ async function attempt(
         return { ok: false, failure: { kind: 'unavailable', reply: null, detail: TLS_FAILED, tls } };
       case 'refused':
       case 'unreachable':
+        return {
+          ok: false,
+          failure: { kind: 'unavailable', refused: true, reply: null, detail: error.message, tls },
+        };
       case 'closed':
       case 'protocol':
       case 'proxy':

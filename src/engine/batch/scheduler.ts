@@ -11,7 +11,7 @@ import { HostLimiter } from './host-limiter.js';
 import { HostQueue } from './host-queue.js';
 import type { HostFailure } from './recipient-session.js';
 import type { Work } from './work.js';
-import { hostKey } from './work.js';
+import { hostKey, moveOn } from './work.js';
 
 export interface SchedulerOptions {
   concurrency: number;
@@ -55,13 +55,12 @@ export class ProbeScheduler {
     return this.#closed;
   }
 
-  /** Queues `work` at its current host (`work.hosts[work.hostIndex]`). */
+  /** Queues `work` at its current host address (`hostKey(work)`). */
   enqueue(work: Work, front = false): void {
-    const host = work.hosts[work.hostIndex]!;
-    const key = hostKey(host);
+    const key = hostKey(work);
     let queue = this.#queues.get(key);
     if (queue === undefined) {
-      queue = new HostQueue(key, host.exchange);
+      queue = new HostQueue(key, work.hosts[work.hostIndex]!.exchange);
       this.#queues.set(key, queue);
     }
     if (front) queue.pushFront([work]);
@@ -107,10 +106,8 @@ export class ProbeScheduler {
     if (this.limiter.activeFor(queue.key) <= 1) {
       const stay: Work[] = [];
       for (const work of queue.drainReady()) {
-        if (work.hostIndex + 1 < work.hosts.length) {
-          work.hostIndex += 1;
-          this.enqueue(work);
-        } else stay.push(work);
+        if (moveOn(work, failure.refused === true)) this.enqueue(work);
+        else stay.push(work);
       }
       queue.pushFront(stay);
       if (this.limiter.failuresOf(queue.key) >= this.#options.maxHostFailures) {

@@ -12,7 +12,7 @@ export interface RunLink {
   settle(work: RecipientWork, outcome: SmtpOutcome): void;
 }
 
-interface WorkBase {
+export interface WorkBase {
   /** `local@domain` exactly as it goes into RCPT TO. */
   address: string;
   domain: string;
@@ -20,6 +20,8 @@ interface WorkBase {
   hosts: readonly MailHost[];
   /** Which of `hosts` the work is queued at. */
   hostIndex: number;
+  /** Which address of that host (a further one is tried only when one refuses the connection). */
+  addressIndex: number;
   /** Sessions that failed while carrying it (connection lost before its reply). */
   drops: number;
 }
@@ -39,7 +41,27 @@ export interface CatchAllWork extends WorkBase {
 
 export type Work = RecipientWork | CatchAllWork;
 
-/** The queue key of a mail host: its first address (what the server's limits count). */
-export function hostKey(host: MailHost): string {
-  return host.addresses[0] ?? host.exchange;
+/** The queue key of the work's current host: the address sessions connect to (what a server's limits count). */
+export function hostKey(work: WorkBase): string {
+  const host = work.hosts[work.hostIndex]!;
+  return host.addresses[work.addressIndex] ?? host.exchange;
+}
+
+/**
+ * Moves `work` to where it goes after its host failed: the host's next address when the
+ * connection was refused (as the single probe does), otherwise the domain's next MX host.
+ * False when there is nowhere left to go.
+ */
+export function moveOn(work: WorkBase, refused: boolean): boolean {
+  const host = work.hosts[work.hostIndex]!;
+  if (refused && work.addressIndex + 1 < host.addresses.length) {
+    work.addressIndex += 1;
+    return true;
+  }
+  if (work.hostIndex + 1 < work.hosts.length) {
+    work.hostIndex += 1;
+    work.addressIndex = 0;
+    return true;
+  }
+  return false;
 }
