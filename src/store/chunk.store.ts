@@ -24,7 +24,11 @@ export interface ChunkRef {
   seq: number;
 }
 
-/** Pending chunks free to claim (never leased, or lease expired), oldest job first. */
+/**
+ * Pending chunks free to claim (never leased, or lease expired). The job with the fewest done
+ * chunks goes first, then the oldest: jobs share the workers instead of a 500,000-address job
+ * holding them all until it ends.
+ */
 export async function findClaimableChunks(db: Db, now: string, limit: number): Promise<ChunkRef[]> {
   return db
     .selectFrom('job_chunks')
@@ -35,6 +39,7 @@ export async function findClaimableChunks(db: Db, now: string, limit: number): P
     .where((eb) =>
       eb.or([eb('job_chunks.lease_owner', 'is', null), eb('job_chunks.lease_expires_at', '<', now)]),
     )
+    .orderBy('jobs.chunks_done')
     .orderBy('jobs.created_at')
     .orderBy('job_chunks.job_id')
     .orderBy('job_chunks.seq')

@@ -177,6 +177,18 @@ describe('worker leases', () => {
     });
   });
 
+  it('shares the worker between jobs: a new job does not wait for a big one to finish', async () => {
+    const h = await harness();
+    const big = await submit(h, 200);
+    await h.worker.runOnce();
+    await h.worker.runOnce();
+    h.advance(SECOND);
+    const small = await submit(h, 5);
+    await h.worker.runOnce();
+    expect((await h.job(h.testKey, small)).json().status).toBe('completed');
+    expect((await h.job(h.testKey, big)).json()).toMatchObject({ status: 'processing', processed: 20 });
+  });
+
   it('runs the oldest job first and completes each through queued → processing → completed', async () => {
     const h = await harness();
     const first = await submit(h, 12);
