@@ -224,6 +224,33 @@ describe('webhook delivery', () => {
     expect(delivery!.last_error).toMatch(/internal address \(169\.254\.169\.254\)/);
   });
 
+  it('connects to the address the guard checked, not to a fresh lookup of the name', async () => {
+    const h = await harness();
+    const rx = await startReceiver();
+    closers.push(() => rx.close());
+    const port = new URL(rx.url).port;
+    // hooks.invalid cannot resolve through the system; only the guard's answer leads to the receiver.
+    const url = `http://hooks.invalid:${port}/hook`;
+    const resolveHost: HostResolver = async (host) =>
+      host === 'hooks.invalid' ? [{ address: '127.0.0.1', family: 4 }] : [];
+    const { ctx } = h.runtime;
+    const { submission } = await submitBatch(
+      { db: ctx.db, clock: ctx.clock, config: ctx.config, plans: plansFromConfig(ctx.config), resolveHost },
+      {
+        accountId: h.accountId,
+        mode: 'test',
+        body: { emails: ['a@valid.example.com'], webhook_url: url, notify_email: false },
+        idempotencyKey: null,
+      },
+    );
+    await h.drain();
+    await runner(h, null, resolveHost).runOnce();
+    expect(rx.received).toHaveLength(1);
+    expect(rx.received[0]!.headers.host).toBe(`hooks.invalid:${port}`);
+    const [delivery] = await listJobDeliveries(ctx.db, submission.job_id);
+    expect(delivery).toMatchObject({ state: 'delivered' });
+  });
+
   it('sends job.failed for a cancelled job', async () => {
     const h = await harness();
     const rx = await startReceiver();
