@@ -96,6 +96,11 @@ export class Worker {
         while (this.#running && this.#inFlight.size < config.batch.chunkConcurrency) {
           const chunk = await this.#claim();
           if (!chunk) break;
+          if (!this.#running) {
+            // stop() came while this claim was on its way: hand it straight back.
+            await releaseChunk(this.#deps.db, chunk, this.id);
+            break;
+          }
           claimed = true;
           this.#spawn(chunk);
         }
