@@ -43,6 +43,9 @@ export const RETRY_SCHEDULE_MS: readonly number[] = [
   24 * HOUR,
 ];
 
+/** Deliveries attempted at the same time by one runner. */
+const DELIVERIES_AT_ONCE = 16;
+
 export interface DeliveryDeps {
   db: Executor;
   clock: Clock;
@@ -78,18 +81,17 @@ export class DeliveryRunner {
     let attempted = 0;
     for (;;) {
       const now = clock.now();
-      const due = await findDueDeliveries(db, now.toISOString(), 16);
-      if (due.length === 0) return attempted;
-      let claimedAny = false;
+      const due = await findDueDeliveries(db, now.toISOString(), DELIVERIES_AT_ONCE);
+      const leaseUntil = new Date(now.getTime() + config.webhookTimeoutMs + 30 * SECOND).toISOString();
+      const claimed: DeliveryRow[] = [];
       for (const id of due) {
-        const leaseUntil = new Date(now.getTime() + config.webhookTimeoutMs + 30 * SECOND).toISOString();
         const delivery = await claimDelivery(db, id, this.id, now.toISOString(), leaseUntil);
-        if (!delivery) continue;
-        claimedAny = true;
-        attempted++;
-        await this.#attempt(delivery);
+        if (delivery) claimed.push(delivery);
       }
-      if (!claimedAny) return attempted;
+      if (claimed.length === 0) return attempted;
+      // In parallel: one receiver that takes its full timeout must not hold up the others.
+      await Promise.all(claimed.map((d) => this.#attempt(d)));
+      attempted += claimed.length;
     }
   }
 
