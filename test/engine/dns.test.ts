@@ -233,20 +233,21 @@ describe('MailHostResolver', () => {
   it('gives up on a silent server after timeout × tries, not after c-ares doubling retries', async () => {
     const d = freshDomain();
     server.setSilent(d);
-    // c-ares alone: 50 + 100 + 200 + 400 ms for 4 tries; the engine's budget is 4 × 50 = 200 ms,
-    // less than a raw resolver needs for 2 tries of 100 ms (100 + 200 ms).
-    const raw = new dns.Resolver({ timeout: 100, tries: 2 });
+    // c-ares alone doubles its timeout on every try: 200 + 400 + 800 ms for 3 tries. The engine
+    // bounds the whole lookup by timeout × tries = 2 × 50 = 100 ms. The margin (1.3 s) is far
+    // larger than any scheduling delay, so the order tests the bound, not the machine's load.
+    const raw = new dns.Resolver({ timeout: 200, tries: 3 });
     raw.setServers([server.address]);
     const settled: string[] = [];
 
     await Promise.all([
-      raw.resolveMx(d).catch(() => settled.push('raw c-ares, 2 tries of 100 ms')),
-      resolver({}, { timeoutMs: 50, tries: 4 })
+      raw.resolveMx(d).catch(() => settled.push('raw c-ares, 3 tries of 200 ms')),
+      resolver({}, { timeoutMs: 50, tries: 2 })
         .resolve(d)
         .then((outcome) => settled.push(`engine ${outcome.kind}`)),
     ]);
 
-    expect(settled).toEqual(['engine error', 'raw c-ares, 2 tries of 100 ms']);
+    expect(settled).toEqual(['engine error', 'raw c-ares, 3 tries of 200 ms']);
   });
 
   it('answers a second lookup of a domain from the cache', async () => {
