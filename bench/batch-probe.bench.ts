@@ -15,7 +15,7 @@ import { fork } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { loadConfig } from '../src/config.js';
+import { batchEngineOptions, loadConfig } from '../src/config.js';
 import { createBatchEngine } from '../src/engine/batch/batch-engine.js';
 import type { VerificationResult } from '../src/engine/types.js';
 import type { BenchWorld, FakeMtaStats } from './fake-mta-pipelining.js';
@@ -136,15 +136,7 @@ async function measure(child: Child, emails: string[], mode: 'pooled' | 'per-add
     { dnsServer: child.dns, smtpPort: String(child.port), concurrency: '200', perHostConcurrency: '5' },
     {},
   );
-  const engine = createBatchEngine({
-    ...config.engine,
-    concurrency: config.batch.concurrency,
-    perHostConcurrency: config.batch.perHostConcurrency,
-    greylistRetries: config.batch.greylistRetries,
-    greylistDelayMs: config.batch.greylistDelayMs,
-    timeoutMs: 5000,
-    mode,
-  });
+  const engine = createBatchEngine(batchEngineOptions(config, { timeoutMs: 5000, mode }));
   child.reset();
   const cpuBefore = process.cpuUsage();
   const startedAt = performance.now();

@@ -4,6 +4,8 @@
  * A bad value throws `ConfigError` naming the setting, and start-up stops with that message.
  */
 import { SECOND, MINUTE, HOUR } from './clock.js';
+import type { BatchEngineOptions } from './engine/batch/types.js';
+import { DEFAULT_TIMEOUT_MS } from './engine/types.js';
 import type { EngineOptions } from './engine/types.js';
 
 export class ConfigError extends Error {
@@ -226,4 +228,20 @@ function deepFreeze<T>(o: T): Readonly<T> {
     Object.freeze(o);
   }
   return o;
+}
+
+/** The batch engine's options from the service's settings (jobs, `mailverdict batch`, the bench). */
+export function batchEngineOptions(
+  config: Readonly<Config>,
+  overrides: Partial<Pick<BatchEngineOptions, 'timeoutMs' | 'mode'>> = {},
+): BatchEngineOptions {
+  return {
+    ...config.engine,
+    concurrency: config.batch.concurrency,
+    perHostConcurrency: config.batch.perHostConcurrency,
+    greylistRetries: config.batch.greylistRetries,
+    greylistDelayMs: config.batch.greylistDelayMs,
+    timeoutMs: DEFAULT_TIMEOUT_MS,
+    ...overrides,
+  };
 }

@@ -4,11 +4,10 @@
  * `mailverdict worker` runs it alone. Several processes may run it on one store: every step
  * claims its work with a lease or a conditional UPDATE.
  */
-import type { Config } from '../config.js';
+import { batchEngineOptions } from '../config.js';
 import type { AppContext } from '../context.js';
 import { createBatchEngine } from '../engine/batch/batch-engine.js';
 import type { BatchEngine } from '../engine/batch/types.js';
-import { DEFAULT_TIMEOUT_MS } from '../engine/types.js';
 import { systemResolver, type HostResolver } from '../services/webhooks/ssrf.js';
 import { createChunkVerifier } from './chunk-verifier.js';
 import { DeliveryRunner } from './delivery-runner.js';
@@ -34,18 +33,6 @@ export interface BackgroundOptions {
 const DELIVERY_POLL_MS = 1 * SECOND;
 /** How often the retention sweep runs (results are refused at expiry anyway; the sweep frees space). */
 const SWEEP_INTERVAL_MS = 1 * MINUTE;
-
-/** The batch engine's options from the service's settings. */
-export function batchEngineOptions(config: Readonly<Config>) {
-  return {
-    ...config.engine,
-    concurrency: config.batch.concurrency,
-    perHostConcurrency: config.batch.perHostConcurrency,
-    greylistRetries: config.batch.greylistRetries,
-    greylistDelayMs: config.batch.greylistDelayMs,
-    timeoutMs: DEFAULT_TIMEOUT_MS,
-  };
-}
 
 export function startEmbeddedWorkers(ctx: AppContext, options: BackgroundOptions = {}): BackgroundJobs {
   const { config, logger } = ctx;

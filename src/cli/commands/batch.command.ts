@@ -11,7 +11,7 @@ import { InvalidArgumentError, Option } from 'commander';
 import { parse as parseCsv } from 'csv-parse/sync';
 import { stringify as stringifyCsv } from 'csv-stringify/sync';
 import cliProgress from 'cli-progress';
-import { loadConfig } from '../../config.js';
+import { batchEngineOptions, loadConfig } from '../../config.js';
 import { createBatchEngine } from '../../engine/batch/batch-engine.js';
 import type { VerificationResult } from '../../engine/types.js';
 import { DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS, MIN_TIMEOUT_MS } from '../../engine/types.js';
@@ -91,14 +91,9 @@ async function runBatch(file: string, flags: BatchFlags): Promise<number> {
   const format: Format = flags.json === true ? 'json' : flags.format;
   const emails = parseInputList(await readFile(file, 'utf8'));
 
-  const engine = createBatchEngine({
-    ...config.engine,
-    concurrency: config.batch.concurrency,
-    perHostConcurrency: config.batch.perHostConcurrency,
-    greylistRetries: config.batch.greylistRetries,
-    greylistDelayMs: config.batch.greylistDelayMs,
-    timeoutMs: flags.timeoutMs ?? DEFAULT_TIMEOUT_MS,
-  });
+  const engine = createBatchEngine(
+    batchEngineOptions(config, { timeoutMs: flags.timeoutMs ?? DEFAULT_TIMEOUT_MS }),
+  );
   const out: Writable = flags.out === undefined ? process.stdout : createWriteStream(flags.out);
   const writer = new OrderedRowWriter(out, format, emails);
   const progress = flags.progress ? startProgress(emails.length) : null;

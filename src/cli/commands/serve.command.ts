@@ -8,7 +8,7 @@ import { loadConfig } from '../../config.js';
 import { createRuntime, startServer } from '../../runtime.js';
 import { startEmbeddedWorkers } from '../../jobs/embedded.js';
 import { bootstrapFirstAccount, type Bootstrap } from '../../services/bootstrap.service.js';
-import { addSettingsOptions, settingsFlags } from '../cli-support.js';
+import { addSettingsOptions, settingsFlags, waitForSignal } from '../cli-support.js';
 
 export function registerServeCommand(program: Command): void {
   addSettingsOptions(program.command('serve').description('Start the HTTP API.')).action(
@@ -28,18 +28,6 @@ function bootstrapText(b: Bootstrap, url: string): string {
     `    -H 'Content-Type: application/json' -d '{"email":"anna@valid.example.com"}'`,
     '',
   ].join('\n');
-}
-
-function waitForSignal(): Promise<NodeJS.Signals> {
-  return new Promise((resolve) => {
-    const onSignal = (signal: NodeJS.Signals) => {
-      process.off('SIGTERM', onSignal);
-      process.off('SIGINT', onSignal);
-      resolve(signal);
-    };
-    process.on('SIGTERM', onSignal);
-    process.on('SIGINT', onSignal);
-  });
 }
 
 async function runServe(options: Record<string, unknown>): Promise<void> {

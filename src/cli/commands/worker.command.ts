@@ -8,7 +8,7 @@ import type { Command } from 'commander';
 import { loadConfig } from '../../config.js';
 import { startEmbeddedWorkers } from '../../jobs/embedded.js';
 import { createRuntime } from '../../runtime.js';
-import { addSettingsOptions, settingsFlags } from '../cli-support.js';
+import { addSettingsOptions, settingsFlags, waitForSignal } from '../cli-support.js';
 
 export function registerWorkerCommand(program: Command): void {
   addSettingsOptions(
@@ -17,18 +17,6 @@ export function registerWorkerCommand(program: Command): void {
       .description('Run batch workers alone (no HTTP API) on the data directory’s store.'),
   ).action(async (options: Record<string, unknown>) => {
     await runWorker(options);
-  });
-}
-
-function waitForSignal(): Promise<NodeJS.Signals> {
-  return new Promise((resolve) => {
-    const onSignal = (signal: NodeJS.Signals): void => {
-      process.off('SIGTERM', onSignal);
-      process.off('SIGINT', onSignal);
-      resolve(signal);
-    };
-    process.on('SIGTERM', onSignal);
-    process.on('SIGINT', onSignal);
   });
 }
 
