@@ -11,7 +11,7 @@ import { decideVerdict } from '../verdict.js';
 import { isDisposableDomain } from '../lists/disposable.js';
 import { buildResult, invalidResult, listFlags } from '../verifier.js';
 import type { CatchAllTracker } from './catch-all.js';
-import { improbableLocalPart } from './catch-all.js';
+import { improbableLocalPart } from '../smtp/probe.js';
 import type { UniqueAddress } from './group.js';
 import { groupAddresses } from './group.js';
 import type { ProbeScheduler } from './scheduler.js';

@@ -6,8 +6,6 @@
  */
 
 const MAX_ENTRIES = 50_000;
-const LOCAL_ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789';
-const LOCAL_LENGTH = 24;
 
 type Waiter = (catchAll: boolean | null) => void;
 
@@ -67,17 +65,4 @@ export class CatchAllTracker {
     this.#probing.delete(domain);
     for (const waiter of waiting) waiter(value);
   }
-}
-
-/**
- * A random local part nobody has: 24 characters, a letter first (some servers refuse a local
- * part that starts with a digit), as the single probe makes them.
- */
-export function improbableLocalPart(random: () => number): string {
-  let local = '';
-  for (let i = 0; i < LOCAL_LENGTH; i++) {
-    const range = i === 0 ? 26 : LOCAL_ALPHABET.length;
-    local += LOCAL_ALPHABET[Math.floor(random() * range) % range];
-  }
-  return local;
 }

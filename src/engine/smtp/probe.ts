@@ -48,6 +48,19 @@ const MAX_CATCH_ALL_ENTRIES = 50_000;
 const LOCAL_ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789';
 const LOCAL_LENGTH = 24;
 
+/**
+ * A random local part nobody has, for the catch-all test: a letter first (some servers refuse a
+ * local part that starts with a digit), then letters and digits. Shared with the batch engine.
+ */
+export function improbableLocalPart(random: () => number): string {
+  let local = '';
+  for (let i = 0; i < LOCAL_LENGTH; i++) {
+    const range = i === 0 ? 26 : LOCAL_ALPHABET.length;
+    local += LOCAL_ALPHABET[Math.floor(random() * range) % range];
+  }
+  return local;
+}
+
 /** What one connection to one host concluded. */
 type HostResult =
   | {
@@ -203,7 +216,7 @@ export class SmtpProber {
     const mailFrom = `MAIL FROM:<${this.#options.mailFrom}>${request.smtpUtf8 && connection.extensions.smtpUtf8 ? ' SMTPUTF8' : ''}`;
     const rcpt = `RCPT TO:<${request.address}>`;
     const cached = this.#cachedCatchAll(request.domain);
-    const probe = cached === null ? `RCPT TO:<${this.#improbableLocal()}@${request.domain}>` : null;
+    const probe = cached === null ? `RCPT TO:<${improbableLocalPart(this.#random)}@${request.domain}>` : null;
 
     let mailReply: Promise<SmtpReply>;
     let rcptReply: Promise<SmtpReply> | null = null;
@@ -268,16 +281,6 @@ export class SmtpProber {
       if (oldest.done !== true) this.#catchAll.delete(oldest.value);
     }
     this.#catchAll.set(domain, { value, expiresAt: this.#clock() + this.#options.catchAllTtlMs });
-  }
-
-  #improbableLocal(): string {
-    let local = '';
-    for (let i = 0; i < LOCAL_LENGTH; i++) {
-      // A letter first: some servers refuse local parts that start with a digit.
-      const range = i === 0 ? 26 : LOCAL_ALPHABET.length;
-      local += LOCAL_ALPHABET[Math.floor(this.#random() * range) % range];
-    }
-    return local;
   }
 
   #pickProxy(): SocksProxyOptions | null {
