@@ -133,7 +133,13 @@ interface Measure {
 
 async function measure(child: Child, emails: string[], mode: 'pooled' | 'per-address'): Promise<Measure> {
   const config = loadConfig(
-    { dnsServer: child.dns, smtpPort: String(child.port), concurrency: '200', perHostConcurrency: '5' },
+    {
+      dnsServer: child.dns,
+      smtpPort: String(child.port),
+      concurrency: '200',
+      perHostConcurrency: '5',
+      allowInternalTargets: 'true',
+    },
     {},
   );
   const engine = createBatchEngine(batchEngineOptions(config, { timeoutMs: 5000, mode }));

@@ -188,7 +188,8 @@ export function loadConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = process.e
         tries: r('dnsTries', 'DNS_TRIES', integer(1, 10), 2),
         positiveTtlMs: r('dnsCacheTtl', 'DNS_CACHE_TTL', duration, 10 * MINUTE),
         negativeTtlMs: r('dnsNegativeCacheTtl', 'DNS_NEGATIVE_CACHE_TTL', duration, 1 * MINUTE),
-        allowInternalTargets: r('allowInternalTargets', 'ALLOW_INTERNAL_TARGETS', boolean, true),
+        // The service takes addresses from untrusted callers: never knock on port 25 inside our own network.
+        allowInternalTargets: r('allowInternalTargets', 'ALLOW_INTERNAL_TARGETS', boolean, false),
       },
       smtp: {
         port: r('smtpPort', 'SMTP_PORT', integer(1, 65535), 25),

@@ -35,4 +35,12 @@ describe('config', () => {
   it('rejects a non-socks proxy URL', () => {
     expect(() => loadConfig({}, { MAILVERDICT_PROXIES: 'http://proxy:3128' })).toThrow(/--proxy/);
   });
+
+  it('does not let the service probe internal mail hosts unless told to', () => {
+    expect(loadConfig({}, {}).engine.dns.allowInternalTargets).toBe(false);
+    expect(loadConfig({ allowInternalTargets: true }, {}).engine.dns.allowInternalTargets).toBe(true);
+    expect(
+      loadConfig({}, { MAILVERDICT_ALLOW_INTERNAL_TARGETS: 'true' }).engine.dns.allowInternalTargets,
+    ).toBe(true);
+  });
 });

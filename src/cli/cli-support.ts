@@ -43,6 +43,7 @@ export function addSettingsOptions(cmd: Command): Command {
     .option('--mail-from <address>', 'sender of MAIL FROM (default verify@<helo>)')
     .option('--proxy <url>', 'socks5://[user:pass@]host:port for SMTP probes (repeatable)', collect)
     .option('--max-mx-hosts <n>', 'MX hosts tried per probe (default 3)')
+    .option('--allow-internal-targets', 'probe mail hosts on loopback/private addresses (testing only)')
     .option('--catch-all-cache-ttl <duration>', 'cache of catch-all results per domain (default 1h)')
     .option('--concurrency <n>', 'batch: SMTP sessions in flight per worker (default 200)')
     .option('--per-host-concurrency <n>', 'batch: SMTP sessions per MX host (default 5)')

@@ -44,7 +44,14 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
   const dir = mkdtempSync(join(tmpdir(), 'mailverdict-api-'));
   const dns = await startDnsServer();
   const config = loadConfig(
-    { dataDir: dir, dnsServer: dns.address, dnsTimeout: '2s', dnsTries: '1', ...options.flags },
+    {
+      dataDir: dir,
+      dnsServer: dns.address,
+      dnsTimeout: '2s',
+      dnsTries: '1',
+      allowInternalTargets: 'true',
+      ...options.flags,
+    },
     {},
   );
   const clock = options.clock ?? new ManualClock('2026-03-10T12:00:00.000Z');

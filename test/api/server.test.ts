@@ -65,7 +65,13 @@ describe('graceful shutdown', () => {
     });
     const dir = mkdtempSync(join(tmpdir(), 'mailverdict-shutdown-'));
     const config = loadConfig(
-      { dataDir: dir, port: '0', dnsServer: dns.address, smtpPort: String(smtp.port) },
+      {
+        dataDir: dir,
+        port: '0',
+        dnsServer: dns.address,
+        smtpPort: String(smtp.port),
+        allowInternalTargets: 'true',
+      },
       {},
     );
     const runtime = await createRuntime(config, { logger: pino({ level: 'silent' }) });

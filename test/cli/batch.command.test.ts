@@ -40,7 +40,15 @@ afterAll(async () => {
 });
 
 function engineFlags(port: number): string[] {
-  return ['--dns-server', dns.address, '--smtp-port', String(port), '--timeout-ms', '2000'];
+  return [
+    '--dns-server',
+    dns.address,
+    '--smtp-port',
+    String(port),
+    '--timeout-ms',
+    '2000',
+    '--allow-internal-targets',
+  ];
 }
 
 describe('mailverdict batch', () => {

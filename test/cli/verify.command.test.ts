@@ -32,7 +32,15 @@ async function cli(...args: string[]): Promise<Run> {
 }
 
 function engineFlags(): string[] {
-  return ['--dns-server', dns.address, '--smtp-port', String(smtpPort), '--timeout-ms', '2000'];
+  return [
+    '--dns-server',
+    dns.address,
+    '--smtp-port',
+    String(smtpPort),
+    '--timeout-ms',
+    '2000',
+    '--allow-internal-targets',
+  ];
 }
 
 beforeAll(async () => {

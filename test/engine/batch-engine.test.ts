@@ -53,7 +53,10 @@ async function world(domains: Record<string, number[]>, mta: Partial<FakeMtaOpti
       mx: hosts.map((h, i) => ({ exchange: h < 0 ? 'dead-mx.test' : `mx${h}.test`, priority: 10 * (i + 1) })),
     });
   }
-  const config = loadConfig({ dnsServer: dns.address, smtpPort: String(server.port) }, {});
+  const config = loadConfig(
+    { dnsServer: dns.address, smtpPort: String(server.port), allowInternalTargets: 'true' },
+    {},
+  );
   return {
     mta: server,
     dns,
@@ -398,7 +401,10 @@ describe('batch engine: the list', () => {
       'bad address',
     ];
     const batch = await w.engine().verifyMany(emails);
-    const config = loadConfig({ dnsServer: w.dns.address, smtpPort: String(w.mta.port) }, {});
+    const config = loadConfig(
+      { dnsServer: w.dns.address, smtpPort: String(w.mta.port), allowInternalTargets: 'true' },
+      {},
+    );
     const verifier = createVerifier(config.engine);
     cleanups.push(() => verifier.close());
     for (let i = 0; i < emails.length; i++) {
@@ -434,7 +440,10 @@ describe('batch engine: against smtp-server (the engine test kit)', () => {
     );
     dns.setDomain('mx.kit.test', { a: [kit.hosts.tls!.ip] });
     dns.setDomain('kit.test', { mx: [{ exchange: 'mx.kit.test', priority: 10 }] });
-    const config = loadConfig({ dnsServer: dns.address, smtpPort: String(kit.port) }, {});
+    const config = loadConfig(
+      { dnsServer: dns.address, smtpPort: String(kit.port), allowInternalTargets: 'true' },
+      {},
+    );
     const engine = createBatchEngine(
       {
         ...config.engine,

@@ -72,6 +72,7 @@ export function registerBatchCommand(program: Command): void {
     .option('--no-progress', 'no progress bar on stderr')
     .option('--dns-server <host[:port]>', "DNS server(s) to ask, comma-separated (default: the system's)")
     .option('--smtp-port <n>', 'SMTP port of the mail hosts (default 25)')
+    .option('--allow-internal-targets', 'probe mail hosts on loopback/private addresses (testing only)')
     .option('--helo <name>', 'HELO/EHLO name (a domain you own, with matching reverse DNS)')
     .option('--mail-from <address>', 'MAIL FROM address of the probe')
     .option('--proxy <socks5-url>', 'SOCKS5 proxy or comma-separated list of them')

@@ -19,6 +19,7 @@ interface VerifyFlags {
   helo?: string;
   mailFrom?: string;
   proxy?: string[];
+  allowInternalTargets?: boolean;
 }
 
 /** Addresses verified at once: enough to overlap slow servers, few enough to stay polite. */
@@ -38,6 +39,7 @@ export function registerVerifyCommand(program: Command): void {
     )
     .option('--dns-server <host[:port]>', 'DNS server IP to ask (repeatable or comma-separated)', collect)
     .option('--smtp-port <n>', 'port of the mail servers (default 25)')
+    .option('--allow-internal-targets', 'probe mail hosts on loopback/private addresses (testing only)')
     .option('--helo <name>', 'name sent in EHLO/HELO')
     .option('--mail-from <address>', 'sender sent in MAIL FROM')
     .option('--proxy <url>', 'socks5://[user:pass@]host:port (repeatable or comma-separated)', collect)
@@ -53,6 +55,7 @@ async function runVerify(addresses: string[], flags: VerifyFlags): Promise<void>
     helo: flags.helo,
     mailFrom: flags.mailFrom,
     proxy: flags.proxy,
+    allowInternalTargets: flags.allowInternalTargets,
   });
   const invalid = invalidDnsServers(config.engine.dns.servers);
   if (invalid.length > 0) {
