@@ -17,6 +17,7 @@ import Fastify, {
   type FastifySchemaCompiler,
 } from 'fastify';
 import type { AppContext } from '../context.js';
+import { createKeyCache } from '../services/key-cache.js';
 import { plansFromConfig } from '../services/plans.js';
 import { installAuth } from './auth.js';
 import type { ApiDeps } from './deps.js';
@@ -24,7 +25,7 @@ import { errorBodySchema, installErrorHandlers, sendError } from './errors.js';
 import { createMetrics, type ApiMetrics } from './metrics.js';
 import { trackRoutesForMethodNotAllowed } from './method-not-allowed.js';
 import { createMemoryRateLimiter, type RateLimiter } from './rate-limit.js';
-import { genReqId, installRequestIdHeader } from './request-id.js';
+import { genReqId, REQUEST_ID_HEADER } from './request-id.js';
 import { healthRoutes } from './routes/health.routes.js';
 import { jobsRoutes } from './routes/jobs.routes.js';
 import { metricsRoutes } from './routes/metrics.routes.js';
@@ -68,6 +69,8 @@ function validatorCompiler(): FastifySchemaCompiler<unknown> {
   return (route) => (route.httpPart === 'body' ? strict(route) : coercing(route));
 }
 
+const JSON_CONTENT_TYPE = /^application\/json\s*(;|$)/i;
+
 export function buildApp(options: BuildAppOptions): FastifyInstance {
   const deps: ApiDeps = {
     ...options,
@@ -75,6 +78,7 @@ export function buildApp(options: BuildAppOptions): FastifyInstance {
     rateLimiter: options.rateLimiter ?? createMemoryRateLimiter(),
     metrics: options.metrics ?? createMetrics(),
     testDomain: options.config.testDomain,
+    keyCache: createKeyCache(),
   };
   const logger: FastifyBaseLogger = options.logger;
   const app = Fastify({
@@ -87,42 +91,44 @@ export function buildApp(options: BuildAppOptions): FastifyInstance {
   app.setValidatorCompiler(validatorCompiler());
   app.addSchema(errorBodySchema);
 
-  installRequestIdHeader(app);
-  // A request to an unknown route is answered before its body is read (no 415 for a 404).
-  app.addHook('onRequest', async (request, reply) => {
-    if (request.is404)
-      return sendError(
-        request,
-        reply,
-        'not_found',
-        `no route ${request.method} ${request.url.split('?')[0]}`,
-      );
+  // X-Request-Id first, before anything can fail; a request to an unknown route is answered
+  // before its body is read (no 415 for a 404). Hooks that never wait are callback-style: an
+  // async hook costs a promise and a turn of the microtask queue per request.
+  app.addHook('onRequest', (request, reply, done) => {
+    void reply.header(REQUEST_ID_HEADER, request.id);
+    if (request.is404) {
+      sendError(request, reply, 'not_found', `no route ${request.method} ${request.url.split('?')[0]}`);
+      return;
+    }
+    done();
   });
   installAuth(app, deps);
   // Bodies must be JSON: drop Fastify's text/plain parser and refuse a body-carrying method
   // without a JSON Content-Type even when the body is empty.
   app.removeContentTypeParser('text/plain');
-  app.addHook('preValidation', async (request, reply) => {
-    if (!['POST', 'PUT', 'PATCH'].includes(request.method)) return;
+  app.addHook('preValidation', (request, reply, done) => {
+    const method = request.method;
+    if (method !== 'POST' && method !== 'PUT' && method !== 'PATCH') return done();
     const type = request.headers['content-type'] ?? '';
-    if (!/^application\/json\s*(;|$)/i.test(type))
-      return sendError(
-        request,
-        reply,
-        'unsupported_media_type',
-        `request bodies must be sent as Content-Type: application/json, got ${type === '' ? 'none' : type}`,
-      );
+    if (JSON_CONTENT_TYPE.test(type)) return done();
+    sendError(
+      request,
+      reply,
+      'unsupported_media_type',
+      `request bodies must be sent as Content-Type: application/json, got ${type === '' ? 'none' : type}`,
+    );
   });
   installErrorHandlers(app, (code) => {
     if (code === 'quota_exceeded') deps.metrics.quotaRefusals.inc();
   });
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url ?? 'unmatched';
     deps.metrics.httpRequests.inc({ method: request.method, route, status: String(reply.statusCode) });
     request.log.info(
       { method: request.method, route, status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
       'request',
     );
+    done();
   });
 
   void app.register(swagger, {

@@ -6,10 +6,11 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
+import type { KeyCache } from '../services/key-cache.js';
 import { authenticateKey, type KeyKind, type Scope } from '../services/keys.service.js';
 import { accountLimits, type PlanTable } from '../services/plans.js';
 import type { Executor } from '../store/executor.js';
-import { rateLimitHeaders, type RateLimiter } from './rate-limit.js';
+import { setRateLimitHeaders, type RateLimiter } from './rate-limit.js';
 
 /** Who is calling, once authenticated. */
 export interface RequestAuth {
@@ -34,6 +35,7 @@ export interface AuthDeps {
   db: Executor;
   plans: PlanTable;
   rateLimiter: RateLimiter;
+  keyCache: KeyCache;
 }
 
 const BEARER = /^Bearer +(\S+) *$/i;
@@ -47,18 +49,16 @@ export function bearerToken(header: string | undefined): string {
   return m[1];
 }
 
-/** The onRequest hook: authenticates, checks the route's scope, then takes one request from the rate limit. */
-export function createAuthHook(deps: AuthDeps) {
+/** The onRequest hook of a route that needs `scope`: authenticates, checks the scope, then takes one request from the rate limit. */
+export function createAuthHook(deps: AuthDeps, scope: Scope) {
   return async function authHook(request: FastifyRequest, reply: FastifyReply): Promise<void> {
-    const scope = request.routeOptions.config.scope;
-    if (scope === undefined) return;
-    const key = await authenticateKey(deps.db, bearerToken(request.headers.authorization));
+    const key = await authenticateKey(deps.db, bearerToken(request.headers.authorization), deps.keyCache);
     if (!key.scopes.has(scope))
       throw new AppError(
         'insufficient_permissions',
         `this API key lacks the "${scope}" scope needed for this endpoint`,
       );
-    request.auth = { accountId: key.accountId, keyId: key.keyId, kind: key.kind, scopes: key.scopes };
+    request.auth = key;
 
     const { ratePerSecond } = accountLimits(deps.plans, {
       plan: key.accountPlan,
@@ -67,7 +67,7 @@ export function createAuthHook(deps: AuthDeps) {
     });
     const decision = await deps.rateLimiter.consume(key.accountId, ratePerSecond);
     // Every later response of this request (2xx or error) carries the rate-limit state.
-    void reply.headers(rateLimitHeaders(decision));
+    setRateLimitHeaders(reply, decision);
     if (!decision.allowed)
       throw new AppError(
         'rate_limit_exceeded',
@@ -79,10 +79,20 @@ export function createAuthHook(deps: AuthDeps) {
   };
 }
 
-/** Registers the auth hook and the `request.auth` decoration. */
+/**
+ * Registers the `request.auth` decoration and gives every route that declares a scope the auth
+ * hook as its first onRequest hook (after the app-wide ones). Bound per route, the hook costs
+ * public routes nothing and reads no route options per request. Must be installed before the
+ * routes are registered.
+ */
 export function installAuth(app: FastifyInstance, deps: AuthDeps): void {
   app.decorateRequest('auth', null);
-  app.addHook('onRequest', createAuthHook(deps));
+  app.addHook('onRoute', (route) => {
+    const scope = route.config?.scope;
+    if (scope === undefined) return;
+    const own = route.onRequest === undefined ? [] : [route.onRequest].flat();
+    route.onRequest = [createAuthHook(deps, scope), ...own];
+  });
 }
 
 /** The authenticated caller of a route that declares a scope. */

@@ -1,4 +1,5 @@
 import type { AppContext } from '../context.js';
+import type { KeyCache } from '../services/key-cache.js';
 import type { PlanTable } from '../services/plans.js';
 import type { ApiMetrics } from './metrics.js';
 import type { RateLimiter } from './rate-limit.js';
@@ -9,4 +10,5 @@ export interface ApiDeps extends AppContext {
   rateLimiter: RateLimiter;
   metrics: ApiMetrics;
   testDomain: string;
+  keyCache: KeyCache;
 }

@@ -7,6 +7,7 @@
  * bucket whose refill is the window boundary). The IETF RateLimit headers describe exactly that
  * window (`w=1`).
  */
+import type { FastifyReply } from 'fastify';
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 
 export interface RateLimitDecision {
@@ -55,10 +56,12 @@ export function createMemoryRateLimiter(): RateLimiter {
   };
 }
 
-/** The IETF draft RateLimit headers (draft-ietf-httpapi-ratelimit-headers) for a decision. */
-export function rateLimitHeaders(decision: RateLimitDecision): Record<string, string> {
-  return {
-    'ratelimit-policy': `"default";q=${decision.limit};w=1`,
-    ratelimit: `"default";r=${decision.remaining};t=${decision.resetSeconds}`,
-  };
+/**
+ * Sets the IETF draft RateLimit headers (draft-ietf-httpapi-ratelimit-headers) of a decision on a
+ * reply.
+ */
+export function setRateLimitHeaders(reply: FastifyReply, decision: RateLimitDecision): void {
+  void reply
+    .header('ratelimit-policy', `"default";q=${decision.limit};w=1`)
+    .header('ratelimit', `"default";r=${decision.remaining};t=${decision.resetSeconds}`);
 }

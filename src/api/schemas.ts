@@ -27,15 +27,66 @@ const RATE_LIMIT_HEADERS = {
 /** The headers of a successful authenticated response. */
 export const SUCCESS_HEADERS = { ...REQUEST_ID_HEADER, ...RATE_LIMIT_HEADERS } as const;
 
-/** An entry of `checks`: `passed` plus the check's own details (docs/verdicts.md). */
-const check = (description: string) =>
+const nullable = (type: string, description?: string) =>
+  ({ type: [type, 'null'], ...(description === undefined ? {} : { description }) }) as const;
+
+/**
+ * An entry of `checks`: `passed` plus the check's own details (docs/verdicts.md), each declared
+ * so that the response is written by compiled code (undeclared details would still be written).
+ */
+const check = <P extends Record<string, unknown>>(description: string, details: P) =>
   ({
     type: 'object',
     description,
-    required: ['passed'],
-    properties: { passed: { type: ['boolean', 'null'], description: 'null: not run or inconclusive.' } },
+    required: ['passed', ...Object.keys(details)],
+    properties: {
+      passed: { type: ['boolean', 'null'], description: 'null: not run or inconclusive.' },
+      ...details,
+    },
     additionalProperties: true,
   }) as const;
+
+const flagCheck = (description: string) =>
+  check(description, { value: { type: 'boolean', description: 'true: the flag is raised.' } });
+
+const checksSchema = {
+  type: 'object',
+  description: 'Per-check breakdown; {} when include_checks is false.',
+  properties: {
+    syntax: check('RFC 5321 syntax.', {
+      local: nullable('string', 'Local part as given; null when the syntax failed.'),
+      domain: nullable('string', 'Domain, lower-cased and IDNA-converted; null when the syntax failed.'),
+      error: nullable('string', 'Why the syntax check failed; null when it passed.'),
+    }),
+    mx: check('DNS mail hosts.', {
+      records: {
+        type: 'array',
+        items: {
+          type: 'object',
+          required: ['exchange', 'priority'],
+          properties: { exchange: { type: 'string' }, priority: { type: 'integer' } },
+          additionalProperties: true,
+        },
+      },
+      implicit: { type: 'boolean', description: "true: no MX, the domain's own A/AAAA is used." },
+      error: nullable('string', 'NXDOMAIN, NO_MAIL_HOST, NULL_MX, SERVFAIL, TIMEOUT...; null when found.'),
+    }),
+    smtp: check('SMTP probe.', {
+      host: nullable('string'),
+      code: nullable('integer'),
+      enhanced_code: nullable('string'),
+      message: nullable('string'),
+      tls: { type: 'boolean' },
+      duration_ms: nullable('number'),
+    }),
+    disposable: flagCheck('Known temporary provider.'),
+    roleAddress: flagCheck('Role address such as info@.'),
+    freeProvider: flagCheck('Free mailbox provider.'),
+    catchAll: check('Domain accepts every address.', {
+      value: nullable('boolean', 'null: not found out.'),
+    }),
+  },
+} as const;
 
 export const verifyBodySchema = {
   type: 'object',
@@ -98,19 +149,7 @@ export const verificationResultSchema = {
       type: ['string', 'null'],
       description: 'A likely correction of a mistyped domain, or null.',
     },
-    checks: {
-      type: 'object',
-      description: 'Per-check breakdown; {} when include_checks is false.',
-      properties: {
-        syntax: check('RFC 5321 syntax: local, domain, error.'),
-        mx: check('DNS: records, implicit, error.'),
-        smtp: check('SMTP probe: host, code, enhanced_code, message, tls, duration_ms.'),
-        disposable: check('Known temporary provider: value.'),
-        roleAddress: check('Role address such as info@: value.'),
-        freeProvider: check('Free mailbox provider: value.'),
-        catchAll: check('Domain accepts every address.'),
-      },
-    },
+    checks: checksSchema,
     request_id: requestId,
   },
 } as const;

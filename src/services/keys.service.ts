@@ -1,12 +1,14 @@
 /**
  * API keys. A key is `svc_live_` or `svc_test_` followed by 40 base62 characters from the CSPRNG
  * (238 bits). Only its SHA-256 is stored (a fast hash is right for high-entropy secrets), with
- * the prefix and the last four characters for display. Every request looks the key up by hash
- * in the store, so a revocation takes effect on the very next request, in every process.
+ * the prefix and the last four characters for display. A request's key is looked up by hash in
+ * the store, or in a cache that empties whenever the store changes (services/key-cache.ts), so a
+ * revocation takes effect on the very next request, in every process.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import { AppError } from '../errors.js';
+import { storeChanges } from '../store/db.js';
 import type { Executor } from '../store/executor.js';
 import {
   findKeyByHash,
@@ -18,6 +20,7 @@ import {
 import type { ApiKeyRow } from '../store/schema/accounts.schema.js';
 import { getAccount } from './accounts.service.js';
 import { newId, randomBase62 } from './ids.js';
+import type { CachedKey, KeyCache } from './key-cache.js';
 
 export const SCOPES = ['verify', 'batch', 'jobs:read', 'usage:read'] as const;
 export type Scope = (typeof SCOPES)[number];
@@ -156,11 +159,27 @@ export interface AuthenticatedKey {
 
 /**
  * Authenticates a presented key: malformed or unknown → `invalid_api_key`, revoked →
- * `revoked_api_key`. One indexed query by hash, then a constant-time comparison.
+ * `revoked_api_key`. One indexed query by hash, then a constant-time comparison. With a cache
+ * (services/key-cache.ts), a live key seen before is answered from memory as long as the store
+ * has not changed since; the store's change token is read before the query, so what the query
+ * returns is kept only if nothing changed in between.
  */
-export async function authenticateKey(db: Executor, presented: string): Promise<AuthenticatedKey> {
+export async function authenticateKey(
+  db: Executor,
+  presented: string,
+  cache?: KeyCache,
+): Promise<AuthenticatedKey> {
   if (!KEY_FORMAT.test(presented)) throw new AppError('invalid_api_key', 'the API key is malformed');
   const hash = hashKey(presented);
+  const token = cache ? storeChanges(db).changeToken() : null;
+  if (cache && token !== null) {
+    const hit = cache.lookup(hash, token);
+    if (hit) {
+      if (!presented.startsWith(hit.prefix))
+        throw new AppError('invalid_api_key', 'the API key is not valid');
+      return hit;
+    }
+  }
   const row = await findKeyByHash(db, hash);
   if (
     !row ||
@@ -169,12 +188,15 @@ export async function authenticateKey(db: Executor, presented: string): Promise<
   )
     throw new AppError('invalid_api_key', 'the API key is not valid');
   if (row.revoked_at !== null) throw new AppError('revoked_api_key', 'the API key has been revoked');
-  return {
+  const key: CachedKey = {
     keyId: row.id,
     accountId: row.account_id,
     kind: row.kind,
     scopes: new Set(parseScopes(row.scopes)),
+    prefix: row.prefix,
     accountPlan: row.account_plan,
     accountRateLimit: row.account_rate_limit,
   };
+  if (cache && token !== null) cache.remember(hash, key, token);
+  return key;
 }

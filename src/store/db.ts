@@ -10,7 +10,12 @@ import { join } from 'node:path';
 import { Kysely } from 'kysely';
 import type { Config } from '../config.js';
 import type { Database } from './schema.js';
-import { createSqliteDialect, sqliteCapabilities, type StoreCapabilities } from './dialect/sqlite.js';
+import {
+  openSqliteBackend,
+  sqliteCapabilities,
+  type ChangeWatch,
+  type StoreCapabilities,
+} from './dialect/sqlite.js';
 
 export const DATABASE_FILE = 'mailverdict.db';
 
@@ -22,7 +27,26 @@ export function databasePath(dataDir: string): string {
 /** Opens (creating the data directory if needed) the database. Run `migrateToLatest` before use. */
 export function openDatabase(config: Pick<Config, 'dataDir'>): Kysely<Database> {
   mkdirSync(config.dataDir, { recursive: true });
-  return new Kysely<Database>({ dialect: createSqliteDialect(databasePath(config.dataDir)) });
+  const backend = openSqliteBackend(databasePath(config.dataDir), CACHED_TABLES);
+  const db = new Kysely<Database>({ dialect: backend.dialect });
+  changeWatches.set(db, backend.changes);
+  return db;
+}
+
+/** The tables that in-memory caches read: keys and their accounts (services/key-cache.ts). */
+const CACHED_TABLES = ['api_keys', 'accounts'];
+
+/** The change watch of each database opened here (a transaction or a foreign instance has none). */
+const changeWatches = new WeakMap<Kysely<Database>, ChangeWatch>();
+const NO_WATCH: ChangeWatch = Object.freeze({ changeToken: () => null });
+
+/**
+ * How a cache learns that the store may have changed under it (another process's commit, or a
+ * write of this process to a cached table). A database it cannot watch returns a watch whose
+ * token is always null: no caching.
+ */
+export function storeChanges(db: Kysely<Database>): ChangeWatch {
+  return changeWatches.get(db) ?? NO_WATCH;
 }
 
 /** What the open backend supports. One backend today; the scale-out issue adds PostgreSQL. */

@@ -4,6 +4,7 @@ import { createKey, revokeKey } from '../../src/services/keys.service.js';
 import { createSqliteDialect } from '../../src/store/dialect/sqlite.js';
 import { databasePath } from '../../src/store/db.js';
 import type { Database } from '../../src/store/schema.js';
+import { runCli } from '../cli/run-cli.js';
 import { createHarness, type Harness } from './harness.js';
 
 describe('API keys on the API', () => {
@@ -44,6 +45,18 @@ describe('API keys on the API', () => {
     expect(res.statusCode).toBe(401);
     expect(res.json().error).toBe('revoked_api_key');
   });
+
+  it('a key answered from the cache is refused at once after `mailverdict keys revoke` in another process', async () => {
+    const { key, record } = await newKey();
+    // Two requests: the second is answered from the authenticated-key cache.
+    for (let i = 0; i < 2; i++)
+      expect((await h.verify(key, { email: 'a@valid.example.com' })).statusCode).toBe(200);
+    const cli = await runCli(['keys', 'revoke', record.id, '--data-dir', h.dir, '--json']);
+    expect(cli.code, cli.stderr).toBe(0);
+    const res = await h.verify(key, { email: 'a@valid.example.com' });
+    expect(res.statusCode).toBe(401);
+    expect(res.json()).toMatchObject({ error: 'revoked_api_key', request_id: res.headers['x-request-id'] });
+  }, 30_000);
 
   it('403 insufficient_permissions when the key lacks the route scope', async () => {
     const usageOnly = await newKey(['usage:read']);

@@ -25,8 +25,35 @@ export const sqliteCapabilities: StoreCapabilities = Object.freeze({
 /** How long a writer waits for another process's write lock before failing with SQLITE_BUSY. */
 const BUSY_TIMEOUT_MS = 5000;
 
+/**
+ * Tells an in-memory cache of store data whether that data may have changed since it was read.
+ * A backend that cannot tell returns null, and nothing may be served from such a cache.
+ */
+export interface ChangeWatch {
+  /**
+   * A number that changes whenever another connection (another process) has committed to the
+   * database or this connection has written to a watched table; null when it cannot tell (inside
+   * an open transaction, or closed).
+   */
+  changeToken(): number | null;
+}
+
+export interface SqliteBackend {
+  dialect: SqliteDialect;
+  changes: ChangeWatch;
+}
+
 /** Opens the SQLite file with the pragmas the service relies on and wraps it for Kysely. */
 export function createSqliteDialect(file: string): SqliteDialect {
+  return openSqliteBackend(file).dialect;
+}
+
+/**
+ * Opens the SQLite file, as createSqliteDialect, and watches it for changes: `watchedTables` are
+ * the tables that in-memory caches read (a write of this connection to one of them moves the
+ * change token; another process's commit to any table moves it too).
+ */
+export function openSqliteBackend(file: string, watchedTables: readonly string[] = []): SqliteBackend {
   const sqlite = new BetterSqlite3(file);
   // WAL: readers never block the writer, and several processes (serve + worker) share the file.
   sqlite.pragma('journal_mode = WAL');
@@ -34,34 +61,91 @@ export function createSqliteDialect(file: string): SqliteDialect {
   sqlite.pragma('foreign_keys = ON');
   // NORMAL is durable across application crashes in WAL mode; only an OS crash can lose the last commits.
   sqlite.pragma('synchronous = NORMAL');
+  const watch = watchChanges(sqlite, watchedTables);
   // Kysely's destroy() closes the connection.
-  return new SqliteDialect({ database: withStatementCache(sqlite) });
+  return {
+    dialect: new SqliteDialect({
+      database: withStatementCache(sqlite, watch.writesWatched, watch.localWrite),
+    }),
+    changes: watch.changes,
+  };
+}
+
+/**
+ * `PRAGMA data_version` changes, on a connection, exactly when another connection has committed
+ * to the file since the last time it was read; it does not change for the connection's own
+ * writes, which are caught instead as they are prepared (Kysely prepares every statement it runs,
+ * just before running it). Inside a transaction the token is null: a cache must not answer while
+ * the connection may hold uncommitted writes or an older snapshot.
+ */
+function watchChanges(sqlite: BetterSqlite3.Database, watchedTables: readonly string[]) {
+  const dataVersion = sqlite.prepare('PRAGMA data_version').pluck();
+  const names = watchedTables.map((t) => new RegExp(`(^|[^a-z0-9_])${t}($|[^a-z0-9_])`, 'i'));
+  let epoch = 0;
+  let lastDataVersion: unknown = null;
+  const changes: ChangeWatch = {
+    changeToken() {
+      if (!sqlite.open || sqlite.inTransaction) return null;
+      const version = dataVersion.get();
+      if (version !== lastDataVersion) {
+        lastDataVersion = version;
+        epoch++;
+      }
+      return epoch;
+    },
+  };
+  return {
+    changes,
+    /** Whether a statement may write a watched table: any statement that is not a plain read and names one. */
+    writesWatched: (sql: string, statement: BetterSqlite3.Statement): boolean => {
+      if (names.length === 0) return false;
+      if (statement.reader && !/\breturning\b/i.test(sql)) return false;
+      return names.some((name) => name.test(sql));
+    },
+    localWrite: (): void => {
+      epoch++;
+    },
+  };
 }
 
 /** Statements kept prepared; beyond this the oldest is dropped (batch inserts vary in shape). */
 const STATEMENT_CACHE_SIZE = 256;
 
+interface CachedStatement {
+  statement: BetterSqlite3.Statement;
+  writesWatched: boolean;
+}
+
 /**
  * Kysely prepares every query anew; preparing is most of the cost of a small query on
  * better-sqlite3 (about 10% of a POST /v1/verify request's CPU time in a profile of
  * `npm run bench:api`). Statements are reused by SQL text, except one still being iterated
- * (a streamed result), which gets a fresh statement.
+ * (a streamed result), which gets a fresh statement. A statement that may write a watched
+ * table calls `onWatchedWrite` each time it is about to run.
  */
-function withStatementCache(sqlite: BetterSqlite3.Database): SqliteDatabase {
-  const cache = new Map<string, BetterSqlite3.Statement>();
+function withStatementCache(
+  sqlite: BetterSqlite3.Database,
+  writesWatched: (sql: string, statement: BetterSqlite3.Statement) => boolean,
+  onWatchedWrite: () => void,
+): SqliteDatabase {
+  const cache = new Map<string, CachedStatement>();
   return {
     close: () => sqlite.close(),
     prepare(sql) {
       const cached = cache.get(sql);
-      if (cached && !cached.busy) return cached;
-      const statement = sqlite.prepare(sql);
-      if (!cached) {
-        if (cache.size >= STATEMENT_CACHE_SIZE) {
-          const oldest = cache.keys().next();
-          if (!oldest.done) cache.delete(oldest.value);
-        }
-        cache.set(sql, statement);
+      if (cached) {
+        if (cached.writesWatched) onWatchedWrite();
+        if (!cached.statement.busy) return cached.statement;
+        return sqlite.prepare(sql);
       }
+      const statement = sqlite.prepare(sql);
+      const entry = { statement, writesWatched: writesWatched(sql, statement) };
+      if (entry.writesWatched) onWatchedWrite();
+      if (cache.size >= STATEMENT_CACHE_SIZE) {
+        const oldest = cache.keys().next();
+        if (!oldest.done) cache.delete(oldest.value);
+      }
+      cache.set(sql, entry);
       return statement;
     },
   };
