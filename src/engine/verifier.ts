@@ -48,6 +48,8 @@ export function createVerifier(options: EngineOptions, deps: VerifierDeps = {}):
   if (deps.clock) shared.clock = deps.clock;
   if (deps.random) shared.random = deps.random;
   const resolver = new MailHostResolver(options.dns, shared);
+  // Load the domain lists now (about 100 ms, once per process) rather than in the first caller's request.
+  listFlags('warm-up', 'example.com');
   const prober = new SmtpProber({ ...options.smtp, catchAllTtlMs: options.catchAllTtlMs }, shared);
   const logger = deps.logger;
 
