@@ -3,14 +3,17 @@
  * (`mailverdict serve`, a child process, a temp data dir, default settings: info logs included,
  * sent to /dev/null) with an account whose rate limit is far above what the load can reach,
  * and a bare Fastify app returning a constant JSON body (the ceiling), then runs autocannon
- * against each in turn: POST /v1/verify with a test key, GET /v1/account/usage, the ceiling.
+ * against each in turn: POST /v1/verify with a test key, GET /v1/account/usage, the ceiling, and
+ * (for the analysis, not the ratio) the bare app's POST route with POST /v1/verify's body schema.
+ * Besides requests/s and latency it reports the CPU time each server process spent per request
+ * (from /proc), which a busy machine disturbs less than throughput.
  *
  *   --duration 30      seconds per run
  *   --connections 50   concurrent connections
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -47,8 +50,22 @@ async function stop(child: ChildProcess): Promise<void> {
   await once(child, 'exit');
 }
 
+/** CPU time (user + system) a process has used, in microseconds; null where /proc is missing. */
+function cpuMicros(pid: number | undefined): number | null {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    const ticks = Number(fields[11]) + Number(fields[12]);
+    // Linux reports 100 clock ticks per second to user space.
+    return Number.isFinite(ticks) ? ticks * 10_000 : null;
+  } catch {
+    return null;
+  }
+}
+
 interface Figures {
   name: string;
+  /** CPU time of the server process per request (µs), less sensitive to a busy machine than requests/s. */
+  cpuPerRequest: number | null;
   rps: number;
   p50: number;
   p99: number;
@@ -57,10 +74,16 @@ interface Figures {
   errors: number;
 }
 
-async function load(name: string, options: autocannon.Options): Promise<Figures> {
+async function load(name: string, server: ChildProcess, options: autocannon.Options): Promise<Figures> {
+  const before = cpuMicros(server.pid);
   const result = await autocannon({ connections: CONNECTIONS, duration: DURATION, ...options });
+  const after = cpuMicros(server.pid);
   const figures = {
     name,
+    cpuPerRequest:
+      before === null || after === null
+        ? null
+        : Math.round((10 * (after - before)) / result.requests.total) / 10,
     rps: Math.round(result.requests.average),
     p50: result.latency.p50,
     p99: result.latency.p99,
@@ -110,28 +133,50 @@ async function main(): Promise<void> {
       duration: 3,
     });
 
-    const verify = await load('POST /v1/verify (test key)', {
+    const loadBefore = os
+      .loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ');
+    const verify = await load('POST /v1/verify (test key)', api.child, {
       url: `${apiUrl}/v1/verify`,
       method: 'POST',
       headers: { ...auth, 'content-type': 'application/json' },
       body: JSON.stringify({ email: 'anna@valid.example.com' }),
     });
-    const usage = await load('GET /v1/account/usage', { url: `${apiUrl}/v1/account/usage`, headers: auth });
-    const bare = await load('ceiling: bare Fastify GET, constant JSON', { url: `${ceilingUrl}/ceiling` });
+    const usage = await load('GET /v1/account/usage', api.child, {
+      url: `${apiUrl}/v1/account/usage`,
+      headers: auth,
+    });
+    const bare = await load('ceiling: bare Fastify GET, constant JSON', ceiling.child, {
+      url: `${ceilingUrl}/ceiling`,
+    });
+    const barePost = await load('(not the ceiling) bare Fastify POST, verify body validated', ceiling.child, {
+      url: `${ceilingUrl}/ceiling`,
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'anna@valid.example.com' }),
+    });
 
     const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
     const lines = [
       `Measured ${new Date().toISOString().slice(0, 10)} on ${os.cpus().length} × ${cpu}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node.js ${process.version};`,
       `command: \`npm run bench:api -- --duration ${DURATION} --connections ${CONNECTIONS}\` (autocannon, ${CONNECTIONS} connections, ${DURATION} s per run).`,
       '',
-      '| Run | Requests/s | p50 ms | p99 ms | Requests | non-2xx | errors |',
-      '|---|---:|---:|---:|---:|---:|---:|',
-      ...[verify, usage, bare].map(
-        (f) => `| ${f.name} | ${f.rps} | ${f.p50} | ${f.p99} | ${f.requests} | ${f.non2xx} | ${f.errors} |`,
+      `load average before the runs: ${loadBefore}, after: ${os
+        .loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' ')}`,
+      '',
+      '| Run | Requests/s | p50 ms | p99 ms | Requests | non-2xx | errors | server CPU µs/request |',
+      '|---|---:|---:|---:|---:|---:|---:|---:|',
+      ...[verify, usage, bare, barePost].map(
+        (f) =>
+          `| ${f.name} | ${f.rps} | ${f.p50} | ${f.p99} | ${f.requests} | ${f.non2xx} | ${f.errors} | ${f.cpuPerRequest ?? 'n/a'} |`,
       ),
       '',
       `POST /v1/verify with a test key reaches ${Math.round((100 * verify.rps) / bare.rps)}% of the ceiling (target: 60% or more); ` +
-        `GET /v1/account/usage ${Math.round((100 * usage.rps) / bare.rps)}%.`,
+        `GET /v1/account/usage ${Math.round((100 * usage.rps) / bare.rps)}%; ` +
+        `the bare POST with a validated body ${Math.round((100 * barePost.rps) / bare.rps)}%.`,
     ];
     process.stdout.write(`${lines.join('\n')}\n`);
   } finally {
