@@ -188,7 +188,8 @@ export async function authenticateKey(
   )
     throw new AppError('invalid_api_key', 'the API key is not valid');
   if (row.revoked_at !== null) throw new AppError('revoked_api_key', 'the API key has been revoked');
-  const key: CachedKey = {
+  // Shared by every request the cache answers: frozen so that none can change it for the others.
+  const key: CachedKey = Object.freeze({
     keyId: row.id,
     accountId: row.account_id,
     kind: row.kind,
@@ -196,7 +197,7 @@ export async function authenticateKey(
     prefix: row.prefix,
     accountPlan: row.account_plan,
     accountRateLimit: row.account_rate_limit,
-  };
+  });
   if (cache && token !== null) cache.remember(hash, key, token);
   return key;
 }
