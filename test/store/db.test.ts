@@ -1,3 +1,5 @@
+import BetterSqlite3 from 'better-sqlite3';
+import { join } from 'node:path';
 import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { migrateToLatest } from '../../src/store/migrate.js';
@@ -47,5 +49,22 @@ describe('the SQLite store', () => {
         })
         .execute(),
     ).rejects.toThrow(/FOREIGN KEY/);
+  });
+
+  it('takes the write lock when a transaction begins, so another process cannot commit in between', async () => {
+    store = await openTestStore();
+    const other = new BetterSqlite3(join(store.dir, 'mailverdict.db'), { timeout: 0 });
+    try {
+      await store.db.transaction().execute(async (trx) => {
+        await trx.selectFrom('accounts').select('id').execute();
+        // A deferred transaction would still let the other connection write here, and then fail
+        // with SQLITE_BUSY on its own first write; an immediate one already holds the lock.
+        expect(() => other.exec('begin immediate')).toThrow(/locked|busy/i);
+      });
+      other.exec('begin immediate');
+      other.exec('rollback');
+    } finally {
+      other.close();
+    }
   });
 });

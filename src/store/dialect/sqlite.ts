@@ -4,7 +4,15 @@
  * PostgreSQL backend adds a sibling file (dialect/postgres.ts) with the same shape.
  */
 import BetterSqlite3 from 'better-sqlite3';
-import { SqliteDialect, type SqliteDatabase } from 'kysely';
+import {
+  CompiledQuery,
+  SqliteDialect,
+  SqliteDriver,
+  type DatabaseConnection,
+  type Driver,
+  type SqliteDatabase,
+  type SqliteDialectConfig,
+} from 'kysely';
 
 /** What a backend supports; store code may branch on these flags, never on a dialect name. */
 export interface StoreCapabilities {
@@ -64,11 +72,36 @@ export function openSqliteBackend(file: string, watchedTables: readonly string[]
   const watch = watchChanges(sqlite, watchedTables);
   // Kysely's destroy() closes the connection.
   return {
-    dialect: new SqliteDialect({
+    dialect: new ImmediateSqliteDialect({
       database: withStatementCache(sqlite, watch.writesWatched, watch.localWrite),
     }),
     changes: watch.changes,
   };
+}
+
+/**
+ * Transactions begin IMMEDIATE, taking the write lock up front. A deferred transaction that reads
+ * and then writes fails at once with SQLITE_BUSY (the busy timeout does not apply to the upgrade)
+ * when another process (`serve` and a separate `worker`) committed in between; an immediate one
+ * waits on busy_timeout instead.
+ */
+class ImmediateTransactionDriver extends SqliteDriver {
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  }
+}
+
+class ImmediateSqliteDialect extends SqliteDialect {
+  readonly #config: SqliteDialectConfig;
+
+  constructor(config: SqliteDialectConfig) {
+    super(config);
+    this.#config = config;
+  }
+
+  override createDriver(): Driver {
+    return new ImmediateTransactionDriver(this.#config);
+  }
 }
 
 /**
