@@ -3,15 +3,10 @@
  * of two submissions racing with one key, exactly one insert succeeds.
  */
 import type { Executor as Db } from './executor.js';
+import type { IdempotencyKeysTable } from './schema/jobs.schema.js';
 
-export interface IdempotencyRecord {
-  account_id: string;
-  key: string;
-  body_hash: string;
-  job_id: string;
-  created_at: string;
-  expires_at: string;
-}
+/** One stored key: exactly the table's row. */
+export type IdempotencyRecord = IdempotencyKeysTable;
 
 /** Inserts the key unless the account already holds it; true when this call inserted it. */
 export async function insertIdempotencyKey(db: Db, record: IdempotencyRecord): Promise<boolean> {
