@@ -21,6 +21,7 @@ export const ERROR_CODES = [
   'key_limit_reached',
   'payload_too_large',
   'internal_error',
+  'service_unavailable',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

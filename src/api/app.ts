@@ -86,7 +86,8 @@ export function buildApp(options: BuildAppOptions): FastifyInstance {
     genReqId,
     // One line per request at the end (below) instead of Fastify's two.
     logController: new LogController({ requestIdLogLabel: 'request_id', disableRequestLogging: true }),
-    return503OnClosing: true,
+    // Refused below with the error envelope and a request id, like every other response.
+    return503OnClosing: false,
   });
   app.setValidatorCompiler(validatorCompiler());
   app.addSchema(errorBodySchema);
@@ -94,8 +95,19 @@ export function buildApp(options: BuildAppOptions): FastifyInstance {
   // X-Request-Id first, before anything can fail; a request to an unknown route is answered
   // before its body is read (no 415 for a 404). Hooks that never wait are callback-style: an
   // async hook costs a promise and a turn of the microtask queue per request.
+  let closing = false;
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
   app.addHook('onRequest', (request, reply, done) => {
     void reply.header(REQUEST_ID_HEADER, request.id);
+    if (closing) {
+      // Requests already in flight finish; a new one on a kept-alive connection is told to retry elsewhere.
+      void reply.header('Retry-After', '1').header('Connection', 'close');
+      sendError(request, reply, 'service_unavailable', 'the server is shutting down; retry the request');
+      return;
+    }
     if (request.is404) {
       sendError(request, reply, 'not_found', `no route ${request.method} ${request.url.split('?')[0]}`);
       return;

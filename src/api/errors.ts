@@ -25,6 +25,7 @@ export const HTTP_STATUS: Readonly<Record<ErrorCode, number>> = {
   key_limit_reached: 409,
   payload_too_large: 413,
   internal_error: 500,
+  service_unavailable: 503,
 };
 
 export interface ErrorBody {
