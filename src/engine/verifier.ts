@@ -8,8 +8,8 @@
  */
 import type { DnsOutcome, SmtpOutcome } from './outcome.js';
 import { MailHostResolver } from './dns/resolver.js';
-import { isDisposableDomain } from './lists/disposable.js';
-import { isFreeProvider } from './lists/free-provider.js';
+import { isDisposableDomain, loadDisposableDomains } from './lists/disposable.js';
+import { isFreeProvider, loadFreeProviders } from './lists/free-provider.js';
 import { isRoleAddress } from './lists/role.js';
 import { suggestCorrection } from './lists/typo.js';
 import { SmtpProber } from './smtp/probe.js';
@@ -49,7 +49,8 @@ export function createVerifier(options: EngineOptions, deps: VerifierDeps = {}):
   if (deps.random) shared.random = deps.random;
   const resolver = new MailHostResolver(options.dns, shared);
   // Load the domain lists now (about 100 ms, once per process) rather than in the first caller's request.
-  listFlags('warm-up', 'example.com');
+  loadDisposableDomains();
+  loadFreeProviders();
   const prober = new SmtpProber({ ...options.smtp, catchAllTtlMs: options.catchAllTtlMs }, shared);
   const logger = deps.logger;
 

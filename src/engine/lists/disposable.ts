@@ -16,6 +16,11 @@ function load(): Set<string> {
 }
 
 /** True when the (lower-cased, punycode) domain or a parent of it is a known disposable domain. */
+/** Reads the list now instead of on first use. */
+export function loadDisposableDomains(): void {
+  load();
+}
+
 export function isDisposableDomain(domain: string): boolean {
   return !domain.startsWith('[') && hasDomainOrParent(load(), domain);
 }

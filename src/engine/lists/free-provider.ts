@@ -11,7 +11,16 @@ import { loadDomainList, normaliseDomain } from './domain-set.js';
 let domains: Set<string> | undefined;
 
 /** True when the domain is a known free mailbox provider. */
-export function isFreeProvider(domain: string): boolean {
+function load(): Set<string> {
   domains ??= loadDomainList('email-providers/all.json');
-  return domains.has(normaliseDomain(domain));
+  return domains;
+}
+
+/** Reads the list now instead of on first use. */
+export function loadFreeProviders(): void {
+  load();
+}
+
+export function isFreeProvider(domain: string): boolean {
+  return load().has(normaliseDomain(domain));
 }
