@@ -51,8 +51,14 @@ async function startServe(): Promise<Server> {
   const child = spawnCli(['serve', '--port', '0']);
   return new Promise((resolve, reject) => {
     createInterface({ input: child.stdout! }).on('line', (line) => {
-      const e = JSON.parse(line) as { event: string; url: string; test_key?: string; live_key?: string };
-      if (e.event === 'listening') resolve({ child, url: e.url, testKey: e.test_key, liveKey: e.live_key });
+      const e = JSON.parse(line) as { event: string; url: string; keys_file?: string };
+      // stdout is a pipe: serve leaves the bootstrap keys in an owner-only file.
+      const keys =
+        e.keys_file === undefined
+          ? {}
+          : (JSON.parse(readFileSync(e.keys_file, 'utf8')) as { test_key?: string; live_key?: string });
+      if (e.event === 'listening')
+        resolve({ child, url: e.url, testKey: keys.test_key, liveKey: keys.live_key });
     });
     child.once('exit', (code) => reject(new Error(`serve exited with ${code}`)));
   });

@@ -60,6 +60,13 @@ export interface Config {
   notifyFrom: string;
   /** JSON object of per-plan overrides, e.g. {"free":{"monthly_quota":500}}. Parsed by the plans module. */
   planOverrides: Record<string, unknown>;
+  /** Failed authentications allowed per client address and second before 429; 0: unlimited. */
+  authFailureRateLimit: number;
+  /**
+   * Whether X-Forwarded-For names the client (Fastify's trustProxy): false (the socket's peer is
+   * the client), true (trust every hop), a hop count, or the addresses/CIDRs of trusted proxies.
+   */
+  trustProxy: boolean | number | string[];
 }
 
 /** Raw inputs: CLI flags by camelCase name (commander's shape). */
@@ -94,6 +101,22 @@ const list: Parser<string[]> = (raw) =>
     .split(',')
     .map((s) => s.trim())
     .filter((s) => s !== '');
+
+/** "false", "true", a hop count, or a comma list of proxy addresses / CIDRs. */
+const trustProxy: Parser<boolean | number | string[]> = (raw, name) => {
+  const v = raw.trim().toLowerCase();
+  if (['0', 'false', 'no', 'off'].includes(v)) return false;
+  if (['true', 'yes', 'on'].includes(v)) return true;
+  if (/^\d+$/.test(v)) return integer(1, 100)(v, name);
+  const entries = list(raw, name);
+  for (const e of entries) {
+    if (!/^[0-9a-f:.]+(\/\d{1,3})?$/i.test(e))
+      throw new ConfigError(
+        `${name} must be true, false, a hop count or a list of proxy addresses/CIDRs, got "${e}"`,
+      );
+  }
+  return entries;
+};
 
 const UNITS: Record<string, number> = { ms: 1, s: SECOND, m: MINUTE, h: HOUR, d: 24 * HOUR };
 
@@ -217,6 +240,8 @@ export function loadConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = process.e
     smtpRelayUrl: r<string | null>('smtpRelayUrl', 'SMTP_RELAY_URL', url(['smtp:', 'smtps:']), null),
     notifyFrom: r('notifyFrom', 'NOTIFY_FROM', string, `mailverdict@${heloName}`),
     planOverrides: r('plans', 'PLANS', json, {}),
+    authFailureRateLimit: r('authFailureRateLimit', 'AUTH_FAILURE_RATE_LIMIT', integer(0, 100_000), 10),
+    trustProxy: r('trustProxy', 'TRUST_PROXY', trustProxy, false),
   };
 
   for (const s of config.engine.smtp.proxies) url(['socks5:', 'socks:'])(s, '--proxy');

@@ -20,6 +20,11 @@ export const ERROR_CODES = [
   'idempotency_key_reused',
   'key_limit_reached',
   'payload_too_large',
+  'invalid_url',
+  'uri_too_long',
+  'headers_too_large',
+  'bad_request',
+  'request_timeout',
   'internal_error',
   'service_unavailable',
 ] as const;

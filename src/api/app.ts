@@ -7,25 +7,32 @@
  * then the work). Every error on the way becomes the `{error, message, request_id}` envelope in
  * api/errors.ts.
  */
-import { AjvCompiler } from '@fastify/ajv-compiler';
 import swagger from '@fastify/swagger';
 import Fastify, {
   LogController,
   type FastifyBaseLogger,
   type FastifyInstance,
   type FastifyPluginAsync,
-  type FastifySchemaCompiler,
 } from 'fastify';
+import secureJsonParse from 'secure-json-parse';
 import type { AppContext } from '../context.js';
+import { AppError } from '../errors.js';
 import { createKeyCache } from '../services/key-cache.js';
 import { plansFromConfig } from '../services/plans.js';
 import { installAuth } from './auth.js';
 import type { ApiDeps } from './deps.js';
-import { errorBodySchema, installErrorHandlers, sendError } from './errors.js';
+import {
+  createClientErrorHandler,
+  errorBodySchema,
+  frameworkErrorHandler,
+  installErrorHandlers,
+  sendError,
+} from './errors.js';
 import { createMetrics, type ApiMetrics } from './metrics.js';
 import { trackRoutesForMethodNotAllowed } from './method-not-allowed.js';
 import { createMemoryRateLimiter, type RateLimiter } from './rate-limit.js';
 import { genReqId, REQUEST_ID_HEADER } from './request-id.js';
+import { createValidatorCompiler } from './validation.js';
 import { healthRoutes } from './routes/health.routes.js';
 import { jobsRoutes } from './routes/jobs.routes.js';
 import { metricsRoutes } from './routes/metrics.routes.js';
@@ -53,20 +60,38 @@ function routePlugins(deps: ApiDeps): FastifyPluginAsync[] {
 }
 
 /**
- * Request bodies are validated without type coercion ("300" and 300.5 are not an integer
- * timeout_ms); query strings and path parameters keep Fastify's coercion, since they are text.
+ * Fastify's own JSON parser, but one that says why it refuses: secure-json-parse (which Fastify
+ * uses) throws a distinct error for a `__proto__` or `constructor.prototype` key, and Fastify
+ * reports every failure as "not valid JSON".
  */
-function validatorCompiler(): FastifySchemaCompiler<unknown> {
-  const factory = AjvCompiler();
-  const strict = factory(
-    {},
-    { customOptions: { coerceTypes: false, useDefaults: true, removeAdditional: false, allErrors: false } },
-  );
-  const coercing = factory(
-    {},
-    { customOptions: { coerceTypes: 'array', useDefaults: true, removeAdditional: false, allErrors: false } },
-  );
-  return (route) => (route.httpPart === 'body' ? strict(route) : coercing(route));
+function parseJsonBody(
+  _request: unknown,
+  body: string | Buffer,
+  done: (err: Error | null, value?: unknown) => void,
+): void {
+  const text = typeof body === 'string' ? body : body.toString('utf8');
+  if (text.length === 0)
+    return done(new AppError('invalid_json', 'the request body is empty; send a JSON object'));
+  try {
+    done(null, secureJsonParse(text, { protoAction: 'error', constructorAction: 'error' }));
+  } catch (err) {
+    if (err instanceof SyntaxError && /prototype property/i.test(err.message))
+      return done(
+        new AppError(
+          'invalid_request',
+          'the body holds a "__proto__" or "constructor.prototype" key, which is refused: remove it',
+        ),
+      );
+    done(new AppError('invalid_json', 'the request body is not valid JSON'));
+  }
+}
+
+/** A hop count becomes the function proxy-addr would compile from it (Fastify's types take no number). */
+function trustProxyOption(
+  value: boolean | number | readonly string[],
+): boolean | string[] | ((address: string, hop: number) => boolean) {
+  if (typeof value === 'number') return (_address, hop) => hop < value;
+  return typeof value === 'boolean' ? value : [...value];
 }
 
 const JSON_CONTENT_TYPE = /^application\/json\s*(;|$)/i;
@@ -88,8 +113,12 @@ export function buildApp(options: BuildAppOptions): FastifyInstance {
     logController: new LogController({ requestIdLogLabel: 'request_id', disableRequestLogging: true }),
     // Refused below with the error envelope and a request id, like every other response.
     return503OnClosing: false,
+    frameworkErrors: frameworkErrorHandler,
+    // Decides request.ip, which keys the failed-authentication limit (docs/security.md).
+    trustProxy: trustProxyOption(options.config.trustProxy),
+    clientErrorHandler: createClientErrorHandler(logger, genReqId),
   });
-  app.setValidatorCompiler(validatorCompiler());
+  app.setValidatorCompiler(createValidatorCompiler());
   app.addSchema(errorBodySchema);
 
   // X-Request-Id first, before anything can fail; a request to an unknown route is answered
@@ -114,10 +143,12 @@ export function buildApp(options: BuildAppOptions): FastifyInstance {
     }
     done();
   });
-  installAuth(app, deps);
+  installAuth(app, { ...deps, authFailureRateLimit: options.config.authFailureRateLimit });
   // Bodies must be JSON: drop Fastify's text/plain parser and refuse a body-carrying method
   // without a JSON Content-Type even when the body is empty.
   app.removeContentTypeParser('text/plain');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, parseJsonBody);
   app.addHook('preValidation', (request, reply, done) => {
     const method = request.method;
     if (method !== 'POST' && method !== 'PUT' && method !== 'PATCH') return done();

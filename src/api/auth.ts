@@ -36,6 +36,34 @@ export interface AuthDeps {
   plans: PlanTable;
   rateLimiter: RateLimiter;
   keyCache: KeyCache;
+  /** Failed authentications per client address and second; 0: unlimited. */
+  authFailureRateLimit: number;
+}
+
+/**
+ * Counts a failed authentication against the client's address (`request.ip`: the socket's peer,
+ * or what X-Forwarded-For says when --trust-proxy trusts it). Past the allowance the client gets
+ * 429 instead of 401: a flood of bad keys costs one key lookup each, then nothing but this count.
+ * A valid key is never counted here; its account's own rate limit applies as before.
+ */
+async function limitFailure(
+  deps: AuthDeps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  failure: unknown,
+): Promise<never> {
+  if (deps.authFailureRateLimit > 0 && failure instanceof AppError) {
+    const decision = await deps.rateLimiter.consume(`authfail:${request.ip}`, deps.authFailureRateLimit);
+    if (!decision.allowed) {
+      setRateLimitHeaders(reply, decision);
+      throw new AppError(
+        'rate_limit_exceeded',
+        `too many failed authentications from this address; retry in ${decision.resetSeconds} s`,
+        { retryAfterSeconds: decision.resetSeconds },
+      );
+    }
+  }
+  throw failure;
 }
 
 const BEARER = /^Bearer +(\S+) *$/i;
@@ -52,7 +80,12 @@ export function bearerToken(header: string | undefined): string {
 /** The onRequest hook of a route that needs `scope`: authenticates, checks the scope, then takes one request from the rate limit. */
 export function createAuthHook(deps: AuthDeps, scope: Scope) {
   return async function authHook(request: FastifyRequest, reply: FastifyReply): Promise<void> {
-    const key = await authenticateKey(deps.db, bearerToken(request.headers.authorization), deps.keyCache);
+    let key: Awaited<ReturnType<typeof authenticateKey>>;
+    try {
+      key = await authenticateKey(deps.db, bearerToken(request.headers.authorization), deps.keyCache);
+    } catch (failure) {
+      return limitFailure(deps, request, reply, failure);
+    }
     if (!key.scopes.has(scope))
       throw new AppError(
         'insufficient_permissions',

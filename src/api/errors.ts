@@ -3,8 +3,13 @@
  * gets its envelope `{error, message, request_id}`. Fastify's own errors (body parsing, schema
  * validation, body size) are translated to the registry's codes here too.
  */
+import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, isAppError, type ErrorCode } from '../errors.js';
+import { isTransientStoreError } from '../store/store-errors.js';
+
+/** Retry-After of a 503 for a transient store failure. */
+const STORE_RETRY_AFTER_SECONDS = 2;
 
 export const HTTP_STATUS: Readonly<Record<ErrorCode, number>> = {
   invalid_api_key: 401,
@@ -24,6 +29,11 @@ export const HTTP_STATUS: Readonly<Record<ErrorCode, number>> = {
   idempotency_key_reused: 422,
   key_limit_reached: 409,
   payload_too_large: 413,
+  invalid_url: 400,
+  uri_too_long: 414,
+  headers_too_large: 431,
+  bad_request: 400,
+  request_timeout: 408,
   internal_error: 500,
   service_unavailable: 503,
 };
@@ -100,6 +110,16 @@ function translate(err: FastifyError, request: FastifyRequest): AppError {
   if (err instanceof SyntaxError || (err.statusCode === 400 && err.name === 'SyntaxError'))
     return new AppError('invalid_json', 'the request body is not valid JSON');
   if (err.statusCode === 413) return new AppError('payload_too_large', 'the request body is too large');
+  // The store failed in a way a retry can cure (busy, disk full, I/O error, connection lost):
+  // the statement's transaction rolled back, nothing was stored or counted.
+  if (isTransientStoreError(err))
+    return new AppError(
+      'service_unavailable',
+      'the store is temporarily unavailable; nothing was changed; retry the request',
+      {
+        retryAfterSeconds: STORE_RETRY_AFTER_SECONDS,
+      },
+    );
   if (err.statusCode === 415) return new AppError('unsupported_media_type', 'unsupported Content-Type');
   return new AppError(
     'internal_error',
@@ -115,6 +135,11 @@ export function installErrorHandlers(app: FastifyInstance, observe: ErrorObserve
   app.setErrorHandler((err: FastifyError, request, reply) => {
     const appError = translate(err, request);
     if (appError.code === 'internal_error') request.log.error({ err }, 'unhandled error');
+    else if (appError.code === 'service_unavailable' && !isAppError(err))
+      request.log.warn({ err }, 'store unavailable');
+    // An error sent before the body was read to its end (a streamed batch refused early): close
+    // the connection instead of reading, for keep-alive's sake, what is left of a 150 MiB body.
+    if (!request.raw.complete) void reply.header('connection', 'close');
     const retryAfter = appError.details.retryAfterSeconds;
     if (typeof retryAfter === 'number') void reply.header('retry-after', String(retryAfter));
     observe(appError.code, request);
@@ -125,3 +150,88 @@ export function installErrorHandlers(app: FastifyInstance, observe: ErrorObserve
     return sendError(request, reply, 'not_found', `no route ${request.method} ${request.url.split('?')[0]}`);
   });
 }
+
+/** Longest piece of a refused URL quoted back in a message. */
+const QUOTED_URL_LENGTH = 120;
+
+function quoteUrl(url: string): string {
+  return url.length <= QUOTED_URL_LENGTH ? url : `${url.slice(0, QUOTED_URL_LENGTH)}…`;
+}
+
+/**
+ * Fastify's `frameworkErrors`: errors of its router, raised before any hook runs (a path with a
+ * bad percent-encoding, a path parameter over its maximum length). Same envelope, request id
+ * and log line as every other response.
+ */
+export function frameworkErrorHandler(err: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  void reply.header('x-request-id', request.id);
+  const code: ErrorCode =
+    err.code === 'FST_ERR_BAD_URL'
+      ? 'invalid_url'
+      : err.code === 'FST_ERR_MAX_PARAM_LENGTH'
+        ? 'uri_too_long'
+        : 'bad_request';
+  const message =
+    code === 'invalid_url'
+      ? `the path ${quoteUrl(request.raw.url ?? '')} holds an invalid percent-encoding`
+      : code === 'uri_too_long'
+        ? 'a path segment of the URL is too long'
+        : 'the request could not be routed';
+  request.log.info(
+    { method: request.method, status: HTTP_STATUS[code], error: code },
+    'request refused by the router',
+  );
+  sendError(request, reply, code, message);
+}
+
+/** What Node's HTTP parser refuses, before Fastify sees a request. */
+function clientErrorCode(err: NodeJS.ErrnoException): ErrorCode {
+  if (err.code === 'HPE_HEADER_OVERFLOW') return 'headers_too_large';
+  if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') return 'request_timeout';
+  return 'bad_request';
+}
+
+const CLIENT_ERROR_MESSAGES: Partial<Record<ErrorCode, string>> = {
+  headers_too_large: 'the request line and headers are larger than the server accepts (16 KiB)',
+  request_timeout: 'the request was not received in time',
+  bad_request: 'the request is not well-formed HTTP',
+};
+
+/**
+ * Fastify's `clientErrorHandler`: answers what Node's HTTP parser refused (oversized headers or
+ * URL, malformed HTTP, a timeout) on the raw socket, with the envelope and a request id, and logs
+ * it; Fastify's default writes its own format and logs only at trace level.
+ */
+export function createClientErrorHandler(
+  log: { info(obj: object, msg: string): void },
+  genReqId: () => string,
+): (err: NodeJS.ErrnoException, socket: Duplex) => void {
+  return (err, socket) => {
+    if (err.code === 'ECONNRESET' || socket.destroyed) return;
+    const code = clientErrorCode(err);
+    const status = HTTP_STATUS[code];
+    const requestId = genReqId();
+    const body = JSON.stringify({
+      error: code,
+      message: CLIENT_ERROR_MESSAGES[code] ?? code,
+      request_id: requestId,
+    });
+    log.info(
+      { request_id: requestId, status, error: code, parser: err.code },
+      'request refused by the HTTP parser',
+    );
+    if (socket.writable) {
+      socket.write(
+        `HTTP/1.1 ${status} ${STATUS_TEXT[status] ?? 'Error'}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+          `Content-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${body}`,
+      );
+    }
+    socket.destroy();
+  };
+}
+
+const STATUS_TEXT: Readonly<Record<number, string>> = {
+  400: 'Bad Request',
+  408: 'Request Timeout',
+  431: 'Request Header Fields Too Large',
+};

@@ -53,7 +53,10 @@ export function addSettingsOptions(cmd: Command): Command {
     .option('--lease <duration>', 'batch: worker lease on a chunk (default 30s)')
     .option('--poll-interval <duration>', 'batch: idle worker poll interval (default 500ms)')
     .option('--no-embedded-workers', 'do not run batch workers inside serve')
-    .option('--allow-insecure-webhooks', 'allow http:// and internal webhook targets (development only)')
+    .option(
+      '--allow-insecure-webhooks',
+      'allow http:// and loopback (127.0.0.0/8, ::1) webhook targets; other internal ones stay refused (development only)',
+    )
     .option('--webhook-timeout <duration>', 'timeout of one webhook delivery (default 15s)')
     .option('--smtp-relay-url <url>', 'smtp://user:pass@host:port for notification e-mails')
     .option('--notify-from <address>', 'sender of notification e-mails');

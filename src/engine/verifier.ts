@@ -190,6 +190,10 @@ function mxCheck(dns: DnsOutcome | null): MxCheck {
   if (dns === null) return { passed: null, records: [], implicit: false, error: null };
   switch (dns.kind) {
     case 'ok':
+      // Every mail host internal (and so not probed): records exist, but none is reachable; the
+      // top-level `mx` says false for the same reason (SPEC: "valid, reachable MX records").
+      if (dns.hosts.length === 0)
+        return { passed: false, records: dns.records, implicit: dns.implicit, error: 'INTERNAL_HOSTS_ONLY' };
       return { passed: true, records: dns.records, implicit: dns.implicit, error: null };
     case 'nxdomain':
       return { passed: false, records: [], implicit: false, error: 'NXDOMAIN' };

@@ -26,6 +26,7 @@ import {
 } from '../store/delivery.store.js';
 import type { Executor } from '../store/executor.js';
 import type { DeliveryRow } from '../store/schema/jobs.schema.js';
+import type { JobMetrics } from './job-metrics.js';
 import { maskAddress, type Notifier } from './notify.js';
 import { postWebhook } from './webhook-post.js';
 
@@ -54,6 +55,8 @@ export interface DeliveryDeps {
   resolveHost: HostResolver;
   /** Null: no relay configured; e-mails are marked skipped. */
   notifier: Notifier | null;
+  /** Told about each attempt's outcome (GET /metrics); optional. */
+  metrics?: Pick<JobMetrics, 'deliveryAttempted'>;
 }
 
 interface AttemptOutcome {
@@ -150,6 +153,7 @@ export class DeliveryRunner {
         finishedAt: now.toISOString(),
       });
       log.info({ attempt: delivery.attempts, state: outcome.ok ? 'delivered' : 'skipped' }, 'job event sent');
+      this.#deps.metrics?.deliveryAttempted(delivery.channel, outcome.ok ? 'delivered' : 'skipped');
     } else if (outcome.permanent !== true && retryIn !== undefined) {
       await settleDelivery(db, delivery.id, this.id, {
         state: 'pending',
@@ -167,6 +171,7 @@ export class DeliveryRunner {
         },
         'job event failed; will retry',
       );
+      this.#deps.metrics?.deliveryAttempted(delivery.channel, 'retry');
     } else {
       await settleDelivery(db, delivery.id, this.id, {
         state: 'failed',
@@ -178,6 +183,7 @@ export class DeliveryRunner {
         { attempt: delivery.attempts, status: outcome.statusCode, error: outcome.error },
         'job event given up',
       );
+      this.#deps.metrics?.deliveryAttempted(delivery.channel, 'failed');
     }
   }
 

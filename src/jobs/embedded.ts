@@ -11,6 +11,7 @@ import type { BatchEngine } from '../engine/batch/types.js';
 import { systemResolver, type HostResolver } from '../services/webhooks/ssrf.js';
 import { createChunkVerifier } from './chunk-verifier.js';
 import { DeliveryRunner } from './delivery-runner.js';
+import type { JobMetrics } from './job-metrics.js';
 import { createMailNotifier } from './notify.js';
 import { sweepOnce } from './sweep.js';
 import { Worker } from './worker.js';
@@ -27,6 +28,8 @@ export interface BackgroundOptions {
   /** Default: a batch engine built from the config (live jobs). */
   batchEngine?: BatchEngine;
   resolveHost?: HostResolver;
+  /** Job metrics on the process's /metrics registry (serve); absent for a standalone worker. */
+  metrics?: JobMetrics;
 }
 
 /** How often due webhook/e-mail deliveries are looked for. */
@@ -37,7 +40,12 @@ const SWEEP_INTERVAL_MS = 1 * MINUTE;
 export function startEmbeddedWorkers(ctx: AppContext, options: BackgroundOptions = {}): BackgroundJobs {
   const { config, logger } = ctx;
   const batchEngine =
-    options.batchEngine ?? createBatchEngine(batchEngineOptions(config), { clock: ctx.clock, logger });
+    options.batchEngine ??
+    createBatchEngine(batchEngineOptions(config), {
+      clock: ctx.clock,
+      logger,
+      ...(options.metrics ? { observer: options.metrics.engineObserver } : {}),
+    });
   const worker = new Worker({
     db: ctx.db,
     clock: ctx.clock,
@@ -49,6 +57,7 @@ export function startEmbeddedWorkers(ctx: AppContext, options: BackgroundOptions
       testDomain: config.testDomain,
       testModeChunkDelayMs: config.batch.testModeChunkDelayMs,
     }),
+    ...(options.metrics ? { metrics: options.metrics } : {}),
   });
   const notifier = createMailNotifier(config);
   const deliveries = new DeliveryRunner({
@@ -58,6 +67,7 @@ export function startEmbeddedWorkers(ctx: AppContext, options: BackgroundOptions
     logger,
     resolveHost: options.resolveHost ?? systemResolver,
     notifier,
+    ...(options.metrics ? { metrics: options.metrics } : {}),
   });
 
   let sweeping: Promise<unknown> = Promise.resolve();

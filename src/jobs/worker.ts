@@ -22,6 +22,7 @@ import {
 import type { Executor } from '../store/executor.js';
 import { addChunkProgress, completeJobIfDone, getJob, markJobProcessing } from '../store/job.store.js';
 import type { ChunkRow } from '../store/schema/jobs.schema.js';
+import type { JobMetrics } from './job-metrics.js';
 import type { ChunkVerifier } from './chunk-verifier.js';
 
 /**
@@ -36,6 +37,8 @@ export interface WorkerDeps {
   config: Readonly<Config>;
   logger: Logger;
   verifyChunk: ChunkVerifier;
+  /** Told about verified chunks and takeovers (GET /metrics); optional. */
+  metrics?: Pick<JobMetrics, 'chunkVerified' | 'chunkTakenOver'>;
 }
 
 interface InFlight {
@@ -146,7 +149,11 @@ export class Worker {
       if (this.#inFlight.has(`${ref.job_id}/${ref.seq}`)) continue;
       const expires = new Date(now.getTime() + config.batch.leaseMs).toISOString();
       const chunk = await claimChunk(db, ref, this.id, now.toISOString(), expires);
-      if (chunk) return chunk;
+      if (chunk) {
+        // A second claim of a chunk that still has no results: the previous one ended without them.
+        if (chunk.attempts > 1) this.#deps.metrics?.chunkTakenOver();
+        return chunk;
+      }
     }
     return undefined;
   }
@@ -209,6 +216,7 @@ export class Worker {
       invalid: rows.filter((r) => r.status === 'undeliverable').length,
     };
     const results = encodeResults(rows);
+    let stored = false;
     await db.transaction().execute(async (trx) => {
       const now = clock.now();
       if (
@@ -218,12 +226,14 @@ export class Worker {
         return;
       }
       if (!(await addChunkProgress(trx, job.id, counts))) return;
+      stored = true;
       const completed = await completeJobIfDone(trx, job.id, now.toISOString());
       if (completed) {
         await enqueueJobEvents(trx, completed, this.#deps.config, now);
         log.info({ total: completed.total }, 'job completed');
       }
     });
+    if (stored) this.#deps.metrics?.chunkVerified(counts.size);
   }
 
   /**

@@ -7,7 +7,6 @@ import { createHash } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { AppError } from '../errors.js';
-import { encodeEmails, encodeRepeats } from '../store/chunk-codec.js';
 import { insertChunks } from '../store/chunk.store.js';
 import type { Executor } from '../store/executor.js';
 import {
@@ -18,6 +17,7 @@ import {
 } from '../store/idempotency.store.js';
 import { getJob, insertJob, setJobQuotaPeriod } from '../store/job.store.js';
 import type { JobMode, JobRow, JobStatus } from '../store/schema/jobs.schema.js';
+import type { BatchAddresses } from './batch-intake.js';
 import { randomBase62 } from './ids.js';
 import type { PlanTable } from './plans.js';
 import { consumeQuota } from './usage.service.js';
@@ -28,69 +28,27 @@ import {
   type HostResolver,
 } from './webhooks/ssrf.js';
 
-export const MAX_BATCH_ADDRESSES = 500_000;
 /** Longest accepted Idempotency-Key header. */
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
 
+/** A batch as read from the request (api/batch-body.ts reads and checks the JSON body). */
 export interface BatchRequest {
-  emails: string[];
+  addresses: BatchAddresses;
   webhookUrl: string | null;
   notifyEmail: boolean;
 }
 
 /**
- * Checks the parsed JSON body by hand: one loop over up to 500,000 entries is much cheaper
- * than a schema validator building an error object per item. Throws 422 `invalid_request`
- * naming the first problem.
- */
-export function parseBatchRequest(body: unknown): BatchRequest {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw new AppError('invalid_request', 'body must be a JSON object');
-  }
-  const { emails, webhook_url: webhookUrl, notify_email: notifyEmail } = body as Record<string, unknown>;
-  if (emails === undefined) throw new AppError('invalid_request', 'emails is required');
-  if (!Array.isArray(emails)) throw new AppError('invalid_request', 'emails must be an array of strings');
-  if (emails.length === 0) throw new AppError('invalid_request', 'emails must hold at least one address');
-  if (emails.length > MAX_BATCH_ADDRESSES) {
-    throw new AppError(
-      'invalid_request',
-      `emails holds ${emails.length} entries; at most ${MAX_BATCH_ADDRESSES} are accepted`,
-    );
-  }
-  for (let i = 0; i < emails.length; i++) {
-    if (typeof emails[i] !== 'string') {
-      throw new AppError('invalid_request', `emails[${i}] must be a string, got ${jsonType(emails[i])}`);
-    }
-  }
-  if (webhookUrl !== undefined && webhookUrl !== null && typeof webhookUrl !== 'string') {
-    throw new AppError('invalid_request', 'webhook_url must be a string');
-  }
-  if (notifyEmail !== undefined && typeof notifyEmail !== 'boolean') {
-    throw new AppError('invalid_request', 'notify_email must be a boolean');
-  }
-  return {
-    emails: emails as string[],
-    webhookUrl: typeof webhookUrl === 'string' ? webhookUrl : null,
-    notifyEmail: notifyEmail ?? true,
-  };
-}
-
-function jsonType(v: unknown): string {
-  if (v === null) return 'null';
-  if (Array.isArray(v)) return 'an array';
-  return typeof v === 'object' ? 'an object' : `a ${typeof v}`;
-}
-
-/**
  * Hash of the request as the service understood it: defaults applied, so `{emails}` and
- * `{emails, notify_email: true}` are the same request. Each address is JSON-quoted, so no
- * two different lists hash alike.
+ * `{emails, notify_email: true}` are the same request; the addresses enter through their digest
+ * (JSON-quoted one by one, so no two different lists hash alike).
  */
 export function hashBatchRequest(req: BatchRequest): string {
-  const h = createHash('sha256');
-  h.update(`notify=${req.notifyEmail};webhook=${JSON.stringify(req.webhookUrl)};n=${req.emails.length};`);
-  for (const e of req.emails) h.update(`${JSON.stringify(e)},`);
-  return h.digest('hex');
+  return createHash('sha256')
+    .update(
+      `notify=${req.notifyEmail};webhook=${JSON.stringify(req.webhookUrl)};n=${req.addresses.total};emails=${req.addresses.digest}`,
+    )
+    .digest('hex');
 }
 
 export interface SubmitDeps {
@@ -104,7 +62,7 @@ export interface SubmitDeps {
 export interface SubmitInput {
   accountId: string;
   mode: JobMode;
-  body: unknown;
+  request: BatchRequest;
   idempotencyKey: string | null;
 }
 
@@ -127,18 +85,16 @@ export interface SubmitOutcome {
 export async function submitBatch(deps: SubmitDeps, input: SubmitInput): Promise<SubmitOutcome> {
   const { config } = deps;
   const key = checkIdempotencyKey(input.idempotencyKey);
-  const req = parseBatchRequest(input.body);
+  const req = input.request;
   if (req.webhookUrl !== null) await checkSubmittedWebhook(deps, req.webhookUrl);
 
   const bodyHash = key === null ? '' : hashBatchRequest(req);
   const chunkSize = config.batch.chunkSize;
-  const chunkTexts: string[] = [];
-  for (let i = 0; i < req.emails.length; i += chunkSize) {
-    chunkTexts.push(encodeEmails(req.emails.slice(i, i + chunkSize)));
-  }
-  const total = req.emails.length;
+  const { chunkTexts, total } = req.addresses;
   // Test jobs are verified offline: probing a duplicate twice costs nothing there.
-  const repeats = input.mode === 'live' ? encodeRepeats(req.emails, chunkSize) : null;
+  const repeats = input.mode === 'live' ? req.addresses.repeats : null;
+  if (input.mode === 'live' && repeats === null)
+    throw new AppError('internal_error', 'a live batch was read without tracking repeated addresses');
 
   return deps.db.transaction().execute(async (trx) => {
     const now = deps.clock.now();

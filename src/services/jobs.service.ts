@@ -3,12 +3,12 @@
  * results download (streamed chunk by chunk). Unknown ids and other accounts' jobs are the same
  * `not_found`. See docs/jobs.md.
  */
-import { stringify } from 'csv-stringify/sync';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { AppError } from '../errors.js';
 import { decodeEmails, decodeResults } from '../store/chunk-codec.js';
 import { readChunk } from '../store/chunk.store.js';
+import { csvRows } from './csv-export.js';
 import type { Executor } from '../store/executor.js';
 import { failJob, getAccountJob, listAccountJobs, type JobPageCursor } from '../store/job.store.js';
 import type { JobRow } from '../store/schema/jobs.schema.js';
@@ -183,10 +183,7 @@ async function* chunksOf(db: Executor, job: JobRow): AsyncGenerator<DecodedChunk
 async function* csvBody(db: Executor, job: JobRow): AsyncGenerator<string> {
   yield CSV_HEADER;
   for await (const chunk of chunksOf(db, job)) {
-    yield stringify(
-      chunk.rows.map((r, i) => [chunk.emails[i], r.status, r.score, r.reason ?? '']),
-      { record_delimiter: '\r\n' },
-    );
+    yield csvRows(chunk.rows.map((r, i) => [chunk.emails[i]!, r.status, r.score, r.reason ?? '']));
   }
 }
 

@@ -80,65 +80,108 @@ export function addressKey(email: string): string {
   return at < 0 ? email : `${email.slice(0, at)}@${email.slice(at + 1).toLowerCase()}`;
 }
 
-/** FNV-1a of `addressKey(email)`, lower-casing only ASCII letters of the domain (a miss only costs a probe). */
+/**
+ * FNV-1a of `addressKey(email)`: the local part as given, the domain lower-cased. One pass over
+ * the characters; measured at about 1 ns per character here, 0.5 s for 500,000 addresses of
+ * 254 characters.
+ */
 function keyHash(email: string): number {
   const at = email.lastIndexOf('@');
   let h = 0x811c9dc5;
-  for (let i = 0; i < email.length; i++) {
-    let c = email.charCodeAt(i);
-    if (i > at && c >= 65 && c <= 90) c += 32;
-    h = Math.imul(h ^ c, 16777619);
+  const localEnd = at < 0 ? email.length : at;
+  for (let i = 0; i < localEnd; i++) h = Math.imul(h ^ email.charCodeAt(i), 16777619);
+  if (at >= 0) {
+    const domain = email.slice(at).toLowerCase();
+    for (let i = 0; i < domain.length; i++) h = Math.imul(h ^ domain.charCodeAt(i), 16777619);
   }
   return h >>> 0;
 }
 
 /**
- * Marks the positions whose address occurs more than once in the list. Measured on 500,000
- * addresses: a Map of the keys took about 1 s (hashing and holding 500,000 new strings); this
- * open-addressing table of indexes (typed arrays, strings compared only when hashes match)
- * takes 0.2-0.35 s.
+ * Marks, address by address, the positions whose address occurs more than once in the list,
+ * without holding the addresses: a submission feeds it as the body streams in. Addresses are
+ * compared by a 32-bit hash of their key and their length, in an open-addressing table of typed
+ * arrays (a Map of 500,000 keys cost 0.4 s more). Two different addresses that collide are both
+ * marked as repeated; that is harmless, because the worker shares results by the real key
+ * (jobs/chunk-verifier.ts): a marked address that occurs once is simply probed once.
  */
-function repeatedPositions(emails: readonly string[]): Uint8Array {
-  const n = emails.length;
-  const repeated = new Uint8Array(n);
-  const hashes = new Uint32Array(n);
-  let size = 1;
-  while (size < 2 * n) size *= 2;
-  const mask = size - 1;
-  // Slot holds index + 1 of the first address with that key; 0 is empty.
-  const table = new Int32Array(size);
-  for (let i = 0; i < n; i++) {
-    const hash = keyHash(emails[i]!);
-    hashes[i] = hash;
+export class RepeatFinder {
+  #hashes = new Uint32Array(1024);
+  #lengths = new Uint16Array(1024);
+  #repeated = new Uint8Array(1024);
+  /** Slot -> position + 1 of the first address with that hash and length; 0 is empty. */
+  #table = new Int32Array(2048);
+  #count = 0;
+
+  add(email: string): void {
+    const index = this.#count++;
+    if (index >= this.#hashes.length) this.#grow();
+    const hash = keyHash(email);
+    const length = Math.min(email.length, 0xffff);
+    this.#hashes[index] = hash;
+    this.#lengths[index] = length;
+    this.#place(index, hash, length);
+  }
+
+  /** For each chunk of `chunkSize`, the repeated positions in it (JSON), or null when none. */
+  perChunk(chunkSize: number): (string | null)[] {
+    const out: (string | null)[] = [];
+    for (let start = 0; start < this.#count; start += chunkSize) {
+      const local: number[] = [];
+      const end = Math.min(start + chunkSize, this.#count);
+      for (let i = start; i < end; i++) if (this.#repeated[i] === 1) local.push(i - start);
+      out.push(local.length === 0 ? null : JSON.stringify(local));
+    }
+    return out;
+  }
+
+  #place(index: number, hash: number, length: number): void {
+    const mask = this.#table.length - 1;
     let slot = hash & mask;
     for (;;) {
-      const held = table[slot]!;
+      const held = this.#table[slot]!;
       if (held === 0) {
-        table[slot] = i + 1;
-        break;
+        this.#table[slot] = index + 1;
+        return;
       }
       const first = held - 1;
-      if (hashes[first] === hash && addressKey(emails[first]!) === addressKey(emails[i]!)) {
-        repeated[first] = repeated[i] = 1;
-        break;
+      if (this.#hashes[first] === hash && this.#lengths[first] === length) {
+        this.#repeated[first] = 1;
+        this.#repeated[index] = 1;
+        return;
       }
       slot = (slot + 1) & mask;
     }
   }
-  return repeated;
+
+  /** Doubles the per-address arrays and the table (kept at most half full), re-placing the firsts. */
+  #grow(): void {
+    const size = this.#hashes.length * 2;
+    const grow = <T extends Uint32Array | Uint16Array | Uint8Array>(a: T, make: (n: number) => T): T => {
+      const b = make(size);
+      b.set(a);
+      return b;
+    };
+    this.#hashes = grow(this.#hashes, (n) => new Uint32Array(n));
+    this.#lengths = grow(this.#lengths, (n) => new Uint16Array(n));
+    this.#repeated = grow(this.#repeated, (n) => new Uint8Array(n));
+    const old = this.#table;
+    this.#table = new Int32Array(size * 2);
+    const mask = this.#table.length - 1;
+    for (const held of old) {
+      if (held === 0) continue;
+      let slot = this.#hashes[held - 1]! & mask;
+      while (this.#table[slot] !== 0) slot = (slot + 1) & mask;
+      this.#table[slot] = held;
+    }
+  }
 }
 
 /** For each chunk, the positions whose address occurs more than once in the whole list (JSON, or null). */
 export function encodeRepeats(emails: readonly string[], chunkSize: number): (string | null)[] {
-  const repeated = repeatedPositions(emails);
-  const out: (string | null)[] = [];
-  for (let start = 0; start < emails.length; start += chunkSize) {
-    const local: number[] = [];
-    for (let i = start; i < Math.min(start + chunkSize, emails.length); i++)
-      if (repeated[i] === 1) local.push(i - start);
-    out.push(local.length === 0 ? null : JSON.stringify(local));
-  }
-  return out;
+  const finder = new RepeatFinder();
+  for (const email of emails) finder.add(email);
+  return finder.perChunk(chunkSize);
 }
 
 /** Positions listed by `encodeRepeats`; a malformed value counts as none (dedupe is an optimisation). */

@@ -72,8 +72,8 @@ describe('mailverdict batch', () => {
     const result = await runCli(['batch', input, '--out', out, ...engineFlags(mta.port)]);
     expect(result.code, result.stderr).toBe(0);
     const csv = await readFile(out, 'utf8');
-    expect(csv.split('\n')[0]).toBe('email,status,score,reason');
-    expect(csv).toContain('"""a,b""@one.test",deliverable,95,\n');
+    expect(csv.split('\r\n')[0]).toBe('email,status,score,reason');
+    expect(csv).toContain('"""a,b""@one.test",deliverable,95,\r\n');
     const rows = parseCsv(csv, { columns: true }) as Record<string, string>[];
     expect(rows.map((r) => [r.email, r.status, r.reason])).toEqual([
       ['user1@one.test', 'deliverable', ''],

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { once } from 'node:events';
@@ -25,6 +25,11 @@ describe('mailverdict serve', () => {
     const first = await start();
     try {
       expect(first.out).toMatchObject({ event: 'listening', data_dir: dir });
+      // stdout is a pipe here, not a terminal: the keys go to an owner-only file, never to the output.
+      expect(first.out.live_key).toBeUndefined();
+      expect(first.out.keys_file).toBe(join(dir, 'bootstrap-keys.json'));
+      expect(statSync(first.out.keys_file).mode & 0o777).toBe(0o600);
+      Object.assign(first.out, JSON.parse(readFileSync(first.out.keys_file, 'utf8')));
       expect(first.out.live_key).toMatch(/^svc_live_/);
       expect(first.out.test_key).toMatch(/^svc_test_/);
       const res = await fetch(`${first.out.url}/v1/verify`, {
@@ -49,6 +54,7 @@ describe('mailverdict serve', () => {
     const second = await start();
     try {
       expect(second.out.live_key).toBeUndefined();
+      expect(second.out.keys_file).toBeUndefined();
       const health = await fetch(`${second.out.url}/readyz`);
       expect(health.status).toBe(200);
     } finally {

@@ -74,6 +74,10 @@ describe('internal probe targets', () => {
     expect(result.reason).toBe('smtp_unavailable');
     expect(result.valid).toBe(false);
     expect(result.mx).toBe(false);
+    // The breakdown agrees with the top-level field (issue 7, defect 8).
+    expect(result.checks.mx.passed).toBe(false);
+    expect(result.checks.mx.error).toBe('INTERNAL_HOSTS_ONLY');
+    expect(result.checks.mx.records.length).toBeGreaterThan(0);
     expect(result.checks.smtp.message).toMatch(/internal addresses are not probed/);
     expect(kit.hosts.inside!.connections).toBe(before);
   });

@@ -5,6 +5,7 @@
  * submission transaction begins with a write.
  */
 import { spawn } from 'node:child_process';
+import { sqliteDriverPackage } from '../../src/store/dialect/sqlite-driver.js';
 import { once } from 'node:events';
 import { join } from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
@@ -22,7 +23,7 @@ afterEach(async () => {
 /** A process that commits one small write after another until it is killed. */
 function busyWriter(file: string, jobId: string) {
   const script = `
-    const Database = require(${JSON.stringify(join(process.cwd(), 'node_modules', 'better-sqlite3'))});
+    const Database = require(${JSON.stringify(join(process.cwd(), 'node_modules', sqliteDriverPackage()))});
     const db = new Database(process.argv[1]);
     db.pragma('busy_timeout = 5000');
     const stmt = db.prepare('update job_chunks set lease_expires_at = ? where job_id = ?');

@@ -1,3 +1,4 @@
+import net from 'node:net';
 import { createHmac } from 'node:crypto';
 import { once } from 'node:events';
 import http from 'node:http';
@@ -10,6 +11,7 @@ import { DeliveryRunner, RETRY_SCHEDULE_MS } from '../../src/jobs/delivery-runne
 import { createMailNotifier, type Notifier } from '../../src/jobs/notify.js';
 import { accountSummary } from '../../src/services/account-summary.service.js';
 import { submitBatch } from '../../src/services/batch.service.js';
+import { intakeAll } from '../../src/services/batch-intake.js';
 import { verifyWebhookSignature } from '../../src/services/webhooks/sign.js';
 import { plansFromConfig } from '../../src/services/plans.js';
 import type { HostResolver } from '../../src/services/webhooks/ssrf.js';
@@ -208,10 +210,10 @@ describe('webhook delivery', () => {
       {
         accountId: h.accountId,
         mode: 'test',
-        body: {
-          emails: ['a@valid.example.com'],
-          webhook_url: 'https://rebind.example.net/hook',
-          notify_email: false,
+        request: {
+          addresses: intakeAll(['a@valid.example.com'], ctx.config.batch.chunkSize),
+          webhookUrl: 'https://rebind.example.net/hook',
+          notifyEmail: false,
         },
         idempotencyKey: null,
       },
@@ -239,7 +241,11 @@ describe('webhook delivery', () => {
       {
         accountId: h.accountId,
         mode: 'test',
-        body: { emails: ['a@valid.example.com'], webhook_url: url, notify_email: false },
+        request: {
+          addresses: intakeAll(['a@valid.example.com'], ctx.config.batch.chunkSize),
+          webhookUrl: url,
+          notifyEmail: false,
+        },
         idempotencyKey: null,
       },
     );
@@ -310,6 +316,32 @@ describe('notification e-mail', () => {
     expect(text).toContain(`https://verify.example.net/v1/jobs/${jobId}/results`);
     const [delivery] = await listJobDeliveries(h.runtime.ctx.db, jobId);
     expect(delivery).toMatchObject({ channel: 'email', state: 'delivered' });
+  });
+
+  it('keeps retrying on the schedule when the relay is down, then gives up as documented (fault injection)', async () => {
+    // A port nothing listens on: every connection to the relay is refused.
+    const closed = net.createServer();
+    closed.listen(0, '127.0.0.1');
+    await once(closed, 'listening');
+    const port = (closed.address() as AddressInfo).port;
+    closed.close();
+    await once(closed, 'close');
+    const h = await harness({ smtpRelayUrl: `smtp://127.0.0.1:${port}` });
+    const notifier = createMailNotifier(h.runtime.ctx.config)!;
+    closers.push(async () => notifier.close());
+    const jobId = await completedJob(h, {});
+    const r = runner(h, notifier);
+    expect(await r.runOnce()).toBe(1);
+    const [first] = await listJobDeliveries(h.runtime.ctx.db, jobId);
+    expect(first).toMatchObject({ channel: 'email', state: 'pending', attempts: 1 });
+    for (const wait of RETRY_SCHEDULE_MS) {
+      h.advance(wait);
+      expect(await r.runOnce()).toBe(1);
+    }
+    h.advance(100 * 3600_000);
+    expect(await r.runOnce()).toBe(0);
+    const [last] = await listJobDeliveries(h.runtime.ctx.db, jobId);
+    expect(last).toMatchObject({ channel: 'email', state: 'failed', attempts: RETRY_SCHEDULE_MS.length + 1 });
   });
 
   it('is skipped, not failed, when no relay is configured', async () => {

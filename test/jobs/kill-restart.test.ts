@@ -5,7 +5,7 @@
  * chunk (MAILVERDICT_TEST_MODE_CHUNK_DELAY_MS) so that it runs for a few seconds.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -45,8 +45,12 @@ function startServe(): Promise<Listening> {
   return new Promise((resolve, reject) => {
     const lines = createInterface({ input: child.stdout });
     lines.on('line', (line) => {
-      const event = JSON.parse(line) as { event: string; url: string; test_key?: string };
-      if (event.event === 'listening') resolve({ child, url: event.url, testKey: event.test_key });
+      const event = JSON.parse(line) as { event: string; url: string; keys_file?: string };
+      const keys =
+        event.keys_file === undefined
+          ? undefined
+          : (JSON.parse(readFileSync(event.keys_file, 'utf8')) as { test_key: string });
+      if (event.event === 'listening') resolve({ child, url: event.url, testKey: keys?.test_key });
     });
     child.once('exit', (code) => reject(new Error(`serve exited early with ${code}`)));
   });

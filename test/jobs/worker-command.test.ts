@@ -15,6 +15,7 @@ import { loadConfig } from '../../src/config.js';
 import { createRuntime } from '../../src/runtime.js';
 import { createAccount } from '../../src/services/accounts.service.js';
 import { submitBatch } from '../../src/services/batch.service.js';
+import { intakeAll } from '../../src/services/batch-intake.js';
 import { plansFromConfig } from '../../src/services/plans.js';
 import { systemResolver } from '../../src/services/webhooks/ssrf.js';
 import { getJob } from '../../src/store/job.store.js';
@@ -36,9 +37,13 @@ describe('mailverdict worker', () => {
         {
           accountId: account.id,
           mode: 'test',
-          body: {
-            emails: Array.from({ length: 55 }, (_, i) => `u${i}@valid.example.com`),
-            notify_email: false,
+          request: {
+            addresses: intakeAll(
+              Array.from({ length: 55 }, (_, i) => `u${i}@valid.example.com`),
+              config.batch.chunkSize,
+            ),
+            webhookUrl: null,
+            notifyEmail: false,
           },
           idempotencyKey: null,
         },

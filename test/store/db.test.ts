@@ -1,4 +1,4 @@
-import BetterSqlite3 from 'better-sqlite3';
+import { Sqlite } from '../../src/store/dialect/sqlite-driver.js';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -53,7 +53,7 @@ describe('the SQLite store', () => {
 
   it('takes the write lock when a transaction begins, so another process cannot commit in between', async () => {
     store = await openTestStore();
-    const other = new BetterSqlite3(join(store.dir, 'mailverdict.db'), { timeout: 0 });
+    const other = new Sqlite(join(store.dir, 'mailverdict.db'), { timeout: 0 });
     try {
       await store.db.transaction().execute(async (trx) => {
         await trx.selectFrom('accounts').select('id').execute();

@@ -3,7 +3,10 @@
  * GET /v1/jobs/:id/results, DELETE /v1/jobs/:id. See docs/jobs.md.
  */
 import { Readable } from 'node:stream';
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyInstance, FastifyPluginAsync, FastifySchemaCompiler } from 'fastify';
+import { AppError } from '../../errors.js';
+import { BATCH_BODY_LIMIT, readBatchBody, type BatchBody } from '../batch-body.js';
+import { createValidatorCompiler } from '../validation.js';
 import { submitBatch } from '../../services/batch.service.js';
 import {
   cancelJob,
@@ -28,15 +31,46 @@ import {
   submissionSchema,
 } from './jobs.schemas.js';
 
-/** 500,000 addresses of up to 254 characters, JSON-quoted, fit with room to spare. */
-export const BATCH_BODY_LIMIT = 150 * 1024 * 1024;
-
 export function jobsRoutes(deps: ApiDeps, resolveHost: HostResolver = systemResolver): FastifyPluginAsync {
   return async (app) => {
+    await app.register(batchSubmitRoute(deps, resolveHost));
+    registerJobReadRoutes(app, deps);
+  };
+}
+
+/**
+ * POST /v1/verify/batch in a scope of its own: its JSON body is read as a stream
+ * (api/batch-body.ts) instead of by Fastify's JSON.parse. The body schema stays in the route
+ * for the OpenAPI document only: the streaming reader is what checks it.
+ */
+const requestValidator = createValidatorCompiler();
+/** The body is checked while it is read (api/batch-body.ts); headers as every route's. */
+const documentedBodyOnly: FastifySchemaCompiler<unknown> = (route) =>
+  route.httpPart === 'body' ? () => true : requestValidator(route);
+
+function batchSubmitRoute(deps: ApiDeps, resolveHost: HostResolver): FastifyPluginAsync {
+  return async (app) => {
+    app.removeContentTypeParser('application/json');
+    app.addContentTypeParser('application/json', (request, payload, done) => {
+      const declared = Number(request.headers['content-length']);
+      if (Number.isFinite(declared) && declared > BATCH_BODY_LIMIT) {
+        done(new AppError('payload_too_large', `the request body is larger than ${BATCH_BODY_LIMIT} bytes`));
+        return;
+      }
+      readBatchBody(payload, {
+        chunkSize: deps.config.batch.chunkSize,
+        // Only live jobs share results between repeated addresses (jobs/chunk-verifier.ts).
+        trackRepeats: request.auth?.kind === 'live',
+      }).then(
+        (body) => done(null, body),
+        (err: unknown) => done(err as Error),
+      );
+    });
     app.post(
       '/v1/verify/batch',
       {
         bodyLimit: BATCH_BODY_LIMIT,
+        validatorCompiler: documentedBodyOnly,
         config: { scope: 'batch' },
         schema: {
           summary: 'Submit a batch',
@@ -59,7 +93,7 @@ export function jobsRoutes(deps: ApiDeps, resolveHost: HostResolver = systemReso
           {
             accountId: auth.accountId,
             mode: auth.kind,
-            body: request.body,
+            request: request.body as BatchBody,
             idempotencyKey: typeof header === 'string' ? header : null,
           },
         );
@@ -67,111 +101,113 @@ export function jobsRoutes(deps: ApiDeps, resolveHost: HostResolver = systemReso
         return reply.code(202).send({ ...submission, request_id: request.id });
       },
     );
-
-    app.get(
-      '/v1/jobs',
-      {
-        config: { scope: 'jobs:read' },
-        schema: {
-          summary: 'List batch jobs',
-          description: 'The account’s jobs, newest first, paginated with a cursor (beyond the contract).',
-          tags: ['batch'],
-          querystring: jobListQuerySchema,
-          response: { 200: jobListSchema, ...errorResponses([...AUTH_ERRORS, 'invalid_request']) },
-        },
-      },
-      async (request) => {
-        const auth = requireAuth(request);
-        const query = request.query as { limit: number; cursor?: string };
-        const page = await listJobs(deps, auth.accountId, query);
-        return { ...page, request_id: request.id };
-      },
-    );
-
-    app.get(
-      '/v1/jobs/:id',
-      {
-        config: { scope: 'jobs:read' },
-        schema: {
-          summary: 'Poll a batch job',
-          tags: ['batch'],
-          params: jobParamsSchema,
-          response: { 200: jobSchema, ...errorResponses([...AUTH_ERRORS, 'not_found']) },
-        },
-      },
-      async (request) => {
-        const auth = requireAuth(request);
-        const { id } = request.params as { id: string };
-        return { ...(await getJobView(deps, auth.accountId, id)), request_id: request.id };
-      },
-    );
-
-    app.delete(
-      '/v1/jobs/:id',
-      {
-        config: { scope: 'batch' },
-        schema: {
-          summary: 'Cancel a batch job',
-          description:
-            'Cancels a queued or processing job (beyond the contract): it becomes failed with error "cancelled". Unprocessed addresses are given back to the quota; processed ones stay counted.',
-          tags: ['batch'],
-          params: jobParamsSchema,
-          response: {
-            200: jobSchema,
-            ...errorResponses([...AUTH_ERRORS, 'not_found', 'job_not_cancellable']),
-          },
-        },
-      },
-      async (request) => {
-        const auth = requireAuth(request);
-        const { id } = request.params as { id: string };
-        return { ...(await cancelJob(deps, auth.accountId, id)), request_id: request.id };
-      },
-    );
-
-    app.get(
-      '/v1/jobs/:id/results',
-      {
-        config: { scope: 'jobs:read' },
-        schema: {
-          summary: 'Download batch results',
-          description:
-            'CSV (default; header email,status,score,reason, RFC 4180 quoting, empty reason when null) or ?format=json. One row per submitted address, in submission order, streamed.',
-          tags: ['batch'],
-          params: jobParamsSchema,
-          querystring: resultsQuerySchema,
-          response: {
-            200: {
-              description: 'The results.',
-              content: {
-                'text/csv': { schema: { type: 'string', description: 'email,status,score,reason' } },
-                'application/json': { schema: resultsJsonSchema },
-              },
-            },
-            ...errorResponses([
-              ...AUTH_ERRORS,
-              'invalid_request',
-              'not_found',
-              'job_not_ready',
-              'results_expired',
-            ]),
-          },
-        },
-      },
-      async (request, reply) => {
-        const auth = requireAuth(request);
-        const { id } = request.params as { id: string };
-        const { format } = request.query as { format: ResultsFormat };
-        const { job, body } = await openResults(deps, auth.accountId, id, format, request.id);
-        if (format === 'csv') {
-          void reply
-            .type('text/csv; charset=utf-8')
-            .header('content-disposition', `attachment; filename="${job.id}.csv"`);
-        } else {
-          void reply.type('application/json; charset=utf-8');
-        }
-        return reply.send(Readable.from(body, { objectMode: false }));
-      },
-    );
   };
+}
+
+function registerJobReadRoutes(app: FastifyInstance, deps: ApiDeps): void {
+  app.get(
+    '/v1/jobs',
+    {
+      config: { scope: 'jobs:read' },
+      schema: {
+        summary: 'List batch jobs',
+        description: 'The account’s jobs, newest first, paginated with a cursor (beyond the contract).',
+        tags: ['batch'],
+        querystring: jobListQuerySchema,
+        response: { 200: jobListSchema, ...errorResponses([...AUTH_ERRORS, 'invalid_request']) },
+      },
+    },
+    async (request) => {
+      const auth = requireAuth(request);
+      const query = request.query as { limit: number; cursor?: string };
+      const page = await listJobs(deps, auth.accountId, query);
+      return { ...page, request_id: request.id };
+    },
+  );
+
+  app.get(
+    '/v1/jobs/:id',
+    {
+      config: { scope: 'jobs:read' },
+      schema: {
+        summary: 'Poll a batch job',
+        tags: ['batch'],
+        params: jobParamsSchema,
+        response: { 200: jobSchema, ...errorResponses([...AUTH_ERRORS, 'not_found']) },
+      },
+    },
+    async (request) => {
+      const auth = requireAuth(request);
+      const { id } = request.params as { id: string };
+      return { ...(await getJobView(deps, auth.accountId, id)), request_id: request.id };
+    },
+  );
+
+  app.delete(
+    '/v1/jobs/:id',
+    {
+      config: { scope: 'batch' },
+      schema: {
+        summary: 'Cancel a batch job',
+        description:
+          'Cancels a queued or processing job (beyond the contract): it becomes failed with error "cancelled". Unprocessed addresses are given back to the quota; processed ones stay counted.',
+        tags: ['batch'],
+        params: jobParamsSchema,
+        response: {
+          200: jobSchema,
+          ...errorResponses([...AUTH_ERRORS, 'not_found', 'job_not_cancellable']),
+        },
+      },
+    },
+    async (request) => {
+      const auth = requireAuth(request);
+      const { id } = request.params as { id: string };
+      return { ...(await cancelJob(deps, auth.accountId, id)), request_id: request.id };
+    },
+  );
+
+  app.get(
+    '/v1/jobs/:id/results',
+    {
+      config: { scope: 'jobs:read' },
+      schema: {
+        summary: 'Download batch results',
+        description:
+          'CSV (default; header email,status,score,reason, RFC 4180 quoting, empty reason when null) or ?format=json. One row per submitted address, in submission order, streamed.',
+        tags: ['batch'],
+        params: jobParamsSchema,
+        querystring: resultsQuerySchema,
+        response: {
+          200: {
+            description: 'The results.',
+            content: {
+              'text/csv': { schema: { type: 'string', description: 'email,status,score,reason' } },
+              'application/json': { schema: resultsJsonSchema },
+            },
+          },
+          ...errorResponses([
+            ...AUTH_ERRORS,
+            'invalid_request',
+            'not_found',
+            'job_not_ready',
+            'results_expired',
+          ]),
+        },
+      },
+    },
+    async (request, reply) => {
+      const auth = requireAuth(request);
+      const { id } = request.params as { id: string };
+      const { format } = request.query as { format: ResultsFormat };
+      const { job, body } = await openResults(deps, auth.accountId, id, format, request.id);
+      if (format === 'csv') {
+        void reply
+          .type('text/csv; charset=utf-8')
+          .header('content-disposition', `attachment; filename="${job.id}.csv"`);
+      } else {
+        void reply.type('application/json; charset=utf-8');
+      }
+      return reply.send(Readable.from(body, { objectMode: false }));
+    },
+  );
 }

@@ -4,7 +4,9 @@
  * strings) and again by the service, which must not trust its caller.
  */
 import { STATUSES } from '../../engine/types.js';
-import { MAX_BATCH_ADDRESSES, MAX_IDEMPOTENCY_KEY_LENGTH } from '../../services/batch.service.js';
+import { MAX_IDEMPOTENCY_KEY_LENGTH } from '../../services/batch.service.js';
+import { MAX_BATCH_ADDRESSES, MAX_BATCH_ENTRY_LENGTH } from '../../services/batch-intake.js';
+import { MAX_WEBHOOK_URL_LENGTH } from '../batch-body.js';
 import { MAX_PAGE_SIZE, DEFAULT_PAGE_SIZE } from '../../services/jobs.service.js';
 import { JOB_STATUSES } from '../../store/schema/jobs.schema.js';
 
@@ -17,17 +19,21 @@ const timestamp = { type: 'string', format: 'date-time' } as const;
 export const batchBodySchema = {
   type: 'object',
   required: ['emails'],
+  additionalProperties: false,
+  description:
+    'Read as a stream and checked while it arrives: an unknown field, a value of the wrong type or an over-long entry ends the request with 422 naming it, before the rest is read. At most 150 MiB (413 beyond).',
   properties: {
     emails: {
       type: 'array',
       minItems: 1,
       maxItems: MAX_BATCH_ADDRESSES,
-      items: { type: 'string' },
+      items: { type: 'string', maxLength: MAX_BATCH_ENTRY_LENGTH },
       description:
         'The addresses, in order, duplicates included. A string that is not a well-formed address is accepted and gets an undeliverable / invalid_email_format row.',
     },
     webhook_url: {
-      type: 'string',
+      type: ['string', 'null'],
+      maxLength: MAX_WEBHOOK_URL_LENGTH,
       description:
         'https:// URL called (signed, Standard Webhooks) when the job completes or fails. See docs/webhooks.md.',
     },

@@ -9,10 +9,10 @@ import { once } from 'node:events';
 import type { Command } from 'commander';
 import { InvalidArgumentError, Option } from 'commander';
 import { parse as parseCsv } from 'csv-parse/sync';
-import { stringify as stringifyCsv } from 'csv-stringify/sync';
 import cliProgress from 'cli-progress';
 import { batchEngineOptions, loadConfig } from '../../config.js';
 import { createBatchEngine } from '../../engine/batch/batch-engine.js';
+import { csvRows } from '../../services/csv-export.js';
 import type { VerificationResult } from '../../engine/types.js';
 import { DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS, MIN_TIMEOUT_MS } from '../../engine/types.js';
 
@@ -191,7 +191,7 @@ class OrderedRowWriter {
     this.#format = format;
     this.#inputs = inputs;
     this.#settled = new Array<VerificationResult | undefined>(inputs.length);
-    if (format === 'csv') out.write(stringifyCsv([['email', 'status', 'score', 'reason']]));
+    if (format === 'csv') out.write(csvRows([['email', 'status', 'score', 'reason']]));
     if (format === 'json') out.write('{"results":[');
   }
 
@@ -224,7 +224,7 @@ class OrderedRowWriter {
     this.#written += 1;
     switch (this.#format) {
       case 'csv':
-        return stringifyCsv([[row.email, row.status, row.score, row.reason ?? '']]);
+        return csvRows([[row.email, row.status, row.score, row.reason ?? '']]);
       case 'json':
         return (first ? '' : ',') + JSON.stringify(row);
       case 'jsonl':

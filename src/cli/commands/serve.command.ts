@@ -7,6 +7,10 @@ import type { Command } from 'commander';
 import { loadConfig } from '../../config.js';
 import { createRuntime, startServer } from '../../runtime.js';
 import { startEmbeddedWorkers } from '../../jobs/embedded.js';
+import { chmodSync, writeFileSync } from 'node:fs';
+import { createMetrics } from '../../api/metrics.js';
+import { createJobMetrics } from '../../jobs/job-metrics.js';
+import { join } from 'node:path';
 import { bootstrapFirstAccount, type Bootstrap } from '../../services/bootstrap.service.js';
 import { addSettingsOptions, settingsFlags, waitForSignal } from '../cli-support.js';
 
@@ -30,6 +34,36 @@ function bootstrapText(b: Bootstrap, url: string): string {
   ].join('\n');
 }
 
+/** Where `serve` leaves the bootstrap keys when its output is not a terminal. */
+export const BOOTSTRAP_KEYS_FILE = 'bootstrap-keys.json';
+
+/**
+ * Keys are secrets: printed only to a terminal, where a person reads them once. Under a process
+ * manager stdout ends in log files, so there they go once into a file only the owner can read
+ * (0600, never overwritten), and the output and the log name the file instead.
+ */
+function keysDestination(b: Bootstrap, dataDir: string, toTerminal: boolean): string | null {
+  if (toTerminal) return null;
+  const path = join(dataDir, BOOTSTRAP_KEYS_FILE);
+  const body = {
+    account_id: b.account.id,
+    live_key: b.live.key,
+    test_key: b.test.key,
+    note: 'Shown this once. Store the keys in a secret manager, then delete this file.',
+  };
+  writeFileSync(path, `${JSON.stringify(body, null, 2)}\n`, { mode: 0o600, flag: 'wx' });
+  chmodSync(path, 0o600);
+  return path;
+}
+
+function bootstrapFileText(b: Bootstrap, path: string): string {
+  return [
+    `Created account ${b.account.id} with two API keys. Output is not a terminal, so they were written`,
+    `once to ${path} (readable only by its owner). Store them, then delete the file.`,
+    '',
+  ].join('\n');
+}
+
 async function runServe(options: Record<string, unknown>): Promise<void> {
   const json = options.json === true;
   const config = loadConfig(settingsFlags(options));
@@ -38,19 +72,28 @@ async function runServe(options: Record<string, unknown>): Promise<void> {
   try {
     const bootstrap =
       config.bootstrap && runtime.freshDataDir ? await bootstrapFirstAccount(ctx.db, ctx.clock) : null;
-    const server = await startServer(runtime);
+    const metrics = createMetrics({ processMetrics: true });
+    const jobMetrics = createJobMetrics(metrics.registry, ctx.db, ctx.clock);
+    const server = await startServer(runtime, { metrics });
     // Batch jobs (src/jobs/embedded.ts): workers, deliveries and the retention sweep in this process.
-    const background = config.batch.embeddedWorkers ? startEmbeddedWorkers(ctx) : null;
+    const background = config.batch.embeddedWorkers
+      ? startEmbeddedWorkers(ctx, { metrics: jobMetrics })
+      : null;
+    const keysFile = bootstrap
+      ? keysDestination(bootstrap, config.dataDir, process.stdout.isTTY === true)
+      : null;
+    if (keysFile !== null)
+      ctx.logger.info({ path: keysFile }, 'bootstrap API keys written to a file readable only by its owner');
+    const keysOut = (b: Bootstrap) =>
+      keysFile === null ? { live_key: b.live.key, test_key: b.test.key } : { keys_file: keysFile };
     const out = json
       ? `${JSON.stringify({
           event: 'listening',
           url: server.url,
           data_dir: config.dataDir,
-          ...(bootstrap
-            ? { account_id: bootstrap.account.id, live_key: bootstrap.live.key, test_key: bootstrap.test.key }
-            : {}),
+          ...(bootstrap ? { account_id: bootstrap.account.id, ...keysOut(bootstrap) } : {}),
         })}\n`
-      : `${bootstrap ? bootstrapText(bootstrap, server.url) : ''}mailverdict listening on ${server.url} (data in ${config.dataDir})\n`;
+      : `${bootstrap ? (keysFile === null ? bootstrapText(bootstrap, server.url) : bootstrapFileText(bootstrap, keysFile)) : ''}mailverdict listening on ${server.url} (data in ${config.dataDir})\n`;
     process.stdout.write(out);
 
     const signal = await waitForSignal();

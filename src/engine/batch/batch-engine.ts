@@ -18,13 +18,18 @@ import { BatchRun } from './batch-run.js';
 import { CatchAllTracker } from './catch-all.js';
 import { runPooledSession } from './pooled-session.js';
 import { ProbeScheduler } from './scheduler.js';
-import type { BatchEngine, BatchEngineOptions, VerifyManyOptions } from './types.js';
+import type { EngineCoordination } from '../coordination.js';
+import type { BatchEngine, BatchEngineObserver, BatchEngineOptions, VerifyManyOptions } from './types.js';
 
 export interface BatchEngineDeps {
   clock?: Clock;
   /** In [0, 1): MX shuffling, catch-all local parts, proxy picks. */
   random?: () => number;
   logger?: { warn(obj: object, msg?: string): void };
+  /** Shared politeness and caches (default: in-process); the scale-out mode passes Redis-backed ones. */
+  coordination?: EngineCoordination;
+  /** Told about sessions and hosts given up on, for metrics (`/metrics`) and job views. */
+  observer?: BatchEngineObserver;
 }
 
 /** Tuning defaults; docs/batch-engine.md gives the reasons and the measurements behind them. */
@@ -83,7 +88,10 @@ export function createBatchEngine(options: BatchEngineOptions, deps: BatchEngine
     {
       now,
       runSession: (queue) => runPooledSession(queue, sessionOptions, { scheduler, catchAll, now }),
-      hostGivenUp: (queue, failure, addresses) =>
+      sessionOpened: (queue) => deps.observer?.onSessionOpen?.(queue.key, 'default'),
+      sessionClosed: (queue) => deps.observer?.onSessionClose?.(queue.key, 'default'),
+      hostGivenUp: (queue, failure, addresses) => {
+        deps.observer?.onHostGivenUp?.(queue.key, 'default', failure.kind);
         deps.logger?.warn(
           {
             host: queue.exchange,
@@ -93,7 +101,8 @@ export function createBatchEngine(options: BatchEngineOptions, deps: BatchEngine
             addresses,
           },
           'MX host given up for this batch',
-        ),
+        );
+      },
       giveUp: (work, outcome) => {
         if (work.kind === 'catch-all') catchAll.decide(work.domain, null);
         else work.run.settle(work, outcome);

@@ -31,6 +31,9 @@ export interface SchedulerHooks {
   giveUp(work: Work, outcome: SmtpOutcome): void;
   /** A host's remaining work was given up (blocked us, or failed `maxHostFailures` times in a row). */
   hostGivenUp?(queue: HostQueue, failure: HostFailure, addresses: number): void;
+  /** A session to `queue`'s host opened / ended (metrics). */
+  sessionOpened?(queue: HostQueue): void;
+  sessionClosed?(queue: HostQueue): void;
   now(): number;
 }
 
@@ -169,8 +172,10 @@ export class ProbeScheduler {
 
   #start(queue: HostQueue): void {
     this.limiter.acquire(queue.key);
+    this.#hooks.sessionOpened?.(queue);
     const session = this.#hooks.runSession(queue).finally(() => {
       this.limiter.release(queue.key);
+      this.#hooks.sessionClosed?.(queue);
       this.#sessions.delete(session);
       this.pump();
     });

@@ -57,3 +57,15 @@ export interface BatchEngine {
   verifyMany(emails: readonly string[], options?: VerifyManyOptions): Promise<VerificationResult[]>;
   close(): Promise<void>;
 }
+
+/**
+ * What the batch engine tells its embedder as it works; every method optional. `host` is the MX
+ * host's IP address, `egress` the source address or proxy the session went out through
+ * ('default' when there is one egress).
+ */
+export interface BatchEngineObserver {
+  onSessionOpen?(host: string, egress: string): void;
+  onSessionClose?(host: string, egress: string): void;
+  /** The engine stopped trying `host` and settled its remaining addresses as unknown. */
+  onHostGivenUp?(host: string, egress: string, reason: string): void;
+}

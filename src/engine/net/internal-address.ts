@@ -1,81 +1,77 @@
 /**
- * Which IP addresses are internal: loopback, private, link-local, CGNAT, multicast, reserved,
- * documentation ranges, and the IPv4 addresses embedded in IPv6 forms. The SMTP prober refuses
+ * Which IP addresses are internal: anything but globally routed unicast. The SMTP prober refuses
  * to connect to them (a caller could otherwise make the service knock on port 25 inside its own
  * network with `user@[10.0.0.5]` or an MX record pointing at a private address), and the webhook
- * guard refuses them as targets. Built on `node:net` BlockList rather than hand-written masks.
+ * guard refuses them as targets.
+ *
+ * The ranges are ipaddr.js's (its `range()` names, kept with the IANA special-purpose registries)
+ * rather than hand-kept masks. An IPv6 address that embeds or routes to an IPv4 address (mapped,
+ * SIIT, IPv4-compatible, NAT64, 6to4, Teredo) is judged by that IPv4 address, since that is where
+ * a packet to it ends up; an address with a zone id (`fe80::1%eth0`) names an interface of this
+ * machine and is internal by definition.
  */
-import { BlockList, isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 
-const INTERNAL = new BlockList();
-for (const [net, prefix] of [
-  ['0.0.0.0', 8], // "this network"
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10], // CGNAT
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16], // link-local, incl. the 169.254.169.254 metadata service
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24], // IETF protocol assignments
-  ['192.0.2.0', 24], // TEST-NET-1
-  ['192.88.99.0', 24], // 6to4 relay anycast
-  ['192.168.0.0', 16],
-  ['198.18.0.0', 15], // benchmarking
-  ['198.51.100.0', 24], // TEST-NET-2
-  ['203.0.113.0', 24], // TEST-NET-3
-  ['224.0.0.0', 4], // multicast
-  ['240.0.0.0', 4], // reserved, incl. broadcast
-] as const) {
-  INTERNAL.addSubnet(net, prefix, 'ipv4');
-}
-for (const [net, prefix] of [
-  ['::', 128], // unspecified
-  ['::1', 128], // loopback
-  ['64:ff9b::', 96], // NAT64: embeds an IPv4 address
-  ['100::', 64], // discard
-  ['2001:db8::', 32], // documentation
-  ['fc00::', 7], // unique local
-  ['fe80::', 10], // link-local
-  ['fec0::', 10], // old site-local
-  ['ff00::', 8], // multicast
-] as const) {
-  INTERNAL.addSubnet(net, prefix, 'ipv6');
+type Parsed = ipaddr.IPv4 | ipaddr.IPv6;
+
+function parse(address: string): Parsed | null {
+  const text = address.startsWith('[') && address.endsWith(']') ? address.slice(1, -1) : address;
+  if (!ipaddr.isValid(text)) return null;
+  try {
+    return ipaddr.parse(text);
+  } catch {
+    return null;
+  }
 }
 
-const LOOPBACK = new BlockList();
-LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
-LOOPBACK.addAddress('::1', 'ipv6');
+function ipv4FromBytes(bytes: readonly number[]): ipaddr.IPv4 {
+  return new ipaddr.IPv4([bytes[0]!, bytes[1]!, bytes[2]!, bytes[3]!]);
+}
 
 /**
- * The IPv4 address embedded in an IPv6 one: IPv4-mapped (::ffff:a.b.c.d), SIIT-translated
- * (::ffff:0:a.b.c.d) or the deprecated IPv4-compatible form (::a.b.c.d). Null otherwise.
+ * The IPv4 addresses an IPv6 address carries, for the forms that deliver to them; an empty list
+ * when it carries none. Teredo (2001::/32) carries two: its server (bits 32-63) and its client
+ * (the last 32 bits, inverted).
  */
-function embeddedIpv4(address: string): string | null {
-  // The URL parser normalises any spelling to the compressed hexadecimal form.
-  const canonical = new URL(`http://[${address}]/`).hostname.slice(1, -1);
-  const m = /^::(?:ffff:(?:0:)?)?([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(canonical);
-  if (!m?.[1] || !m[2]) return null;
-  const hi = parseInt(m[1], 16);
-  const lo = parseInt(m[2], 16);
-  return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+function embeddedIpv4(v6: ipaddr.IPv6): ipaddr.IPv4[] {
+  const bytes = v6.toByteArray();
+  const last4 = bytes.slice(12, 16);
+  const range = v6.range();
+  // ::ffff:a.b.c.d mapped; ::ffff:0:a.b.c.d SIIT; 64:ff9b::/96 NAT64 and local-use 64:ff9b:1::/48.
+  if (range === 'ipv4Mapped' || range === 'rfc6145' || range === 'rfc6052') return [ipv4FromBytes(last4)];
+  if (range === '6to4') return [ipv4FromBytes(bytes.slice(2, 6))]; // 2002:AABB:CCDD::/48
+  if (range === 'teredo')
+    return [ipv4FromBytes(bytes.slice(4, 8)), ipv4FromBytes(last4.map((b) => b ^ 0xff))];
+  // The deprecated IPv4-compatible form ::a.b.c.d (not :: and ::1, judged as themselves).
+  if (bytes.slice(0, 12).every((b) => b === 0) && !(last4[0] === 0 && last4[1] === 0 && last4[2] === 0))
+    return [ipv4FromBytes(last4)];
+  return [];
+}
+
+function isInternalParsed(ip: Parsed): boolean {
+  if (ip.kind() === 'ipv4') return ip.range() !== 'unicast';
+  const v6 = ip as ipaddr.IPv6;
+  if (v6.zoneId !== undefined) return true;
+  const carried = embeddedIpv4(v6);
+  // Local-use NAT64 translates inside the operator's own network, whatever address it carries.
+  if (v6.range() === 'rfc6052' && v6.parts[2] === 1) return true;
+  if (carried.length > 0) return carried.some((v4) => v4.range() !== 'unicast');
+  return v6.range() !== 'unicast';
 }
 
 /** True when the address is internal; anything that is not an IP address counts as internal. */
 export function isInternalAddress(address: string): boolean {
-  const family = isIP(address);
-  if (family === 4) return INTERNAL.check(address, 'ipv4');
-  if (family === 6) {
-    const v4 = embeddedIpv4(address);
-    if (v4 !== null) return INTERNAL.check(v4, 'ipv4');
-    return INTERNAL.check(address, 'ipv6');
-  }
-  return true;
+  const ip = parse(address);
+  return ip === null ? true : isInternalParsed(ip);
 }
 
-/** True for 127.0.0.0/8, ::1 and their IPv4-mapped forms. */
+/** True for 127.0.0.0/8, ::1 and the IPv6 forms that carry a loopback IPv4 address. */
 export function isLoopbackAddress(address: string): boolean {
-  const family = isIP(address);
-  if (family === 4) return LOOPBACK.check(address, 'ipv4');
-  const v4 = family === 6 ? embeddedIpv4(address) : null;
-  if (v4 !== null) return LOOPBACK.check(v4, 'ipv4');
-  return family === 6 && LOOPBACK.check(address, 'ipv6');
+  const ip = parse(address);
+  if (ip === null) return false;
+  if (ip.kind() === 'ipv4') return ip.range() === 'loopback';
+  const v6 = ip as ipaddr.IPv6;
+  if (v6.zoneId !== undefined) return false;
+  if (v6.range() === 'loopback') return true;
+  return embeddedIpv4(v6).some((v4) => v4.range() === 'loopback');
 }

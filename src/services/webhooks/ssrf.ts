@@ -68,7 +68,24 @@ export function parseWebhookUrl(raw: string, allowInsecure: boolean): URL {
   if (url.username !== '' || url.password !== '') {
     throw new WebhookTargetError('webhook_url must not carry credentials');
   }
+  const host = url.hostname;
+  if (isIP(host.replace(/^\[(.*)\]$/, '$1')) === 0 && !isDnsHostName(host)) {
+    throw new WebhookTargetError(
+      'webhook_url host must be an IP address or a DNS name (letters, digits and inner hyphens; labels of at most 63, names of at most 253 characters)',
+    );
+  }
   return url;
+}
+
+/**
+ * A host name DNS can hold (RFC 1123 letters-digits-hyphens, after the URL parser's IDNA
+ * conversion): the URL parser accepts `exa_mple.com` or 64-character labels, which no resolver
+ * will find; refusing them at submission beats failing every delivery attempt.
+ */
+function isDnsHostName(host: string): boolean {
+  const name = host.endsWith('.') ? host.slice(0, -1) : host;
+  if (name.length === 0 || name.length > 253) return false;
+  return name.split('.').every((label) => /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/.test(label));
 }
 
 /**

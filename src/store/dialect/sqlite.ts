@@ -3,7 +3,8 @@
  * Store files write portable SQL (RETURNING, ON CONFLICT, CASE) that PostgreSQL also runs; a
  * PostgreSQL backend adds a sibling file (dialect/postgres.ts) with the same shape.
  */
-import BetterSqlite3 from 'better-sqlite3';
+import type BetterSqlite3 from 'better-sqlite3';
+import { Sqlite } from './sqlite-driver.js';
 import {
   CompiledQuery,
   SqliteDialect,
@@ -62,7 +63,7 @@ export function createSqliteDialect(file: string): SqliteDialect {
  * change token; another process's commit to any table moves it too).
  */
 export function openSqliteBackend(file: string, watchedTables: readonly string[] = []): SqliteBackend {
-  const sqlite = new BetterSqlite3(file);
+  const sqlite = new Sqlite(file);
   // WAL: readers never block the writer, and several processes (serve + worker) share the file.
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
