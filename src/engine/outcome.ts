@@ -32,8 +32,19 @@ export interface SmtpEvidence {
   durationMs: number;
 }
 
+/**
+ * `unicode_unsupported`: the local part is not ASCII and the server did not offer SMTPUTF8
+ * (RFC 6531), so the recipient was not asked about (no RCPT TO was written for it).
+ */
 export type SmtpOutcomeKind =
-  'accepted' | 'rejected' | 'mailbox_full' | 'greylisted' | 'blocked' | 'unavailable' | 'timeout';
+  | 'accepted'
+  | 'rejected'
+  | 'mailbox_full'
+  | 'greylisted'
+  | 'blocked'
+  | 'unavailable'
+  | 'timeout'
+  | 'unicode_unsupported';
 
 export interface SmtpOutcome {
   kind: SmtpOutcomeKind;

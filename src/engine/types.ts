@@ -21,6 +21,7 @@ export const REASONS = [
   'smtp_blocked',
   'smtp_unavailable',
   'smtp_timeout',
+  'smtp_unicode_unsupported',
   'dns_error',
   'domain_not_found',
   'no_mx_records',

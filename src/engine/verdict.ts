@@ -53,6 +53,7 @@ export const BASE_SCORES: Readonly<Record<Reason | 'deliverable', number>> = {
   smtp_unavailable: 30,
   test_mode: 30,
   dns_error: 25,
+  smtp_unicode_unsupported: 25,
   smtp_rejected: 5,
   no_mx_records: 3,
   domain_not_found: 2,
@@ -84,6 +85,7 @@ const STATUS_OF: Readonly<Record<Reason, Status>> = {
   smtp_blocked: 'unknown',
   smtp_unavailable: 'unknown',
   smtp_timeout: 'unknown',
+  smtp_unicode_unsupported: 'unknown',
   dns_error: 'unknown',
   test_mode: 'unknown',
 };
@@ -146,5 +148,7 @@ function reasonFromSmtp(smtp: SmtpOutcome): Reason | null {
       return 'smtp_unavailable';
     case 'timeout':
       return 'smtp_timeout';
+    case 'unicode_unsupported':
+      return 'smtp_unicode_unsupported';
   }
 }

@@ -13,7 +13,7 @@ import { isFreeProvider, loadFreeProviders } from './lists/free-provider.js';
 import { isRoleAddress } from './lists/role.js';
 import { suggestCorrection } from './lists/typo.js';
 import { SmtpProber } from './smtp/probe.js';
-import { needsSmtpUtf8, parseAddress } from './syntax.js';
+import { parseAddress } from './syntax.js';
 import type { Verdict } from './verdict.js';
 import { decideVerdict, invalidFormatVerdict } from './verdict.js';
 import type {
@@ -66,7 +66,6 @@ export function createVerifier(options: EngineOptions, deps: VerifierDeps = {}):
       smtp = await prober.probe({
         address: parsed.address,
         domain: parsed.domain,
-        smtpUtf8: needsSmtpUtf8(parsed.local),
         hosts: dns.hosts,
         timeoutMs: clampTimeout(verifyOptions.timeoutMs),
       });
@@ -243,6 +242,7 @@ function smtpPassed(smtp: SmtpOutcome): boolean | null {
     case 'blocked':
     case 'unavailable':
     case 'timeout':
+    case 'unicode_unsupported':
       return null;
   }
 }

@@ -4,7 +4,7 @@
  * 127.0.3.x and the in-process DNS server. Every assertion is about what the servers saw or
  * what the engine returned, never about timing.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { createBatchEngine } from '../../src/engine/batch/batch-engine.js';
 import type { BatchEngine, BatchEngineOptions } from '../../src/engine/batch/types.js';
@@ -14,6 +14,7 @@ import type { FakeMta, FakeMtaOptions } from '../../bench/fake-mta-pipelining.js
 import { startFakeMta } from '../../bench/fake-mta-pipelining.js';
 import type { FakeDnsServer } from '../kit/dns-server.js';
 import { startDnsServer } from '../kit/dns-server.js';
+import type { MtaScript } from '../kit/smtp-servers.js';
 import { REPLIES, startSmtpServers } from '../kit/smtp-servers.js';
 
 const HOSTS = ['127.0.3.1', '127.0.3.2', '127.0.3.3'];
@@ -423,39 +424,44 @@ describe('batch engine: the list', () => {
   });
 });
 
+/** A batch engine whose domain `kit.test` has one MX: a kit host with `script`. */
+async function kitWorld(script: MtaScript, overrides: Partial<BatchEngineOptions> = {}) {
+  const kit = await startSmtpServers({ mx: script });
+  const dns = await startDnsServer();
+  cleanups.push(
+    () => kit.close(),
+    () => dns.close(),
+  );
+  dns.setDomain('mx.kit.test', { a: [kit.hosts.mx!.ip] });
+  dns.setDomain('kit.test', { mx: [{ exchange: 'mx.kit.test', priority: 10 }] });
+  const config = loadConfig(
+    { dnsServer: dns.address, smtpPort: String(kit.port), allowInternalTargets: 'true' },
+    {},
+  );
+  const engine = createBatchEngine(
+    {
+      ...config.engine,
+      concurrency: 5,
+      perHostConcurrency: 2,
+      greylistRetries: 0,
+      greylistDelayMs: 10,
+      timeoutMs: 3000,
+      ...overrides,
+    },
+    {},
+  );
+  cleanups.push(() => engine.close());
+  return { host: kit.hosts.mx!, engine };
+}
+
 describe('batch engine: against smtp-server (the engine test kit)', () => {
   it('upgrades with STARTTLS when offered and reuses the TLS session for every recipient', async () => {
-    const kit = await startSmtpServers({
-      tls: {
-        kind: 'mta',
-        tls: 'offer',
-        mailboxes: ['alice', 'bob', 'carol'],
-        rcpt: { full: REPLIES.mailboxFull },
-      },
+    const { host, engine } = await kitWorld({
+      kind: 'mta',
+      tls: 'offer',
+      mailboxes: ['alice', 'bob', 'carol'],
+      rcpt: { full: REPLIES.mailboxFull },
     });
-    const dns = await startDnsServer();
-    cleanups.push(
-      () => kit.close(),
-      () => dns.close(),
-    );
-    dns.setDomain('mx.kit.test', { a: [kit.hosts.tls!.ip] });
-    dns.setDomain('kit.test', { mx: [{ exchange: 'mx.kit.test', priority: 10 }] });
-    const config = loadConfig(
-      { dnsServer: dns.address, smtpPort: String(kit.port), allowInternalTargets: 'true' },
-      {},
-    );
-    const engine = createBatchEngine(
-      {
-        ...config.engine,
-        concurrency: 5,
-        perHostConcurrency: 2,
-        greylistRetries: 0,
-        greylistDelayMs: 10,
-        timeoutMs: 3000,
-      },
-      {},
-    );
-    cleanups.push(() => engine.close());
     const results = await engine.verifyMany([
       'alice@kit.test',
       'bob@kit.test',
@@ -465,9 +471,57 @@ describe('batch engine: against smtp-server (the engine test kit)', () => {
     ]);
     expect(results.map((r) => r.reason)).toEqual([null, null, 'smtp_rejected', 'mailbox_full', null]);
     expect(results.every((r) => r.checks.smtp.tls)).toBe(true);
-    expect(kit.hosts.tls!.connections).toBe(1);
-    expect(kit.hosts.tls!.tlsSessions).toBe(1);
-    expect(kit.hosts.tls!.commands.filter((c) => c.startsWith('MAIL FROM'))).toHaveLength(1);
+    expect(host.connections).toBe(1);
+    expect(host.tlsSessions).toBe(1);
+    expect(host.commands.filter((c) => c.startsWith('MAIL FROM'))).toHaveLength(1);
+  });
+});
+
+describe('batch engine: SMTPUTF8 (RFC 6531)', () => {
+  const nonAscii = /\P{ASCII}/u;
+
+  it('writes no RCPT for a non-ASCII local part where SMTPUTF8 is not offered; the ASCII ones of the session are probed', async () => {
+    const { host, engine } = await kitWorld({
+      kind: 'mta',
+      mailboxes: ['alice', 'bob', 'jörg', 'müller'],
+      smtpUtf8: false,
+    });
+    const results = await engine.verifyMany([
+      'alice@kit.test',
+      'jörg@kit.test',
+      'nobody@kit.test',
+      'bob@kit.test',
+      'müller@kit.test',
+    ]);
+    expect(results.map((r) => `${r.status}/${r.reason ?? '-'}`)).toEqual([
+      'deliverable/-',
+      'unknown/smtp_unicode_unsupported',
+      'undeliverable/smtp_rejected',
+      'deliverable/-',
+      'unknown/smtp_unicode_unsupported',
+    ]);
+    expect(results[1]!.checks.smtp).toMatchObject({ passed: null, host: 'mx.kit.test', code: null });
+    expect(host.connections).toBe(1);
+    const rcpts = host.commands.filter((c) => c.startsWith('RCPT TO'));
+    expect(rcpts.filter((c) => nonAscii.test(c))).toEqual([]);
+    // The three ASCII recipients and the domain's catch-all probe.
+    expect(rcpts).toHaveLength(4);
+    expect(host.commands.filter((c) => c.startsWith('MAIL FROM'))).toHaveLength(1);
+  });
+
+  it('opens no transaction in a session that has only non-ASCII recipients to write', async () => {
+    const { host, engine } = await kitWorld(
+      { kind: 'mta', mailboxes: ['jörg'], smtpUtf8: false },
+      { mode: 'per-address' },
+    );
+    const [result] = await engine.verifyMany(['jörg@kit.test']);
+    expect(result!.reason).toBe('smtp_unicode_unsupported');
+    // Two sessions: the catch-all probe's transaction, and one that greeted and QUIT. The call
+    // resolves when the recipient settles; the catch-all session may still be on the wire.
+    await vi.waitFor(() => expect(host.commands.filter((c) => c === 'QUIT')).toHaveLength(2));
+    expect(host.connections).toBe(2);
+    expect(host.commands.filter((c) => c.startsWith('MAIL FROM'))).toHaveLength(1);
+    expect(host.commands.filter((c) => nonAscii.test(c))).toEqual([]);
   });
 });
 

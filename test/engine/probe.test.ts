@@ -27,6 +27,9 @@ beforeAll(async () => {
     brokenTls: { kind: 'raw', brokenStarttls: true },
     mailRefused: { kind: 'mta', mailReply: REPLIES.spamhaus },
     slow: { kind: 'mta', mailboxes: ['alice'], delayMs: 150 },
+    utf8: { kind: 'mta', mailboxes: ['jörg'] },
+    noUtf8: { kind: 'mta', mailboxes: ['jörg'], smtpUtf8: false },
+    noUtf8Tls: { kind: 'mta', mailboxes: ['jörg'], tls: 'offer', smtpUtf8: false },
   });
 });
 
@@ -264,6 +267,48 @@ describe('SmtpProber', () => {
     await vi.waitFor(() => expect(kit.hosts.silent!.connections).toBe(1));
     await prober.close();
     expect((await pending).kind).toBe('unavailable');
+  });
+});
+
+describe('SmtpProber and SMTPUTF8 (RFC 6531)', () => {
+  it('asks about a non-ASCII local part with SMTPUTF8 on MAIL FROM where the host offers it', async () => {
+    const outcome = await probe(makeProber({}, { random: () => 0 }), 'jörg@utf8.test', mx('utf8'));
+    expect(outcome).toMatchObject({ kind: 'accepted', catchAll: false });
+    expect(await dialogueOf(kit.hosts.utf8!)).toEqual([
+      'EHLO probe.mailverdict.test',
+      'MAIL FROM:<verify@probe.mailverdict.test> SMTPUTF8',
+      'RCPT TO:<jörg@utf8.test>',
+      `RCPT TO:<${'a'.repeat(24)}@utf8.test>`,
+      'QUIT',
+    ]);
+  });
+
+  it('writes neither MAIL FROM nor RCPT for a non-ASCII local part where SMTPUTF8 is not offered', async () => {
+    const outcome = await probe(makeProber(), 'jörg@no-utf8.test', mx('noUtf8'));
+    expect(outcome).toMatchObject({
+      kind: 'unicode_unsupported',
+      catchAll: null,
+      evidence: { host: 'noUtf8.mx.test', code: null, enhancedCode: null, tls: false },
+    });
+    expect(outcome.evidence.message).toContain('SMTPUTF8');
+    expect(await dialogueOf(kit.hosts.noUtf8!)).toEqual(['EHLO probe.mailverdict.test', 'QUIT']);
+  });
+
+  it('decides on the extensions of the EHLO after STARTTLS', async () => {
+    const outcome = await probe(makeProber(), 'jörg@no-utf8-tls.test', mx('noUtf8Tls'));
+    expect(outcome).toMatchObject({ kind: 'unicode_unsupported', evidence: { tls: true } });
+    expect(await dialogueOf(kit.hosts.noUtf8Tls!)).toEqual([
+      'EHLO probe.mailverdict.test',
+      'STARTTLS',
+      'EHLO probe.mailverdict.test',
+      'QUIT',
+    ]);
+  });
+
+  it('lets the first host that greets decide, without trying the next MX', async () => {
+    const outcome = await probe(makeProber(), 'jörg@mixed.test', mx('noUtf8', 'utf8'));
+    expect(outcome).toMatchObject({ kind: 'unicode_unsupported', evidence: { host: 'noUtf8.mx.test' } });
+    expect(kit.hosts.utf8!.connections).toBe(0);
   });
 });
 

@@ -101,6 +101,14 @@ describe('decideVerdict: the table, row by row', () => {
     expectVerdict(decideVerdict(input({ smtp: smtp('timeout') })), 'unknown', 'smtp_timeout');
   });
 
+  it('non-ASCII local part, server without SMTPUTF8 → unknown smtp_unicode_unsupported', () => {
+    expectVerdict(
+      decideVerdict(input({ smtp: smtp('unicode_unsupported') })),
+      'unknown',
+      'smtp_unicode_unsupported',
+    );
+  });
+
   it('DNS failure → unknown dns_error, never undeliverable', () => {
     expectVerdict(decideVerdict(input({ dns: dnsOutcomes.error })), 'unknown', 'dns_error');
   });
@@ -181,9 +189,17 @@ const smtpVariants: (SmtpOutcome | null)[] = [
   smtp('accepted', true),
   smtp('accepted', false),
   smtp('accepted', null),
-  ...(['rejected', 'mailbox_full', 'greylisted', 'blocked', 'unavailable', 'timeout'] as const).map((k) =>
-    smtp(k),
-  ),
+  ...(
+    [
+      'rejected',
+      'mailbox_full',
+      'greylisted',
+      'blocked',
+      'unavailable',
+      'timeout',
+      'unicode_unsupported',
+    ] as const
+  ).map((k) => smtp(k)),
 ];
 const allInputs: VerdictInput[] = [];
 for (const dns of [null, ...Object.values(dnsOutcomes)]) {

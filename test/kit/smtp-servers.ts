@@ -36,6 +36,8 @@ export interface MtaScript {
   tls?: 'none' | 'offer' | 'require';
   /** Advertise PIPELINING (default true). */
   pipelining?: boolean;
+  /** Advertise SMTPUTF8 (default true). */
+  smtpUtf8?: boolean;
   /** Delay before the banner and before the replies to MAIL FROM and RCPT TO. */
   delayMs?: number;
   /** Never answers RCPT for recipients that are not mailboxes (a tarpit). */
@@ -190,6 +192,7 @@ async function startMta(
     authOptional: true,
     hideSTARTTLS: tlsMode === 'none',
     hidePIPELINING: script.pipelining === false,
+    hideSMTPUTF8: script.smtpUtf8 === false,
     ...(tlsMode === 'none'
       ? {}
       : {

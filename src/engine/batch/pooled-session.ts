@@ -6,11 +6,16 @@
  * RSET (fewer after a 452 4.5.3), `recipientsPerSession` in all, and at most
  * `maxRejectsPerSession` refused RCPTs (Postfix slows a client down after 10 and drops it after
  * 20); then it QUITs and the scheduler opens a fresh one if work is left.
+ *
+ * A recipient whose local part is not ASCII is written only in a session whose server offered
+ * SMTPUTF8; elsewhere it settles as `unicode_unsupported` without an RCPT (smtputf8.ts), and
+ * the session goes on with the others.
  */
 import type { SmtpOutcome } from '../outcome.js';
 import { classifyReply } from '../smtp/classify.js';
 import type { SocksProxyOptions } from '../smtp/connection.js';
 import type { SmtpReply } from '../smtp/reply.js';
+import { addressNeedsSmtpUtf8, unicodeUnsupported } from '../smtp/smtputf8.js';
 import type { CatchAllTracker } from './catch-all.js';
 import type { HostQueue } from './host-queue.js';
 import type { HostFailure, RecipientSession } from './recipient-session.js';
@@ -108,8 +113,10 @@ export async function runPooledSession(
     while (session.usable && !deps.scheduler.closed) {
       const window = nextWindow(session, state, options);
       if (window <= 0) break;
-      batch = queue.take(window);
-      if (batch.length === 0) break;
+      const taken = queue.take(window);
+      if (taken.length === 0) break;
+      batch = session.smtpUtf8 ? taken : settleUnwritable(taken, session, deps);
+      if (batch.length === 0) continue;
       const keepGoing = await runGroup(session, queue, batch, state, options, deps);
       batch = [];
       if (!keepGoing) break;
@@ -122,6 +129,19 @@ export async function runPooledSession(
   } finally {
     await session.quit();
   }
+}
+
+/**
+ * Settles the items this session cannot write (local part not ASCII, no SMTPUTF8 offered) and
+ * returns the rest. The first host that greets decides, as in the single probe: no next MX.
+ */
+function settleUnwritable(batch: Work[], session: RecipientSession, deps: PooledSessionDeps): Work[] {
+  const writable: Work[] = [];
+  for (const work of batch) {
+    if (!addressNeedsSmtpUtf8(work.address)) writable.push(work);
+    else giveUp(work, unicodeUnsupported(work.hosts[work.hostIndex]!.exchange, session.tls, 0), deps);
+  }
+  return writable;
 }
 
 /** How many RCPTs the next group may carry. */

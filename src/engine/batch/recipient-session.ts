@@ -76,6 +76,7 @@ export class RecipientSession {
     return this.#pipelining && this.#connection.extensions.pipelining;
   }
 
+  /** Whether the server offered SMTPUTF8 (RFC 6531): only then may a non-ASCII local part be written. */
   get smtpUtf8(): boolean {
     return this.#connection.extensions.smtpUtf8;
   }

@@ -18,7 +18,8 @@ export type SmtpStage = 'banner' | 'helo' | 'mail' | 'rcpt';
  * What to do with a reply: `continue` the dialogue, try the `next_host` (this one is going
  * away or does not speak SMTP properly), or stop with a decided outcome.
  */
-export type ReplyVerdict = Exclude<SmtpOutcomeKind, 'unavailable' | 'timeout'> | 'continue' | 'next_host';
+export type ReplyVerdict =
+  Exclude<SmtpOutcomeKind, 'unavailable' | 'timeout' | 'unicode_unsupported'> | 'continue' | 'next_host';
 
 export interface Rule {
   /** Why the row exists; the test of each row quotes it. */

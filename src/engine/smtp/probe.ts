@@ -8,6 +8,11 @@
  * host that answers RCPT decides. `timeoutMs` bounds the whole probe: the connect and banner
  * of each host get a share of what remains (so a silent first MX cannot eat the budget of the
  * second), the dialogue after the banner may use all of it.
+ *
+ * An address whose local part is not ASCII is asked about only where the server offers SMTPUTF8
+ * (smtputf8.ts). The first host that greets decides that too, as for a reply to RCPT: the probe
+ * QUITs without MAIL FROM and does not try the next MX, because a sending MTA does not either
+ * (Postfix bounces the message, 5.6.7 "SMTPUTF8 is required, but was not offered by host").
  */
 import { getRandomValues } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
@@ -19,13 +24,15 @@ import { classifyReply } from './classify.js';
 import type { SocksProxyOptions } from './connection.js';
 import { SmtpConnection, SmtpConnectionError, parseProxyUrl } from './connection.js';
 import type { SmtpReply } from './reply.js';
+import { addressNeedsSmtpUtf8, unicodeUnsupported } from './smtputf8.js';
 
 export interface ProbeRequest {
-  /** `local@domain` as it goes into RCPT TO (syntax-checked: no CR/LF can be in it). */
+  /**
+   * `local@domain` as it goes into RCPT TO (syntax-checked: no CR/LF can be in it, the domain in
+   * ASCII). A local part that is not ASCII makes the probe use SMTPUTF8 (RFC 6531).
+   */
   address: string;
   domain: string;
-  /** True when the local part is not ASCII and needs SMTPUTF8 (RFC 6531). */
-  smtpUtf8?: boolean;
   /** Mail hosts in the order to try them. */
   hosts: readonly MailHost[];
   timeoutMs: number;
@@ -70,6 +77,8 @@ type HostResult =
       catchAll: boolean | null;
       tls: boolean;
     }
+  /** The address needs SMTPUTF8 and the host did not offer it: decided without asking. */
+  | { type: 'unicode_unsupported'; tls: boolean }
   | {
       type: 'next';
       reason: 'refused' | 'timeout' | 'failed' | 'tls';
@@ -131,6 +140,9 @@ export class SmtpProber {
             catchAll: result.catchAll,
             evidence: evidence(host.exchange, result.reply, null, result.tls, startedAt),
           };
+        }
+        if (result.type === 'unicode_unsupported') {
+          return unicodeUnsupported(host.exchange, result.tls, Math.round(performance.now() - startedAt));
         }
         last = result;
         if (result.reason === 'timeout') timedOut = true;
@@ -203,7 +215,10 @@ export class SmtpProber {
         }
       }
 
-      return await this.#transaction(connection, request, tls);
+      // Decided on the last greeting's extensions: after STARTTLS, the second EHLO's.
+      const smtpUtf8 = addressNeedsSmtpUtf8(request.address);
+      if (smtpUtf8 && !connection.extensions.smtpUtf8) return { type: 'unicode_unsupported', tls };
+      return await this.#transaction(connection, request, tls, smtpUtf8);
     } catch (error) {
       return failed(error, tls);
     } finally {
@@ -211,9 +226,17 @@ export class SmtpProber {
     }
   }
 
-  /** MAIL FROM, RCPT TO and, when the domain's catch-all answer is not cached, a second RCPT. */
-  async #transaction(connection: SmtpConnection, request: ProbeRequest, tls: boolean): Promise<HostResult> {
-    const mailFrom = `MAIL FROM:<${this.#options.mailFrom}>${request.smtpUtf8 && connection.extensions.smtpUtf8 ? ' SMTPUTF8' : ''}`;
+  /**
+   * MAIL FROM (with SMTPUTF8 when the address needs it, which the server then offers), RCPT TO
+   * and, when the domain's catch-all answer is not cached, a second RCPT.
+   */
+  async #transaction(
+    connection: SmtpConnection,
+    request: ProbeRequest,
+    tls: boolean,
+    smtpUtf8: boolean,
+  ): Promise<HostResult> {
+    const mailFrom = `MAIL FROM:<${this.#options.mailFrom}>${smtpUtf8 ? ' SMTPUTF8' : ''}`;
     const rcpt = `RCPT TO:<${request.address}>`;
     const cached = this.#cachedCatchAll(request.domain);
     const probe = cached === null ? `RCPT TO:<${improbableLocalPart(this.#random)}@${request.domain}>` : null;
