@@ -42,6 +42,13 @@ export interface Config {
   port: number;
   host: string;
   dataDir: string;
+  /**
+   * postgres://… selects PostgreSQL for the store (many API and worker processes share it); null
+   * keeps the embedded SQLite file in `dataDir`.
+   */
+  databaseUrl: string | null;
+  /** Connections in each process's PostgreSQL pool. */
+  databasePoolSize: number;
   /** Absolute base URL used to build links such as download_url, no trailing slash. */
   publicBaseUrl: string;
   testDomain: string;
@@ -198,6 +205,8 @@ export function loadConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = process.e
     port,
     host,
     dataDir: r('dataDir', 'DATA_DIR', string, './data'),
+    databaseUrl: r<string | null>('databaseUrl', 'DATABASE_URL', url(['postgres:', 'postgresql:']), null),
+    databasePoolSize: r('databasePoolSize', 'DATABASE_POOL_SIZE', integer(1, 1000), 10),
     publicBaseUrl: r('publicBaseUrl', 'PUBLIC_BASE_URL', url(['http:', 'https:']), `http://${host}:${port}`),
     testDomain: r('testDomain', 'TEST_DOMAIN', string, 'example.com').toLowerCase(),
     logLevel: r('logLevel', 'LOG_LEVEL', string, 'info'),

@@ -2,7 +2,6 @@
  * Builds what a process needs from a Config (store opened and migrated, engine, logger, clock)
  * and closes it again. `serve`, `worker`, the CLI commands and tests all start here.
  */
-import { existsSync } from 'node:fs';
 import pino, { type Logger } from 'pino';
 import type { FastifyInstance } from 'fastify';
 import { buildApp, type BuildAppOptions } from './api/app.js';
@@ -13,13 +12,13 @@ import type { AppContext } from './context.js';
 import type { Verifier } from './engine/types.js';
 import { createVerifier } from './engine/verifier.js';
 import { plansFromConfig } from './services/plans.js';
-import { databasePath, openDatabase } from './store/db.js';
+import { openDatabase } from './store/db.js';
 import { migrateToLatest } from './store/migrate.js';
 
 export interface Runtime {
   ctx: AppContext;
-  /** True when the data directory had no database before this process opened it. */
-  freshDataDir: boolean;
+  /** True when this process created the store (a new SQLite file, or an empty PostgreSQL schema). */
+  freshStore: boolean;
   /** Closes the engine and the store. */
   close(): Promise<void>;
 }
@@ -51,10 +50,10 @@ export async function createRuntime(
 ): Promise<Runtime> {
   // Fail fast on bad plan overrides, before anything is opened.
   plansFromConfig(config);
-  const freshDataDir = !existsSync(databasePath(config.dataDir));
   const db = openDatabase(config);
+  let freshStore: boolean;
   try {
-    await migrateToLatest(db);
+    freshStore = (await migrateToLatest(db)).created;
   } catch (err) {
     await db.destroy();
     throw err;
@@ -65,7 +64,7 @@ export async function createRuntime(
   let closed: Promise<void> | undefined;
   return {
     ctx,
-    freshDataDir,
+    freshStore,
     close: () =>
       (closed ??= (async () => {
         await verifier.close();

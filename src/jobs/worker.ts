@@ -11,14 +11,8 @@ import type { Config } from '../config.js';
 import { enqueueJobEvents } from '../services/job-events.js';
 import { failJobAndRefund } from '../services/jobs.service.js';
 import { ChunkDecodeError, decodeEmails, decodeRepeats, encodeResults } from '../store/chunk-codec.js';
-import {
-  claimChunk,
-  completeChunk,
-  findClaimableChunks,
-  releaseChunk,
-  renewChunkLease,
-  type ChunkRef,
-} from '../store/chunk.store.js';
+import { storeBackend } from '../store/backend.js';
+import { completeChunk, releaseChunk, renewChunkLease, type ChunkRef } from '../store/chunk.store.js';
 import type { Executor } from '../store/executor.js';
 import { addChunkProgress, completeJobIfDone, getJob, markJobProcessing } from '../store/job.store.js';
 import type { ChunkRow } from '../store/schema/jobs.schema.js';
@@ -144,18 +138,15 @@ export class Worker {
   async #claim(): Promise<ChunkRow | undefined> {
     const { db, clock, config } = this.#deps;
     const now = clock.now();
-    const candidates = await findClaimableChunks(db, now.toISOString(), 8);
-    for (const ref of candidates) {
-      if (this.#inFlight.has(`${ref.job_id}/${ref.seq}`)) continue;
-      const expires = new Date(now.getTime() + config.batch.leaseMs).toISOString();
-      const chunk = await claimChunk(db, ref, this.id, now.toISOString(), expires);
-      if (chunk) {
-        // A second claim of a chunk that still has no results: the previous one ended without them.
-        if (chunk.attempts > 1) this.#deps.metrics?.chunkTakenOver();
-        return chunk;
-      }
-    }
-    return undefined;
+    const chunk = await storeBackend(db).claimChunk(db, {
+      owner: this.id,
+      now: now.toISOString(),
+      expiresAt: new Date(now.getTime() + config.batch.leaseMs).toISOString(),
+      inFlight: this.#inFlight,
+    });
+    // A second claim of a chunk that still has no results: the previous one ended without them.
+    if (chunk && chunk.attempts > 1) this.#deps.metrics?.chunkTakenOver();
+    return chunk;
   }
 
   async #run(chunk: ChunkRow, controller = new AbortController()): Promise<void> {

@@ -8,12 +8,11 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import { AppError } from '../errors.js';
-import { storeChanges } from '../store/db.js';
+import { storeBackend } from '../store/backend.js';
 import type { Executor } from '../store/executor.js';
 import {
   findKeyByHash,
   findKeyById,
-  insertKeyWithinLimit,
   listKeysByAccount,
   revokeKey as revokeKeyRow,
 } from '../store/key.store.js';
@@ -106,7 +105,7 @@ export async function createKey(
   await getAccount(db, input.accountId);
   const prefix = KEY_PREFIX[input.kind];
   const key = prefix + randomBase62(SECRET_LENGTH);
-  const row = await insertKeyWithinLimit(
+  const row = await storeBackend(db).insertKeyWithinLimit(
     db,
     {
       id: newId('key'),
@@ -171,7 +170,7 @@ export async function authenticateKey(
 ): Promise<AuthenticatedKey> {
   if (!KEY_FORMAT.test(presented)) throw new AppError('invalid_api_key', 'the API key is malformed');
   const hash = hashKey(presented);
-  const token = cache ? storeChanges(db).changeToken() : null;
+  const token = cache ? storeBackend(db).changes.changeToken() : null;
   if (cache && token !== null) {
     const hit = cache.lookup(hash, token);
     if (hit) {

@@ -11,10 +11,11 @@ export interface KeyWithAccount extends ApiKeyRow {
 
 /**
  * Inserts a key unless the account already holds `maxActive` active keys, in one statement
- * (INSERT ... SELECT ... WHERE count < max) so two concurrent creations cannot both pass.
- * Returns undefined when the limit is reached.
+ * (INSERT ... SELECT ... WHERE count < max). Returns undefined when the limit is reached. Alone,
+ * this is safe only where writers are serialised (SQLite); the backend's insertKeyWithinLimit
+ * (store/backend.ts) is what callers use.
  */
-export async function insertKeyWithinLimit(
+export async function insertKeyIfBelow(
   db: Executor,
   row: NewApiKeyRow,
   maxActive: number,

@@ -12,7 +12,7 @@ import {
   type QueryResult,
   type TransactionSettings,
 } from 'kysely';
-import { openSqliteBackend } from '../../src/store/dialect/sqlite.js';
+import { createSqliteDialect } from '../../src/store/dialect/sqlite.js';
 import { databasePath } from '../../src/store/db.js';
 import type { Database } from '../../src/store/schema.js';
 
@@ -34,7 +34,7 @@ export interface FaultyStore {
 }
 
 export function openFaultyStore(dataDir: string): FaultyStore {
-  const inner = openSqliteBackend(databasePath(dataDir)).dialect;
+  const inner = createSqliteDialect(databasePath(dataDir));
   let armed: { code: FaultCode; which: 'write' | 'any' } | null = null;
   let failures = 0;
   const check = (query: CompiledQuery): void => {

@@ -9,14 +9,14 @@ import {
   hashKey,
   revokeKey,
 } from '../../src/services/keys.service.js';
-import { openTestStore, type TestStore } from '../store/store-harness.js';
+import { openTestStore, testBackends, type TestStore } from '../store/store-harness.js';
 
-describe('API keys', () => {
+describe.each(testBackends())('API keys (%s)', (backend) => {
   let store: TestStore;
   let accountId: string;
   const clock = new ManualClock();
   beforeEach(async () => {
-    store = await openTestStore();
+    store = await openTestStore(backend);
     accountId = (await createAccount(store.db, clock, { email: 'k@example.org' })).id;
   });
   afterEach(async () => {

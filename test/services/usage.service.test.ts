@@ -3,14 +3,14 @@ import { ManualClock } from '../../src/clock.js';
 import { createAccount } from '../../src/services/accounts.service.js';
 import { DEFAULT_PLANS } from '../../src/services/plans.js';
 import { consumeQuota, getUsage, refundQuota } from '../../src/services/usage.service.js';
-import { openTestStore, type TestStore } from '../store/store-harness.js';
+import { openTestStore, testBackends, type TestStore } from '../store/store-harness.js';
 
-describe('quota counting', () => {
+describe.each(testBackends())('quota counting (%s)', (backend) => {
   let store: TestStore;
   const clock = new ManualClock('2026-05-05T10:00:00.000Z');
   const plans = DEFAULT_PLANS;
   beforeEach(async () => {
-    store = await openTestStore();
+    store = await openTestStore(backend);
   });
   afterEach(async () => {
     await store.close();

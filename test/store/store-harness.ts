@@ -1,28 +1,115 @@
-/** A migrated store on a real SQLite file in a temp directory. */
+/**
+ * A migrated store on each backend the tests can reach: a real SQLite file in a temp directory
+ * always, and PostgreSQL when MAILVERDICT_TEST_DATABASE_URL names one (each store in a schema of
+ * its own, dropped on close, so runs never see each other). Without that variable the PostgreSQL
+ * cases are skipped with one printed line.
+ */
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Kysely } from 'kysely';
-import { openDatabase } from '../../src/store/db.js';
+import { sql, type Kysely } from 'kysely';
+import pg from 'pg';
+import { openDatabase, type StoreSettings } from '../../src/store/db.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
 import type { Database } from '../../src/store/schema.js';
 
+export type BackendName = 'sqlite' | 'postgres';
+
 export interface TestStore {
+  backend: BackendName;
+  /** The SQLite data directory (a temp directory for PostgreSQL too: some callers write files there). */
   dir: string;
+  /** What opens this same store again, as another process would. */
+  settings: StoreSettings;
   db: Kysely<Database>;
+  /** Another connection (pool) to the same store, migrated; closed with the store. */
+  openAnother(): Promise<Kysely<Database>>;
   close(): Promise<void>;
 }
 
-export async function openTestStore(): Promise<TestStore> {
-  const dir = mkdtempSync(join(tmpdir(), 'mailverdict-store-'));
-  const db = openDatabase({ dataDir: dir });
-  await migrateToLatest(db);
+export const TEST_DATABASE_URL = process.env.MAILVERDICT_TEST_DATABASE_URL || null;
+
+let skipNoticePrinted = false;
+/** The backends to run store tests on; prints once why PostgreSQL is left out when it is. */
+export function testBackends(): BackendName[] {
+  if (TEST_DATABASE_URL !== null) return ['sqlite', 'postgres'];
+  if (!skipNoticePrinted) {
+    skipNoticePrinted = true;
+    console.log('PostgreSQL store tests skipped: MAILVERDICT_TEST_DATABASE_URL is not set (.ci/run sets it)');
+  }
+  return ['sqlite'];
+}
+
+/** A fresh schema on the test PostgreSQL server; the function returned drops it. */
+export async function createTestSchema(): Promise<{ schema: string; drop: () => Promise<void> }> {
+  if (TEST_DATABASE_URL === null) throw new Error('MAILVERDICT_TEST_DATABASE_URL is not set');
+  const schema = `mv_test_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
+  await admin.connect();
+  try {
+    await admin.query(`create schema ${schema}`);
+  } finally {
+    await admin.end();
+  }
   return {
+    schema,
+    drop: async () => {
+      const c = new pg.Client({ connectionString: TEST_DATABASE_URL });
+      await c.connect();
+      try {
+        await c.query(`drop schema if exists ${schema} cascade`);
+      } finally {
+        await c.end();
+      }
+    },
+  };
+}
+
+export async function openTestStore(backend: BackendName = 'sqlite'): Promise<TestStore> {
+  const dir = mkdtempSync(join(tmpdir(), 'mailverdict-store-'));
+  const pgSchema = backend === 'postgres' ? await createTestSchema() : null;
+  const settings: StoreSettings =
+    pgSchema === null
+      ? { dataDir: dir }
+      : {
+          dataDir: dir,
+          databaseUrl: TEST_DATABASE_URL,
+          databasePoolSize: 10,
+          databaseSchema: pgSchema.schema,
+        };
+  const db = openDatabase(settings);
+  await migrateToLatest(db);
+  const others: Kysely<Database>[] = [];
+  return {
+    backend,
     dir,
+    settings,
     db,
+    async openAnother() {
+      const other = openDatabase(settings);
+      others.push(other);
+      await migrateToLatest(other);
+      return other;
+    },
     async close() {
+      for (const o of others) await o.destroy();
       await db.destroy();
+      await pgSchema?.drop();
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** The tables of the store's schema, whatever the backend. */
+export async function tableNames(store: TestStore): Promise<string[]> {
+  const rows =
+    store.backend === 'sqlite'
+      ? await sql<{ name: string }>`select name from sqlite_master where type = 'table'`.execute(store.db)
+      : await sql<{
+          name: string;
+        }>`select table_name as name from information_schema.tables where table_schema = current_schema()`.execute(
+          store.db,
+        );
+  return rows.rows.map((r) => r.name);
 }

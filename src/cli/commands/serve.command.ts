@@ -71,7 +71,7 @@ async function runServe(options: Record<string, unknown>): Promise<void> {
   const { ctx } = runtime;
   try {
     const bootstrap =
-      config.bootstrap && runtime.freshDataDir ? await bootstrapFirstAccount(ctx.db, ctx.clock) : null;
+      config.bootstrap && runtime.freshStore ? await bootstrapFirstAccount(ctx.db, ctx.clock) : null;
     const metrics = createMetrics({ processMetrics: true });
     const jobMetrics = createJobMetrics(metrics.registry, ctx.db, ctx.clock);
     const server = await startServer(runtime, { metrics });

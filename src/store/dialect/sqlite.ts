@@ -1,68 +1,35 @@
 /**
- * Everything SQLite-specific lives here: the driver, the pragmas and what the backend can do.
- * Store files write portable SQL (RETURNING, ON CONFLICT, CASE) that PostgreSQL also runs; a
- * PostgreSQL backend adds a sibling file (dialect/postgres.ts) with the same shape.
+ * Everything SQLite-specific lives here: the driver, the pragmas, the change watch, the statement
+ * cache and the store backend's operations (store/backend.ts). Store files write portable SQL
+ * that PostgreSQL also runs; dialect/postgres.ts is the sibling with the same shape.
  */
 import type BetterSqlite3 from 'better-sqlite3';
 import { Sqlite } from './sqlite-driver.js';
 import {
   CompiledQuery,
+  SqliteAdapter,
   SqliteDialect,
   SqliteDriver,
   type DatabaseConnection,
+  type DialectAdapter,
   type Driver,
   type SqliteDatabase,
   type SqliteDialectConfig,
 } from 'kysely';
-
-/** What a backend supports; store code may branch on these flags, never on a dialect name. */
-export interface StoreCapabilities {
-  /** `INSERT/UPDATE ... RETURNING`. */
-  returning: boolean;
-  /** `INSERT ... ON CONFLICT ... DO UPDATE/NOTHING`. */
-  onConflict: boolean;
-  /** Several connections can run statements at the same time (PostgreSQL pool: true). */
-  concurrentConnections: boolean;
-}
-
-export const sqliteCapabilities: StoreCapabilities = Object.freeze({
-  returning: true,
-  onConflict: true,
-  concurrentConnections: false,
-});
+import type { BackendAdapter, ChangeWatch, StoreBackend } from '../backend.js';
+import { claimChunk, findClaimableChunks } from '../chunk.store.js';
+import { insertKeyIfBelow } from '../key.store.js';
 
 /** How long a writer waits for another process's write lock before failing with SQLITE_BUSY. */
 const BUSY_TIMEOUT_MS = 5000;
 
 /**
- * Tells an in-memory cache of store data whether that data may have changed since it was read.
- * A backend that cannot tell returns null, and nothing may be served from such a cache.
+ * Opens the SQLite file with the pragmas the service relies on and wraps it for Kysely, watching
+ * it for changes: `watchedTables` are the tables that in-memory caches read (a write of this
+ * connection to one of them moves the change token; another process's commit to any table
+ * moves it too).
  */
-export interface ChangeWatch {
-  /**
-   * A number that changes whenever another connection (another process) has committed to the
-   * database or this connection has written to a watched table; null when it cannot tell (inside
-   * an open transaction, or closed).
-   */
-  changeToken(): number | null;
-}
-
-export interface SqliteBackend {
-  dialect: SqliteDialect;
-  changes: ChangeWatch;
-}
-
-/** Opens the SQLite file with the pragmas the service relies on and wraps it for Kysely. */
-export function createSqliteDialect(file: string): SqliteDialect {
-  return openSqliteBackend(file).dialect;
-}
-
-/**
- * Opens the SQLite file, as createSqliteDialect, and watches it for changes: `watchedTables` are
- * the tables that in-memory caches read (a write of this connection to one of them moves the
- * change token; another process's commit to any table moves it too).
- */
-export function openSqliteBackend(file: string, watchedTables: readonly string[] = []): SqliteBackend {
+export function createSqliteDialect(file: string, watchedTables: readonly string[] = []): SqliteDialect {
   const sqlite = new Sqlite(file);
   // WAL: readers never block the writer, and several processes (serve + worker) share the file.
   sqlite.pragma('journal_mode = WAL');
@@ -72,12 +39,38 @@ export function openSqliteBackend(file: string, watchedTables: readonly string[]
   sqlite.pragma('synchronous = NORMAL');
   const watch = watchChanges(sqlite, watchedTables);
   // Kysely's destroy() closes the connection.
-  return {
-    dialect: new ImmediateSqliteDialect({
-      database: withStatementCache(sqlite, watch.writesWatched, watch.localWrite),
-    }),
-    changes: watch.changes,
-  };
+  return new ImmediateSqliteDialect(
+    { database: withStatementCache(sqlite, watch.writesWatched, watch.localWrite) },
+    sqliteBackend(watch.changes),
+  );
+}
+
+/**
+ * One connection runs every statement in turn, so a claim cannot race inside this process, and
+ * IMMEDIATE transactions serialise writers across processes: a candidate query, then a
+ * conditional UPDATE per candidate that only succeeds while the chunk is still free.
+ */
+function sqliteBackend(changes: ChangeWatch): StoreBackend {
+  return Object.freeze({
+    name: 'sqlite' as const,
+    changes,
+    async claimChunk(db, claim) {
+      for (const ref of await findClaimableChunks(db, claim.now, 8)) {
+        if (claim.inFlight.has(`${ref.job_id}/${ref.seq}`)) continue;
+        const chunk = await claimChunk(db, ref, claim.owner, claim.now, claim.expiresAt);
+        if (chunk) return chunk;
+      }
+      return undefined;
+    },
+    // One INSERT ... SELECT ... WHERE count < max: SQLite runs one writer at a time.
+    insertKeyWithinLimit: insertKeyIfBelow,
+  } satisfies StoreBackend);
+}
+
+class SqliteStoreAdapter extends SqliteAdapter implements BackendAdapter {
+  constructor(readonly storeBackend: StoreBackend) {
+    super();
+  }
 }
 
 /**
@@ -94,14 +87,20 @@ class ImmediateTransactionDriver extends SqliteDriver {
 
 class ImmediateSqliteDialect extends SqliteDialect {
   readonly #config: SqliteDialectConfig;
+  readonly #backend: StoreBackend;
 
-  constructor(config: SqliteDialectConfig) {
+  constructor(config: SqliteDialectConfig, backend: StoreBackend) {
     super(config);
     this.#config = config;
+    this.#backend = backend;
   }
 
   override createDriver(): Driver {
     return new ImmediateTransactionDriver(this.#config);
+  }
+
+  override createAdapter(): DialectAdapter {
+    return new SqliteStoreAdapter(this.#backend);
   }
 }
 

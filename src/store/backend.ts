@@ -1,0 +1,66 @@
+/**
+ * What each store backend (SQLite, PostgreSQL) does its own way, carried by the database object
+ * itself: Kysely builds a dialect's driver, adapter and compiler together, and every Kysely
+ * instance and transaction of a database shares its adapter. Our dialects (store/dialect/*.ts)
+ * give theirs a `storeBackend`, so a store function reaches the backend's operations from the
+ * executor it was handed, a transaction included, with no registry on the side.
+ *
+ * Everything else in store/ is portable SQL (RETURNING, ON CONFLICT, CASE) that both run.
+ */
+import type { Executor } from './executor.js';
+import type { ApiKeyRow, NewApiKeyRow } from './schema/accounts.schema.js';
+import type { ChunkRow } from './schema/jobs.schema.js';
+
+/**
+ * Tells an in-memory cache of store data whether that data may have changed since it was read.
+ * A backend that cannot tell returns null, and nothing may be served from such a cache.
+ */
+export interface ChangeWatch {
+  /**
+   * A number that changes whenever another connection (another process) has committed to the
+   * database or this process has written to a watched table; null when it cannot tell.
+   */
+  changeToken(): number | null;
+}
+
+export interface ChunkClaim {
+  /** The worker taking the lease. */
+  owner: string;
+  /** ISO time now: a lease that expired before it is free. */
+  now: string;
+  /** ISO time the new lease ends unless renewed. */
+  expiresAt: string;
+  /** Chunks this worker is still running (`job_id/seq`): never claimed again by it. */
+  inFlight: { has(key: string): boolean };
+}
+
+export interface StoreBackend {
+  readonly name: 'sqlite' | 'postgres';
+  /** PostgreSQL: the schema the store lives in (Kysely's migrator would otherwise look in all). */
+  readonly schema?: string;
+  readonly changes: ChangeWatch;
+  /**
+   * Leases one free chunk (pending, never leased or its lease expired, its job queued or
+   * processing) to `claim.owner`, counting an attempt; the job with the fewest done chunks goes
+   * first. Two workers never get the same chunk. Undefined when nothing is free.
+   */
+  claimChunk(db: Executor, claim: ChunkClaim): Promise<ChunkRow | undefined>;
+  /**
+   * Inserts a key unless its account already holds `maxActive` active keys; two concurrent
+   * creations cannot both pass. Undefined when the limit is reached.
+   */
+  insertKeyWithinLimit(db: Executor, row: NewApiKeyRow, maxActive: number): Promise<ApiKeyRow | undefined>;
+}
+
+/** An adapter that carries its backend (see the module comment). */
+export interface BackendAdapter {
+  readonly storeBackend: StoreBackend;
+}
+
+/** The backend of the database (or transaction) `db`. */
+export function storeBackend(db: Executor): StoreBackend {
+  const adapter = db.getExecutor().adapter;
+  if (!('storeBackend' in adapter))
+    throw new Error('this database was not opened by store/db.ts (its adapter carries no store backend)');
+  return (adapter as BackendAdapter).storeBackend;
+}
