@@ -11,10 +11,15 @@ import { migrateToLatest } from '../store/migrate.js';
 
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
 
-/** `--data-dir` and `--json`, which every command of this family takes. */
+/** The store's settings and `--json`, which every command of this family takes. */
 export function addCommonOptions(cmd: Command): Command {
   return cmd
     .option('--data-dir <dir>', 'data directory (env MAILVERDICT_DATA_DIR, default ./data)')
+    .option(
+      '--database-url <url>',
+      'postgres:// URL of a PostgreSQL store shared by many processes (env MAILVERDICT_DATABASE_URL; default: the SQLite file in --data-dir)',
+    )
+    .option('--database-pool-size <n>', 'PostgreSQL connections per process (default 10)')
     .option('--json', 'print JSON');
 }
 
@@ -24,6 +29,8 @@ export function addSettingsOptions(cmd: Command): Command {
     .option('--port <n>', 'port to listen on (default 8080; 0: any free port)')
     .option('--host <address>', 'address to listen on (default 127.0.0.1)')
     .option('--public-base-url <url>', 'absolute base URL used in links such as download_url')
+    .option('--redis-url <url>', 'redis:// or rediss:// URL shared by every process (default: none)')
+    .option('--redis-key-prefix <prefix>', 'prefix of every Redis key (default mailverdict:)')
     .option('--test-domain <domain>', 'domain of the test-key fixtures (default example.com)')
     .option(
       '--log-level <level>',
@@ -74,12 +81,21 @@ export function settingsFlags(options: Record<string, unknown>): Flags {
   return flags;
 }
 
-/** Opens and migrates the store of `--data-dir` for the duration of `fn`. */
+/** The flags of addCommonOptions, as commander hands them over. */
+export interface StoreFlags {
+  dataDir?: string;
+  databaseUrl?: string;
+  databasePoolSize?: string;
+  json?: boolean;
+}
+
+/** Opens and migrates the store of `--data-dir` / `--database-url` for the duration of `fn`. */
 export async function withStore<T>(
-  options: { dataDir?: string },
+  options: StoreFlags,
   fn: (db: Executor, config: Readonly<Config>) => Promise<T>,
 ): Promise<T> {
-  const config = loadConfig(options.dataDir === undefined ? {} : { dataDir: options.dataDir });
+  const { dataDir, databaseUrl, databasePoolSize } = options;
+  const config = loadConfig({ dataDir, databaseUrl, databasePoolSize });
   const db = openDatabase(config);
   try {
     await migrateToLatest(db);

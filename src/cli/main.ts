@@ -11,6 +11,7 @@ import { registerAccountsCommand } from './commands/accounts.command.js';
 import { registerKeysCommand } from './commands/keys.command.js';
 import { registerBatchCommand } from './commands/batch.command.js';
 import { registerWorkerCommand } from './commands/worker.command.js';
+import { registerMigrateCommand } from './commands/migrate.command.js';
 
 export function buildProgram(): Command {
   const program = new Command('mailverdict')
@@ -24,6 +25,7 @@ export function buildProgram(): Command {
   registerKeysCommand(program);
   registerBatchCommand(program);
   registerWorkerCommand(program);
+  registerMigrateCommand(program);
   return program;
 }
 

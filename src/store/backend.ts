@@ -31,13 +31,17 @@ export interface ChunkClaim {
   /** ISO time the new lease ends unless renewed. */
   expiresAt: string;
   /** Chunks this worker is still running (`job_id/seq`): never claimed again by it. */
-  inFlight: { has(key: string): boolean };
+  inFlight: { has(key: string): boolean; keys(): Iterable<string> };
 }
 
 export interface StoreBackend {
   readonly name: 'sqlite' | 'postgres';
-  /** PostgreSQL: the schema the store lives in (Kysely's migrator would otherwise look in all). */
-  readonly schema?: string;
+  /**
+   * The schema the migration tables belong in (PostgreSQL: the connection's current schema, which
+   * `search_path` in the URL's `options` may set; Kysely's migrator would otherwise look in all
+   * schemas); undefined where there are none (SQLite).
+   */
+  migrationSchema(db: Executor): Promise<string | undefined>;
   readonly changes: ChangeWatch;
   /**
    * Leases one free chunk (pending, never leased or its lease expired, its job queued or

@@ -24,20 +24,13 @@ export function databasePath(dataDir: string): string {
 }
 
 export type StoreSettings = Pick<Config, 'dataDir'> &
-  Partial<Pick<Config, 'databaseUrl' | 'databasePoolSize'>> & {
-    /** PostgreSQL only: a schema instead of `public` (tests give each run its own). */
-    databaseSchema?: string;
-  };
+  Partial<Pick<Config, 'databaseUrl' | 'databasePoolSize'>>;
 
 /** Opens the database (creating the SQLite data directory if needed). Run `migrateToLatest` before use. */
 export function openDatabase(config: StoreSettings): Kysely<Database> {
   if (config.databaseUrl) {
     return new Kysely<Database>({
-      dialect: createPostgresDialect({
-        url: config.databaseUrl,
-        poolSize: config.databasePoolSize ?? 10,
-        ...(config.databaseSchema === undefined ? {} : { schema: config.databaseSchema }),
-      }),
+      dialect: createPostgresDialect({ url: config.databaseUrl, poolSize: config.databasePoolSize ?? 10 }),
     });
   }
   mkdirSync(config.dataDir, { recursive: true });

@@ -21,7 +21,7 @@ export interface MigrationOutcome {
  * lock meanwhile, so processes starting together migrate once and the others find it done.
  */
 export async function migrateToLatest(db: Kysely<Database>): Promise<MigrationOutcome> {
-  const { schema } = storeBackend(db);
+  const schema = await storeBackend(db).migrationSchema(db);
   const migrator = new Migrator({
     db,
     provider,

@@ -1,9 +1,6 @@
-import { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey, revokeKey } from '../../src/services/keys.service.js';
-import { createSqliteDialect } from '../../src/store/dialect/sqlite.js';
-import { databasePath } from '../../src/store/db.js';
-import type { Database } from '../../src/store/schema.js';
+import { openDatabase } from '../../src/store/db.js';
 import { runCli } from '../cli/run-cli.js';
 import { createHarness, type Harness } from './harness.js';
 
@@ -32,10 +29,10 @@ describe('API keys on the API', () => {
     expect(res.json()).toMatchObject({ error: 'revoked_api_key', request_id: res.headers['x-request-id'] });
   });
 
-  it('a revocation made by another process (another connection to the file) takes effect at once', async () => {
+  it('a revocation made by another process (another connection to the store) takes effect at once', async () => {
     const { key, record } = await newKey();
     expect((await h.usage(key)).statusCode).toBe(200);
-    const other = new Kysely<Database>({ dialect: createSqliteDialect(databasePath(h.dir)) });
+    const other = openDatabase(h.runtime.ctx.config);
     try {
       await revokeKey(other, h.clock, record.id);
     } finally {
@@ -51,7 +48,9 @@ describe('API keys on the API', () => {
     // Two requests: the second is answered from the authenticated-key cache.
     for (let i = 0; i < 2; i++)
       expect((await h.verify(key, { email: 'a@valid.example.com' })).statusCode).toBe(200);
-    const cli = await runCli(['keys', 'revoke', record.id, '--data-dir', h.dir, '--json']);
+    const { databaseUrl } = h.runtime.ctx.config;
+    const store = databaseUrl === null ? ['--data-dir', h.dir] : ['--database-url', databaseUrl];
+    const cli = await runCli(['keys', 'revoke', record.id, ...store, '--json']);
     expect(cli.code, cli.stderr).toBe(0);
     const res = await h.verify(key, { email: 'a@valid.example.com' });
     expect(res.statusCode).toBe(401);

@@ -12,6 +12,7 @@ import { buildApp } from '../../src/api/app.js';
 import { ManualClock, type Clock } from '../../src/clock.js';
 import { loadConfig, type Flags } from '../../src/config.js';
 import { createRuntime, type Runtime } from '../../src/runtime.js';
+import { createTestSchema } from '../store/store-harness.js';
 import { createAccount } from '../../src/services/accounts.service.js';
 import { createKey } from '../../src/services/keys.service.js';
 import { startDnsServer, type FakeDnsServer } from '../kit/dns-server.js';
@@ -43,9 +44,13 @@ export interface HarnessOptions {
 export async function createHarness(options: HarnessOptions = {}): Promise<Harness> {
   const dir = mkdtempSync(join(tmpdir(), 'mailverdict-api-'));
   const dns = await startDnsServer();
+  // MAILVERDICT_TEST_STORE=postgres runs the API suites on PostgreSQL (a schema each).
+  const databaseUrl =
+    process.env.MAILVERDICT_TEST_STORE === 'postgres' ? (await createTestSchema()).url : undefined;
   const config = loadConfig(
     {
       dataDir: dir,
+      ...(databaseUrl === undefined ? {} : { databaseUrl }),
       dnsServer: dns.address,
       dnsTimeout: '2s',
       dnsTries: '1',

@@ -148,13 +148,8 @@ describe.each(testBackends())('the store on %s', (backend) => {
 
 describe.skipIf(!testBackends().includes('postgres'))('migrating PostgreSQL', () => {
   it('migrates once when many processes start together on an empty schema', async () => {
-    const { schema, drop } = await createTestSchema();
-    const settings = {
-      dataDir: '/nonexistent',
-      databaseUrl: process.env.MAILVERDICT_TEST_DATABASE_URL!,
-      databasePoolSize: 2,
-      databaseSchema: schema,
-    };
+    const { url } = await createTestSchema();
+    const settings = { dataDir: '/nonexistent', databaseUrl: url, databasePoolSize: 2 };
     const dbs = Array.from({ length: 6 }, () => openDatabase(settings));
     try {
       const outcomes = await Promise.all(dbs.map((db) => migrateToLatest(db)));
@@ -162,7 +157,6 @@ describe.skipIf(!testBackends().includes('postgres'))('migrating PostgreSQL', ()
       expect(outcomes.flatMap((o) => o.applied)).toEqual(['0001-accounts', '0002-jobs']);
     } finally {
       for (const db of dbs) await db.destroy();
-      await drop();
     }
   });
 });

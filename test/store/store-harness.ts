@@ -41,10 +41,17 @@ export function testBackends(): BackendName[] {
   return ['sqlite'];
 }
 
-/** A fresh schema on the test PostgreSQL server; the function returned drops it. */
-export async function createTestSchema(): Promise<{ schema: string; drop: () => Promise<void> }> {
+/**
+ * A fresh schema on the test PostgreSQL server, and the URL that selects it. The global teardown
+ * (test/global-setup.ts) drops the run's schemas; `drop` is for a schema made outside a test run.
+ */
+export async function createTestSchema(): Promise<{
+  schema: string;
+  url: string;
+  drop: () => Promise<void>;
+}> {
   if (TEST_DATABASE_URL === null) throw new Error('MAILVERDICT_TEST_DATABASE_URL is not set');
-  const schema = `mv_test_${randomBytes(6).toString('hex')}`;
+  const schema = `mv_test_${process.env.MAILVERDICT_TEST_RUN_ID ?? 'x'}_${randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
   await admin.connect();
   try {
@@ -52,8 +59,11 @@ export async function createTestSchema(): Promise<{ schema: string; drop: () => 
   } finally {
     await admin.end();
   }
+  const url = new URL(TEST_DATABASE_URL);
+  url.searchParams.set('options', `-c search_path=${schema}`);
   return {
     schema,
+    url: url.toString(),
     drop: async () => {
       const c = new pg.Client({ connectionString: TEST_DATABASE_URL });
       await c.connect();
@@ -70,14 +80,7 @@ export async function openTestStore(backend: BackendName = 'sqlite'): Promise<Te
   const dir = mkdtempSync(join(tmpdir(), 'mailverdict-store-'));
   const pgSchema = backend === 'postgres' ? await createTestSchema() : null;
   const settings: StoreSettings =
-    pgSchema === null
-      ? { dataDir: dir }
-      : {
-          dataDir: dir,
-          databaseUrl: TEST_DATABASE_URL,
-          databasePoolSize: 10,
-          databaseSchema: pgSchema.schema,
-        };
+    pgSchema === null ? { dataDir: dir } : { dataDir: dir, databaseUrl: pgSchema.url, databasePoolSize: 10 };
   const db = openDatabase(settings);
   await migrateToLatest(db);
   const others: Kysely<Database>[] = [];
@@ -95,7 +98,6 @@ export async function openTestStore(backend: BackendName = 'sqlite'): Promise<Te
     async close() {
       for (const o of others) await o.destroy();
       await db.destroy();
-      await pgSchema?.drop();
       rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -6,12 +6,9 @@ import { systemClock } from '../../clock.js';
 import { createAccount, setAccountPlan, toAccountView } from '../../services/accounts.service.js';
 import { accountSummary } from '../../services/account-summary.service.js';
 import { PLAN_SLUGS, plansFromConfig } from '../../services/plans.js';
-import { addCommonOptions, integerOption, print, withStore } from '../cli-support.js';
+import { addCommonOptions, integerOption, print, withStore, type StoreFlags } from '../cli-support.js';
 
-interface CommonFlags {
-  dataDir?: string;
-  json?: boolean;
-}
+type CommonFlags = StoreFlags;
 
 export function registerAccountsCommand(program: Command): void {
   const accounts = program.command('accounts').description('Create, change and show accounts.');

@@ -5,12 +5,9 @@
 import type { Command } from 'commander';
 import { systemClock } from '../../clock.js';
 import { SCOPES, createKey, listKeys, revokeKey } from '../../services/keys.service.js';
-import { addCommonOptions, print, withStore } from '../cli-support.js';
+import { addCommonOptions, print, withStore, type StoreFlags } from '../cli-support.js';
 
-interface CommonFlags {
-  dataDir?: string;
-  json?: boolean;
-}
+type CommonFlags = StoreFlags;
 
 export function registerKeysCommand(program: Command): void {
   const keys = program.command('keys').description('Create, revoke and list API keys.');

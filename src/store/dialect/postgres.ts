@@ -29,31 +29,34 @@ types.setTypeParser(NUMERIC, Number);
 export interface PostgresOptions {
   url: string;
   poolSize: number;
-  /** The schema to use instead of `public` (tests give each run its own). */
-  schema?: string;
 }
 
-/** A pool for `options.url` wrapped for Kysely; connections open on first use. */
+/**
+ * A pool for `options.url` wrapped for Kysely; connections open on first use. A schema other than
+ * `public` is chosen in the URL: `?options=-c%20search_path%3Dmyschema`.
+ */
 export function createPostgresDialect(options: PostgresOptions): PostgresDialect {
   const pool = new pg.Pool({
     connectionString: options.url,
     max: options.poolSize,
     types,
-    ...(options.schema === undefined ? {} : { options: `-c search_path=${options.schema}` }),
   });
   // An idle client whose server went away emits 'error' on the pool; the next query gets a fresh
   // connection, so the event only needs a listener (without one it would crash the process).
   pool.on('error', () => {});
-  return new StorePostgresDialect({ pool }, postgresBackend(options.schema ?? 'public'));
+  return new StorePostgresDialect({ pool }, postgresBackend());
 }
 
 /** No cross-process change feed yet: caches of store data are off (the token is always null). */
 const NO_CHANGE_FEED: ChangeWatch = Object.freeze({ changeToken: () => null });
 
-function postgresBackend(schema: string): StoreBackend {
+function postgresBackend(): StoreBackend {
   return Object.freeze({
     name: 'postgres' as const,
-    schema,
+    async migrationSchema(db) {
+      const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(db);
+      return rows[0]?.schema;
+    },
     changes: NO_CHANGE_FEED,
     claimChunk,
     insertKeyWithinLimit: (db, row, maxActive) =>
@@ -84,7 +87,8 @@ async function claimChunk(
       join jobs j on j.id = jc.job_id
       where jc.state = 'pending'
         and j.status in ('queued', 'processing')
-        and (jc.lease_owner is null or (jc.lease_expires_at < ${claim.now} and jc.lease_owner <> ${claim.owner}))
+        and (jc.lease_owner is null or jc.lease_expires_at < ${claim.now})
+        and not (jc.job_id || '/' || jc.seq = any(${[...claim.inFlight.keys()]}::text[]))
       order by j.chunks_done, j.created_at, jc.job_id, jc.seq
       limit 1
       for update of jc skip locked

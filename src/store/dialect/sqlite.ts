@@ -54,6 +54,7 @@ function sqliteBackend(changes: ChangeWatch): StoreBackend {
   return Object.freeze({
     name: 'sqlite' as const,
     changes,
+    migrationSchema: () => Promise.resolve(undefined),
     async claimChunk(db, claim) {
       for (const ref of await findClaimableChunks(db, claim.now, 8)) {
         if (claim.inFlight.has(`${ref.job_id}/${ref.seq}`)) continue;
