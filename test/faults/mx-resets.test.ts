@@ -113,4 +113,23 @@ describe.each(['rst', 'fin'] as const)('an MX host that drops every connection a
       expect.objectContaining({ address: RESET_IP, failure: 'unavailable', addresses: 21 }),
     ]);
   });
+  it('answers a later job at a host just given up at once, without a new connection', async () => {
+    const { h } = live;
+    const job = async (prefix: string): Promise<string> => {
+      const emails = Array.from({ length: 10 }, (_, i) => `${prefix}${i}@reset.test`);
+      const submitted = await h.submit(h.liveKey, { emails, notify_email: false });
+      expect(await h.drain()).toBe(1);
+      return submitted.json<{ job_id: string }>().job_id;
+    };
+    await job('first');
+    const connectionsBefore = reset.acceptedAt.length;
+    expect(connectionsBefore).toBe(BATCH_DEFAULTS.maxHostFailures);
+    const later = await job('later');
+    // The host is still inside the back-off of its last failure (4 s after three): before the
+    // fix each later chunk waited that out and then knocked once more.
+    expect(reset.acceptedAt).toHaveLength(connectionsBefore);
+    const rows = (await h.results(h.liveKey, later, 'json')).json<ResultsJson>().results;
+    expect(rows).toHaveLength(10);
+    for (const row of rows) expect(row).toMatchObject({ status: 'unknown', reason: 'smtp_unavailable' });
+  });
 });

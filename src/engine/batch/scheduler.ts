@@ -13,6 +13,9 @@ import type { HostFailure } from './recipient-session.js';
 import type { Work } from './work.js';
 import { hostKey, moveOn } from './work.js';
 
+/** Hosts given up on that are remembered at once (each entry is small; a job may meet many). */
+const MAX_REMEMBERED_HOSTS = 10_000;
+
 export interface SchedulerOptions {
   concurrency: number;
   perHostConcurrency: number;
@@ -42,6 +45,14 @@ export class ProbeScheduler {
   readonly #options: SchedulerOptions;
   readonly #hooks: SchedulerHooks;
   readonly #queues = new Map<string, HostQueue>();
+  /**
+   * Hosts whose work was given up, with the failure and the end of the back-off then in force.
+   * Work queued for such a host before that end (a later chunk of the same job, another job)
+   * moves on or gives up at once instead of each call waiting out the back-off to fail again: a
+   * dead host cost a 500,000-address job one back-off per chunk (3, 4, 8, 16 s... measured in
+   * test/faults/mx-resets.test.ts). After the back-off the host gets one new try.
+   */
+  readonly #givenUp = new Map<string, { failure: HostFailure; until: number }>();
   readonly #sessions = new Set<Promise<void>>();
   #pumpScheduled = false;
   #timer: NodeJS.Timeout | null = null;
@@ -61,6 +72,16 @@ export class ProbeScheduler {
   /** Queues `work` at its current host address (`hostKey(work)`). */
   enqueue(work: Work, front = false): void {
     const key = hostKey(work);
+    const givenUp = this.#givenUp.get(key);
+    if (givenUp !== undefined) {
+      if (givenUp.until > this.#hooks.now() && this.limiter.activeFor(key) === 0) {
+        if (givenUp.failure.kind !== 'blocked' && moveOn(work, givenUp.failure.refused === true))
+          this.enqueue(work);
+        else this.#hooks.giveUp(work, outcomeOf(givenUp.failure, work));
+        return;
+      }
+      if (givenUp.until <= this.#hooks.now()) this.#givenUp.delete(key);
+    }
     let queue = this.#queues.get(key);
     if (queue === undefined) {
       queue = new HostQueue(key, work.hosts[work.hostIndex]!.exchange);
@@ -101,6 +122,7 @@ export class ProbeScheduler {
       // A refusal of the prober itself holds for every recipient at this host.
       const given = [...unfinished, ...queue.drain()];
       for (const work of given) this.#hooks.giveUp(work, outcomeOf(failure, work));
+      this.#rememberGivenUp(queue.key, failure);
       this.#hooks.hostGivenUp?.(queue, failure, given.length);
       this.pump();
       return;
@@ -116,10 +138,21 @@ export class ProbeScheduler {
       if (this.limiter.failuresOf(queue.key) >= this.#options.maxHostFailures) {
         const given = queue.drain();
         for (const work of given) this.#hooks.giveUp(work, outcomeOf(failure, work));
+        this.#rememberGivenUp(queue.key, failure);
         if (given.length > 0) this.#hooks.hostGivenUp?.(queue, failure, given.length);
       }
     }
     this.pump();
+  }
+
+  #rememberGivenUp(key: string, failure: HostFailure): void {
+    const until = this.limiter.backedOffUntil(key);
+    if (until > 0) this.#givenUp.set(key, { failure, until });
+    // Bounded like the limiter's own per-host state: the oldest entries go first.
+    if (this.#givenUp.size > MAX_REMEMBERED_HOSTS) {
+      const oldest = this.#givenUp.keys().next();
+      if (!oldest.done) this.#givenUp.delete(oldest.value);
+    }
   }
 
   /** Asks for a pump soon; many requests in one tick make one pump. */
