@@ -49,6 +49,13 @@ export interface Config {
   databaseUrl: string | null;
   /** Connections in each process's PostgreSQL pool. */
   databasePoolSize: number;
+  /**
+   * redis://… or rediss://…: rate limits shared by every API process (and what else scale-out
+   * keeps in Redis); null keeps them in each process.
+   */
+  redisUrl: string | null;
+  /** Prepended to every Redis key, so that deployments (or test runs) sharing one Redis never meet. */
+  redisKeyPrefix: string;
   /** Absolute base URL used to build links such as download_url, no trailing slash. */
   publicBaseUrl: string;
   testDomain: string;
@@ -207,6 +214,8 @@ export function loadConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = process.e
     dataDir: r('dataDir', 'DATA_DIR', string, './data'),
     databaseUrl: r<string | null>('databaseUrl', 'DATABASE_URL', url(['postgres:', 'postgresql:']), null),
     databasePoolSize: r('databasePoolSize', 'DATABASE_POOL_SIZE', integer(1, 1000), 10),
+    redisUrl: r<string | null>('redisUrl', 'REDIS_URL', url(['redis:', 'rediss:']), null),
+    redisKeyPrefix: r('redisKeyPrefix', 'REDIS_KEY_PREFIX', string, 'mailverdict:'),
     publicBaseUrl: r('publicBaseUrl', 'PUBLIC_BASE_URL', url(['http:', 'https:']), `http://${host}:${port}`),
     testDomain: r('testDomain', 'TEST_DOMAIN', string, 'example.com').toLowerCase(),
     logLevel: r('logLevel', 'LOG_LEVEL', string, 'info'),

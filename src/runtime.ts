@@ -4,6 +4,7 @@
  */
 import pino, { type Logger } from 'pino';
 import type { FastifyInstance } from 'fastify';
+import type { Redis } from 'ioredis';
 import { buildApp, type BuildAppOptions } from './api/app.js';
 import { createMetrics } from './api/metrics.js';
 import { systemClock, type Clock } from './clock.js';
@@ -11,6 +12,8 @@ import type { Config } from './config.js';
 import type { AppContext } from './context.js';
 import type { Verifier } from './engine/types.js';
 import { createVerifier } from './engine/verifier.js';
+import { closeRedis, openRedis } from './redis/connection.js';
+import { createRedisRateLimiter } from './redis/rate-limiter.js';
 import { plansFromConfig } from './services/plans.js';
 import { openDatabase } from './store/db.js';
 import { migrateToLatest } from './store/migrate.js';
@@ -19,7 +22,9 @@ export interface Runtime {
   ctx: AppContext;
   /** True when this process created the store (a new SQLite file, or an empty PostgreSQL schema). */
   freshStore: boolean;
-  /** Closes the engine and the store. */
+  /** The process's Redis connection when `config.redisUrl` is set (shared rate limits); else null. */
+  redis: Redis | null;
+  /** Closes the engine, Redis and the store. */
   close(): Promise<void>;
 }
 
@@ -61,13 +66,16 @@ export async function createRuntime(
   const verifier = options.verifier ?? createVerifier(config.engine);
   const logger = options.logger ?? createLogger(config);
   const ctx: AppContext = { config, db, clock: options.clock ?? systemClock, logger, verifier };
+  const redis = config.redisUrl === null ? null : await openRedis(config.redisUrl, { logger });
   let closed: Promise<void> | undefined;
   return {
     ctx,
     freshStore,
+    redis,
     close: () =>
       (closed ??= (async () => {
         await verifier.close();
+        if (redis) await closeRedis(redis);
         await db.destroy();
         if (!options.logger) logger.flush();
       })()),
@@ -88,11 +96,23 @@ export async function startServer(
   runtime: Runtime,
   options: Partial<Pick<BuildAppOptions, 'rateLimiter' | 'metrics'>> = {},
 ): Promise<RunningServer> {
-  const { config } = runtime.ctx;
+  const { config, logger } = runtime.ctx;
+  const { redis } = runtime;
+  const metrics = options.metrics ?? createMetrics({ processMetrics: true });
   const app = buildApp({
     ...runtime.ctx,
-    metrics: options.metrics ?? createMetrics({ processMetrics: true }),
-    ...options,
+    metrics,
+    // With Redis, every API process counts each account's requests in one shared window.
+    rateLimiter:
+      options.rateLimiter ??
+      (redis === null
+        ? undefined
+        : createRedisRateLimiter(redis, {
+            keyPrefix: config.redisKeyPrefix,
+            registry: metrics.registry,
+            logger,
+          })),
+    readinessChecks: redis === null ? {} : { redis: () => redis.ping() },
   });
   await app.listen({ host: config.host, port: config.port });
   const address = app.server.address();
@@ -104,6 +124,8 @@ export async function startServer(
 /** How long in-flight requests get to finish on shutdown before their connections are cut. */
 const SHUTDOWN_GRACE_MS = 10_000;
 const IDLE_SWEEP_MS = 50;
+/** Time the 503s of requests refused at the end of the grace get before connections are cut. */
+const REFUSAL_FLUSH_MS = 200;
 
 /**
  * Stops accepting, lets in-flight requests finish, and closes keep-alive connections as soon as
@@ -112,11 +134,19 @@ const IDLE_SWEEP_MS = 50;
  */
 async function closeGracefully(app: FastifyInstance): Promise<void> {
   const sweep = setInterval(() => app.server.closeIdleConnections(), IDLE_SWEEP_MS);
-  const deadline = setTimeout(() => app.server.closeAllConnections(), SHUTDOWN_GRACE_MS);
+  let cut: NodeJS.Timeout | undefined;
+  const deadline = setTimeout(() => {
+    // An upload still arriving gets a 503 it can retry on; the connections close just after, once
+    // those answers are on the wire (a response already streaming is cut: its client sees an
+    // incomplete body).
+    app.refuseUnfinished();
+    cut = setTimeout(() => app.server.closeAllConnections(), REFUSAL_FLUSH_MS);
+  }, SHUTDOWN_GRACE_MS);
   try {
     await app.close();
   } finally {
     clearInterval(sweep);
     clearTimeout(deadline);
+    clearTimeout(cut);
   }
 }

@@ -12,6 +12,7 @@ import Fastify, {
   LogController,
   type FastifyBaseLogger,
   type FastifyInstance,
+  type FastifyReply,
   type FastifyPluginAsync,
 } from 'fastify';
 import secureJsonParse from 'secure-json-parse';
@@ -45,6 +46,8 @@ export interface BuildAppOptions extends AppContext {
   rateLimiter?: RateLimiter;
   /** Default: a fresh registry of this app. */
   metrics?: ApiMetrics;
+  /** Default: none; /readyz then checks the store only. */
+  readinessChecks?: ApiDeps['readinessChecks'];
 }
 
 /** Every route plugin of the API, in one list. */
@@ -96,6 +99,17 @@ function trustProxyOption(
 
 const JSON_CONTENT_TYPE = /^application\/json\s*(;|$)/i;
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /**
+     * Answers every request still waiting for its response with 503 service_unavailable,
+     * `Retry-After` and `Connection: close` (shutdown, when the grace has run out); returns how
+     * many were answered.
+     */
+    refuseUnfinished(): number;
+  }
+}
+
 export function buildApp(options: BuildAppOptions): FastifyInstance {
   const deps: ApiDeps = {
     ...options,
@@ -104,6 +118,7 @@ export function buildApp(options: BuildAppOptions): FastifyInstance {
     metrics: options.metrics ?? createMetrics(),
     testDomain: options.config.testDomain,
     keyCache: createKeyCache(),
+    readinessChecks: options.readinessChecks ?? {},
   };
   const logger: FastifyBaseLogger = options.logger;
   const app = Fastify({
@@ -129,6 +144,25 @@ export function buildApp(options: BuildAppOptions): FastifyInstance {
     closing = true;
     done();
   });
+  // Requests not yet answered, so that shutdown can answer the ones still unfinished when its
+  // grace runs out (a stalled upload) instead of cutting them without a word.
+  const unanswered = new Set<FastifyReply>();
+  app.decorate('refuseUnfinished', () => {
+    let refused = 0;
+    for (const reply of unanswered) {
+      if (reply.sent || reply.raw.headersSent) continue;
+      void reply.header('Retry-After', '1').header('Connection', 'close');
+      sendError(
+        reply.request,
+        reply,
+        'service_unavailable',
+        'the server shut down before this request finished arriving; retry the request',
+      );
+      refused++;
+    }
+    unanswered.clear();
+    return refused;
+  });
   app.addHook('onRequest', (request, reply, done) => {
     void reply.header(REQUEST_ID_HEADER, request.id);
     if (closing) {
@@ -141,6 +175,8 @@ export function buildApp(options: BuildAppOptions): FastifyInstance {
       sendError(request, reply, 'not_found', `no route ${request.method} ${request.url.split('?')[0]}`);
       return;
     }
+    unanswered.add(reply);
+    reply.raw.once('close', () => unanswered.delete(reply));
     done();
   });
   installAuth(app, { ...deps, authFailureRateLimit: options.config.authFailureRateLimit });

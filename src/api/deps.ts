@@ -11,4 +11,6 @@ export interface ApiDeps extends AppContext {
   metrics: ApiMetrics;
   testDomain: string;
   keyCache: KeyCache;
+  /** What /readyz asks besides the store, by name (e.g. redis); each rejects when unreachable. */
+  readinessChecks: Readonly<Record<string, () => Promise<unknown>>>;
 }
