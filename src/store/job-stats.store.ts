@@ -1,4 +1,5 @@
 /** Counts for the operators' metrics (GET /metrics), read at scrape time from the shared store. */
+import type { Expression, SqlBool } from 'kysely';
 import type { Executor } from './executor.js';
 
 export async function jobCountsByStatus(db: Executor): Promise<{ status: string; n: number }[]> {
@@ -26,41 +27,17 @@ export async function chunkCounts(db: Executor, now: string): Promise<ChunkCount
     .innerJoin('jobs', 'jobs.id', 'job_chunks.job_id')
     .where('job_chunks.state', '=', 'pending')
     .where('jobs.status', 'in', ['queued', 'processing'])
-    .select((eb) => [
-      eb.fn
-        .sum<number>(eb.case().when('job_chunks.lease_owner', 'is', null).then(1).else(0).end())
-        .as('queued'),
-      eb.fn
-        .sum<number>(
-          eb
-            .case()
-            .when(
-              eb.and([
-                eb('job_chunks.lease_owner', 'is not', null),
-                eb('job_chunks.lease_expires_at', '>', now),
-              ]),
-            )
-            .then(1)
-            .else(0)
-            .end(),
-        )
-        .as('leased'),
-      eb.fn
-        .sum<number>(
-          eb
-            .case()
-            .when(
-              eb.and([
-                eb('job_chunks.lease_owner', 'is not', null),
-                eb('job_chunks.lease_expires_at', '<=', now),
-              ]),
-            )
-            .then(1)
-            .else(0)
-            .end(),
-        )
-        .as('expired'),
-    ])
+    .select((eb) => {
+      // sum(case when … then 1 else 0 end): a count of the rows matching, in one pass.
+      const countWhere = (condition: Expression<SqlBool>) =>
+        eb.fn.sum<number>(eb.case().when(condition).then(1).else(0).end());
+      const leased = eb('job_chunks.lease_owner', 'is not', null);
+      return [
+        countWhere(eb('job_chunks.lease_owner', 'is', null)).as('queued'),
+        countWhere(eb.and([leased, eb('job_chunks.lease_expires_at', '>', now)])).as('leased'),
+        countWhere(eb.and([leased, eb('job_chunks.lease_expires_at', '<=', now)])).as('expired'),
+      ];
+    })
     .executeTakeFirst();
   return {
     queued: Number(row?.queued ?? 0),
