@@ -12,6 +12,7 @@ import { registerKeysCommand } from './commands/keys.command.js';
 import { registerBatchCommand } from './commands/batch.command.js';
 import { registerWorkerCommand } from './commands/worker.command.js';
 import { registerMigrateCommand } from './commands/migrate.command.js';
+import { registerStoreCommand } from './commands/store.command.js';
 
 export function buildProgram(): Command {
   const program = new Command('mailverdict')
@@ -26,6 +27,7 @@ export function buildProgram(): Command {
   registerBatchCommand(program);
   registerWorkerCommand(program);
   registerMigrateCommand(program);
+  registerStoreCommand(program);
   return program;
 }
 
