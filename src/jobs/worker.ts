@@ -49,6 +49,9 @@ export class Worker {
   #stopping = false;
   #loop: Promise<void> | null = null;
   #wake: (() => void) | null = null;
+  /** Set by the store's wake-up (a job queued, a chunk handed back) until the next claiming round. */
+  #workSignalled = false;
+  #stopWatchingWork: (() => void) | null = null;
 
   constructor(deps: WorkerDeps) {
     this.#deps = deps;
@@ -62,11 +65,19 @@ export class Worker {
     return true;
   }
 
-  /** Starts the poll loop: up to `config.batch.chunkConcurrency` chunks at a time. */
+  /**
+   * Starts the poll loop: up to `config.batch.chunkConcurrency` chunks at a time. Between rounds
+   * it waits for the poll interval or, sooner, for the store to announce work (StoreBackend
+   * onWork): polling is the fallback when no announcement comes.
+   */
   start(): void {
     if (this.#running) return;
     this.#running = true;
     this.#stopping = false;
+    this.#stopWatchingWork = storeBackend(this.#deps.db).onWork(() => {
+      this.#workSignalled = true;
+      this.#wake?.();
+    });
     this.#loop = this.#pollLoop();
   }
 
@@ -78,6 +89,8 @@ export class Worker {
     if (!this.#running) return;
     this.#running = false;
     this.#stopping = true;
+    this.#stopWatchingWork?.();
+    this.#stopWatchingWork = null;
     for (const f of this.#inFlight.values()) f.controller.abort();
     this.#wake?.();
     await this.#loop;
@@ -89,6 +102,9 @@ export class Worker {
     const { config, logger } = this.#deps;
     while (this.#running) {
       let claimed = false;
+      // Cleared before claiming: an announcement that arrives during the round is for work the
+      // round may not have seen, and cuts the next wait short.
+      this.#workSignalled = false;
       try {
         while (this.#running && this.#inFlight.size < config.batch.chunkConcurrency) {
           const chunk = await this.#claim();
@@ -105,7 +121,8 @@ export class Worker {
         logger.error({ err, worker: this.id }, 'claiming a chunk failed');
       }
       if (!this.#running) break;
-      // Full: wait for a slot. Idle: wait for the poll interval. Either way stop() wakes us.
+      // Full: wait for a slot. Idle: wait for the poll interval or an announcement of work.
+      // Either way stop() wakes us.
       await this.#idle(
         claimed && this.#inFlight.size < config.batch.chunkConcurrency ? 0 : config.batch.pollIntervalMs,
       );
@@ -113,6 +130,7 @@ export class Worker {
   }
 
   #idle(ms: number): Promise<void> {
+    if (this.#workSignalled) return Promise.resolve();
     return new Promise((resolve) => {
       const timer = setTimeout(done, ms);
       function done(): void {

@@ -2,7 +2,7 @@
  * Authenticated keys by hash, in memory, so that an authenticated request does not read the
  * store. Only what authentication decides on is kept (the key's id, kind, scopes, prefix and its
  * account's plan and rate limit); usage and quota are never cached. Entries are good only while
- * the store's change token (store/db.ts `storeChanges`) stays the same: it moves when another
+ * the store backend's change token (store/backend.ts `storeBackend(db).changes`) stays the same: it moves when another
  * process commits anything to the database and when this process writes a key or an account, so
  * a revocation or a plan change, wherever it is made, empties the cache before the next request
  * is authenticated. Revoked and unknown keys are never cached.

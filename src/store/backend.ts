@@ -7,6 +7,7 @@
  *
  * Everything else in store/ is portable SQL (RETURNING, ON CONFLICT, CASE) that both run.
  */
+import type { QueryExecutor } from 'kysely';
 import type { Executor } from './executor.js';
 import type { ApiKeyRow, NewApiKeyRow } from './schema/accounts.schema.js';
 import type { ChunkRow } from './schema/jobs.schema.js';
@@ -17,8 +18,10 @@ import type { ChunkRow } from './schema/jobs.schema.js';
  */
 export interface ChangeWatch {
   /**
-   * A number that changes whenever another connection (another process) has committed to the
-   * database or this process has written to a watched table; null when it cannot tell.
+   * A number that changes whenever another process may have committed a change to a watched
+   * table (SQLite: any commit by another connection; PostgreSQL: a notification from the
+   * table's trigger) or this process has written to one; null when it cannot tell (SQLite:
+   * inside a transaction; PostgreSQL: while the listening connection is not LISTENing).
    */
   changeToken(): number | null;
 }
@@ -44,6 +47,14 @@ export interface StoreBackend {
   migrationSchema(db: Executor): Promise<string | undefined>;
   readonly changes: ChangeWatch;
   /**
+   * Calls `listener` when work may be waiting for a worker: a job was queued or a chunk handed
+   * back (PostgreSQL: by any process, through NOTIFY at its commit; SQLite: by this process, at
+   * its commit, since SQLite has nothing to tell other processes), or the backend may have missed
+   * such news (PostgreSQL: its listening connection came back). A hint: workers still poll.
+   * Returns what removes the listener.
+   */
+  onWork(listener: () => void): () => void;
+  /**
    * Leases one free chunk (pending, never leased or its lease expired, its job queued or
    * processing) to `claim.owner`, counting an attempt; the job with the fewest done chunks goes
    * first. Two workers never get the same chunk. Undefined when nothing is free.
@@ -61,8 +72,8 @@ export interface BackendAdapter {
   readonly storeBackend: StoreBackend;
 }
 
-/** The backend of the database (or transaction) `db`. */
-export function storeBackend(db: Executor): StoreBackend {
+/** The backend of the database (or transaction, or a migration's untyped database) `db`. */
+export function storeBackend(db: { getExecutor(): QueryExecutor }): StoreBackend {
   const adapter = db.getExecutor().adapter;
   if (!('storeBackend' in adapter))
     throw new Error('this database was not opened by store/db.ts (its adapter carries no store backend)');

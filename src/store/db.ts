@@ -30,7 +30,11 @@ export type StoreSettings = Pick<Config, 'dataDir'> &
 export function openDatabase(config: StoreSettings): Kysely<Database> {
   if (config.databaseUrl) {
     return new Kysely<Database>({
-      dialect: createPostgresDialect({ url: config.databaseUrl, poolSize: config.databasePoolSize ?? 10 }),
+      dialect: createPostgresDialect({
+        url: config.databaseUrl,
+        poolSize: config.databasePoolSize ?? 10,
+        watchedTables: CACHED_TABLES,
+      }),
     });
   }
   mkdirSync(config.dataDir, { recursive: true });

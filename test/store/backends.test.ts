@@ -17,6 +17,7 @@ import { insertChunks } from '../../src/store/chunk.store.js';
 import { openDatabase } from '../../src/store/db.js';
 import { insertJob } from '../../src/store/job.store.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
+import { migrations } from '../../src/store/migrations/index.js';
 import type { Database } from '../../src/store/schema.js';
 import type { ChunkRow } from '../../src/store/schema/jobs.schema.js';
 import {
@@ -154,7 +155,7 @@ describe.skipIf(!testBackends().includes('postgres'))('migrating PostgreSQL', ()
     try {
       const outcomes = await Promise.all(dbs.map((db) => migrateToLatest(db)));
       expect(outcomes.filter((o) => o.created)).toHaveLength(1);
-      expect(outcomes.flatMap((o) => o.applied)).toEqual(['0001-accounts', '0002-jobs']);
+      expect(outcomes.flatMap((o) => o.applied)).toEqual(Object.keys(migrations));
     } finally {
       for (const db of dbs) await db.destroy();
     }

@@ -1,20 +1,34 @@
 /**
  * Everything PostgreSQL-specific lives here: the pool, the type parsers and the store backend's
  * operations (store/backend.ts) that must hold with many processes on one database under READ
- * COMMITTED. The sibling dialect/sqlite.ts has the same shape.
+ * COMMITTED; the change feed and wake-ups are in dialect/postgres-notifications.ts. The sibling
+ * dialect/sqlite.ts has the same shape.
  */
 import pg from 'pg';
 import {
   PostgresAdapter,
   PostgresDialect,
+  PostgresDriver,
+  SelectQueryNode,
   sql,
+  type CompiledQuery,
+  type DatabaseConnection,
   type DialectAdapter,
+  type Driver,
   type PostgresDialectConfig,
+  type QueryResult,
+  type TransactionSettings,
 } from 'kysely';
-import type { BackendAdapter, ChangeWatch, StoreBackend } from '../backend.js';
+import type { BackendAdapter, StoreBackend } from '../backend.js';
 import type { Executor } from '../executor.js';
 import { insertKeyIfBelow } from '../key.store.js';
 import type { ChunkRow } from '../schema/jobs.schema.js';
+import {
+  createPostgresNotifications,
+  type NotificationOptions,
+  type PostgresNotifications,
+} from './postgres-notifications.js';
+import { namesAnyTable } from './table-names.js';
 
 /**
  * count(*) is a bigint and sum() a numeric, which pg returns as strings; every count the store
@@ -29,10 +43,15 @@ types.setTypeParser(NUMERIC, Number);
 export interface PostgresOptions {
   url: string;
   poolSize: number;
+  /** The tables that in-memory caches read: this process's own writes to them move the change token. */
+  watchedTables?: readonly string[];
+  /** The listening connection's back-off and heartbeat (tests shorten or lengthen them). */
+  notifications?: NotificationOptions;
 }
 
 /**
- * A pool for `options.url` wrapped for Kysely; connections open on first use. A schema other than
+ * A pool for `options.url` wrapped for Kysely; connections open on first use, and so does the
+ * one LISTENing connection outside the pool (closed by Kysely's destroy()). A schema other than
  * `public` is chosen in the URL: `?options=-c%20search_path%3Dmyschema`.
  */
 export function createPostgresDialect(options: PostgresOptions): PostgresDialect {
@@ -41,23 +60,30 @@ export function createPostgresDialect(options: PostgresOptions): PostgresDialect
     max: options.poolSize,
     types,
   });
-  // An idle client whose server went away emits 'error' on the pool; the next query gets a fresh
-  // connection, so the event only needs a listener (without one it would crash the process).
+  // A client whose server went away emits 'error': an idle one on the pool, a checked-out one on
+  // itself (its socket write fails while the query that wrote it is already failing with the same
+  // error). The query's caller gets the error and the pool replaces the client, so the events
+  // only need listeners: without them a PostgreSQL restart crashed the process with an uncaught
+  // ECONNRESET (test/faults/postgres-outage.test.ts).
   pool.on('error', () => {});
-  return new StorePostgresDialect({ pool }, postgresBackend());
+  pool.on('connect', (client) => client.on('error', () => {}));
+  const notifications = createPostgresNotifications(options.url, options.notifications);
+  const namesWatched = namesAnyTable(options.watchedTables ?? []);
+  return new StorePostgresDialect({ pool }, postgresBackend(notifications), {
+    notifications,
+    writesWatched: (query) => !SelectQueryNode.is(query.query) && namesWatched(query.sql),
+  });
 }
 
-/** No cross-process change feed yet: caches of store data are off (the token is always null). */
-const NO_CHANGE_FEED: ChangeWatch = Object.freeze({ changeToken: () => null });
-
-function postgresBackend(): StoreBackend {
+function postgresBackend(notifications: PostgresNotifications): StoreBackend {
   return Object.freeze({
     name: 'postgres' as const,
     async migrationSchema(db) {
       const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(db);
       return rows[0]?.schema;
     },
-    changes: NO_CHANGE_FEED,
+    changes: notifications.changes,
+    onWork: (listener) => notifications.onWork(listener),
     claimChunk,
     insertKeyWithinLimit: (db, row, maxActive) =>
       inTransaction(db, async (trx) => {
@@ -109,12 +135,126 @@ class PostgresStoreAdapter extends PostgresAdapter implements BackendAdapter {
   }
 }
 
-class StorePostgresDialect extends PostgresDialect {
-  readonly #backend: StoreBackend;
+interface WriteWatch {
+  notifications: PostgresNotifications;
+  /** Whether a statement may have written a watched table: not a SELECT, and names one. */
+  writesWatched(query: CompiledQuery): boolean;
+}
 
-  constructor(config: PostgresDialectConfig, backend: StoreBackend) {
+/**
+ * Reports this process's writes to watched tables as soon as they are made (once more when
+ * their transaction ends, committed or not: whatever was cached meanwhile is dropped), and
+ * closes the listening connection with the pool.
+ */
+class WatchingPostgresDriver extends PostgresDriver {
+  readonly #watch: WriteWatch;
+  readonly #connections = new WeakMap<DatabaseConnection, WatchedConnection>();
+
+  constructor(config: PostgresDialectConfig, watch: WriteWatch) {
     super(config);
+    this.#watch = watch;
+  }
+
+  override async init(): Promise<void> {
+    await super.init();
+    this.#watch.notifications.enable();
+  }
+
+  override async acquireConnection(): Promise<DatabaseConnection> {
+    const inner = await super.acquireConnection();
+    let connection = this.#connections.get(inner);
+    if (!connection) {
+      connection = new WatchedConnection(inner, this.#watch);
+      this.#connections.set(inner, connection);
+    }
+    return connection;
+  }
+
+  override async beginTransaction(
+    connection: DatabaseConnection,
+    settings: TransactionSettings,
+  ): Promise<void> {
+    await super.beginTransaction(connection, settings);
+    (connection as WatchedConnection).inTransaction = true;
+  }
+
+  override async commitTransaction(connection: DatabaseConnection): Promise<void> {
+    try {
+      await super.commitTransaction(connection);
+    } finally {
+      (connection as WatchedConnection).endTransaction();
+    }
+  }
+
+  override async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    try {
+      await super.rollbackTransaction(connection);
+    } finally {
+      (connection as WatchedConnection).endTransaction();
+    }
+  }
+
+  override async releaseConnection(connection: DatabaseConnection): Promise<void> {
+    // The connection super.acquireConnection() returned (its class is not exported).
+    await super.releaseConnection((connection as WatchedConnection).inner as PoolConnection);
+  }
+
+  override async destroy(): Promise<void> {
+    await this.#watch.notifications.close();
+    await super.destroy();
+  }
+}
+
+type PoolConnection = Parameters<PostgresDriver['releaseConnection']>[0];
+
+class WatchedConnection implements DatabaseConnection {
+  inTransaction = false;
+  readonly #watch: WriteWatch;
+  #wroteWatched = false;
+
+  constructor(
+    readonly inner: DatabaseConnection,
+    watch: WriteWatch,
+  ) {
+    this.#watch = watch;
+  }
+
+  async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    const result = await this.inner.executeQuery<R>(query);
+    if (result.numAffectedRows !== BigInt(0) && this.#watch.writesWatched(query)) {
+      this.#watch.notifications.localChange();
+      if (this.inTransaction) this.#wroteWatched = true;
+    }
+    return result;
+  }
+
+  streamQuery<R>(query: CompiledQuery, chunkSize?: number): AsyncIterableIterator<QueryResult<R>> {
+    return this.inner.streamQuery<R>(query, chunkSize);
+  }
+
+  endTransaction(): void {
+    this.inTransaction = false;
+    if (this.#wroteWatched) {
+      this.#wroteWatched = false;
+      this.#watch.notifications.localChange();
+    }
+  }
+}
+
+class StorePostgresDialect extends PostgresDialect {
+  readonly #config: PostgresDialectConfig;
+  readonly #backend: StoreBackend;
+  readonly #watch: WriteWatch;
+
+  constructor(config: PostgresDialectConfig, backend: StoreBackend, watch: WriteWatch) {
+    super(config);
+    this.#config = config;
     this.#backend = backend;
+    this.#watch = watch;
+  }
+
+  override createDriver(): Driver {
+    return new WatchingPostgresDriver(this.#config, this.#watch);
   }
 
   override createAdapter(): DialectAdapter {

@@ -1,7 +1,8 @@
 /**
- * Everything SQLite-specific lives here: the driver, the pragmas, the change watch, the statement
- * cache and the store backend's operations (store/backend.ts). Store files write portable SQL
- * that PostgreSQL also runs; dialect/postgres.ts is the sibling with the same shape.
+ * Everything SQLite-specific lives here: the driver, the pragmas, the change watch, the in-process
+ * wake-up of workers, the statement cache and the store backend's operations (store/backend.ts).
+ * Store files write portable SQL that PostgreSQL also runs; dialect/postgres.ts is the sibling
+ * with the same shape.
  */
 import type BetterSqlite3 from 'better-sqlite3';
 import { Sqlite } from './sqlite-driver.js';
@@ -19,6 +20,7 @@ import {
 import type { BackendAdapter, ChangeWatch, StoreBackend } from '../backend.js';
 import { claimChunk, findClaimableChunks } from '../chunk.store.js';
 import { insertKeyIfBelow } from '../key.store.js';
+import { namesAnyTable } from './table-names.js';
 
 /** How long a writer waits for another process's write lock before failing with SQLITE_BUSY. */
 const BUSY_TIMEOUT_MS = 5000;
@@ -38,10 +40,12 @@ export function createSqliteDialect(file: string, watchedTables: readonly string
   // NORMAL is durable across application crashes in WAL mode; only an OS crash can lose the last commits.
   sqlite.pragma('synchronous = NORMAL');
   const watch = watchChanges(sqlite, watchedTables);
+  const work = watchQueuedWork(sqlite);
   // Kysely's destroy() closes the connection.
   return new ImmediateSqliteDialect(
-    { database: withStatementCache(sqlite, watch.writesWatched, watch.localWrite) },
-    sqliteBackend(watch.changes),
+    { database: withStatementCache(sqlite, [watch.watcher, work.watcher]) },
+    sqliteBackend(watch.changes, work.onWork),
+    work.transactionEnded,
   );
 }
 
@@ -50,10 +54,11 @@ export function createSqliteDialect(file: string, watchedTables: readonly string
  * IMMEDIATE transactions serialise writers across processes: a candidate query, then a
  * conditional UPDATE per candidate that only succeeds while the chunk is still free.
  */
-function sqliteBackend(changes: ChangeWatch): StoreBackend {
+function sqliteBackend(changes: ChangeWatch, onWork: StoreBackend['onWork']): StoreBackend {
   return Object.freeze({
     name: 'sqlite' as const,
     changes,
+    onWork,
     migrationSchema: () => Promise.resolve(undefined),
     async claimChunk(db, claim) {
       for (const ref of await findClaimableChunks(db, claim.now, 8)) {
@@ -81,23 +86,46 @@ class SqliteStoreAdapter extends SqliteAdapter implements BackendAdapter {
  * waits on busy_timeout instead.
  */
 class ImmediateTransactionDriver extends SqliteDriver {
+  readonly #ended: (committed: boolean) => void;
+
+  constructor(config: SqliteDialectConfig, ended: (committed: boolean) => void) {
+    super(config);
+    this.#ended = ended;
+  }
+
   override async beginTransaction(connection: DatabaseConnection): Promise<void> {
     await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  }
+
+  override async commitTransaction(connection: DatabaseConnection): Promise<void> {
+    await super.commitTransaction(connection);
+    this.#ended(true);
+  }
+
+  override async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    await super.rollbackTransaction(connection);
+    this.#ended(false);
   }
 }
 
 class ImmediateSqliteDialect extends SqliteDialect {
   readonly #config: SqliteDialectConfig;
   readonly #backend: StoreBackend;
+  readonly #transactionEnded: (committed: boolean) => void;
 
-  constructor(config: SqliteDialectConfig, backend: StoreBackend) {
+  constructor(
+    config: SqliteDialectConfig,
+    backend: StoreBackend,
+    transactionEnded: (committed: boolean) => void,
+  ) {
     super(config);
     this.#config = config;
     this.#backend = backend;
+    this.#transactionEnded = transactionEnded;
   }
 
   override createDriver(): Driver {
-    return new ImmediateTransactionDriver(this.#config);
+    return new ImmediateTransactionDriver(this.#config, this.#transactionEnded);
   }
 
   override createAdapter(): DialectAdapter {
@@ -114,7 +142,7 @@ class ImmediateSqliteDialect extends SqliteDialect {
  */
 function watchChanges(sqlite: BetterSqlite3.Database, watchedTables: readonly string[]) {
   const dataVersion = sqlite.prepare('PRAGMA data_version').pluck();
-  const names = watchedTables.map((t) => new RegExp(`(^|[^a-z0-9_])${t}($|[^a-z0-9_])`, 'i'));
+  const namesWatched = namesAnyTable(watchedTables);
   let epoch = 0;
   let lastDataVersion: unknown = null;
   const changes: ChangeWatch = {
@@ -128,16 +156,51 @@ function watchChanges(sqlite: BetterSqlite3.Database, watchedTables: readonly st
       return epoch;
     },
   };
-  return {
-    changes,
-    /** Whether a statement may write a watched table: any statement that is not a plain read and names one. */
-    writesWatched: (sql: string, statement: BetterSqlite3.Statement): boolean => {
-      if (names.length === 0) return false;
-      if (statement.reader && !/\breturning\b/i.test(sql)) return false;
-      return names.some((name) => name.test(sql));
-    },
-    localWrite: (): void => {
+  const watcher: StatementWatcher = {
+    // A statement that may write a watched table: any that is not a plain read and names one.
+    matches: (sql, statement) => (!statement.reader || /\breturning\b/i.test(sql)) && namesWatched(sql),
+    beforeRun: () => {
       epoch++;
+    },
+  };
+  return { changes, watcher };
+}
+
+/** Kysely's SQL for a job insert (store/job.store.ts insertJob). */
+const INSERTS_JOB = /^\s*insert\s+into\s+"?jobs"?[\s(]/i;
+
+/**
+ * Tells this process's workers (the embedded worker of `serve`) about a job this process queued,
+ * as soon as its transaction commits, instead of at their next poll. SQLite cannot tell other
+ * processes: a standalone `mailverdict worker` on the same file finds the job by polling.
+ */
+function watchQueuedWork(sqlite: BetterSqlite3.Database) {
+  const listeners = new Set<() => void>();
+  let queuedInTransaction = false;
+  const announce = (): void => {
+    for (const listener of [...listeners]) listener();
+  };
+  const watcher: StatementWatcher = {
+    matches: (sql) => INSERTS_JOB.test(sql),
+    beforeRun: () => {
+      if (sqlite.inTransaction) queuedInTransaction = true;
+      // Outside a transaction the insert commits as it runs, synchronously right after this
+      // (better-sqlite3): a microtask comes after it.
+      else queueMicrotask(announce);
+    },
+  };
+  return {
+    watcher,
+    onWork: (listener: () => void): (() => void) => {
+      listeners.add(listener);
+      return () => {
+        listeners.delete(listener);
+      };
+    },
+    transactionEnded: (committed: boolean): void => {
+      const queued = queuedInTransaction;
+      queuedInTransaction = false;
+      if (queued && committed) announce();
     },
   };
 }
@@ -145,22 +208,28 @@ function watchChanges(sqlite: BetterSqlite3.Database, watchedTables: readonly st
 /** Statements kept prepared; beyond this the oldest is dropped (batch inserts vary in shape). */
 const STATEMENT_CACHE_SIZE = 256;
 
+/** Told each time a statement it matches (decided once per SQL text) is about to run. */
+interface StatementWatcher {
+  matches(sql: string, statement: BetterSqlite3.Statement): boolean;
+  readonly beforeRun: () => void;
+}
+
 interface CachedStatement {
   statement: BetterSqlite3.Statement;
-  writesWatched: boolean;
+  /** The beforeRun of the watchers that match it. */
+  beforeRun: (() => void)[];
 }
 
 /**
  * Kysely prepares every query anew; preparing is most of the cost of a small query on
  * better-sqlite3 (about 10% of a POST /v1/verify request's CPU time in a profile of
  * `npm run bench:api`). Statements are reused by SQL text, except one still being iterated
- * (a streamed result), which gets a fresh statement. A statement that may write a watched
- * table calls `onWatchedWrite` each time it is about to run.
+ * (a streamed result), which gets a fresh statement. Kysely prepares a statement just before
+ * running it, so the watchers that match it are told then.
  */
 function withStatementCache(
   sqlite: BetterSqlite3.Database,
-  writesWatched: (sql: string, statement: BetterSqlite3.Statement) => boolean,
-  onWatchedWrite: () => void,
+  watchers: readonly StatementWatcher[],
 ): SqliteDatabase {
   const cache = new Map<string, CachedStatement>();
   return {
@@ -168,13 +237,16 @@ function withStatementCache(
     prepare(sql) {
       const cached = cache.get(sql);
       if (cached) {
-        if (cached.writesWatched) onWatchedWrite();
+        for (const hook of cached.beforeRun) hook();
         if (!cached.statement.busy) return cached.statement;
         return sqlite.prepare(sql);
       }
       const statement = sqlite.prepare(sql);
-      const entry = { statement, writesWatched: writesWatched(sql, statement) };
-      if (entry.writesWatched) onWatchedWrite();
+      const entry = {
+        statement,
+        beforeRun: watchers.filter((w) => w.matches(sql, statement)).map((w) => w.beforeRun),
+      };
+      for (const hook of entry.beforeRun) hook();
       if (cache.size >= STATEMENT_CACHE_SIZE) {
         const oldest = cache.keys().next();
         if (!oldest.done) cache.delete(oldest.value);

@@ -1,0 +1,91 @@
+/**
+ * PostgreSQL going away under a running API (issue 8: "PostgreSQL restarted during a job"; the
+ * client side of issue 7's store faults). The API reaches PostgreSQL through a loopback TCP
+ * proxy that the test can cut: existing connections are reset and new ones refused, as when the
+ * server restarts. Requests get 503 service_unavailable with Retry-After, /readyz says not
+ * ready, nothing is counted, and once the proxy is back the same requests succeed.
+ */
+import { createServer, connect, type Server, type Socket } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createHarness, type Harness } from '../api/harness.js';
+import { createTestSchema, testBackends } from '../store/store-harness.js';
+
+/** A TCP proxy to PostgreSQL on 127.0.0.1 that can be cut (connections reset, new ones refused) and restored. */
+class CuttableProxy {
+  readonly #target: { host: string; port: number };
+  readonly #sockets = new Set<Socket>();
+  #server: Server | null = null;
+  port = 0;
+
+  constructor(target: { host: string; port: number }) {
+    this.#target = target;
+  }
+
+  async start(port = 0): Promise<void> {
+    const server = createServer((client) => {
+      const upstream = connect(this.#target.port, this.#target.host);
+      for (const s of [client, upstream]) {
+        this.#sockets.add(s);
+        s.on('close', () => this.#sockets.delete(s));
+        s.on('error', () => {});
+      }
+      client.pipe(upstream).pipe(client);
+    });
+    await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+    this.port = (server.address() as { port: number }).port;
+    this.#server = server;
+  }
+
+  async cut(): Promise<void> {
+    const server = this.#server;
+    this.#server = null;
+    for (const s of this.#sockets) s.resetAndDestroy();
+    if (server) await new Promise((resolve) => server.close(resolve));
+  }
+}
+
+const backends = testBackends();
+
+describe.skipIf(!backends.includes('postgres'))('PostgreSQL going away under the API', () => {
+  let proxy: CuttableProxy;
+  let h: Harness;
+
+  beforeAll(async () => {
+    const target = new URL((await createTestSchema()).url);
+    proxy = new CuttableProxy({ host: target.hostname, port: Number(target.port || 5432) });
+    await proxy.start();
+    target.hostname = '127.0.0.1';
+    target.port = String(proxy.port);
+    h = await createHarness({ flags: { databaseUrl: target.toString() }, account: { plan: 'starter' } });
+  });
+  afterAll(async () => {
+    await proxy.cut();
+    await h.close();
+  });
+
+  it('answers 503 with Retry-After while it is down, counts nothing, and serves again once it is back', async () => {
+    const body = { email: 'anna@valid.example.com' };
+    expect((await h.verify(h.testKey, body)).statusCode).toBe(200);
+    const usedBefore = (await h.usage(h.liveKey)).json<{ quota: { used: number } }>().quota.used;
+
+    await proxy.cut();
+    // Different keys, so no answer can come from the authenticated-key cache.
+    for (const key of [h.liveKey, h.testKey]) {
+      const res = await h.verify(key, body);
+      expect(res.statusCode).toBe(503);
+      expect(res.json()).toMatchObject({
+        error: 'service_unavailable',
+        request_id: res.headers['x-request-id'],
+      });
+      expect(res.headers['retry-after']).toBeDefined();
+    }
+    const ready = await h.inject({ method: 'GET', url: '/readyz' });
+    expect(ready.statusCode).toBe(503);
+
+    await proxy.start(proxy.port);
+    expect((await h.verify(h.testKey, body)).statusCode).toBe(200);
+    expect((await h.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);
+    const usedAfter = (await h.usage(h.liveKey)).json<{ quota: { used: number } }>().quota.used;
+    expect(usedAfter).toBe(usedBefore);
+  });
+});
