@@ -1,7 +1,7 @@
 /**
  * JSON schemas of the batch endpoints: request validation, response serialisation and the
- * OpenAPI document. The emails array is validated by ajv's compiled loop (a few ms for 500,000
- * strings) and again by the service, which must not trust its caller.
+ * OpenAPI document. The batch body's schema only documents it: the streaming reader
+ * (api/batch-body.ts) checks the body as it arrives, with the same limits imported below.
  */
 import { STATUSES } from '../../engine/types.js';
 import { MAX_IDEMPOTENCY_KEY_LENGTH } from '../../services/batch.service.js';
