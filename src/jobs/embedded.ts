@@ -2,12 +2,16 @@
  * The background work of a process: the chunk worker, the delivery runner (webhooks and
  * e-mails) and the retention sweep. `serve` starts it when `config.batch.embeddedWorkers`;
  * `mailverdict worker` runs it alone. Several processes may run it on one store: every step
- * claims its work with a lease or a conditional UPDATE.
+ * claims its work with a lease or a conditional UPDATE. Their batch engines share the per-MX-host
+ * session cap and back-off only through Redis; without it each process applies its own.
  */
+import type { Redis } from 'ioredis';
 import { batchEngineOptions } from '../config.js';
 import type { AppContext } from '../context.js';
 import { createBatchEngine } from '../engine/batch/batch-engine.js';
 import type { BatchEngine } from '../engine/batch/types.js';
+import type { EngineCoordination } from '../engine/coordination.js';
+import { createRedisCoordination } from '../redis/coordination.js';
 import { systemResolver, type HostResolver } from '../services/webhooks/ssrf.js';
 import { createChunkVerifier } from './chunk-verifier.js';
 import { DeliveryRunner } from './delivery-runner.js';
@@ -30,6 +34,16 @@ export interface BackgroundOptions {
   resolveHost?: HostResolver;
   /** Job metrics on the process's /metrics registry (serve); absent for a standalone worker. */
   metrics?: JobMetrics;
+  /**
+   * The process's Redis connection (`Runtime.redis`): the batch engine then takes its per-host
+   * session slots and back-off from Redis, shared with every worker on it. Null or absent: its own.
+   */
+  redis?: Redis | null;
+  /**
+   * Other processes may verify from the same store (a standalone worker; serve on a database
+   * URL): without Redis, a start-up warning says that each applies its own per-host cap.
+   */
+  storeShared?: boolean;
 }
 
 /** How often due webhook/e-mail deliveries are looked for. */
@@ -39,11 +53,24 @@ const SWEEP_INTERVAL_MS = 1 * MINUTE;
 
 export function startEmbeddedWorkers(ctx: AppContext, options: BackgroundOptions = {}): BackgroundJobs {
   const { config, logger } = ctx;
+  const redis = options.redis ?? null;
+  const coordination: EngineCoordination | null =
+    options.batchEngine === undefined && redis !== null
+      ? createRedisCoordination(redis, { keyPrefix: config.redisKeyPrefix })
+      : null;
+  if (options.batchEngine === undefined && redis === null && options.storeShared === true) {
+    logger.warn(
+      { perHostConcurrency: config.batch.perHostConcurrency },
+      'no Redis configured (--redis-url): this process applies the per-MX-host session cap and back-off on its own; ' +
+        'several worker processes on one store together open up to that cap per process to a host',
+    );
+  }
   const batchEngine =
     options.batchEngine ??
     createBatchEngine(batchEngineOptions(config), {
       clock: ctx.clock,
       logger,
+      ...(coordination ? { coordination } : {}),
       ...(options.metrics ? { observer: options.metrics.engineObserver } : {}),
     });
   const worker = new Worker({
@@ -95,6 +122,7 @@ export function startEmbeddedWorkers(ctx: AppContext, options: BackgroundOptions
         await Promise.all([worker.stop(), deliveries.stop(), sweeping]);
         notifier?.close();
         if (options.batchEngine === undefined) await batchEngine.close();
+        await coordination?.close();
         logger.info({ worker: worker.id }, 'batch workers stopped');
       })()),
   };

@@ -77,7 +77,12 @@ async function runServe(options: Record<string, unknown>): Promise<void> {
     const server = await startServer(runtime, { metrics });
     // Batch jobs (src/jobs/embedded.ts): workers, deliveries and the retention sweep in this process.
     const background = config.batch.embeddedWorkers
-      ? startEmbeddedWorkers(ctx, { metrics: jobMetrics })
+      ? startEmbeddedWorkers(ctx, {
+          metrics: jobMetrics,
+          redis: runtime.redis,
+          // On a database URL, other API and worker processes may well share the store.
+          storeShared: config.databaseUrl !== null,
+        })
       : null;
     const keysFile = bootstrap
       ? keysDestination(bootstrap, config.dataDir, process.stdout.isTTY === true)

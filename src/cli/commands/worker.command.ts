@@ -24,7 +24,8 @@ async function runWorker(options: Record<string, unknown>): Promise<void> {
   const config = loadConfig(settingsFlags(options));
   const runtime = await createRuntime(config);
   try {
-    const background = startEmbeddedWorkers(runtime.ctx);
+    // A standalone worker is one of several processes on the store by design.
+    const background = startEmbeddedWorkers(runtime.ctx, { redis: runtime.redis, storeShared: true });
     process.stdout.write(
       options.json === true
         ? `${JSON.stringify({ event: 'worker_started', worker: background.worker.id, data_dir: config.dataDir })}\n`

@@ -4,20 +4,24 @@
  * pooled SMTP sessions carry many recipients each (see pooled-session.ts) under a global and a
  * per-host cap, with back-off for hosts that answer 421 or time out and later tries for
  * greylisted recipients. docs/batch-engine.md explains the design and its measured defaults.
+ * Given a coordination, the per-host caps, back-off, catch-all and negative DNS answers are
+ * shared with every engine on it (other worker processes, through Redis).
  *
  * `mode: 'per-address'` opens one fresh connection per address (full dialogue, no PIPELINING)
  * under the same caps: the benchmark's baseline.
  */
 import type { Clock } from '../../clock.js';
-import { systemClock } from '../../clock.js';
+import { SECOND, systemClock } from '../../clock.js';
 import { MailHostResolver } from '../dns/resolver.js';
 import { parseProxyUrl } from '../smtp/connection.js';
 import type { VerificationResult } from '../types.js';
 import { MAX_TIMEOUT_MS, MIN_TIMEOUT_MS } from '../types.js';
 import { BatchRun } from './batch-run.js';
-import { CatchAllTracker } from './catch-all.js';
+import { BackgroundTasks } from './background.js';
+import { CatchAllTracker, type SharedCatchAll } from './catch-all.js';
 import { runPooledSession } from './pooled-session.js';
 import { ProbeScheduler } from './scheduler.js';
+import { withSharedNegativeAnswers, type NegativeDnsOutcome } from './shared-dns.js';
 import type { EngineCoordination } from '../coordination.js';
 import type { BatchEngine, BatchEngineObserver, BatchEngineOptions, VerifyManyOptions } from './types.js';
 
@@ -26,7 +30,12 @@ export interface BatchEngineDeps {
   /** In [0, 1): MX shuffling, catch-all local parts, proxy picks. */
   random?: () => number;
   logger?: { warn(obj: object, msg?: string): void };
-  /** Shared politeness and caches (default: in-process); the scale-out mode passes Redis-backed ones. */
+  /**
+   * What this engine shares with other engines: per-host session slots and back-off, catch-all
+   * answers and negative DNS answers. The scale-out mode passes a Redis-backed one, so that every
+   * worker's sessions count against one per-host cap. Absent: the engine's caps and caches are its
+   * own. The caller closes it, after the engine.
+   */
   coordination?: EngineCoordination;
   /** Told about sessions and hosts given up on, for metrics (`/metrics`) and job views. */
   observer?: BatchEngineObserver;
@@ -43,7 +52,11 @@ export const BATCH_DEFAULTS = {
   maxHostFailures: 3,
   itemsPerSession: 50,
   maxDrops: 2,
+  sessionLeaseMs: 15_000,
 } as const;
+
+/** Between two log lines about a failing shared coordination. */
+const COORDINATION_WARN_INTERVAL_MS = 10 * SECOND;
 
 /** Builds a batch engine; `close()` ends its sessions and releases its sockets and timers. */
 export function createBatchEngine(options: BatchEngineOptions, deps: BatchEngineDeps = {}): BatchEngine {
@@ -54,8 +67,40 @@ export function createBatchEngine(options: BatchEngineOptions, deps: BatchEngine
   const timeoutMs = Math.min(MAX_TIMEOUT_MS, Math.max(MIN_TIMEOUT_MS, Math.round(options.timeoutMs)));
   const tuning = { ...BATCH_DEFAULTS, ...definedOnly(options) };
 
+  // A coordination that is down fails every call of every session: one log line per interval.
+  let coordinationFailures = 0;
+  let coordinationWarnedAt = -Infinity;
+  const coordinationFailed = (error: unknown, operation: string): void => {
+    coordinationFailures += 1;
+    if (now() - coordinationWarnedAt < COORDINATION_WARN_INTERVAL_MS) return;
+    coordinationWarnedAt = now();
+    deps.logger?.warn(
+      { err: error, operation, failures: coordinationFailures },
+      'shared coordination unavailable: sessions wait for their slots, caches miss',
+    );
+    coordinationFailures = 0;
+  };
+  const coordination = deps.coordination ?? null;
+  // Shared-cache writes in flight, awaited by close().
+  const background = new BackgroundTasks(coordinationFailed);
+
   const resolver = new MailHostResolver(options.dns, { clock: now, random });
-  const catchAll = new CatchAllTracker(options.catchAllTtlMs, now);
+  const resolve =
+    coordination === null
+      ? (domain: string) => resolver.resolve(domain)
+      : withSharedNegativeAnswers((domain) => resolver.resolve(domain), {
+          cache: coordination.cache<NegativeDnsOutcome>('dns-negative'),
+          negativeTtlMs: options.dns.negativeTtlMs,
+          background,
+          failed: coordinationFailed,
+        });
+  const catchAll = new CatchAllTracker(
+    options.catchAllTtlMs,
+    now,
+    coordination === null
+      ? null
+      : { cache: coordination.cache<SharedCatchAll>('catch-all'), background, failed: coordinationFailed },
+  );
   const proxies = options.smtp.proxies.map(parseProxyUrl);
   // The per-address baseline runs the same sessions with one address each and no PIPELINING:
   // the comparison then measures connection reuse and pipelining, nothing else.
@@ -84,10 +129,13 @@ export function createBatchEngine(options: BatchEngineOptions, deps: BatchEngine
       backoffMaxMs: tuning.hostBackoffMaxMs,
       maxHostFailures: tuning.maxHostFailures,
       itemsPerSession: pooled ? tuning.itemsPerSession : 1,
+      sessionLeaseMs: tuning.sessionLeaseMs,
     },
     {
       now,
-      runSession: (queue) => runPooledSession(queue, sessionOptions, { scheduler, catchAll, now }),
+      random,
+      runSession: (queue, slot) =>
+        runPooledSession(queue, slot, sessionOptions, { scheduler, catchAll, now }),
       sessionOpened: (queue) => deps.observer?.onSessionOpen?.(queue.key, 'default'),
       sessionClosed: (queue) => deps.observer?.onSessionClose?.(queue.key, 'default'),
       hostGivenUp: (queue, failure, addresses) => {
@@ -107,7 +155,9 @@ export function createBatchEngine(options: BatchEngineOptions, deps: BatchEngine
         if (work.kind === 'catch-all') catchAll.decide(work.domain, null);
         else work.run.settle(work, outcome);
       },
+      coordinationFailed,
     },
+    coordination,
   );
 
   const runs = new Set<BatchRun>();
@@ -120,7 +170,7 @@ export function createBatchEngine(options: BatchEngineOptions, deps: BatchEngine
     ): Promise<VerificationResult[]> {
       if (closed) throw new Error('batch engine is closed');
       const run = new BatchRun(
-        { resolver, scheduler, catchAll, maxMxHosts: options.smtp.maxMxHosts, random },
+        { resolve, scheduler, catchAll, maxMxHosts: options.smtp.maxMxHosts, random },
         emails,
         verifyOptions,
       );
@@ -136,6 +186,7 @@ export function createBatchEngine(options: BatchEngineOptions, deps: BatchEngine
       closed = true;
       for (const run of runs) run.abort(new Error('batch engine closed'));
       await scheduler.close();
+      await background.drain();
       resolver.close();
     },
   };

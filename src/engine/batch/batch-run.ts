@@ -4,7 +4,6 @@
  * with the single verifier's own code (`buildResult`), so that a batch row and a single
  * verification of the same address have the same shape and the same verdict table.
  */
-import type { MailHostResolver } from '../dns/resolver.js';
 import type { DnsOutcome, SmtpOutcome } from '../outcome.js';
 import type { VerificationResult } from '../types.js';
 import { decideVerdict } from '../verdict.js';
@@ -19,7 +18,8 @@ import type { VerifyManyOptions } from './types.js';
 import type { RecipientWork, RunLink } from './work.js';
 
 export interface RunContext {
-  resolver: MailHostResolver;
+  /** A domain's mail hosts (MailHostResolver.resolve, or the shared negative answers first). Never rejects. */
+  resolve(domain: string): Promise<DnsOutcome>;
   scheduler: ProbeScheduler;
   catchAll: CatchAllTracker;
   maxMxHosts: number;
@@ -102,7 +102,9 @@ export class BatchRun implements RunLink {
     const worker = async (): Promise<void> => {
       while (next < domains.length && !this.#aborted) {
         const [domain, addresses] = domains[next++]!;
-        const dns = await this.#context.resolver.resolve(domain);
+        const dns = await this.#context.resolve(domain);
+        // Another worker may have answered the domain's catch-all question already.
+        if (dns.kind === 'ok' && this.#context.catchAll.shared) await this.#context.catchAll.load(domain);
         if (!this.#aborted) this.#route(domain, addresses, dns);
       }
     };

@@ -1,7 +1,9 @@
 /**
  * Politeness bookkeeping for SMTP sessions: a global cap, a per-MX-host cap, and an
  * exponential back-off for a host that answers 421 or stops answering. Synchronous counters
- * only; the batch engine's scheduler asks `canOpen` before it opens a session.
+ * only; the batch engine's scheduler asks `canOpen` before it opens a session. When the slots are
+ * shared with other processes (shared-politeness.ts), a session waiting for its shared slot is
+ * `reserve`d here, so that it counts against both caps while the answer is on its way.
  */
 
 export interface HostLimiterOptions {
@@ -16,6 +18,8 @@ export interface HostLimiterOptions {
 
 interface HostState {
   active: number;
+  /** Sessions reserved while their shared slot is being acquired. */
+  pending: number;
   /** Highest number of sessions this host ever had at once (for tests and logs). */
   peak: number;
   failuresInARow: number;
@@ -29,6 +33,7 @@ export class HostLimiter {
   readonly #now: () => number;
   readonly #hosts = new Map<string, HostState>();
   #active = 0;
+  #pending = 0;
 
   constructor(options: HostLimiterOptions, now: () => number) {
     this.#options = options;
@@ -41,7 +46,7 @@ export class HostLimiter {
 
   /** True when the global cap has room left. */
   hasGlobalRoom(): boolean {
-    return this.#active < this.#options.concurrency;
+    return this.#active + this.#pending < this.#options.concurrency;
   }
 
   /** Sessions in flight to `host`. */
@@ -60,7 +65,26 @@ export class HostLimiter {
     if (!this.hasGlobalRoom()) return false;
     const state = this.#hosts.get(host);
     if (state === undefined) return true;
-    return state.active < this.#options.perHostConcurrency && state.notBefore <= this.#now();
+    return state.active + state.pending < this.#options.perHostConcurrency && state.notBefore <= this.#now();
+  }
+
+  /** Sessions to `host` reserved and waiting for their shared slot. */
+  pendingFor(host: string): number {
+    return this.#hosts.get(host)?.pending ?? 0;
+  }
+
+  /** Counts a session as about to open (its shared slot is being asked for); the caller checked `canOpen`. */
+  reserve(host: string): void {
+    this.#state(host).pending += 1;
+    this.#pending += 1;
+  }
+
+  /** The reservation ends: `opened` counts it as an opened session, otherwise it is dropped. */
+  endReservation(host: string, opened: boolean): void {
+    const state = this.#state(host);
+    state.pending = Math.max(0, state.pending - 1);
+    this.#pending = Math.max(0, this.#pending - 1);
+    if (opened) this.acquire(host);
   }
 
   /** Counts a session as opened; the caller checked `canOpen`. */
@@ -111,7 +135,7 @@ export class HostLimiter {
   #state(host: string): HostState {
     let state = this.#hosts.get(host);
     if (state === undefined) {
-      state = { active: 0, peak: 0, failuresInARow: 0, notBefore: 0 };
+      state = { active: 0, pending: 0, peak: 0, failuresInARow: 0, notBefore: 0 };
       this.#hosts.set(host, state);
     }
     return state;

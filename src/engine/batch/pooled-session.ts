@@ -21,6 +21,7 @@ import type { HostQueue } from './host-queue.js';
 import type { HostFailure, RecipientSession } from './recipient-session.js';
 import { openRecipientSession } from './recipient-session.js';
 import type { ProbeScheduler } from './scheduler.js';
+import type { HeldSlot } from './shared-politeness.js';
 import { outcomeOf } from './scheduler.js';
 import type { Work } from './work.js';
 
@@ -77,9 +78,13 @@ interface SessionState {
  */
 const BLOCKED_IN_A_ROW = 3;
 
-/** Runs one session on `queue` until its work or its limits run out. Never rejects. */
+/**
+ * Runs one session on `queue` until its work or its limits run out, or until its shared `slot`
+ * is lost (the session then ends after its round trip). Never rejects.
+ */
 export async function runPooledSession(
   queue: HostQueue,
+  slot: HeldSlot,
   options: PooledSessionOptions,
   deps: PooledSessionDeps,
 ): Promise<void> {
@@ -110,7 +115,7 @@ export async function runPooledSession(
   };
   let batch: Work[] = [];
   try {
-    while (session.usable && !deps.scheduler.closed) {
+    while (session.usable && !deps.scheduler.closed && !slot.lost) {
       const window = nextWindow(session, state, options);
       if (window <= 0) break;
       const taken = queue.take(window);

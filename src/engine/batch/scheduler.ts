@@ -5,11 +5,20 @@
  * keeps failing hands its work to each domain's next MX, and finally gives it up with the
  * failure as evidence. One scheduler serves every `verifyMany` call of an engine, so the caps
  * hold across concurrent calls (jobs) too.
+ *
+ * Given a coordination shared with other processes, a session to a host also needs one of the
+ * host's slots in it, and the shared back-off (shared-politeness.ts): N processes then open at
+ * most `perHostConcurrency` sessions per host together. The global cap stays per process. Without
+ * one, the caps and back-off are this process's alone (HostLimiter), with no asynchronous step
+ * between deciding to open a session and opening it.
  */
+import type { EngineCoordination } from '../coordination.js';
 import type { SmtpOutcome } from '../outcome.js';
 import { HostLimiter } from './host-limiter.js';
 import { HostQueue } from './host-queue.js';
 import type { HostFailure } from './recipient-session.js';
+import type { HeldSlot, SlotHolding } from './shared-politeness.js';
+import { SharedPoliteness } from './shared-politeness.js';
 import type { Work } from './work.js';
 import { hostKey, moveOn } from './work.js';
 
@@ -25,11 +34,16 @@ export interface SchedulerOptions {
   maxHostFailures: number;
   /** Another session to a host opens only while it has more than this many ready items per open session. */
   itemsPerSession: number;
+  /** Lease of a shared session slot (only with a shared coordination). */
+  sessionLeaseMs: number;
 }
 
 export interface SchedulerHooks {
-  /** Runs one session on `queue`. Must never reject: it puts back what it could not finish. */
-  runSession(queue: HostQueue): Promise<void>;
+  /**
+   * Runs one session on `queue`, ending it after the round trip in which `slot.lost` turns true.
+   * Must never reject: it puts back what it could not finish.
+   */
+  runSession(queue: HostQueue, slot: HeldSlot): Promise<void>;
   /** `work` is finished without an answer from any host. */
   giveUp(work: Work, outcome: SmtpOutcome): void;
   /** A host's remaining work was given up (blocked us, or failed `maxHostFailures` times in a row). */
@@ -37,8 +51,15 @@ export interface SchedulerHooks {
   /** A session to `queue`'s host opened / ended (metrics). */
   sessionOpened?(queue: HostQueue): void;
   sessionClosed?(queue: HostQueue): void;
+  /** A call to the shared coordination failed (the session waits and asks again). */
+  coordinationFailed?(error: unknown, operation: string): void;
   now(): number;
+  /** In [0, 1): the jitter of waits for a shared slot. Default Math.random. */
+  random?(): number;
 }
+
+/** The slot of a session that needs none in a shared coordination: never lost. */
+const OWN_SLOT: HeldSlot = { lost: false };
 
 export class ProbeScheduler {
   readonly limiter: HostLimiter;
@@ -53,16 +74,40 @@ export class ProbeScheduler {
    * test/faults/mx-resets.test.ts). After the back-off the host gets one new try.
    */
   readonly #givenUp = new Map<string, { failure: HostFailure; until: number }>();
+  /** Open sessions, and sessions waiting for their shared slot. */
   readonly #sessions = new Set<Promise<void>>();
+  readonly #shared: SharedPoliteness | null;
   #pumpScheduled = false;
   #timer: NodeJS.Timeout | null = null;
   #timerAt = Infinity;
   #closed = false;
 
-  constructor(options: SchedulerOptions, hooks: SchedulerHooks) {
+  constructor(
+    options: SchedulerOptions,
+    hooks: SchedulerHooks,
+    coordination: EngineCoordination | null = null,
+  ) {
     this.#options = options;
     this.#hooks = hooks;
     this.limiter = new HostLimiter(options, () => hooks.now());
+    this.#shared =
+      coordination === null
+        ? null
+        : new SharedPoliteness(
+            coordination,
+            {
+              perHostConcurrency: options.perHostConcurrency,
+              backoffBaseMs: options.backoffBaseMs,
+              backoffMaxMs: options.backoffMaxMs,
+              leaseMs: options.sessionLeaseMs,
+            },
+            {
+              now: () => hooks.now(),
+              random: () => (hooks.random ?? Math.random)(),
+              changed: () => this.pump(),
+              failed: (error, operation) => hooks.coordinationFailed?.(error, operation),
+            },
+          );
   }
 
   get closed(): boolean {
@@ -107,6 +152,7 @@ export class ProbeScheduler {
   /** A session reached the host: its failure streak ends. */
   hostSucceeded(queue: HostQueue): void {
     this.limiter.succeeded(queue.key);
+    this.#shared?.recordSuccess(queue.key);
   }
 
   /**
@@ -118,6 +164,7 @@ export class ProbeScheduler {
   hostFailed(queue: HostQueue, failure: HostFailure, unfinished: readonly Work[]): void {
     queue.lastFailure = failure;
     this.limiter.failed(queue.key);
+    this.#shared?.recordFailure(queue.key);
     if (failure.kind === 'blocked') {
       // A refusal of the prober itself holds for every recipient at this host.
       const given = [...unfinished, ...queue.drain()];
@@ -168,6 +215,7 @@ export class ProbeScheduler {
     if (this.#timer !== null) clearTimeout(this.#timer);
     this.#timer = null;
     await Promise.all([...this.#sessions]);
+    await this.#shared?.drain();
   }
 
   #pumpNow = (): void => {
@@ -178,7 +226,11 @@ export class ProbeScheduler {
     for (const [key, queue] of this.#queues) {
       queue.promote(now);
       if (queue.isEmpty) {
-        if (this.limiter.activeFor(key) === 0) this.#queues.delete(key);
+        // A session waiting for its shared slot still refers to this queue.
+        if (this.limiter.activeFor(key) === 0 && this.limiter.pendingFor(key) === 0) {
+          this.#queues.delete(key);
+          this.#shared?.forget(key);
+        }
         continue;
       }
       if (queue.readyCount === 0) {
@@ -190,8 +242,16 @@ export class ProbeScheduler {
         wakeAt = Math.min(wakeAt, backedOff);
         continue;
       }
-      while (queue.readyCount > 0 && this.limiter.canOpen(key) && this.#wantsAnother(queue)) {
-        this.#start(queue);
+      if (this.#shared === null) {
+        while (queue.readyCount > 0 && this.limiter.canOpen(key) && this.#wantsAnother(queue)) {
+          this.limiter.acquire(key);
+          this.#start(queue, null);
+        }
+      } else if (this.limiter.pendingFor(key) === 0) {
+        // One acquisition per host at a time; its end pumps again for the next one.
+        const wait = this.#shared.waitUntil(key, now);
+        if (wait > 0) wakeAt = Math.min(wakeAt, wait);
+        else if (this.limiter.canOpen(key) && this.#wantsAnother(queue)) this.#acquire(queue, this.#shared);
       }
       if (queue.delayedCount > 0) wakeAt = Math.min(wakeAt, queue.nextDueAt());
     }
@@ -199,14 +259,39 @@ export class ProbeScheduler {
   };
 
   #wantsAnother(queue: HostQueue): boolean {
-    const open = this.limiter.activeFor(queue.key);
+    const open = this.limiter.activeFor(queue.key) + this.limiter.pendingFor(queue.key);
     return open === 0 || queue.readyCount > open * this.#options.itemsPerSession;
   }
 
-  #start(queue: HostQueue): void {
-    this.limiter.acquire(queue.key);
+  /** Reserves a session to `queue`'s host and asks for its shared slot; opens it when given one. */
+  #acquire(queue: HostQueue, shared: SharedPoliteness): void {
+    const key = queue.key;
+    this.limiter.reserve(key);
+    const acquiring: Promise<void> = shared
+      .acquire(key)
+      .then(async (lease) => {
+        // While the answer came, the host may have failed, its work moved on, or the engine closed.
+        const open =
+          lease !== null && !this.#closed && queue.readyCount > 0 && this.limiter.backedOffUntil(key) === 0;
+        this.limiter.endReservation(key, open);
+        if (open) this.#start(queue, shared.hold(lease));
+        else if (lease !== null) await shared.release(lease);
+      })
+      .finally(() => {
+        this.#sessions.delete(acquiring);
+        this.pump();
+      });
+    this.#sessions.add(acquiring);
+  }
+
+  /** Runs a session counted as opened in the limiter; `holding` is its shared slot, if any. */
+  #start(queue: HostQueue, holding: SlotHolding | null): void {
     this.#hooks.sessionOpened?.(queue);
-    const session = this.#hooks.runSession(queue).finally(() => {
+    const ran = this.#hooks.runSession(queue, holding?.slot ?? OWN_SLOT);
+    // The shared slot goes back before the local count drops, so that this process's next
+    // acquisition does not find it still taken.
+    const ended = holding === null ? ran : ran.finally(() => holding.release());
+    const session: Promise<void> = ended.finally(() => {
       this.limiter.release(queue.key);
       this.#hooks.sessionClosed?.(queue);
       this.#sessions.delete(session);

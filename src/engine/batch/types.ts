@@ -36,6 +36,11 @@ export interface BatchEngineOptions extends EngineOptions {
   itemsPerSession?: number;
   /** Lost connections one address may ride before it gives up as smtp_unavailable / smtp_timeout. */
   maxDrops?: number;
+  /**
+   * Lease of a per-host session slot in a shared coordination, renewed every third of it while
+   * the session runs: how long the slots of a worker that died stay taken.
+   */
+  sessionLeaseMs?: number;
 }
 
 export interface VerifyManyOptions {

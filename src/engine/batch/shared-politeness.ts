@@ -1,0 +1,198 @@
+/**
+ * The scheduler's use of the engine's coordination (../coordination.ts) when politeness is shared
+ * with other processes (Redis in the scale-out mode): before a session to a host opens, one of the
+ * host's `perHostConcurrency` slots is taken from the shared semaphore, as a lease renewed every
+ * third of its length while the session runs and released when it ends; failures and successes
+ * go to the shared host health, and a host that any process backed off gets no new session here
+ * either.
+ *
+ * The scheduler's pump is synchronous and this is not: the pump asks `waitUntil` (what is known
+ * now) and starts at most one `acquire` per host at a time. A failed coordination call never
+ * opens a session: it counts as "no slot", is retried after a short wait, and is reported.
+ */
+import type { EngineCoordination, HealthState, SlotLease } from '../coordination.js';
+import { BackgroundTasks } from './background.js';
+
+export interface SharedPolitenessOptions {
+  perHostConcurrency: number;
+  backoffBaseMs: number;
+  backoffMaxMs: number;
+  /** Lease of one slot; renewed every third of it while its session runs. */
+  leaseMs: number;
+}
+
+export interface SharedPolitenessDeps {
+  /** Epoch ms. */
+  now(): number;
+  /** In [0, 1): the jitter of the retry waits. */
+  random(): number;
+  /** Something was learnt that may let a session open or that needs a wake-up: pump. */
+  changed(): void;
+  /** A coordination call failed (`operation`: acquire, renew, release, health). */
+  failed(error: unknown, operation: string): void;
+}
+
+/** What a running session holds. */
+export interface HeldSlot {
+  /** True once the lease could not be kept: the session ends after its round trip. */
+  readonly lost: boolean;
+}
+
+/** A session's slot while it runs: renewed in the background until `release`. */
+export interface SlotHolding {
+  readonly slot: HeldSlot;
+  /** Stops renewing and gives the slot back (never rejects). */
+  release(): Promise<void>;
+}
+
+/**
+ * How long a host's shared health is trusted before it is asked again. A back-off another process
+ * starts is seen here at most this late; asking on every session open would add a round trip to
+ * each, for a state that changes only when a host fails.
+ */
+const HEALTH_CACHE_MS = 1_000;
+/** After "no slot", a host is asked again after a random wait in this range, so processes do not ask in step. */
+const RETRY_MIN_MS = 50;
+const RETRY_MAX_MS = 200;
+
+export class SharedPoliteness {
+  readonly #coordination: EngineCoordination;
+  readonly #options: SharedPolitenessOptions;
+  readonly #deps: SharedPolitenessDeps;
+  readonly #health = new Map<string, { state: HealthState; fetchedAt: number }>();
+  readonly #retryAt = new Map<string, number>();
+  /** Health updates in flight, awaited by `drain`. */
+  readonly #background: BackgroundTasks;
+
+  constructor(
+    coordination: EngineCoordination,
+    options: SharedPolitenessOptions,
+    deps: SharedPolitenessDeps,
+  ) {
+    this.#coordination = coordination;
+    this.#options = options;
+    this.#deps = deps;
+    this.#background = new BackgroundTasks((error, operation) => deps.failed(error, operation));
+  }
+
+  /** Epoch ms before which no session to `key` should be tried (shared back-off, or a retry wait); 0: now. */
+  waitUntil(key: string, now: number): number {
+    const at = Math.max(this.#retryAt.get(key) ?? 0, this.#health.get(key)?.state.notBefore ?? 0);
+    return at > now ? at : 0;
+  }
+
+  /**
+   * One shared slot of `key`; null when all are held (by any process), when the host turns out to
+   * be backed off, or when the coordination failed. `waitUntil` then says when to ask again.
+   */
+  async acquire(key: string): Promise<SlotLease | null> {
+    try {
+      const cached = this.#health.get(key);
+      if (cached === undefined || this.#deps.now() - cached.fetchedAt >= HEALTH_CACHE_MS) {
+        const state = await this.#coordination.health.get(key);
+        this.#health.set(key, { state, fetchedAt: this.#deps.now() });
+        if (state.notBefore > this.#deps.now()) return null;
+      }
+      const lease = await this.#coordination.slots.tryAcquire(
+        key,
+        this.#options.perHostConcurrency,
+        this.#options.leaseMs,
+      );
+      if (lease === null) this.#retryLater(key);
+      else this.#retryAt.delete(key);
+      return lease;
+    } catch (error) {
+      this.#deps.failed(error, 'acquire');
+      this.#retryLater(key);
+      return null;
+    }
+  }
+
+  /** Keeps `lease` while its session runs. */
+  hold(lease: SlotLease): SlotHolding {
+    const { leaseMs } = this.#options;
+    const slot = { lost: false };
+    let renewedAt = this.#deps.now();
+    let renewing: Promise<void> | null = null;
+    const renew = async (): Promise<void> => {
+      try {
+        if (await this.#coordination.slots.renew(lease, leaseMs)) renewedAt = this.#deps.now();
+        else slot.lost = true;
+      } catch (error) {
+        this.#deps.failed(error, 'renew');
+        // Two renewals missed: stop while the lease still has a third to run, so that the session
+        // has ended before another process can be given the slot.
+        if (this.#deps.now() - renewedAt >= leaseMs / 2) slot.lost = true;
+      } finally {
+        renewing = null;
+      }
+    };
+    const timer = setInterval(() => {
+      if (renewing === null && !slot.lost) renewing = renew();
+    }, leaseMs / 3);
+    return {
+      slot,
+      release: async () => {
+        clearInterval(timer);
+        await renewing;
+        await this.release(lease);
+      },
+    };
+  }
+
+  /** Gives `lease` back (never rejects: a lease that cannot be given back runs out by itself). */
+  async release(lease: SlotLease): Promise<void> {
+    try {
+      await this.#coordination.slots.release(lease);
+    } catch (error) {
+      this.#deps.failed(error, 'release');
+    }
+    // A slot was just freed here: this process may ask again at once.
+    this.#retryAt.delete(lease.key);
+  }
+
+  /** A session to `key` failed: the shared streak grows and the shared back-off starts or lengthens. */
+  recordFailure(key: string): void {
+    this.#background.track(
+      'health',
+      this.#coordination.health
+        .recordFailure(key, this.#options.backoffBaseMs, this.#options.backoffMaxMs)
+        .then((state) => {
+          this.#health.set(key, { state, fetchedAt: this.#deps.now() });
+          this.#deps.changed();
+        }),
+    );
+  }
+
+  /**
+   * A session to `key` reached the host: the shared streak ends. Skipped while the host was last
+   * seen without failures (the common case, a round trip per session saved): a streak another
+   * process started since then runs on, which only lengthens its next back-off.
+   */
+  recordSuccess(key: string): void {
+    if (this.#health.get(key)?.state.failuresInARow === 0) return;
+    this.#background.track(
+      'health',
+      this.#coordination.health.recordSuccess(key).then(() => {
+        const cached = this.#health.get(key);
+        if (cached !== undefined) cached.state = { ...cached.state, failuresInARow: 0 };
+      }),
+    );
+  }
+
+  /** `key` has no queue any more: what is known of it is asked again when it has one. */
+  forget(key: string): void {
+    this.#health.delete(key);
+    this.#retryAt.delete(key);
+  }
+
+  /** Resolves when the health updates in flight have ended. */
+  async drain(): Promise<void> {
+    await this.#background.drain();
+  }
+
+  #retryLater(key: string): void {
+    const wait = RETRY_MIN_MS + this.#deps.random() * (RETRY_MAX_MS - RETRY_MIN_MS);
+    this.#retryAt.set(key, this.#deps.now() + wait);
+  }
+}

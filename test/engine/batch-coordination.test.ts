@@ -1,0 +1,38 @@
+/**
+ * Batch engines that share a coordination count their sessions per MX host together. Here the
+ * in-process coordination, shared by four engines in one process; test/redis/politeness.test.ts
+ * runs the same specification with each engine on its own Redis connection.
+ */
+import { afterEach, expect, it } from 'vitest';
+import { createLocalCoordination } from '../../src/engine/coordination-local.js';
+import {
+  describeSharedPoliteness,
+  MX_HOST,
+  PER_HOST_CAP,
+  politenessWorld,
+  spreadList,
+  statuses,
+  type PolitenessWorld,
+} from './politeness-kit.js';
+
+describeSharedPoliteness('in-process coordination', () => {
+  const coordination = createLocalCoordination();
+  return { next: async () => coordination, close: () => coordination.close() };
+});
+
+let world: PolitenessWorld | undefined;
+afterEach(async () => {
+  await world?.close();
+  world = undefined;
+});
+
+it('engines without a shared coordination each apply their own cap, so together they exceed it', async () => {
+  // What the shared specification guards against: the same four engines and list, each engine
+  // with its own in-process caps (several processes on one SQLite file without Redis).
+  world = await politenessWorld();
+  const lists = spreadList(200, 4);
+  const w = world;
+  const results = await Promise.all(lists.map((list) => w.engine(undefined).verifyMany(list)));
+  expect(statuses(results.flat())).toEqual({ 'deliverable/-': 200 });
+  expect(world.mta.stats().peakConcurrentByHost[MX_HOST]).toBeGreaterThan(PER_HOST_CAP);
+});
