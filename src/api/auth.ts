@@ -7,7 +7,12 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
 import type { KeyCache } from '../services/key-cache.js';
-import { authenticateKey, type KeyKind, type Scope } from '../services/keys.service.js';
+import {
+  authenticateKey,
+  type AuthenticatedKey,
+  type KeyKind,
+  type Scope,
+} from '../services/keys.service.js';
 import { accountLimits, type PlanTable } from '../services/plans.js';
 import type { Executor } from '../store/executor.js';
 import { setRateLimitHeaders, type RateLimiter } from './rate-limit.js';
@@ -35,7 +40,7 @@ export interface AuthDeps {
   db: Executor;
   plans: PlanTable;
   rateLimiter: RateLimiter;
-  keyCache: KeyCache;
+  keyCache: KeyCache<AuthenticatedKey>;
   /** Failed authentications per client address and second; 0: unlimited. */
   authFailureRateLimit: number;
 }

@@ -1,5 +1,6 @@
 import type { AppContext } from '../context.js';
 import type { KeyCache } from '../services/key-cache.js';
+import type { AuthenticatedKey } from '../services/keys.service.js';
 import type { PlanTable } from '../services/plans.js';
 import type { ApiMetrics } from './metrics.js';
 import type { RateLimiter } from './rate-limit.js';
@@ -10,7 +11,7 @@ export interface ApiDeps extends AppContext {
   rateLimiter: RateLimiter;
   metrics: ApiMetrics;
   testDomain: string;
-  keyCache: KeyCache;
+  keyCache: KeyCache<AuthenticatedKey>;
   /** What /readyz asks besides the store, by name (e.g. redis); each rejects when unreachable. */
   readinessChecks: Readonly<Record<string, () => Promise<unknown>>>;
 }

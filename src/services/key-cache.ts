@@ -7,38 +7,25 @@
  * a revocation or a plan change, wherever it is made, empties the cache before the next request
  * is authenticated. Revoked and unknown keys are never cached.
  */
-import type { Scope, KeyKind } from './keys.service.js';
-
-/** What authentication keeps of a live key. */
-export interface CachedKey {
-  keyId: string;
-  accountId: string;
-  kind: KeyKind;
-  scopes: ReadonlySet<Scope>;
-  /** `svc_live_` or `svc_test_`: the presented key must start with it. */
-  prefix: string;
-  accountPlan: string;
-  accountRateLimit: number | null;
-}
-
-export interface KeyCache {
+/** A cache of authenticated keys (`V`: services/keys.service.ts `AuthenticatedKey`) by key hash. */
+export interface KeyCache<V> {
   /**
    * Brings the cache up to `token` (the store's change token, read before anything else of the
    * request): a different token drops every entry. Returns the entry for `hash`, if any.
    */
-  lookup(hash: string, token: number): CachedKey | undefined;
+  lookup(hash: string, token: number): V | undefined;
   /**
    * Keeps `key`, read from the store after `token` was read, unless the store has moved on
    * since (the token of the cache differs): data read before a change is never kept after it.
    */
-  remember(hash: string, key: CachedKey, token: number): void;
+  remember(hash: string, key: V, token: number): void;
 }
 
 /** Keys kept at most; beyond this the oldest entry goes (an account holds at most 10 keys). */
 const DEFAULT_MAX_ENTRIES = 10_000;
 
-export function createKeyCache(maxEntries = DEFAULT_MAX_ENTRIES): KeyCache {
-  const entries = new Map<string, CachedKey>();
+export function createKeyCache<V>(maxEntries = DEFAULT_MAX_ENTRIES): KeyCache<V> {
+  const entries = new Map<string, V>();
   let current: number | null = null;
   return {
     lookup(hash, token) {

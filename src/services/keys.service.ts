@@ -19,7 +19,7 @@ import {
 import type { ApiKeyRow } from '../store/schema/accounts.schema.js';
 import { getAccount } from './accounts.service.js';
 import { newId, randomBase62 } from './ids.js';
-import type { CachedKey, KeyCache } from './key-cache.js';
+import type { KeyCache } from './key-cache.js';
 
 export const SCOPES = ['verify', 'batch', 'jobs:read', 'usage:read'] as const;
 export type Scope = (typeof SCOPES)[number];
@@ -151,6 +151,8 @@ export interface AuthenticatedKey {
   accountId: string;
   kind: KeyKind;
   scopes: ReadonlySet<Scope>;
+  /** `svc_live_` or `svc_test_`: a key answered from the cache must start with it. */
+  prefix: string;
   /** The account's plan slug and own rate limit, read in the same query (the rate limiter needs them). */
   accountPlan: string;
   accountRateLimit: number | null;
@@ -166,7 +168,7 @@ export interface AuthenticatedKey {
 export async function authenticateKey(
   db: Executor,
   presented: string,
-  cache?: KeyCache,
+  cache?: KeyCache<AuthenticatedKey>,
 ): Promise<AuthenticatedKey> {
   if (!KEY_FORMAT.test(presented)) throw new AppError('invalid_api_key', 'the API key is malformed');
   const hash = hashKey(presented);
@@ -188,7 +190,7 @@ export async function authenticateKey(
     throw new AppError('invalid_api_key', 'the API key is not valid');
   if (row.revoked_at !== null) throw new AppError('revoked_api_key', 'the API key has been revoked');
   // Shared by every request the cache answers: frozen so that none can change it for the others.
-  const key: CachedKey = Object.freeze({
+  const key: AuthenticatedKey = Object.freeze({
     keyId: row.id,
     accountId: row.account_id,
     kind: row.kind,

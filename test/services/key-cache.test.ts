@@ -3,7 +3,12 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
 import { createAccount, setAccountLimits } from '../../src/services/accounts.service.js';
 import { createKeyCache, type KeyCache } from '../../src/services/key-cache.js';
-import { authenticateKey, createKey, revokeKey } from '../../src/services/keys.service.js';
+import {
+  authenticateKey,
+  createKey,
+  revokeKey,
+  type AuthenticatedKey,
+} from '../../src/services/keys.service.js';
 import { createSqliteDialect } from '../../src/store/dialect/sqlite.js';
 import { databasePath } from '../../src/store/db.js';
 import type { Database } from '../../src/store/schema.js';
@@ -12,7 +17,7 @@ import { openTestStore, type TestStore } from '../store/store-harness.js';
 describe('the authenticated-key cache', () => {
   let store: TestStore;
   let other: Kysely<Database>;
-  let cache: KeyCache;
+  let cache: KeyCache<AuthenticatedKey>;
   let accountId: string;
   const clock = new ManualClock();
   beforeEach(async () => {

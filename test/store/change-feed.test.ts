@@ -13,7 +13,12 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
 import { createAccount, setAccountPlan } from '../../src/services/accounts.service.js';
 import { createKeyCache, type KeyCache } from '../../src/services/key-cache.js';
-import { authenticateKey, createKey, revokeKey } from '../../src/services/keys.service.js';
+import {
+  authenticateKey,
+  createKey,
+  revokeKey,
+  type AuthenticatedKey,
+} from '../../src/services/keys.service.js';
 import { storeBackend } from '../../src/store/backend.js';
 import { createPostgresDialect } from '../../src/store/dialect/postgres.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
@@ -103,7 +108,7 @@ describe.skipIf(!testBackends().includes('postgres'))('the key cache on PostgreS
   /** Process A authenticates with a cache; process B is where changes are made. */
   let a: Kysely<Database>;
   let b: Kysely<Database>;
-  let cache: KeyCache;
+  let cache: KeyCache<AuthenticatedKey>;
   let accountId: string;
   beforeEach(async () => {
     store = await openTestStore('postgres');
