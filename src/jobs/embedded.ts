@@ -3,7 +3,8 @@
  * e-mails) and the retention sweep. `serve` starts it when `config.batch.embeddedWorkers`;
  * `mailverdict worker` runs it alone. Several processes may run it on one store: every step
  * claims its work with a lease or a conditional UPDATE. Their batch engines share the per-MX-host
- * session cap and back-off only through Redis; without it each process applies its own.
+ * session cap and back-off, and their chunk verifiers a job's repeated addresses, only through
+ * Redis; without it each process applies its own.
  */
 import type { Redis } from 'ioredis';
 import { batchEngineOptions } from '../config.js';
@@ -83,6 +84,7 @@ export function startEmbeddedWorkers(ctx: AppContext, options: BackgroundOptions
       batchEngine,
       testDomain: config.testDomain,
       testModeChunkDelayMs: config.batch.testModeChunkDelayMs,
+      coordination,
     }),
     ...(options.metrics ? { metrics: options.metrics } : {}),
   });

@@ -5,44 +5,10 @@
  * server restarts. Requests get 503 service_unavailable with Retry-After, /readyz says not
  * ready, nothing is counted, and once the proxy is back the same requests succeed.
  */
-import { createServer, connect, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness } from '../api/harness.js';
 import { createTestSchema, testBackends } from '../store/store-harness.js';
-
-/** A TCP proxy to PostgreSQL on 127.0.0.1 that can be cut (connections reset, new ones refused) and restored. */
-class CuttableProxy {
-  readonly #target: { host: string; port: number };
-  readonly #sockets = new Set<Socket>();
-  #server: Server | null = null;
-  port = 0;
-
-  constructor(target: { host: string; port: number }) {
-    this.#target = target;
-  }
-
-  async start(port = 0): Promise<void> {
-    const server = createServer((client) => {
-      const upstream = connect(this.#target.port, this.#target.host);
-      for (const s of [client, upstream]) {
-        this.#sockets.add(s);
-        s.on('close', () => this.#sockets.delete(s));
-        s.on('error', () => {});
-      }
-      client.pipe(upstream).pipe(client);
-    });
-    await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
-    this.port = (server.address() as { port: number }).port;
-    this.#server = server;
-  }
-
-  async cut(): Promise<void> {
-    const server = this.#server;
-    this.#server = null;
-    for (const s of this.#sockets) s.resetAndDestroy();
-    if (server) await new Promise((resolve) => server.close(resolve));
-  }
-}
+import { CuttableProxy } from './cuttable-proxy.js';
 
 const backends = testBackends();
 

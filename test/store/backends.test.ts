@@ -20,10 +20,12 @@ import { migrateToLatest } from '../../src/store/migrate.js';
 import { migrations } from '../../src/store/migrations/index.js';
 import type { Database } from '../../src/store/schema.js';
 import type { ChunkRow } from '../../src/store/schema/jobs.schema.js';
+import pg from 'pg';
 import {
   createTestSchema,
   openTestStore,
   tableNames,
+  TEST_DATABASE_URL,
   testBackends,
   type TestStore,
 } from './store-harness.js';
@@ -158,6 +160,28 @@ describe.skipIf(!testBackends().includes('postgres'))('migrating PostgreSQL', ()
       expect(outcomes.flatMap((o) => o.applied)).toEqual(Object.keys(migrations));
     } finally {
       for (const db of dbs) await db.destroy();
+    }
+  });
+
+  it("reads only its own schema's catalogue, so other schemas coming and going cannot fail it", async () => {
+    // Kysely's own introspector read every schema and failed with "schema does not exist" when
+    // one was dropped meanwhile (seen in CI with parallel runs); the race itself is too narrow to
+    // reproduce on demand, so this checks the property that rules it out.
+    const { url, schema } = await createTestSchema();
+    const other = await createTestSchema();
+    const admin = new pg.Client({ connectionString: TEST_DATABASE_URL! });
+    await admin.connect();
+    const db = openDatabase({ dataDir: '/nonexistent', databaseUrl: url });
+    try {
+      await admin.query(`create table ${other.schema}.stranger (x int)`);
+      await migrateToLatest(db);
+      const tables = await db.introspection.getTables();
+      expect(tables.map((t) => t.name)).toContain('accounts');
+      expect(tables.map((t) => t.name)).not.toContain('stranger');
+      expect(new Set(tables.map((t) => t.schema))).toEqual(new Set([schema]));
+    } finally {
+      await db.destroy();
+      await admin.end();
     }
   });
 });

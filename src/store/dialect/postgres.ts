@@ -13,7 +13,9 @@ import {
   sql,
   type CompiledQuery,
   type DatabaseConnection,
+  type DatabaseIntrospector,
   type DialectAdapter,
+  type Kysely,
   type Driver,
   type PostgresDialectConfig,
   type QueryResult,
@@ -29,6 +31,7 @@ import {
   type PostgresNotifications,
 } from './postgres-notifications.js';
 import { namesAnyTable } from './table-names.js';
+import { CurrentSchemaIntrospector } from './postgres-introspector.js';
 
 /**
  * count(*) is a bigint and sum() a numeric, which pg returns as strings; every count the store
@@ -255,6 +258,10 @@ class StorePostgresDialect extends PostgresDialect {
 
   override createDriver(): Driver {
     return new WatchingPostgresDriver(this.#config, this.#watch);
+  }
+
+  override createIntrospector(db: Kysely<unknown>): DatabaseIntrospector {
+    return new CurrentSchemaIntrospector(db);
   }
 
   override createAdapter(): DialectAdapter {
