@@ -146,6 +146,37 @@ describe.skipIf(skipWithoutServices(SUITE))(SUITE, () => {
     }
   }, 30_000);
 
+  it('makes one job of identical idempotent submissions sent at once to both API processes', async () => {
+    const account = await s.account({ email: 'idem@example.com' });
+    const body = { emails: ['a@valid.example.com', 'b@valid.example.com'], notify_email: false };
+    const responses = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        fetch(`${apis[i % 2]!.url}/v1/verify/batch`, {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${account.liveKey}`,
+            'content-type': 'application/json',
+            'idempotency-key': 'same-list-once',
+          },
+          body: JSON.stringify(body),
+        }),
+      ),
+    );
+    expect(responses.map((r) => r.status)).toEqual(Array.from({ length: 10 }, () => 202));
+    const jobIds = await Promise.all(
+      responses.map(async (r) => ((await r.json()) as { job_id: string }).job_id),
+    );
+    expect(new Set(jobIds).size).toBe(1);
+    expect(responses.filter((r) => r.headers.get('idempotent-replayed') === 'true')).toHaveLength(9);
+    const jobs = await s.db.selectFrom('jobs').select('id').where('account_id', '=', account.id).execute();
+    expect(jobs).toHaveLength(1);
+    // Counted once against the quota, by the one submission that made the job.
+    const usage = (await (await api(`${apis[0]!.url}/v1/account/usage`, account.liveKey)).json()) as {
+      quota: { used: number };
+    };
+    expect(usage.quota.used).toBe(2);
+  }, 30_000);
+
   it('lets exactly 10 keys stay active when 20 are created at once by four processes', async () => {
     const account = await s.account({ email: 'keys@example.com' });
     const outcomes = await createKeysInChildren(s.databaseUrl, account.id, 4, 5);
