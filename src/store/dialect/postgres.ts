@@ -101,26 +101,40 @@ function postgresBackend(notifications: PostgresNotifications): StoreBackend {
 /**
  * One statement per claim, the way graphile-worker and River claim: the candidate is locked with
  * FOR UPDATE SKIP LOCKED, so competing workers each take a different row instead of waiting on,
- * or racing for, the same one.
+ * or racing for, the same one. Jobs are taken in order (fewest chunks done, then oldest) and each
+ * one's first free chunk is found through the partial index of pending chunks (migration 0004);
+ * the first job with one ends the search. Ordering all pending chunks of all jobs instead scanned
+ * and sorted every one of them per claim (20,000 queued: about 9 ms a claim, bench:scale).
  */
 async function claimChunk(
   db: Executor,
   claim: Parameters<StoreBackend['claimChunk']>[1],
 ): Promise<ChunkRow | undefined> {
+  const inFlight = [...claim.inFlight.keys()].map((key) => key.split('/'));
   const result = await sql<ChunkRow>`
     update job_chunks c
     set lease_owner = ${claim.owner}, lease_expires_at = ${claim.expiresAt}, attempts = c.attempts + 1
     from (
-      select jc.job_id, jc.seq
-      from job_chunks jc
-      join jobs j on j.id = jc.job_id
-      where jc.state = 'pending'
-        and j.status in ('queued', 'processing')
-        and (jc.lease_owner is null or jc.lease_expires_at < ${claim.now})
-        and not (jc.job_id || '/' || jc.seq = any(${[...claim.inFlight.keys()]}::text[]))
-      order by j.chunks_done, j.created_at, jc.job_id, jc.seq
+      select pick.job_id, pick.seq
+      from (
+        select id from jobs
+        where status in ('queued', 'processing')
+        order by chunks_done, created_at, id
+      ) j
+      cross join lateral (
+        select jc.job_id, jc.seq
+        from job_chunks jc
+        where jc.job_id = j.id
+          and jc.state = 'pending'
+          and (jc.lease_owner is null or jc.lease_expires_at < ${claim.now})
+          and (jc.job_id, jc.seq) not in (
+            select * from unnest(${inFlight.map((k) => k[0]!)}::text[], ${inFlight.map((k) => Number(k[1]))}::int[])
+          )
+        order by jc.seq
+        limit 1
+        for update skip locked
+      ) pick
       limit 1
-      for update of jc skip locked
     ) pick
     where c.job_id = pick.job_id and c.seq = pick.seq
     returning c.*`.execute(db);
