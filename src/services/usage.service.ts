@@ -8,7 +8,14 @@
 import { AppError } from '../errors.js';
 import { findAccountById } from '../store/account.store.js';
 import type { Executor } from '../store/executor.js';
-import { addUsage, ensurePeriod, findPeriod, listPeriods, subtractUsage } from '../store/usage.store.js';
+import {
+  addUsage,
+  ensurePeriod,
+  findAccountWithPeriodAt,
+  findPeriod,
+  listPeriods,
+  subtractUsage,
+} from '../store/usage.store.js';
 import type { AccountRow } from '../store/schema/accounts.schema.js';
 import { billingPeriodAt, type BillingPeriod } from './billing-period.js';
 import { accountLimits, type PlanSlug, type PlanTable } from './plans.js';
@@ -101,12 +108,16 @@ export async function getUsage(
   db: Executor,
   input: { accountId: string; now: Date; plans: PlanTable },
 ): Promise<AccountUsage> {
-  const account = await requireAccount(db, input.accountId);
+  const found = await findAccountWithPeriodAt(db, input.accountId, input.now.toISOString());
+  if (!found) throw new AppError('not_found', `no account ${input.accountId}`);
+  const { account } = found;
   const limits = accountLimits(input.plans, account);
   const period = currentPeriod(account, input.now);
   const periodStart = period.start.toISOString();
   const periodEnd = period.end.toISOString();
-  const row = await findPeriod(db, { accountId: account.id, periodStart });
+  // The stored row is the current period's when their starts agree (they always do: both come
+  // from the account's creation day); anything else counts as nothing used yet.
+  const row = found.period?.period_start === periodStart ? found.period : null;
   const used = row?.used ?? 0;
   return {
     plan: limits.plan,

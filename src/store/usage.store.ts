@@ -4,7 +4,7 @@
  */
 import { sql } from 'kysely';
 import type { Executor } from './executor.js';
-import type { UsagePeriodRow } from './schema/accounts.schema.js';
+import type { AccountRow, UsagePeriodRow } from './schema/accounts.schema.js';
 
 export interface PeriodKey {
   accountId: string;
@@ -27,6 +27,42 @@ export async function findPeriod(db: Executor, key: PeriodKey): Promise<UsagePer
     .where('account_id', '=', key.accountId)
     .where('period_start', '=', key.periodStart)
     .executeTakeFirst();
+}
+
+/** An account and the counts of its period containing `at` (ISO), if one is stored. */
+export interface AccountWithPeriod {
+  account: AccountRow;
+  period: Pick<UsagePeriodRow, 'period_start' | 'used' | 'overage_count'> | null;
+}
+
+/**
+ * The account and its stored period containing `at`, in one query: reading the usage this way
+ * costs one round trip to the store instead of two (on PostgreSQL, most of the request's cost).
+ */
+export async function findAccountWithPeriodAt(
+  db: Executor,
+  accountId: string,
+  at: string,
+): Promise<AccountWithPeriod | undefined> {
+  const row = await db
+    .selectFrom('accounts')
+    .leftJoin('usage_periods as up', (join) =>
+      join
+        .onRef('up.account_id', '=', 'accounts.id')
+        .on('up.period_start', '<=', at)
+        .on('up.period_end', '>', at),
+    )
+    .selectAll('accounts')
+    .select(['up.period_start', 'up.used', 'up.overage_count'])
+    .where('accounts.id', '=', accountId)
+    .executeTakeFirst();
+  if (!row) return undefined;
+  const { period_start, used, overage_count, ...account } = row;
+  return {
+    account,
+    period:
+      period_start === null ? null : { period_start, used: used ?? 0, overage_count: overage_count ?? 0 },
+  };
 }
 
 /** All periods of an account, newest first. */
