@@ -2,7 +2,7 @@
  * SQL for the `usage_periods` table: one row per account and billing period, kept after the
  * period ends so that past usage stays queryable.
  */
-import { sql } from 'kysely';
+import { sql, type CompiledQuery } from 'kysely';
 import type { Executor } from './executor.js';
 import type { AccountRow, UsagePeriodRow } from './schema/accounts.schema.js';
 
@@ -39,12 +39,8 @@ export interface AccountWithPeriod {
  * The account and its stored period containing `at`, in one query: reading the usage this way
  * costs one round trip to the store instead of two (on PostgreSQL, most of the request's cost).
  */
-export async function findAccountWithPeriodAt(
-  db: Executor,
-  accountId: string,
-  at: string,
-): Promise<AccountWithPeriod | undefined> {
-  const row = await db
+function accountWithPeriodQuery(db: Executor, accountId: string, at: string) {
+  return db
     .selectFrom('accounts')
     .leftJoin('usage_periods as up', (join) =>
       join
@@ -54,8 +50,32 @@ export async function findAccountWithPeriodAt(
     )
     .selectAll('accounts')
     .select(['up.period_start', 'up.used', 'up.overage_count'])
-    .where('accounts.id', '=', accountId)
-    .executeTakeFirst();
+    .where('accounts.id', '=', accountId);
+}
+
+type AccountWithPeriodRow = Awaited<
+  ReturnType<ReturnType<typeof accountWithPeriodQuery>['executeTakeFirstOrThrow']>
+>;
+
+/** Compiled once per executor: the usage route runs it on every request. */
+const compiledAccountWithPeriod = new WeakMap<Executor, CompiledQuery<AccountWithPeriodRow>>();
+
+export async function findAccountWithPeriodAt(
+  db: Executor,
+  accountId: string,
+  at: string,
+): Promise<AccountWithPeriod | undefined> {
+  let compiled = compiledAccountWithPeriod.get(db);
+  if (!compiled) {
+    compiled = accountWithPeriodQuery(db, '', '').compile();
+    compiledAccountWithPeriod.set(db, compiled);
+  }
+  // Parameters in the order the query binds them: the join's two bounds, then the account id.
+  const result = await db.executeQuery<AccountWithPeriodRow>({
+    ...compiled,
+    parameters: [at, at, accountId],
+  });
+  const row = result.rows[0];
   if (!row) return undefined;
   const { period_start, used, overage_count, ...account } = row;
   return {
