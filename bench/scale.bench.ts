@@ -8,6 +8,7 @@
  *   c  batch     500,000-address submission and download on PostgreSQL (bench/scale-batch.ts)
  *   d  workers   a live job with 1, 2 and 4 worker processes against fake MTAs
  *                (bench/scale-workers.ts)
+ *   e  wake-up   from a job's commit to a worker hearing of it (bench/scale-wakeup.ts)
  *
  * Needs PostgreSQL and Redis on loopback: MAILVERDICT_BENCH_DATABASE_URL (default
  * postgres://postgres@127.0.0.1:5432/test) and MAILVERDICT_BENCH_REDIS_URL (default
@@ -22,11 +23,12 @@ import { API_DEFAULTS, runApi } from './scale-api.js';
 import { runBatch } from './scale-batch.js';
 import { CLAIM_DEFAULTS, runClaims } from './scale-claims.js';
 import { DATABASE_URL, REDIS_URL, RUN_ID, loadAverage } from './scale-kit.js';
+import { WAKEUP_DEFAULTS, runWakeup } from './scale-wakeup.js';
 import { WORKER_DEFAULTS, runWorkers } from './scale-workers.js';
 
 const { values } = parseArgs({
   options: {
-    only: { type: 'string', default: 'a,b,c,d' },
+    only: { type: 'string', default: 'a,b,c,d,e' },
     'claim-seconds': { type: 'string', default: String(CLAIM_DEFAULTS.secondsPerRun) },
     'api-duration': { type: 'string', default: String(API_DEFAULTS.duration) },
     addresses: { type: 'string', default: String(WORKER_DEFAULTS.addresses) },
@@ -54,11 +56,12 @@ const PARTS = {
     title: 'd. A live job with 1, 2 and 4 worker processes',
     run: () => runWorkers({ ...WORKER_DEFAULTS, addresses: positive('addresses', values.addresses) }),
   },
+  e: { title: 'e. Wake-up of a worker on a new job', run: () => runWakeup(WAKEUP_DEFAULTS) },
 } as const;
 type Part = keyof typeof PARTS;
 
 const only = (values.only ?? '').split(',').map((p) => p.trim());
-for (const p of only) if (!(p in PARTS)) throw new Error(`--only takes a,b,c,d; got "${p}"`);
+for (const p of only) if (!(p in PARTS)) throw new Error(`--only takes a,b,c,d,e; got "${p}"`);
 
 // A bench must end: give up loudly rather than hang if something never settles.
 const watchdog = setTimeout(() => {
