@@ -7,6 +7,9 @@ import { afterEach, expect, it } from 'vitest';
 import { createLocalCoordination } from '../../src/engine/coordination-local.js';
 import {
   describeSharedPoliteness,
+  GREYLIST_DELAY_MS,
+  greylistedThenDied,
+  greylisting,
   MX_HOST,
   PER_HOST_CAP,
   politenessWorld,
@@ -35,4 +38,17 @@ it('engines without a shared coordination each apply their own cap, so together 
   const results = await Promise.all(lists.map((list) => w.engine(undefined).verifyMany(list)));
   expect(statuses(results.flat())).toEqual({ 'deliverable/-': 200 });
   expect(world.mta.stats().peakConcurrentByHost[MX_HOST]).toBeGreaterThan(PER_HOST_CAP);
+});
+
+it('without a shared coordination, an engine taking over a greylisted address asks it again at once', async () => {
+  // What the shared greylist schedule guards against: the dying engine's next try is lost.
+  const { mta, asked } = greylisting();
+  world = await politenessWorld(mta);
+  const address = 'user-grey@d0.test';
+  const tuning = { greylistRetries: 2, greylistDelayMs: GREYLIST_DELAY_MS };
+  await greylistedThenDied(world, address, world.engine(undefined, tuning));
+  const results = await world.engine(undefined, tuning).verifyMany([address]);
+  expect(statuses(results)).toEqual({ 'deliverable/-': 1 });
+  const [first, second] = asked.get(address) ?? [];
+  expect(second! - first!).toBeLessThan(GREYLIST_DELAY_MS);
 });

@@ -4,12 +4,13 @@
  * host) and the in-process DNS server. `describeSharedPoliteness` is the specification of a
  * coordination shared by the engines, run on the in-process one (test/engine) and on Redis
  * (test/redis), each engine with its own coordination instance there: per-host session slots,
- * host back-off, catch-all and negative DNS answers.
+ * host back-off, catch-all and negative DNS answers, and the greylist retry schedule.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import type { EngineCoordination } from '../../src/engine/coordination.js';
 import { createBatchEngine } from '../../src/engine/batch/batch-engine.js';
+import type { GreylistEntry } from '../../src/engine/batch/shared-greylist.js';
 import type { BatchEngine, BatchEngineObserver, BatchEngineOptions } from '../../src/engine/batch/types.js';
 import type { VerificationResult } from '../../src/engine/types.js';
 import type { FakeMta, FakeMtaOptions } from '../../bench/fake-mta-pipelining.js';
@@ -118,6 +119,50 @@ export function statuses(results: VerificationResult[]): Record<string, number> 
   return out;
 }
 
+/** How long the greylisting MTA of `greylisting()` refuses an address after its first RCPT. */
+export const GREYLIST_DELAY_MS = 400;
+
+/**
+ * An MTA that greylists as postgrey does: a "user" address is refused with 450 until
+ * GREYLIST_DELAY_MS after it was first asked, accepted after. `asked` holds the epoch ms of every
+ * RCPT of each "user" address.
+ */
+export function greylisting(): { mta: Partial<FakeMtaOptions>; asked: Map<string, number[]> } {
+  const asked = new Map<string, number[]>();
+  const rcpt = (address: string): string => {
+    if (!address.startsWith('user')) return `550 5.1.1 <${address}>: User unknown`;
+    const times = asked.get(address) ?? [];
+    asked.set(address, times);
+    times.push(Date.now());
+    return Date.now() - times[0]! < GREYLIST_DELAY_MS
+      ? '450 4.7.1 Greylisted, please try again later'
+      : '250 2.1.5 OK';
+  };
+  return { mta: { rcpt }, asked };
+}
+
+/**
+ * `dying` asks `address` once, is greylisted, and dies (is closed) before its next try, as a
+ * worker whose chunk another worker then takes over.
+ */
+export async function greylistedThenDied(
+  world: PolitenessWorld,
+  address: string,
+  dying: BatchEngine,
+): Promise<void> {
+  const dyingRun = dying.verifyMany([address]);
+  dyingRun.catch(() => undefined); // rejected by the close below
+  // Bounded wait until the greylisted reply was handled: its session has ended (QUIT).
+  const answered = (): boolean =>
+    world.mta
+      .stats()
+      .sessions.some((s) => s.commands.includes(`RCPT TO:<${address}>`) && s.commands.includes('QUIT'));
+  for (let i = 0; i < 400 && !answered(); i++) await new Promise((r) => setTimeout(r, 5));
+  expect(answered()).toBe(true);
+  await dying.close();
+  await expect(dyingRun).rejects.toThrow('batch engine closed');
+}
+
 export interface SharedCoordinations {
   /** The coordination of one more engine (a worker process of its own). */
   next(): Promise<EngineCoordination>;
@@ -204,6 +249,32 @@ export function describeSharedPoliteness(label: string, open: () => SharedCoordi
         .sessions.flatMap((s) => s.commands)
         .filter((line) => line.startsWith('RCPT TO:') && !line.startsWith('RCPT TO:<user'));
       expect(probes).toHaveLength(1);
+    });
+
+    it('an address greylisted for an engine that died is not asked by another before its recorded retry time', async () => {
+      const { mta, asked } = greylisting();
+      const { world, coordinations } = await setUp(mta);
+      const address = 'user-grey@d0.test';
+      const tuning = { greylistRetries: 2, greylistDelayMs: GREYLIST_DELAY_MS };
+      const dying = world.engine(await coordinations.next(), tuning);
+      const successorCoordination = await coordinations.next();
+      const successor = world.engine(successorCoordination, tuning);
+
+      await greylistedThenDied(world, address, dying);
+      const [first] = asked.get(address) ?? [];
+      // What the dying engine left for the others: its next try, a delay after the greylisted RCPT.
+      const recorded = await successorCoordination.cache<GreylistEntry>('greylist').get(address);
+      expect(recorded).toMatchObject({ tries: 1 });
+      expect(recorded!.retryAt).toBeGreaterThanOrEqual(first! + GREYLIST_DELAY_MS);
+
+      const results = await successor.verifyMany([address]);
+
+      expect(statuses(results)).toEqual({ 'deliverable/-': 1 });
+      const [, second, ...more] = asked.get(address) ?? [];
+      // Asked once more, not before the recorded time and soon after it, and let through.
+      expect(more).toEqual([]);
+      expect(second).toBeGreaterThanOrEqual(recorded!.retryAt);
+      expect(second! - recorded!.retryAt).toBeLessThan(1000);
     });
 
     it('a domain without mail hosts that one engine looked up is not looked up by another', async () => {

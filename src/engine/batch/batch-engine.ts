@@ -4,8 +4,9 @@
  * pooled SMTP sessions carry many recipients each (see pooled-session.ts) under a global and a
  * per-host cap, with back-off for hosts that answer 421 or time out and later tries for
  * greylisted recipients. docs/batch-engine.md explains the design and its measured defaults.
- * Given a coordination, the per-host caps, back-off, catch-all and negative DNS answers are
- * shared with every engine on it (other worker processes, through Redis).
+ * Given a coordination, the per-host caps, back-off, catch-all and negative DNS answers and the
+ * greylist retry schedule are shared with every engine on it (other worker processes, through
+ * Redis).
  *
  * `mode: 'per-address'` opens one fresh connection per address (full dialogue, no PIPELINING)
  * under the same caps: the benchmark's baseline.
@@ -22,6 +23,7 @@ import { CatchAllTracker, type SharedCatchAll } from './catch-all.js';
 import { runPooledSession } from './pooled-session.js';
 import { ProbeScheduler } from './scheduler.js';
 import { withSharedNegativeAnswers, type NegativeDnsOutcome } from './shared-dns.js';
+import { SharedGreylistSchedule } from './shared-greylist.js';
 import type { EngineCoordination } from '../coordination.js';
 import type { BatchEngine, BatchEngineObserver, BatchEngineOptions, VerifyManyOptions } from './types.js';
 
@@ -32,9 +34,9 @@ export interface BatchEngineDeps {
   logger?: { warn(obj: object, msg?: string): void };
   /**
    * What this engine shares with other engines: per-host session slots and back-off, catch-all
-   * answers and negative DNS answers. The scale-out mode passes a Redis-backed one, so that every
-   * worker's sessions count against one per-host cap. Absent: the engine's caps and caches are its
-   * own. The caller closes it, after the engine.
+   * answers, negative DNS answers and greylisted addresses' next tries. The scale-out mode passes
+   * a Redis-backed one, so that every worker's sessions count against one per-host cap. Absent:
+   * the engine's caps and caches are its own. The caller closes it, after the engine.
    */
   coordination?: EngineCoordination;
   /** Told about sessions and hosts given up on, for metrics (`/metrics`) and job views. */
@@ -101,6 +103,10 @@ export function createBatchEngine(options: BatchEngineOptions, deps: BatchEngine
       ? null
       : { cache: coordination.cache<SharedCatchAll>('catch-all'), background, failed: coordinationFailed },
   );
+  const greylist =
+    coordination === null
+      ? null
+      : new SharedGreylistSchedule(coordination, options, { now, background, failed: coordinationFailed });
   const proxies = options.smtp.proxies.map(parseProxyUrl);
   // The per-address baseline runs the same sessions with one address each and no PIPELINING:
   // the comparison then measures connection reuse and pipelining, nothing else.
@@ -135,7 +141,7 @@ export function createBatchEngine(options: BatchEngineOptions, deps: BatchEngine
       now,
       random,
       runSession: (queue, slot) =>
-        runPooledSession(queue, slot, sessionOptions, { scheduler, catchAll, now }),
+        runPooledSession(queue, slot, sessionOptions, { scheduler, catchAll, greylist, now }),
       sessionOpened: (queue) => deps.observer?.onSessionOpen?.(queue.key, 'default'),
       sessionClosed: (queue) => deps.observer?.onSessionClose?.(queue.key, 'default'),
       hostGivenUp: (queue, failure, addresses) => {
@@ -170,7 +176,7 @@ export function createBatchEngine(options: BatchEngineOptions, deps: BatchEngine
     ): Promise<VerificationResult[]> {
       if (closed) throw new Error('batch engine is closed');
       const run = new BatchRun(
-        { resolve, scheduler, catchAll, maxMxHosts: options.smtp.maxMxHosts, random },
+        { resolve, scheduler, catchAll, greylist, maxMxHosts: options.smtp.maxMxHosts, random },
         emails,
         verifyOptions,
       );

@@ -14,6 +14,7 @@ import { improbableLocalPart } from '../smtp/probe.js';
 import type { UniqueAddress } from './group.js';
 import { groupAddresses } from './group.js';
 import type { ProbeScheduler } from './scheduler.js';
+import type { GreylistEntry, SharedGreylistSchedule } from './shared-greylist.js';
 import type { VerifyManyOptions } from './types.js';
 import type { RecipientWork, RunLink } from './work.js';
 
@@ -22,12 +23,16 @@ export interface RunContext {
   resolve(domain: string): Promise<DnsOutcome>;
   scheduler: ProbeScheduler;
   catchAll: CatchAllTracker;
+  /** The greylist retry schedule shared with other engines; null when nothing is shared. */
+  greylist: SharedGreylistSchedule | null;
   maxMxHosts: number;
   random: () => number;
 }
 
 /** Domains resolved at once: enough to keep sessions fed, few enough not to flood the resolver. */
 const DNS_CONCURRENCY = 64;
+
+const NO_SCHEDULE: ReadonlyMap<string, GreylistEntry> = new Map();
 
 export class BatchRun implements RunLink {
   readonly #context: RunContext;
@@ -102,17 +107,30 @@ export class BatchRun implements RunLink {
     const worker = async (): Promise<void> => {
       while (next < domains.length && !this.#aborted) {
         const [domain, addresses] = domains[next++]!;
+        const { catchAll, greylist } = this.#context;
         const dns = await this.#context.resolve(domain);
-        // Another worker may have answered the domain's catch-all question already.
-        if (dns.kind === 'ok' && this.#context.catchAll.shared) await this.#context.catchAll.load(domain);
-        if (!this.#aborted) this.#route(domain, addresses, dns);
+        let greylisted = NO_SCHEDULE;
+        if (dns.kind === 'ok') {
+          // Another worker may have answered the domain's catch-all question already, or be
+          // waiting to ask again an address that the domain's server greylisted.
+          const schedule =
+            greylist !== null && dns.hosts.length > 0 ? greylist.lookup(domain, addresses) : NO_SCHEDULE;
+          const loaded = catchAll.shared ? catchAll.load(domain) : undefined;
+          [greylisted] = await Promise.all([schedule, loaded]);
+        }
+        if (!this.#aborted) this.#route(domain, addresses, dns, greylisted);
       }
     };
     await Promise.all(Array.from({ length: Math.min(DNS_CONCURRENCY, domains.length) }, worker));
   }
 
   /** Settles what DNS and the lists decide; queues the rest for SMTP. */
-  #route(domain: string, addresses: UniqueAddress[], dns: DnsOutcome): void {
+  #route(
+    domain: string,
+    addresses: UniqueAddress[],
+    dns: DnsOutcome,
+    greylisted: ReadonlyMap<string, GreylistEntry>,
+  ): void {
     // Disposable domains are resolved but never probed, as in the single verifier.
     if (dns.kind !== 'ok' || dns.hosts.length === 0 || isDisposableDomain(domain)) {
       for (const unique of addresses) this.#settleUnique(unique, dns, null);
@@ -134,7 +152,8 @@ export class BatchRun implements RunLink {
       });
     }
     for (const unique of addresses) {
-      scheduler.enqueue({
+      const schedule = greylisted.get(unique.address);
+      const work: RecipientWork = {
         kind: 'rcpt',
         run: this,
         id: unique.id,
@@ -144,8 +163,9 @@ export class BatchRun implements RunLink {
         hostIndex: 0,
         addressIndex: 0,
         drops: 0,
-        greylistTries: 0,
-      });
+        greylistTries: schedule?.tries ?? 0,
+      };
+      scheduler.enqueue(work, false, schedule?.retryAt ?? 0);
     }
   }
 

@@ -21,6 +21,7 @@ import type { HostQueue } from './host-queue.js';
 import type { HostFailure, RecipientSession } from './recipient-session.js';
 import { openRecipientSession } from './recipient-session.js';
 import type { ProbeScheduler } from './scheduler.js';
+import type { SharedGreylistSchedule } from './shared-greylist.js';
 import type { HeldSlot } from './shared-politeness.js';
 import { outcomeOf } from './scheduler.js';
 import type { Work } from './work.js';
@@ -46,6 +47,8 @@ export interface PooledSessionOptions {
 export interface PooledSessionDeps {
   scheduler: ProbeScheduler;
   catchAll: CatchAllTracker;
+  /** Where a greylisted recipient's next try is shared with other engines; null when nothing is shared. */
+  greylist: SharedGreylistSchedule | null;
   now: () => number;
 }
 
@@ -300,11 +303,17 @@ function settleReply(
     deps.catchAll.decide(work.domain, verdict === 'accepted' ? true : verdict === 'rejected' ? false : null);
     return;
   }
-  if (verdict === 'greylisted' && work.greylistTries < options.greylistRetries) {
-    work.greylistTries += 1;
-    deps.scheduler.delay(queue, work, deps.now() + options.greylistDelayMs);
-    return;
-  }
+  if (verdict === 'greylisted') {
+    // Shared even after the last try: the server must not be asked again before the delay, by
+    // this run or any other.
+    const retryAt = deps.now() + options.greylistDelayMs;
+    deps.greylist?.record(work, retryAt, work.greylistTries + 1);
+    if (work.greylistTries < options.greylistRetries) {
+      work.greylistTries += 1;
+      deps.scheduler.delay(queue, work, retryAt);
+      return;
+    }
+  } else deps.greylist?.answered(work);
   const evidence = {
     host: work.hosts[work.hostIndex]!.exchange,
     code: reply.code,

@@ -114,14 +114,17 @@ export class ProbeScheduler {
     return this.#closed;
   }
 
-  /** Queues `work` at its current host address (`hostKey(work)`). */
-  enqueue(work: Work, front = false): void {
+  /**
+   * Queues `work` at its current host address (`hostKey(work)`), held there until epoch ms
+   * `notBefore` when that is later (an address whose shared greylist schedule says so).
+   */
+  enqueue(work: Work, front = false, notBefore = 0): void {
     const key = hostKey(work);
     const givenUp = this.#givenUp.get(key);
     if (givenUp !== undefined) {
       if (givenUp.until > this.#hooks.now() && this.limiter.activeFor(key) === 0) {
         if (givenUp.failure.kind !== 'blocked' && moveOn(work, givenUp.failure.refused === true))
-          this.enqueue(work);
+          this.enqueue(work, false, notBefore);
         else this.#hooks.giveUp(work, outcomeOf(givenUp.failure, work));
         return;
       }
@@ -132,7 +135,8 @@ export class ProbeScheduler {
       queue = new HostQueue(key, work.hosts[work.hostIndex]!.exchange);
       this.#queues.set(key, queue);
     }
-    if (front) queue.pushFront([work]);
+    if (notBefore > this.#hooks.now()) queue.delay(work, notBefore);
+    else if (front) queue.pushFront([work]);
     else queue.push(work);
     this.pump();
   }
