@@ -122,6 +122,10 @@ describe.each(testBackends())('worker wake-up on %s', (backend) => {
     expect(started[0]! - submittedAt).toBeLessThan(BOUND_MS);
   });
 
+  if (backend !== 'postgres')
+    console.log(
+      'wake-up.test.ts: "resumes a handed-back chunk" runs on PostgreSQL only (a hand-back notifies other processes there; SQLite workers poll)',
+    );
   it.skipIf(backend !== 'postgres')(
     'resumes at once a chunk that a stopping worker of another process handed back',
     async () => {
