@@ -7,7 +7,7 @@ import type { Command } from 'commander';
 import { loadConfig } from '../../config.js';
 import { createRuntime, startServer } from '../../runtime.js';
 import { startEmbeddedWorkers } from '../../jobs/embedded.js';
-import { chmodSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { createMetrics } from '../../api/metrics.js';
 import { createJobMetrics } from '../../jobs/job-metrics.js';
 import { join } from 'node:path';
@@ -51,6 +51,8 @@ function keysDestination(b: Bootstrap, dataDir: string, toTerminal: boolean): st
     test_key: b.test.key,
     note: 'Shown this once. Store the keys in a secret manager, then delete this file.',
   };
+  // On PostgreSQL nothing else lives in the data directory, which may not exist yet.
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   writeFileSync(path, `${JSON.stringify(body, null, 2)}\n`, { mode: 0o600, flag: 'wx' });
   chmodSync(path, 0o600);
   return path;
@@ -72,39 +74,45 @@ async function runServe(options: Record<string, unknown>): Promise<void> {
   try {
     const bootstrap =
       config.bootstrap && runtime.freshStore ? await bootstrapFirstAccount(ctx.db, ctx.clock) : null;
-    const metrics = createMetrics({ processMetrics: true });
-    const jobMetrics = createJobMetrics(metrics.registry, ctx.db, ctx.clock);
-    const server = await startServer(runtime, { metrics });
-    // Batch jobs (src/jobs/embedded.ts): workers, deliveries and the retention sweep in this process.
-    const background = config.batch.embeddedWorkers
-      ? startEmbeddedWorkers(ctx, {
-          metrics: jobMetrics,
-          redis: runtime.redis,
-          // On a database URL, other API and worker processes may well share the store.
-          storeShared: config.databaseUrl !== null,
-        })
-      : null;
+    // Before anything listens: a keys file that cannot be written stops start-up cleanly.
     const keysFile = bootstrap
       ? keysDestination(bootstrap, config.dataDir, process.stdout.isTTY === true)
       : null;
     if (keysFile !== null)
       ctx.logger.info({ path: keysFile }, 'bootstrap API keys written to a file readable only by its owner');
-    const keysOut = (b: Bootstrap) =>
-      keysFile === null ? { live_key: b.live.key, test_key: b.test.key } : { keys_file: keysFile };
-    const out = json
-      ? `${JSON.stringify({
-          event: 'listening',
-          url: server.url,
-          data_dir: config.dataDir,
-          ...(bootstrap ? { account_id: bootstrap.account.id, ...keysOut(bootstrap) } : {}),
-        })}\n`
-      : `${bootstrap ? (keysFile === null ? bootstrapText(bootstrap, server.url) : bootstrapFileText(bootstrap, keysFile)) : ''}mailverdict listening on ${server.url} (data in ${config.dataDir})\n`;
-    process.stdout.write(out);
+    const metrics = createMetrics({ processMetrics: true });
+    const jobMetrics = createJobMetrics(metrics.registry, ctx.db, ctx.clock);
+    const server = await startServer(runtime, { metrics });
+    let background: ReturnType<typeof startEmbeddedWorkers> | null = null;
+    try {
+      // Batch jobs (src/jobs/embedded.ts): workers, deliveries and the retention sweep in this process.
+      background = config.batch.embeddedWorkers
+        ? startEmbeddedWorkers(ctx, {
+            metrics: jobMetrics,
+            redis: runtime.redis,
+            // On a database URL, other API and worker processes may well share the store.
+            storeShared: config.databaseUrl !== null,
+          })
+        : null;
+      const keysOut = (b: Bootstrap) =>
+        keysFile === null ? { live_key: b.live.key, test_key: b.test.key } : { keys_file: keysFile };
+      const out = json
+        ? `${JSON.stringify({
+            event: 'listening',
+            url: server.url,
+            data_dir: config.dataDir,
+            ...(bootstrap ? { account_id: bootstrap.account.id, ...keysOut(bootstrap) } : {}),
+          })}\n`
+        : `${bootstrap ? (keysFile === null ? bootstrapText(bootstrap, server.url) : bootstrapFileText(bootstrap, keysFile)) : ''}mailverdict listening on ${server.url} (data in ${config.dataDir})\n`;
+      process.stdout.write(out);
 
-    const signal = await waitForSignal();
-    ctx.logger.info({ signal }, 'shutting down: finishing in-flight requests');
-    await background?.stop();
-    await server.close();
+      const signal = await waitForSignal();
+      ctx.logger.info({ signal }, 'shutting down: finishing in-flight requests');
+    } finally {
+      // Also on a failure after listening: a process that cannot serve must not stay up half-open.
+      await background?.stop();
+      await server.close();
+    }
   } finally {
     await runtime.close();
   }
