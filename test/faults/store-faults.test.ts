@@ -3,13 +3,10 @@
  * client gets 503 service_unavailable with Retry-After and the envelope; nothing half-done is
  * kept; once the store heals, the retried request succeeds and a job resumes.
  */
-import pino from 'pino';
 import type { FastifyInstance } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/api/app.js';
-import { createChunkVerifier } from '../../src/jobs/chunk-verifier.js';
-import { Worker } from '../../src/jobs/worker.js';
-import { createJobsHarness, fixtureEmails, type JobsHarness } from '../jobs/kit.js';
+import { createJobsHarness, fixtureEmails, harnessWorker, type JobsHarness } from '../jobs/kit.js';
 import { openFaultyStore, type FaultyStore } from './faulty-store.js';
 
 let h: JobsHarness;
@@ -105,18 +102,7 @@ describe('a worker whose result write fails', () => {
   it('keeps the chunk, and the job completes with every row once the store heals', async () => {
     const submitted = await h.submit(h.testKey, { emails: fixtureEmails(25), notify_email: false });
     const jobId = submitted.json<{ job_id: string }>().job_id;
-    const worker = new Worker({
-      db: store.db,
-      clock: h.clock,
-      config: h.runtime.ctx.config,
-      logger: pino({ level: 'silent' }),
-      verifyChunk: createChunkVerifier({
-        verifier: h.runtime.ctx.verifier,
-        batchEngine: null,
-        testDomain: h.runtime.ctx.config.testDomain,
-        testModeChunkDelayMs: 0,
-      }),
-    });
+    const worker = harnessWorker(h, { db: store.db });
     try {
       // Claim (a write) works; the result write fails.
       let writes = 0;

@@ -2,17 +2,14 @@
  * Issue 7, job metrics: /metrics shows jobs by state, chunks queued / leased / expired, addresses
  * verified, deliveries by outcome and SMTP sessions open per MX host.
  */
-import pino from 'pino';
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { createBatchEngine } from '../../src/engine/batch/batch-engine.js';
-import { createChunkVerifier } from '../../src/jobs/chunk-verifier.js';
 import { createJobMetrics } from '../../src/jobs/job-metrics.js';
-import { Worker } from '../../src/jobs/worker.js';
 import { startFakeMta } from '../../bench/fake-mta-pipelining.js';
 import { startDnsServer } from '../kit/dns-server.js';
-import { createJobsHarness, fixtureEmails, type JobsHarness } from '../jobs/kit.js';
+import { createJobsHarness, fixtureEmails, harnessWorker, type JobsHarness } from '../jobs/kit.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -38,19 +35,7 @@ describe('job metrics', () => {
     cleanups.push(() => h.close());
     const registry = new Registry();
     const metrics = createJobMetrics(registry, h.runtime.ctx.db, h.clock);
-    const worker = new Worker({
-      db: h.runtime.ctx.db,
-      clock: h.clock,
-      config: h.runtime.ctx.config,
-      logger: pino({ level: 'silent' }),
-      verifyChunk: createChunkVerifier({
-        verifier: h.runtime.ctx.verifier,
-        batchEngine: null,
-        testDomain: h.runtime.ctx.config.testDomain,
-        testModeChunkDelayMs: 0,
-      }),
-      metrics,
-    });
+    const worker = harnessWorker(h, { metrics });
     cleanups.push(() => worker.stop());
 
     expect((await h.submit(h.testKey, { emails: fixtureEmails(25) })).statusCode).toBe(202);

@@ -8,7 +8,7 @@ import { ManualClock } from '../../src/clock.js';
 import { createAccount } from '../../src/services/accounts.service.js';
 import { createKey } from '../../src/services/keys.service.js';
 import { createChunkVerifier, type ChunkVerifier } from '../../src/jobs/chunk-verifier.js';
-import { Worker } from '../../src/jobs/worker.js';
+import { Worker, type WorkerDeps } from '../../src/jobs/worker.js';
 import { createHarness, type Harness, type HarnessOptions } from '../api/harness.js';
 
 export interface JobsHarness extends Harness {
@@ -24,6 +24,28 @@ export interface JobsHarness extends Harness {
   createOtherAccount(): Promise<{ accountId: string; liveKey: string; testKey: string }>;
 }
 
+/**
+ * A Worker on the harness's context, verifying chunks in test mode through the real engine's
+ * offline checks (no live engine), unless `overrides` says otherwise (another store, a chunk
+ * verifier, metrics).
+ */
+export function harnessWorker(h: Harness, overrides: Partial<WorkerDeps> = {}): Worker {
+  const { ctx } = h.runtime;
+  return new Worker({
+    db: ctx.db,
+    clock: ctx.clock,
+    config: ctx.config,
+    logger: pino({ level: 'silent' }),
+    verifyChunk: createChunkVerifier({
+      verifier: ctx.verifier,
+      batchEngine: null,
+      testDomain: ctx.config.testDomain,
+      testModeChunkDelayMs: 0,
+    }),
+    ...overrides,
+  });
+}
+
 export interface JobsHarnessOptions extends HarnessOptions {
   /** Replaces the chunk verifier (default: test mode through the real engine's offline checks, no live engine). */
   verifyChunk?: ChunkVerifier;
@@ -32,20 +54,10 @@ export interface JobsHarnessOptions extends HarnessOptions {
 export async function createJobsHarness(options: JobsHarnessOptions = {}): Promise<JobsHarness> {
   const h = await createHarness(options);
   const { ctx } = h.runtime;
-  const worker = new Worker({
-    db: ctx.db,
-    clock: ctx.clock,
-    config: ctx.config,
-    logger: pino({ level: 'silent' }),
-    verifyChunk:
-      options.verifyChunk ??
-      createChunkVerifier({
-        verifier: ctx.verifier,
-        batchEngine: null,
-        testDomain: ctx.config.testDomain,
-        testModeChunkDelayMs: 0,
-      }),
-  });
+  const worker = harnessWorker(
+    h,
+    options.verifyChunk === undefined ? {} : { verifyChunk: options.verifyChunk },
+  );
   const auth = (key: string) => ({ authorization: `Bearer ${key}` });
   return {
     ...h,

@@ -43,13 +43,9 @@ export function testBackends(): BackendName[] {
 
 /**
  * A fresh schema on the test PostgreSQL server, and the URL that selects it. The global teardown
- * (test/global-setup.ts) drops the run's schemas; `drop` is for a schema made outside a test run.
+ * (test/global-setup.ts) drops the run's schemas.
  */
-export async function createTestSchema(): Promise<{
-  schema: string;
-  url: string;
-  drop: () => Promise<void>;
-}> {
+export async function createTestSchema(): Promise<{ schema: string; url: string }> {
   if (TEST_DATABASE_URL === null) throw new Error('MAILVERDICT_TEST_DATABASE_URL is not set');
   const schema = `mv_test_${process.env.MAILVERDICT_TEST_RUN_ID ?? 'x'}_${randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
@@ -64,15 +60,6 @@ export async function createTestSchema(): Promise<{
   return {
     schema,
     url: url.toString(),
-    drop: async () => {
-      const c = new pg.Client({ connectionString: TEST_DATABASE_URL });
-      await c.connect();
-      try {
-        await c.query(`drop schema if exists ${schema} cascade`);
-      } finally {
-        await c.end();
-      }
-    },
   };
 }
 
