@@ -144,6 +144,11 @@ export function parseDuration(raw: string, name = 'duration'): number {
 }
 const duration: Parser<number> = (raw, name) => parseDuration(raw, name);
 
+/** The value with any `user:password@` part masked: URLs of stores and relays carry secrets. */
+function withoutCredentials(raw: string): string {
+  return raw.replace(/\/\/[^/?#]*@/, '//***@');
+}
+
 const url =
   (protocols: string[]): Parser<string> =>
   (raw, name) => {
@@ -151,7 +156,7 @@ const url =
     try {
       u = new URL(raw.trim());
     } catch {
-      throw new ConfigError(`${name} must be a URL, got "${raw}"`);
+      throw new ConfigError(`${name} must be a URL, got "${withoutCredentials(raw)}"`);
     }
     if (!protocols.includes(u.protocol)) {
       throw new ConfigError(`${name} must use ${protocols.join(' or ')}, got "${u.protocol}"`);

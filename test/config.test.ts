@@ -32,6 +32,23 @@ describe('config', () => {
     expect(Object.isFrozen(c.engine.smtp)).toBe(true);
   });
 
+  it('stops on a bad store URL naming the setting, without echoing its password', () => {
+    expect(() => loadConfig({}, { MAILVERDICT_DATABASE_URL: 'mysql://db/x' })).toThrow(
+      /MAILVERDICT_DATABASE_URL/,
+    );
+    let message = '';
+    try {
+      loadConfig({ databaseUrl: 'postgres://app:s3cret@db:notaport/x' }, {});
+    } catch (err) {
+      message = (err as Error).message;
+    }
+    expect(message).toContain('--database-url');
+    expect(message).not.toContain('s3cret');
+    expect(() => loadConfig({}, { MAILVERDICT_REDIS_URL: 'http://cache:6379' })).toThrow(
+      /MAILVERDICT_REDIS_URL/,
+    );
+  });
+
   it('rejects a non-socks proxy URL', () => {
     expect(() => loadConfig({}, { MAILVERDICT_PROXIES: 'http://proxy:3128' })).toThrow(/--proxy/);
   });
