@@ -1,0 +1,282 @@
+/**
+ * The dashboard's JSON API under /dashboard/api/: one TypeBox definition per body, so the server
+ * validates and serialises with the JSON schema and the browser app (web/) imports the static
+ * types (`import type`, nothing of this module reaches the bundle). Neither side keeps a copy.
+ *
+ * Conventions shared with v1 (docs/dashboard.md): errors use the v1 envelope
+ * `{error: {code, message, details?}, request_id}`; every call is scoped to the signed-in member's
+ * account, so another account's key or job answers 404 `not_found`; every request that changes
+ * state carries the session's CSRF token in `X-CSRF-Token`.
+ */
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+
+const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+const IsoTime = Type.String({ description: 'ISO 8601 UTC time.' });
+
+/** Header that carries the CSRF token on every state-changing request. */
+export const CSRF_HEADER = 'x-csrf-token';
+/** Prefix of every dashboard endpoint. */
+export const DASHBOARD_API = '/dashboard/api';
+
+// ---- identity --------------------------------------------------------------------------------
+
+export const Member = Type.Object({
+  id: Type.String(),
+  email: Type.String(),
+  role: Type.Union([Type.Literal('owner'), Type.Literal('member')]),
+  created_at: IsoTime,
+  /** null: invited, no password set yet. */
+  joined_at: Nullable(IsoTime),
+});
+export type Member = Static<typeof Member>;
+
+export const AccountSummary = Type.Object({
+  id: Type.String(),
+  plan: Type.String(),
+  notification_email: Type.String(),
+});
+export type AccountSummary = Static<typeof AccountSummary>;
+
+/** GET /session, POST /session, POST /invitations/accept, POST /password-resets/accept. */
+export const SessionView = Type.Object({
+  member: Member,
+  account: AccountSummary,
+  csrf_token: Type.String(),
+  expires_at: IsoTime,
+});
+export type SessionView = Static<typeof SessionView>;
+
+export const SignInBody = Type.Object(
+  { email: Type.String({ maxLength: 254 }), password: Type.String({ maxLength: 1024 }) },
+  { additionalProperties: false },
+);
+export type SignInBody = Static<typeof SignInBody>;
+
+/** Accepting an invitation or a password reset: the one-time token from the link and the new password. */
+export const SetPasswordBody = Type.Object(
+  { token: Type.String({ maxLength: 256 }), password: Type.String({ minLength: 10, maxLength: 1024 }) },
+  { additionalProperties: false },
+);
+export type SetPasswordBody = Static<typeof SetPasswordBody>;
+
+/** POST /password-resets: always 202, whether or not the address is a member's. */
+export const ForgotPasswordBody = Type.Object(
+  { email: Type.String({ maxLength: 254 }) },
+  { additionalProperties: false },
+);
+export type ForgotPasswordBody = Static<typeof ForgotPasswordBody>;
+
+/** POST /account/password. */
+export const ChangePasswordBody = Type.Object(
+  {
+    current_password: Type.String({ maxLength: 1024 }),
+    new_password: Type.String({ minLength: 10, maxLength: 1024 }),
+  },
+  { additionalProperties: false },
+);
+export type ChangePasswordBody = Static<typeof ChangePasswordBody>;
+
+// ---- overview --------------------------------------------------------------------------------
+
+/** Verifications counted on one UTC day, split by where they came from. */
+export const DayCount = Type.Object({
+  date: Type.String({ description: 'YYYY-MM-DD (UTC).' }),
+  single: Type.Integer(),
+  batch: Type.Integer(),
+});
+export type DayCount = Static<typeof DayCount>;
+
+export const Usage = Type.Object({
+  plan: Type.String(),
+  period_start: IsoTime,
+  period_end: IsoTime,
+  quota: Type.Object({
+    limit: Type.Integer(),
+    used: Type.Integer(),
+    remaining: Type.Integer(),
+    reset_at: IsoTime,
+  }),
+  rate_limit: Type.Object({ per_second: Type.Integer() }),
+  overage: Type.Object({
+    enabled: Type.Boolean(),
+    rate_per_verification: Type.Number(),
+    current_overage_count: Type.Integer(),
+  }),
+});
+export type Usage = Static<typeof Usage>;
+
+export const JOB_STATES = ['queued', 'processing', 'completed', 'failed', 'cancelled'] as const;
+
+/** A job as the dashboard lists it: the v1 job plus the list's name and the counts so far. */
+export const JobItem = Type.Object({
+  job_id: Type.String(),
+  name: Nullable(Type.String({ description: 'The uploaded file name, or null for an API batch.' })),
+  status: Type.String({ description: `One of ${JOB_STATES.join(', ')}.` }),
+  mode: Type.Union([Type.Literal('live'), Type.Literal('test')]),
+  total: Type.Integer(),
+  processed: Type.Integer(),
+  created_at: IsoTime,
+  completed_at: Nullable(IsoTime),
+  results_expire_at: IsoTime,
+  /** Whether the results can still be downloaded (completed and not past retention). */
+  downloadable: Type.Boolean(),
+  /** Whether a download keeps the uploaded file's other columns. */
+  has_original_columns: Type.Boolean(),
+});
+export type JobItem = Static<typeof JobItem>;
+
+/** GET /overview. `daily` covers every day of the current and the previous period (zeros included). */
+export const Overview = Type.Object({
+  usage: Usage,
+  daily: Type.Object({ current: Type.Array(DayCount), previous: Type.Array(DayCount) }),
+  latest_jobs: Type.Array(JobItem),
+});
+export type Overview = Static<typeof Overview>;
+
+// ---- keys ------------------------------------------------------------------------------------
+
+export const KeyItem = Type.Object({
+  id: Type.String(),
+  name: Nullable(Type.String()),
+  kind: Type.Union([Type.Literal('live'), Type.Literal('test')]),
+  scopes: Type.Array(Type.String()),
+  /** e.g. `svc_live_…a1B2`: the prefix and last characters, never the secret. */
+  display: Type.String(),
+  status: Type.Union([Type.Literal('active'), Type.Literal('revoked')]),
+  created_at: IsoTime,
+  last_used_at: Nullable(IsoTime),
+  revoked_at: Nullable(IsoTime),
+});
+export type KeyItem = Static<typeof KeyItem>;
+
+/** GET /keys: newest first, revoked keys included. */
+export const KeyList = Type.Object({
+  keys: Type.Array(KeyItem),
+  active: Type.Integer(),
+  limit: Type.Integer({ description: 'Most active keys an account may hold (10).' }),
+  scopes: Type.Array(Type.String(), { description: 'Every scope a key can have.' }),
+});
+export type KeyList = Static<typeof KeyList>;
+
+export const CreateKeyBody = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 100 }),
+    kind: Type.Union([Type.Literal('live'), Type.Literal('test')]),
+    scopes: Type.Array(Type.String(), { minItems: 1, maxItems: 10, uniqueItems: true }),
+  },
+  { additionalProperties: false },
+);
+export type CreateKeyBody = Static<typeof CreateKeyBody>;
+
+/** POST /keys and POST /keys/:id/rotate: the only responses that carry a secret. */
+export const CreatedKey = Type.Object({
+  key: KeyItem,
+  secret: Type.String(),
+  /** Rotation: the key this one replaces (still active until it is revoked). */
+  replaces: Type.Optional(Type.String()),
+});
+export type CreatedKey = Static<typeof CreatedKey>;
+
+// ---- lists (batch jobs) ----------------------------------------------------------------------
+
+/** GET /jobs: newest first, a page at a time. */
+export const JobList = Type.Object({
+  jobs: Type.Array(JobItem),
+  next_cursor: Nullable(Type.String()),
+});
+export type JobList = Static<typeof JobList>;
+
+/** GET /jobs/:id: the job and, once it is completed, its counts by verdict and by reason. */
+export const JobDetail = Type.Object({
+  job: JobItem,
+  counts: Nullable(
+    Type.Object({
+      by_status: Type.Record(Type.String(), Type.Integer()),
+      by_reason: Type.Record(Type.String(), Type.Integer()),
+    }),
+  ),
+});
+export type JobDetail = Static<typeof JobDetail>;
+
+/**
+ * POST /lists: the upload. The body is the file itself as CSV text (`text/csv`; a TXT list is a
+ * CSV of one column, an XLSX file is converted to CSV in the browser), and the query names how to
+ * read it. The server keeps the file's other columns beside the results.
+ */
+export const UploadQuery = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 255 }),
+    /** Zero-based index of the column that holds the addresses. */
+    email_column: Type.Integer({ minimum: 0, maximum: 1000 }),
+    /** Whether the first row names the columns. */
+    header: Type.Boolean(),
+    mode: Type.Union([Type.Literal('live'), Type.Literal('test')]),
+  },
+  { additionalProperties: false },
+);
+export type UploadQuery = Static<typeof UploadQuery>;
+
+/** GET /jobs/:id/download?verdicts=deliverable,risky: CSV; `verdicts` absent means every row. */
+export const DownloadQuery = Type.Object(
+  { verdicts: Type.Optional(Type.String({ description: 'Comma list of verdicts to keep.' })) },
+  { additionalProperties: false },
+);
+export type DownloadQuery = Static<typeof DownloadQuery>;
+
+// ---- verify ----------------------------------------------------------------------------------
+
+/** POST /verify: one live verification, counted against the quota like POST /v1/verify. */
+export const VerifyBody = Type.Object(
+  { email: Type.String({ maxLength: 320 }) },
+  { additionalProperties: false },
+);
+export type VerifyBody = Static<typeof VerifyBody>;
+
+// ---- settings --------------------------------------------------------------------------------
+
+/** GET /members. */
+export const MemberList = Type.Object({ members: Type.Array(Member) });
+export type MemberList = Static<typeof MemberList>;
+
+/** POST /members: invite. The link is shown to the inviter; it is e-mailed too when a relay exists. */
+export const InviteBody = Type.Object(
+  { email: Type.String({ minLength: 3, maxLength: 254 }) },
+  { additionalProperties: false },
+);
+export type InviteBody = Static<typeof InviteBody>;
+export const Invitation = Type.Object({
+  member: Member,
+  link: Type.String(),
+  expires_at: IsoTime,
+  emailed: Type.Boolean(),
+});
+export type Invitation = Static<typeof Invitation>;
+
+/** GET /settings. The webhook secret itself comes only from POST /settings/webhook-secret/reveal. */
+export const Settings = Type.Object({
+  notification_email: Type.String(),
+  webhook_secret_hint: Type.String({ description: 'The last characters of the secret.' }),
+  relay_configured: Type.Boolean(),
+});
+export type Settings = Static<typeof Settings>;
+
+export const SettingsBody = Type.Object(
+  { notification_email: Type.String({ minLength: 3, maxLength: 254 }) },
+  { additionalProperties: false },
+);
+export type SettingsBody = Static<typeof SettingsBody>;
+
+/** POST /settings/webhook-secret/reveal and /rotate. */
+export const WebhookSecret = Type.Object({ webhook_secret: Type.String() });
+export type WebhookSecret = Static<typeof WebhookSecret>;
+
+/** The error envelope, as in v1. */
+export const ErrorEnvelope = Type.Object({
+  error: Type.Object({
+    code: Type.String(),
+    message: Type.String(),
+    details: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+  }),
+  request_id: Type.String(),
+});
+export type ErrorEnvelope = Static<typeof ErrorEnvelope>;
