@@ -64,6 +64,8 @@ export interface Config {
   bootstrap: boolean;
   resultRetentionMs: number;
   idempotencyTtlMs: number;
+  /** How long a process may answer usage reads from memory (services/usage-cache.ts); 0: never. */
+  usageCacheTtlMs: number;
   engine: EngineOptions;
   batch: BatchSettings;
   /** Allow http:// and internal webhook targets (development and tests only). */
@@ -227,6 +229,7 @@ export function loadConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = process.e
     bootstrap: r('bootstrap', 'BOOTSTRAP', boolean, true),
     resultRetentionMs: r('resultRetention', 'RESULT_RETENTION', duration, 72 * HOUR),
     idempotencyTtlMs: r('idempotencyTtl', 'IDEMPOTENCY_TTL', duration, 24 * HOUR),
+    usageCacheTtlMs: r('usageCacheTtl', 'USAGE_CACHE_TTL', duration, 1 * SECOND),
     engine: {
       dns: {
         servers: r('dnsServer', 'DNS_SERVERS', list, []),

@@ -19,6 +19,8 @@ import secureJsonParse from 'secure-json-parse';
 import type { AppContext } from '../context.js';
 import { AppError } from '../errors.js';
 import { createKeyCache } from '../services/key-cache.js';
+import { createUsageCache } from '../services/usage-cache.js';
+import { storeBackend } from '../store/backend.js';
 import { plansFromConfig } from '../services/plans.js';
 import { installAuth } from './auth.js';
 import type { ApiDeps } from './deps.js';
@@ -118,6 +120,10 @@ export function buildApp(options: BuildAppOptions): FastifyInstance {
     metrics: options.metrics ?? createMetrics(),
     testDomain: options.config.testDomain,
     keyCache: createKeyCache(),
+    usageCache: createUsageCache({
+      ttlMs: options.config.usageCacheTtlMs,
+      changes: storeBackend(options.db).changes,
+    }),
     readinessChecks: options.readinessChecks ?? {},
   };
   const logger: FastifyBaseLogger = options.logger;

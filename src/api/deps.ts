@@ -2,6 +2,7 @@ import type { AppContext } from '../context.js';
 import type { KeyCache } from '../services/key-cache.js';
 import type { AuthenticatedKey } from '../services/keys.service.js';
 import type { PlanTable } from '../services/plans.js';
+import type { UsageCache } from '../services/usage-cache.js';
 import type { ApiMetrics } from './metrics.js';
 import type { RateLimiter } from './rate-limit.js';
 
@@ -12,6 +13,8 @@ export interface ApiDeps extends AppContext {
   metrics: ApiMetrics;
   testDomain: string;
   keyCache: KeyCache<AuthenticatedKey>;
+  /** Usage reads, emptied by this process's counts (services/usage-cache.ts). */
+  usageCache: UsageCache;
   /** What /readyz asks besides the store, by name (e.g. redis); each rejects when unreachable. */
   readinessChecks: Readonly<Record<string, () => Promise<unknown>>>;
 }

@@ -40,6 +40,7 @@ export function addSettingsOptions(cmd: Command): Command {
     .option('--plans <json>', 'plan overrides, e.g. {"free":{"monthly_quota":500}}')
     .option('--result-retention <duration>', 'how long batch results are kept (default 72h)')
     .option('--idempotency-ttl <duration>', 'how long Idempotency-Key values are kept (default 24h)')
+    .option('--usage-cache-ttl <duration>', 'how far usage reads may lag counts made by other processes (default 1s; 0: no cache)')
     .option('--dns-server <host[:port]>', 'DNS server to ask (repeatable or comma-separated)', collect)
     .option('--dns-timeout <duration>', 'DNS query timeout (default 2s)')
     .option('--dns-tries <n>', 'DNS attempts per query (default 2)')

@@ -27,6 +27,7 @@ import {
   WebhookTargetError,
   type HostResolver,
 } from './webhooks/ssrf.js';
+import type { UsageCache } from './usage-cache.js';
 
 /** Longest accepted Idempotency-Key header. */
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
@@ -57,6 +58,8 @@ export interface SubmitDeps {
   config: Readonly<Config>;
   plans: PlanTable;
   resolveHost: HostResolver;
+  /** Emptied for the account when this process counts or refunds (services/usage-cache.ts). */
+  usageCache?: UsageCache;
 }
 
 export interface SubmitInput {
@@ -151,6 +154,7 @@ export async function submitBatch(deps: SubmitDeps, input: SubmitInput): Promise
         count: total,
         now,
         plans: deps.plans,
+        usageCache: deps.usageCache,
       });
       await setJobQuotaPeriod(trx, jobId, consumed.periodStart);
     }

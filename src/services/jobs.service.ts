@@ -15,11 +15,14 @@ import type { JobRow } from '../store/schema/jobs.schema.js';
 import { enqueueJobEvents } from './job-events.js';
 import { resultsExpired, toJobView, type JobView } from './job-view.js';
 import { refundQuota } from './usage.service.js';
+import type { UsageCache } from './usage-cache.js';
 
 export interface JobsDeps {
   db: Executor;
   clock: Clock;
   config: Readonly<Config>;
+  /** Emptied for the account when this process counts or refunds (services/usage-cache.ts). */
+  usageCache?: UsageCache;
 }
 
 async function requireJob(db: Executor, accountId: string, id: string): Promise<JobRow> {
@@ -97,6 +100,7 @@ export async function failJobAndRefund(
         accountId: job.account_id,
         count: job.total - job.processed,
         periodStart: job.quota_period_start,
+        usageCache: deps.usageCache,
       });
     }
     await enqueueJobEvents(trx, job, deps.config, now);

@@ -18,6 +18,7 @@ import {
 } from '../store/usage.store.js';
 import type { AccountRow } from '../store/schema/accounts.schema.js';
 import { billingPeriodAt, type BillingPeriod } from './billing-period.js';
+import type { UsageCache } from './usage-cache.js';
 import { accountLimits, type PlanSlug, type PlanTable } from './plans.js';
 
 export interface QuotaConsumption {
@@ -47,10 +48,22 @@ export function currentPeriod(account: Pick<AccountRow, 'created_at'>, now: Date
  */
 export async function consumeQuota(
   db: Executor,
-  input: { accountId: string; count: number; now: Date; plans: PlanTable },
+  input: { accountId: string; count: number; now: Date; plans: PlanTable; usageCache?: UsageCache },
 ): Promise<QuotaConsumption> {
   if (!Number.isInteger(input.count) || input.count < 1)
     throw new RangeError('count must be a positive integer');
+  input.usageCache?.invalidate(input.accountId);
+  try {
+    return await countQuota(db, input);
+  } finally {
+    input.usageCache?.invalidate(input.accountId);
+  }
+}
+
+async function countQuota(
+  db: Executor,
+  input: { accountId: string; count: number; now: Date; plans: PlanTable },
+): Promise<QuotaConsumption> {
   const account = await requireAccount(db, input.accountId);
   const limits = accountLimits(input.plans, account);
   const period = currentPeriod(account, input.now);
@@ -85,12 +98,21 @@ export async function consumeQuota(
 /** Gives back verifications counted in the period that started at `periodStart`. */
 export async function refundQuota(
   db: Executor,
-  input: { accountId: string; count: number; periodStart: string },
+  input: { accountId: string; count: number; periodStart: string; usageCache?: UsageCache },
 ): Promise<void> {
   if (!Number.isInteger(input.count) || input.count < 0)
     throw new RangeError('count must be a non-negative integer');
   if (input.count === 0) return;
-  await subtractUsage(db, input);
+  input.usageCache?.invalidate(input.accountId);
+  try {
+    await subtractUsage(db, {
+      accountId: input.accountId,
+      count: input.count,
+      periodStart: input.periodStart,
+    });
+  } finally {
+    input.usageCache?.invalidate(input.accountId);
+  }
 }
 
 /** The usage object of GET /v1/account/usage (without request_id). */
@@ -103,12 +125,16 @@ export interface AccountUsage {
   overage: { enabled: boolean; rate_per_verification: number; current_overage_count: number };
 }
 
-/** Usage of the account's current billing period. */
+/**
+ * Usage of the account's current billing period. With `usageCache`, read through it: up to its
+ * TTL behind counts made by other processes (services/usage-cache.ts).
+ */
 export async function getUsage(
   db: Executor,
-  input: { accountId: string; now: Date; plans: PlanTable },
+  input: { accountId: string; now: Date; plans: PlanTable; usageCache?: UsageCache },
 ): Promise<AccountUsage> {
-  const found = await findAccountWithPeriodAt(db, input.accountId, input.now.toISOString());
+  const read = () => findAccountWithPeriodAt(db, input.accountId, input.now.toISOString());
+  const found = await (input.usageCache ? input.usageCache.read(input.accountId, read) : read());
   if (!found) throw new AppError('not_found', `no account ${input.accountId}`);
   const { account } = found;
   const limits = accountLimits(input.plans, account);

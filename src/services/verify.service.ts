@@ -13,6 +13,7 @@ import type { KeyKind } from './keys.service.js';
 import type { PlanTable } from './plans.js';
 import { testModeResult } from './test-mode.js';
 import { consumeQuota } from './usage.service.js';
+import type { UsageCache } from './usage-cache.js';
 
 /** The contract's limit on `email` (RFC 5321's 256-octet path minus the angle brackets). */
 export const MAX_ADDRESS_LENGTH = 254;
@@ -23,6 +24,8 @@ export interface VerifyDeps {
   clock: Clock;
   plans: PlanTable;
   testDomain: string;
+  /** Emptied for the account when this process counts or refunds (services/usage-cache.ts). */
+  usageCache?: UsageCache;
 }
 
 export interface VerifyInput {
@@ -62,6 +65,7 @@ export async function verifyOne(deps: VerifyDeps, input: VerifyInput): Promise<V
     count: 1,
     now: deps.clock.now(),
     plans: deps.plans,
+    usageCache: deps.usageCache,
   });
   return deps.verifier.verify(input.email, { timeoutMs: input.timeoutMs });
 }

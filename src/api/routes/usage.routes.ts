@@ -24,6 +24,7 @@ export function usageRoutes(deps: ApiDeps): FastifyPluginAsync {
           accountId: auth.accountId,
           now: deps.clock.now(),
           plans: deps.plans,
+          usageCache: deps.usageCache,
         });
         return { ...usage, request_id: request.id };
       },
