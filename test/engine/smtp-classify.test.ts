@@ -51,13 +51,26 @@ const EXAMPLES: Record<SmtpStage, [string, string, ReplyVerdict][]> = {
   mail: [
     ['250: sender accepted', '250 2.1.0 Ok', 'continue'],
     ['421: going away, another MX may answer', '421 4.7.0 Too many errors', 'next_host'],
-    ['4xx that says greylisting: try later', '451 4.7.1 Greylisted, please retry in 5 minutes', 'greylisted'],
     [
-      '4xx about the prober (reverse DNS, blocklist...): blocked for now',
+      '4xx whose text is about the prober or a policy (reverse DNS, blocklist...): blocked for now',
       '450 4.7.1 Client host rejected: cannot find your reverse hostname, [192.0.2.1]',
       'blocked',
     ],
-    ['other 4xx at MAIL FROM: temporary, try later', '451 4.3.0 Local error in processing', 'greylisted'],
+    [
+      '4xx whose text is about the prober or a policy (reverse DNS, blocklist...): blocked for now',
+      '451 4.7.1 Rate limit exceeded, too many connections from 192.0.2.1',
+      'blocked',
+    ],
+    [
+      'other 4xx at MAIL FROM (greylisting, a busy server): temporary, try later',
+      '451 4.7.1 Greylisted, please retry in 5 minutes',
+      'greylisted',
+    ],
+    [
+      'other 4xx at MAIL FROM (greylisting, a busy server): temporary, try later',
+      '451 4.3.0 Local error in processing',
+      'greylisted',
+    ],
     [
       "5xx at MAIL FROM: the prober's sender or IP is refused",
       '553 5.1.8 <verify@probe.example>: Sender address rejected: Domain not found',
@@ -74,67 +87,135 @@ const EXAMPLES: Record<SmtpStage, [string, string, ReplyVerdict][]> = {
       'next_host',
     ],
     [
-      '4xx that says greylisting',
-      '450 4.2.0 <bob@example.com>: Recipient address rejected: Greylisted, see https://postgrey.schweikert.ch/',
-      'greylisted',
-    ],
-    [
-      '4.2.2: mailbox full (temporary)',
-      '452 4.2.2 The email account that you tried to reach is over quota',
-      'mailbox_full',
-    ],
-    [
-      '4.5.3: too many recipients, which is not a full mailbox',
-      '452 4.5.3 Too many recipients',
-      'greylisted',
-    ],
-    [
-      '4xx about the prober (client host, reverse DNS, blocklist)',
-      '450 4.7.1 Client host rejected: cannot find your hostname, [192.0.2.1]',
-      'blocked',
-    ],
-    ['4.7.x: temporary policy refusal, typically greylisting', '450 4.7.1 Try again later', 'greylisted'],
-    [
-      '452 without an enhanced code: mailbox full, unless it says too many recipients or system storage',
-      '452 Mailbox over quota',
-      'mailbox_full',
-    ],
-    [
-      '450/451 and any other 4xx: temporary, find out later',
-      '451 Temporary local problem - please try later',
-      'greylisted',
-    ],
-    ['450/451 and any other 4xx: temporary, find out later', '452 Insufficient system storage', 'greylisted'],
-    ['450/451 and any other 4xx: temporary, find out later', '450 4.2.1 Mailbox busy', 'greylisted'],
-    [
-      '5.7.x: security or policy refusal (relay denied, blocklisted prober)',
+      'text about the prober, its sender or a policy, or that says it cannot tell: whatever the code',
       '554 5.7.1 <bob@example.com>: Relay access denied',
       'blocked',
     ],
     [
-      '5.7.x: security or policy refusal (relay denied, blocklisted prober)',
-      '550 5.7.606 Access denied, banned sending IP [192.0.2.1]',
-      'blocked',
-    ],
-    [
-      '5xx whose text is about the prober, whatever its code',
+      'text about the prober, its sender or a policy, or that says it cannot tell: whatever the code',
       '550 Client host blocked using zen.spamhaus.org',
       'blocked',
     ],
     [
-      '5xx whose text is about the prober, whatever its code',
-      '550 5.1.0 <verify@probe.example>: Sender address rejected: undeliverable',
+      'text about the prober, its sender or a policy, or that says it cannot tell: whatever the code',
+      '450 4.7.1 Client host rejected: cannot find your hostname, [192.0.2.1]',
       'blocked',
     ],
     [
-      '5.1.7/5.1.8: the sender address is bad, not the recipient',
-      '553 5.1.8 Domain of sender does not exist',
+      'text about the prober, its sender or a policy, or that says it cannot tell: whatever the code',
+      "553 5.1.1 Sorry, that domain isn't in my list of allowed rcpthosts.",
       'blocked',
     ],
     [
-      '5.1.x: bad destination mailbox or address (user unknown)',
+      'text about the prober, its sender or a policy, or that says it cannot tell: whatever the code',
+      "550 OU-001 (SNT004-MC1F43) Unfortunately, messages from 192.0.2.1 weren't sent.",
+      'blocked',
+    ],
+    [
+      '5.1.7/5.1.8: the sender address is bad, not the recipient, whatever the text says of a mailbox',
+      '553 5.1.8 Domain does not exist',
+      'blocked',
+    ],
+    [
+      'text says the mailbox does not exist, refused permanently (5xx)',
       '550-5.1.1 The email account that you tried to reach does not exist.\r\n550 5.1.1 https://support.google.com/mail/?p=NoSuchUser\r\n',
       'rejected',
+    ],
+    [
+      'text says the mailbox does not exist, refused permanently (5xx)',
+      '550 Requested action not taken: mailbox unavailable',
+      'rejected',
+    ],
+    [
+      'text says the mailbox does not exist, refused permanently (5xx)',
+      '511 sorry, no mailbox here by that name (#5.1.1 - chkuser)',
+      'rejected',
+    ],
+    [
+      'text says the mailbox does not exist, refused permanently (5xx)',
+      '553 sorry, this recipient is not in my validrcptto list (#5.7.1)',
+      'rejected',
+    ],
+    [
+      'text says the mailbox does not exist, refused permanently (5xx)',
+      '552 1 Requested mail action aborted, mailbox not found',
+      'rejected',
+    ],
+    [
+      'text says the mailbox does not exist, refused permanently (5xx)',
+      '550 5.4.1 Recipient address rejected: Access denied',
+      'rejected',
+    ],
+    [
+      'text says the mailbox does not exist, but only for now (4xx): find out later',
+      '450 4.1.1 <bob@example.com>: Recipient address rejected: User unknown in local recipient table',
+      'greylisted',
+    ],
+    [
+      'text says the mailbox is full',
+      '452 4.2.2 The email account that you tried to reach is over quota',
+      'mailbox_full',
+    ],
+    ['text says the mailbox is full', '452 Mailbox over quota', 'mailbox_full'],
+    [
+      'text says the mailbox is full',
+      '552 Requested mail action aborted: exceeded storage allocation',
+      'mailbox_full',
+    ],
+    [
+      'text says greylisting, a rate or a busy server, for now (4xx)',
+      '450 4.2.0 <bob@example.com>: Recipient address rejected: Greylisted, see https://postgrey.schweikert.ch/',
+      'greylisted',
+    ],
+    [
+      'text says greylisting, a rate or a busy server, for now (4xx)',
+      '452 4.5.3 Too many recipients',
+      'greylisted',
+    ],
+    [
+      'text says greylisting, a rate or a busy server, for now (4xx)',
+      '452 Insufficient system storage',
+      'greylisted',
+    ],
+    [
+      'text says a rate or a busy server, refused permanently (5xx): could not find out',
+      '550 5.2.1 The user you are trying to contact is receiving mail at a rate that prevents additional messages from being delivered.',
+      'blocked',
+    ],
+    [
+      '4.2.2: mailbox full (temporary)',
+      '452 4.2.2 <bob@example.com>: Recipient address rejected',
+      'mailbox_full',
+    ],
+    [
+      'any other 4xx (450/451/452, 4.7.x policy deferrals...): temporary, find out later',
+      '450 4.7.1 Try again later',
+      'greylisted',
+    ],
+    [
+      'any other 4xx (450/451/452, 4.7.x policy deferrals...): temporary, find out later',
+      '451 Temporary failure, please try later',
+      'greylisted',
+    ],
+    [
+      'any other 4xx (450/451/452, 4.7.x policy deferrals...): temporary, find out later',
+      '450 4.2.1 Mailbox busy',
+      'greylisted',
+    ],
+    [
+      'any other 4xx (450/451/452, 4.7.x policy deferrals...): temporary, find out later',
+      '452 Requested action not taken',
+      'greylisted',
+    ],
+    [
+      '5.7.x: security or policy refusal (relay denied, blocklisted prober)',
+      '550 5.7.1 Requested action not taken: mailbox unavailable',
+      'blocked',
+    ],
+    [
+      '5.7.x: security or policy refusal (relay denied, blocklisted prober)',
+      '554 5.7.1 Transaction failed',
+      'blocked',
     ],
     [
       '5.1.x: bad destination mailbox or address (user unknown)',
@@ -142,35 +223,21 @@ const EXAMPLES: Record<SmtpStage, [string, string, ReplyVerdict][]> = {
       'rejected',
     ],
     [
-      '5.2.1: mailbox disabled',
-      '550 5.2.1 The email account that you tried to reach is disabled',
+      '5.1.x: bad destination mailbox or address (user unknown)',
+      '550 <bob@example.com>: delivery refused (#5.1.1)',
       'rejected',
     ],
-    ['5.2.2: mailbox full', '552 5.2.2 Mailbox full', 'mailbox_full'],
+    ['5.2.1: mailbox disabled', '550 5.2.1 <bob@example.com>... Mailbox not accepting messages', 'rejected'],
+    ['5.2.2: mailbox full', '552 5.2.2 <bob@example.com>: Requested mail action aborted', 'mailbox_full'],
     [
-      '550/551/553: mailbox unavailable, not local, name not allowed',
-      '550 Requested action not taken: mailbox unavailable',
-      'rejected',
-    ],
-    [
-      '550/551/553: mailbox unavailable, not local, name not allowed',
-      '551 User not local; please try <bob@other.example>',
+      '551 user not local (RFC 5321): the mailbox is not at this server',
+      '551 please try <bob@other.example>',
       'rejected',
     ],
     [
-      '550/551/553: mailbox unavailable, not local, name not allowed',
-      '550 5.4.1 Recipient address rejected: Access denied',
-      'rejected',
-    ],
-    [
-      '552: exceeded storage allocation',
-      '552 Requested mail action aborted: exceeded storage allocation',
+      '552 without an enhanced code: exceeded storage allocation (RFC 5321)',
+      '552 Requested mail action aborted',
       'mailbox_full',
-    ],
-    [
-      '5xx whose text says the recipient does not exist (554 "no such user")',
-      "554 delivery error: dd This user doesn't have a example.com account",
-      'rejected',
     ],
     [
       '500-504/555: the server did not understand the dialogue; another MX may',
@@ -183,13 +250,23 @@ const EXAMPLES: Record<SmtpStage, [string, string, ReplyVerdict][]> = {
       'next_host',
     ],
     [
-      'any other 5xx: refused for a reason not about the mailbox; could not find out',
+      'any other 5xx, a bare 550/553/554 among them, whose text says nothing known: could not find out',
       '554 Transaction failed',
       'blocked',
     ],
     [
-      'any other 5xx: refused for a reason not about the mailbox; could not find out',
+      'any other 5xx, a bare 550/553/554 among them, whose text says nothing known: could not find out',
       '521 5.3.2 Machine does not accept mail',
+      'blocked',
+    ],
+    [
+      'any other 5xx, a bare 550/553/554 among them, whose text says nothing known: could not find out',
+      '550 Rejected',
+      'blocked',
+    ],
+    [
+      'any other 5xx, a bare 550/553/554 among them, whose text says nothing known: could not find out',
+      '553 Requested action not taken',
       'blocked',
     ],
   ],
@@ -250,6 +327,41 @@ describe('classifyReply, the cases that matter most', () => {
 
   it('treats a 5xx at MAIL FROM as blocked even with a user-unknown code', () => {
     expect(classifyReply('mail', reply('550 5.1.1 User unknown'))).toBe('blocked');
+  });
+
+  it('reads an enhanced code written in the text the way qmail writes it', () => {
+    expect(classifyReply('rcpt', reply('511 sorry, no mailbox here by that name (#5.1.1 - chkuser)'))).toBe(
+      'rejected',
+    );
+    expect(classifyReply('rcpt', reply('550 refused (#5.7.1)'))).toBe('blocked');
+    expect(classifyReply('rcpt', reply('522 quota (#5.2.2 - chkuser)'))).toBe('mailbox_full');
+  });
+
+  it('lets text about the prober outrank an explicit user-unknown code, written or at the head', () => {
+    expect(
+      classifyReply('rcpt', reply('571 sorry, you are violating our security policies (#5.1.1 - chkuser)')),
+    ).toBe('blocked');
+    expect(
+      classifyReply(
+        'rcpt',
+        reply("553 sorry, that domain isn't in my list of allowed rcpthosts (#5.5.3 - chkuser)"),
+      ),
+    ).toBe('blocked');
+  });
+
+  it('does not call a bare 550 or 553 whose text says nothing known a missing mailbox', () => {
+    for (const raw of ['550 Rejected', '550 Administrative prohibition', '553 Requested action not taken']) {
+      expect(classifyReply('rcpt', reply(raw)), raw).toBe('blocked');
+    }
+  });
+
+  it("leaves RFC 5321's generic 550 wording to a specific enhanced code when there is one", () => {
+    expect(classifyReply('rcpt', reply('550 Requested action not taken: mailbox unavailable'))).toBe(
+      'rejected',
+    );
+    expect(classifyReply('rcpt', reply('550 5.7.1 Requested action not taken: mailbox unavailable'))).toBe(
+      'blocked',
+    );
   });
 
   it('moves on for a reply class SMTP does not use at RCPT', () => {

@@ -5,6 +5,7 @@ import {
   MAX_REPLY_LINES,
   ReplyParser,
   SmtpProtocolError,
+  enhancedCodeOf,
   parseEhloExtensions,
 } from '../../src/engine/smtp/reply.js';
 
@@ -126,6 +127,36 @@ describe('ReplyParser', () => {
         expect(parseAll(...chunks)).toEqual(whole);
       }),
     );
+  });
+});
+
+describe('enhancedCodeOf', () => {
+  const codeOf = (raw: string) => enhancedCodeOf(parseAll(`${raw}\r\n`)[0]!);
+
+  it('is the code at the head of the reply when there is one', () => {
+    expect(codeOf('550 5.1.1 User unknown (#5.7.1)')).toBe('5.1.1');
+  });
+
+  it("reads qmail's code written in the text, with or without a plugin's name", () => {
+    expect(codeOf('550 sorry, no mailbox here by that name. (#5.1.1)')).toBe('5.1.1');
+    expect(codeOf('511 sorry, no mailbox here by that name (#5.1.1 - chkuser)')).toBe('5.1.1');
+    expect(codeOf("553 sorry, that domain isn't in my list of allowed rcpthosts (#5.7.1)")).toBe('5.7.1');
+    expect(codeOf('550 Mailbox unavailable (5.2.1)')).toBe('5.2.1');
+  });
+
+  it('ignores a written code whose class differs from the reply code', () => {
+    expect(codeOf('550 try later (#4.3.0)')).toBeNull();
+  });
+
+  it('does not take an IP address, a version or a Yahoo detail for a code', () => {
+    expect(codeOf('550 rejected, see (#5.1.1.4)')).toBeNull();
+    expect(codeOf('554 This mailbox is disabled (554.30)')).toBeNull();
+    expect(codeOf('550 Client host [5.1.1.9] blocked')).toBeNull();
+    expect(codeOf('550 exim 4.96.1 says no')).toBeNull();
+  });
+
+  it('is null when the reply has no code at all', () => {
+    expect(codeOf('550 Unrouteable address')).toBeNull();
   });
 });
 

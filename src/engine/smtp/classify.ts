@@ -3,13 +3,22 @@
  * spirit of graphile-worker's SQLSTATE table (transient vs permanent, decided in one place).
  *
  * The guiding rule: a missing mailbox (`rejected`) only when the server said so about the
- * recipient. A refusal about the prober (its IP, name, sender address, reputation) or one we
- * cannot attribute is `blocked`, a transient one `greylisted`: both end as status unknown,
- * because "could not find out" must never be reported as undeliverable.
- * docs/verdicts.md carries the same table for users.
+ * recipient, and permanently. A refusal about the prober (its IP, name, sender address,
+ * reputation) or one we cannot attribute is `blocked`, a transient one `greylisted`: both end as
+ * status unknown, because "could not find out" must never be reported as undeliverable.
+ *
+ * At RCPT the text is read before the codes, through the reply-pattern table (reply-patterns.ts):
+ * text about the prober outranks every code, a vendor's documented wording outranks the code it
+ * comes with (qmail's validrcptto list refuses unknown recipients with #5.7.1, Yahoo reports a
+ * missing mailbox with 552), and a text the table does not know leaves the decision to the
+ * enhanced code, then to the bare reply code. docs/verdicts.md ("How SMTP replies are classified"
+ * and "How replies are read") carries the same precedence for users.
  */
 import type { SmtpOutcomeKind } from '../outcome.js';
 import type { SmtpReply } from './reply.js';
+import { enhancedCodeOf } from './reply.js';
+import type { ReplyMeaning, ReplyPattern } from './reply-patterns.js';
+import { findReplyPattern, patternText } from './reply-patterns.js';
 
 /** Where in the dialogue a reply was received. */
 export type SmtpStage = 'banner' | 'helo' | 'mail' | 'rcpt';
@@ -21,38 +30,54 @@ export type SmtpStage = 'banner' | 'helo' | 'mail' | 'rcpt';
 export type ReplyVerdict =
   Exclude<SmtpOutcomeKind, 'unavailable' | 'timeout' | 'unicode_unsupported'> | 'continue' | 'next_host';
 
+/** What the rules read from a reply besides its code; each part is worked out once, when asked. */
+export interface ReplyReading {
+  /** The enhanced code at the head of the reply, or else one written in its text. */
+  readonly code: string | null;
+  /** The first row of the reply-pattern table that the text matches; null when none does. */
+  readonly pattern: Readonly<ReplyPattern> | null;
+}
+
 export interface Rule {
   /** Why the row exists; the test of each row quotes it. */
   why: string;
-  when: (reply: SmtpReply, text: string) => boolean;
+  when: (reply: SmtpReply, read: ReplyReading) => boolean;
   then: ReplyVerdict;
 }
 
-// Words that make a refusal about the prober (its IP, HELO name, sender, reputation), not
-// about the recipient. Matched on the reply text with <addresses> removed, so a recipient
-// such as <policy@example.com> cannot trigger it.
-const ABOUT_PROBER =
-  /spamhaus|spamcop|barracuda|sorbs|\brbl\b|dnsbl|block ?list|black ?list|blocked using|listed (?:at|in|on|by)\b|reputation|client host|client ip|your ip|sender ip|ip address|\bptr\b|reverse (?:dns|hostname|lookup)|\brdns\b|\bhelo\b|\behlo\b|not permitted to relay|relay(?:ing)? (?:access )?(?:denied|not permitted|prohibited)|sender address|sender (?:domain|rejected|verify|denied|blocked)|\bspf\b|\bdmarc\b|too many connections|rate limit|policy|abuse|authenticat|starttls|must issue|encryption required/i;
+class Reading implements ReplyReading {
+  readonly #reply: SmtpReply;
+  #code: string | null | undefined;
+  #pattern: Readonly<ReplyPattern> | null | undefined;
 
-// A temporary refusal that says it is greylisting.
-const GREYLIST = /gr[ae]y ?list/i;
+  constructor(reply: SmtpReply) {
+    this.#reply = reply;
+  }
 
-// Words of a recipient that does not exist or cannot receive (for codes that do not say).
-const RECIPIENT_UNKNOWN =
-  /user unknown|unknown user|unknown recipient|recipient unknown|no such (?:user|mailbox|recipient|account|address)|(?:does not|doesn'?t|not) exist|(?:user|mailbox|recipient|account)[^.]{0,40}(?:not found|unavailable|disabled|invalid|inactive|not valid)|invalid (?:recipient|mailbox|user|address)|recipient address rejected|(?:doesn'?t|does not) have an? [^ ]+ account/i;
+  get code(): string | null {
+    if (this.#code === undefined) this.#code = enhancedCodeOf(this.#reply);
+    return this.#code;
+  }
 
-const BRACKETED = /<[^>]*>/g;
+  get pattern(): Readonly<ReplyPattern> | null {
+    if (this.#pattern === undefined) {
+      this.#pattern = findReplyPattern(patternText(this.#reply.message), this.code);
+    }
+    return this.#pattern;
+  }
+}
 
-const isClass = (reply: SmtpReply, digit: 2 | 3 | 4 | 5): boolean => Math.floor(reply.code / 100) === digit;
+const isClass = (reply: SmtpReply, digit: 2 | 4 | 5): boolean => Math.floor(reply.code / 100) === digit;
 const enhanced =
   (prefix: string) =>
-  (reply: SmtpReply): boolean =>
-    reply.enhancedCode !== null &&
-    (reply.enhancedCode === prefix || reply.enhancedCode.startsWith(`${prefix}.`));
+  (_reply: SmtpReply, read: ReplyReading): boolean =>
+    read.code !== null && (read.code === prefix || read.code.startsWith(`${prefix}.`));
 const codeIn =
   (...codes: number[]) =>
   (reply: SmtpReply): boolean =>
     codes.includes(reply.code);
+const says = (read: ReplyReading, ...meanings: ReplyMeaning[]): boolean =>
+  read.pattern !== null && meanings.includes(read.pattern.means);
 
 /** The banner (RFC 5321 §4.3.1: 220, 421 or 554). */
 const BANNER: Rule[] = [
@@ -90,16 +115,15 @@ const MAIL: Rule[] = [
   { why: '250: sender accepted', when: (r) => isClass(r, 2), then: 'continue' },
   { why: '421: going away, another MX may answer', when: codeIn(421), then: 'next_host' },
   {
-    why: '4xx that says greylisting: try later',
-    when: (r, t) => isClass(r, 4) && GREYLIST.test(t),
-    then: 'greylisted',
-  },
-  {
-    why: '4xx about the prober (reverse DNS, blocklist...): blocked for now',
-    when: (r, t) => isClass(r, 4) && ABOUT_PROBER.test(t),
+    why: '4xx whose text is about the prober or a policy (reverse DNS, blocklist...): blocked for now',
+    when: (r, x) => isClass(r, 4) && says(x, 'policy', 'unclear'),
     then: 'blocked',
   },
-  { why: 'other 4xx at MAIL FROM: temporary, try later', when: (r) => isClass(r, 4), then: 'greylisted' },
+  {
+    why: 'other 4xx at MAIL FROM (greylisting, a busy server): temporary, try later',
+    when: (r) => isClass(r, 4),
+    then: 'greylisted',
+  },
   {
     why: "5xx at MAIL FROM: the prober's sender or IP is refused",
     when: (r) => isClass(r, 5),
@@ -112,49 +136,49 @@ const RCPT: Rule[] = [
   { why: '250/251: the recipient is accepted', when: (r) => isClass(r, 2), then: 'accepted' },
   { why: '421: going away, another MX may answer', when: codeIn(421), then: 'next_host' },
 
-  // Transient (4xx): never a verdict about the mailbox, except a full one.
-  { why: '4xx that says greylisting', when: (r, t) => isClass(r, 4) && GREYLIST.test(t), then: 'greylisted' },
-  { why: '4.2.2: mailbox full (temporary)', when: enhanced('4.2.2'), then: 'mailbox_full' },
+  // 1. The text, through the reply-pattern table (and a sender code, which is about the prober).
   {
-    why: '4.5.3: too many recipients, which is not a full mailbox',
-    when: enhanced('4.5.3'),
-    then: 'greylisted',
-  },
-  {
-    why: '4xx about the prober (client host, reverse DNS, blocklist)',
-    when: (r, t) => isClass(r, 4) && ABOUT_PROBER.test(t),
+    why: 'text about the prober, its sender or a policy, or that says it cannot tell: whatever the code',
+    when: (_r, x) => says(x, 'policy', 'unclear'),
     then: 'blocked',
   },
   {
-    why: '4.7.x: temporary policy refusal, typically greylisting',
-    when: enhanced('4.7'),
+    why: '5.1.7/5.1.8: the sender address is bad, not the recipient, whatever the text says of a mailbox',
+    when: (r, x) => enhanced('5.1.7')(r, x) || enhanced('5.1.8')(r, x),
+    then: 'blocked',
+  },
+  {
+    why: 'text says the mailbox does not exist, refused permanently (5xx)',
+    when: (r, x) => isClass(r, 5) && says(x, 'no_mailbox'),
+    then: 'rejected',
+  },
+  {
+    why: 'text says the mailbox does not exist, but only for now (4xx): find out later',
+    when: (r, x) => isClass(r, 4) && says(x, 'no_mailbox'),
+    then: 'greylisted',
+  },
+  { why: 'text says the mailbox is full', when: (_r, x) => says(x, 'mailbox_full'), then: 'mailbox_full' },
+  {
+    why: 'text says greylisting, a rate or a busy server, for now (4xx)',
+    when: (r, x) => isClass(r, 4) && says(x, 'try_later'),
     then: 'greylisted',
   },
   {
-    why: '452 without an enhanced code: mailbox full, unless it says too many recipients or system storage',
-    when: (r, t) => r.code === 452 && r.enhancedCode === null && !/too many|system storage/i.test(t),
-    then: 'mailbox_full',
+    why: 'text says a rate or a busy server, refused permanently (5xx): could not find out',
+    when: (r, x) => isClass(r, 5) && says(x, 'try_later'),
+    then: 'blocked',
   },
+
+  // 2. The enhanced code, at the head of the reply or written in its text ("(#5.1.1)").
+  { why: '4.2.2: mailbox full (temporary)', when: enhanced('4.2.2'), then: 'mailbox_full' },
   {
-    why: '450/451 and any other 4xx: temporary, find out later',
+    why: 'any other 4xx (450/451/452, 4.7.x policy deferrals...): temporary, find out later',
     when: (r) => isClass(r, 4),
     then: 'greylisted',
   },
-
-  // Permanent (5xx): about the prober first, then about the mailbox.
   {
     why: '5.7.x: security or policy refusal (relay denied, blocklisted prober)',
     when: enhanced('5.7'),
-    then: 'blocked',
-  },
-  {
-    why: '5xx whose text is about the prober, whatever its code',
-    when: (r, t) => isClass(r, 5) && ABOUT_PROBER.test(t),
-    then: 'blocked',
-  },
-  {
-    why: '5.1.7/5.1.8: the sender address is bad, not the recipient',
-    when: (r) => enhanced('5.1.7')(r) || enhanced('5.1.8')(r),
     then: 'blocked',
   },
   {
@@ -164,16 +188,17 @@ const RCPT: Rule[] = [
   },
   { why: '5.2.1: mailbox disabled', when: enhanced('5.2.1'), then: 'rejected' },
   { why: '5.2.2: mailbox full', when: enhanced('5.2.2'), then: 'mailbox_full' },
+
+  // 3. The bare reply code.
   {
-    why: '550/551/553: mailbox unavailable, not local, name not allowed',
-    when: codeIn(550, 551, 553),
+    why: '551 user not local (RFC 5321): the mailbox is not at this server',
+    when: codeIn(551),
     then: 'rejected',
   },
-  { why: '552: exceeded storage allocation', when: codeIn(552), then: 'mailbox_full' },
   {
-    why: '5xx whose text says the recipient does not exist (554 "no such user")',
-    when: (r, t) => isClass(r, 5) && RECIPIENT_UNKNOWN.test(t),
-    then: 'rejected',
+    why: '552 without an enhanced code: exceeded storage allocation (RFC 5321)',
+    when: (r, x) => r.code === 552 && x.code === null,
+    then: 'mailbox_full',
   },
   {
     why: '500-504/555: the server did not understand the dialogue; another MX may',
@@ -181,7 +206,7 @@ const RCPT: Rule[] = [
     then: 'next_host',
   },
   {
-    why: 'any other 5xx: refused for a reason not about the mailbox; could not find out',
+    why: 'any other 5xx, a bare 550/553/554 among them, whose text says nothing known: could not find out',
     when: (r) => isClass(r, 5),
     then: 'blocked',
   },
@@ -204,9 +229,9 @@ export function classifyReply(stage: SmtpStage, reply: SmtpReply): ReplyVerdict 
 
 /** The table row that decides `reply` at `stage` (null: none), for tests and diagnostics. */
 export function matchRule(stage: SmtpStage, reply: SmtpReply): Readonly<Rule> | null {
-  const text = reply.message.includes('<') ? reply.message.replace(BRACKETED, ' ') : reply.message;
+  const read = new Reading(reply);
   for (const rule of TABLES[stage]) {
-    if (rule.when(reply, text)) return rule;
+    if (rule.when(reply, read)) return rule;
   }
   return null;
 }

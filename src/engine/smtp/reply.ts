@@ -124,6 +124,26 @@ function buildReply(code: number, lines: string[]): SmtpReply {
   return { code, enhancedCode, lines, message };
 }
 
+// An enhanced code written inside the text: qmail's "(#5.1.1)", its chkuser plugin's
+// "(#5.1.1 - chkuser)", and the "(5.7.1)" of some Sendmail and Exim set-ups. It must follow "#" or
+// "(" and must not run on into more digits, so that an IP address, a version number or Yahoo's
+// "(554.30)" is never read as a code.
+const WRITTEN_ENHANCED = /(?:#|\()([245])\.(\d{1,3})\.(\d{1,3})(?!\.?\d)/;
+
+/**
+ * The reply's RFC 3463 enhanced status code: the one at the head of its first line
+ * (`reply.enhancedCode`), or else one written inside its text as qmail and some Sendmail and Exim
+ * set-ups do (`550 sorry, no mailbox here by that name. (#5.1.1)`). Null when there is neither, or
+ * when the written code's class is not the reply code's (RFC 3463 §2). Classification reads this;
+ * `checks.smtp.enhanced_code` keeps showing only the code at the head, as the server sent it.
+ */
+export function enhancedCodeOf(reply: SmtpReply): string | null {
+  if (reply.enhancedCode !== null) return reply.enhancedCode;
+  const match = WRITTEN_ENHANCED.exec(reply.message);
+  if (match === null || Number(match[1]) !== Math.floor(reply.code / 100)) return null;
+  return `${match[1]}.${match[2]}.${match[3]}`;
+}
+
 function isDigit(c: number): boolean {
   return c >= DIGIT_0 && c <= DIGIT_9;
 }
