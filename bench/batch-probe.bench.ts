@@ -10,14 +10,23 @@
  * 2-core machine. `--baseline N` runs the baseline on the first N addresses only.
  *
  * Options: --addresses N --domains N --hosts N --latency MS --baseline N --no-write
+ *
+ * `--mta postfix` runs part 2b instead (bench/kit/postfix-run.ts): MX hosts that keep Postfix's
+ * rules for a prober (in_flow_delay, error limits, connection limit) and the engine as a fraction
+ * of the throughput those rules allow. Its options: --addresses N --domains N --hosts N
+ * --latency MS --egress N --max-rejects N --recipients-per-transaction N --recipients-per-session N
+ * --no-write (defaults: 4 hosts, 10,000 addresses per host, 100 per domain, 1 egress address).
  */
-import { fork } from 'node:child_process';
-import { readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
-import { fileURLToPath } from 'node:url';
 import { batchEngineOptions, loadConfig } from '../src/config.js';
-import { createBatchEngine } from '../src/engine/batch/batch-engine.js';
-import type { VerificationResult } from '../src/engine/types.js';
+import { buildList } from './kit/bench-list.js';
+import type { BenchChild } from './kit/bench-child.js';
+import { startBenchChild } from './kit/bench-child.js';
+import { writeDocsBlock } from './kit/docs-block.js';
+import type { EngineRun } from './kit/engine-run.js';
+import { runEngine } from './kit/engine-run.js';
+import type { PostfixArgs } from './kit/postfix-run.js';
+import { POSTFIX_ARG_DEFAULTS, runPostfixBench } from './kit/postfix-run.js';
 import type { BenchWorld, FakeMtaStats } from './fake-mta-pipelining.js';
 
 interface Args {
@@ -51,83 +60,40 @@ function parseArgs(argv: string[]): Args {
   return args;
 }
 
-/** Deterministic pseudo-random numbers (mulberry32), so every run verifies the same list. */
-function seeded(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+const POSTFIX_FLAGS: Record<string, keyof PostfixArgs> = {
+  '--addresses': 'addresses',
+  '--domains': 'domains',
+  '--hosts': 'hosts',
+  '--latency': 'latency',
+  '--egress': 'egress',
+  '--max-rejects': 'maxRejects',
+  '--recipients-per-transaction': 'recipientsPerTransaction',
+  '--recipients-per-session': 'recipientsPerSession',
+};
+
+function parsePostfixArgs(argv: string[]): PostfixArgs {
+  const args: PostfixArgs = { ...POSTFIX_ARG_DEFAULTS };
+  for (let i = 0; i < argv.length; i++) {
+    const flag = argv[i]!;
+    if (flag === '--no-write') args.write = false;
+    else {
+      const key = POSTFIX_FLAGS[flag];
+      const value = Number(argv[++i]);
+      if (key === undefined || !Number.isInteger(value) || value < 1) throw new Error(`bad option ${flag}`);
+      (args as unknown as Record<string, number>)[key] = value;
+    }
+  }
+  return args;
 }
 
 function buildWorld(args: Args): { world: BenchWorld; emails: string[] } {
-  const hosts = Array.from({ length: args.hosts }, (_, i) => `127.0.1.${i + 1}`);
-  const domains: Record<string, number> = {};
-  const catchAllDomains: string[] = [];
-  const emails: string[] = [];
-  const perDomain = Math.ceil(args.addresses / args.domains);
-  for (let d = 0; d < args.domains; d++) {
-    const domain = `d${d}.bench-mail.test`;
-    domains[domain] = d % args.hosts;
-    if (d % 20 === 7) catchAllDomains.push(domain);
-    for (let i = 0; i < perDomain && emails.length < args.addresses; i++) {
-      emails.push(`${i % 10 === 3 ? 'nobody' : 'user'}${i}@${domain}`);
-    }
-  }
-  const random = seeded(42);
-  for (let i = emails.length - 1; i > 0; i--) {
-    const j = Math.floor(random() * (i + 1));
-    [emails[i], emails[j]] = [emails[j]!, emails[i]!];
-  }
-  return { world: { hosts, latencyMs: args.latency, domains, catchAllDomains, hardErrorLimit: 20 }, emails };
+  const { emails, ...list } = buildList(args);
+  return { world: { ...list, latencyMs: args.latency, hardErrorLimit: 20 }, emails };
 }
 
-interface Child {
-  port: number;
-  dns: string;
-  stats(): Promise<FakeMtaStats>;
-  reset(): void;
-  close(): Promise<void>;
-}
+type Child = BenchChild<FakeMtaStats>;
 
-async function startChild(world: BenchWorld): Promise<Child> {
-  const script = fileURLToPath(new URL('./fake-mta-pipelining.ts', import.meta.url));
-  const child = fork(script, [JSON.stringify(world)], { execArgv: ['--import', 'tsx'], stdio: 'inherit' });
-  const ready = await new Promise<{ port: number; dns: string }>((resolve, reject) => {
-    child.once('error', reject);
-    child.once('exit', (code) => reject(new Error(`fake MTA exited with ${code}`)));
-    child.on('message', (message: { ready?: { port: number; dns: string } }) => {
-      if (message.ready) resolve(message.ready);
-    });
-  });
-  return {
-    ...ready,
-    stats: () =>
-      new Promise((resolve) => {
-        const onMessage = (message: { stats?: FakeMtaStats }): void => {
-          if (!message.stats) return;
-          child.off('message', onMessage);
-          resolve(message.stats);
-        };
-        child.on('message', onMessage);
-        child.send('stats');
-      }),
-    reset: () => child.send('reset'),
-    close: async () => {
-      child.send('close');
-      await new Promise((resolve) => child.once('exit', resolve));
-    },
-  };
-}
-
-interface Measure {
-  addresses: number;
-  seconds: number;
-  perSecond: number;
-  cpuMsPerAddress: number;
-  statuses: Record<string, number>;
+interface Measure extends EngineRun {
   server: FakeMtaStats;
 }
 
@@ -142,32 +108,9 @@ async function measure(child: Child, emails: string[], mode: 'pooled' | 'per-add
     },
     {},
   );
-  const engine = createBatchEngine(batchEngineOptions(config, { timeoutMs: 5000, mode }));
   child.reset();
-  const cpuBefore = process.cpuUsage();
-  const startedAt = performance.now();
-  let results: VerificationResult[];
-  let settled = 0;
-  const ticker = setInterval(() => process.stderr.write(`  ${mode}: ${settled}/${emails.length}\n`), 5000);
-  try {
-    results = await engine.verifyMany(emails, { onResult: () => (settled += 1) });
-  } finally {
-    clearInterval(ticker);
-    await engine.close();
-  }
-  const seconds = (performance.now() - startedAt) / 1000;
-  const cpu = process.cpuUsage(cpuBefore);
-  const statuses: Record<string, number> = {};
-  for (const r of results)
-    statuses[`${r.status}/${r.reason ?? '-'}`] = (statuses[`${r.status}/${r.reason ?? '-'}`] ?? 0) + 1;
-  return {
-    addresses: emails.length,
-    seconds,
-    perSecond: emails.length / seconds,
-    cpuMsPerAddress: (cpu.user + cpu.system) / 1000 / emails.length,
-    statuses,
-    server: await child.stats(),
-  };
+  const run = await runEngine(emails, batchEngineOptions(config, { timeoutMs: 5000, mode }), mode);
+  return { ...run, server: await child.stats() };
 }
 
 function describe(label: string, m: Measure): string {
@@ -182,32 +125,22 @@ function describe(label: string, m: Measure): string {
   ].join('\n');
 }
 
-async function writeDocs(text: string): Promise<void> {
-  const path = new URL('../docs/benchmarks.md', import.meta.url);
-  const doc = await readFile(path, 'utf8');
-  const start = '<!-- batch-probe:start -->';
-  const end = '<!-- batch-probe:end -->';
-  const block = `${start}\n${text}\n${end}`;
-  let next: string;
-  if (doc.includes(start) && doc.includes(end)) {
-    next = doc.slice(0, doc.indexOf(start)) + block + doc.slice(doc.indexOf(end) + end.length);
-  } else {
-    // Append at the end of the "## Batch" section, leaving the rest of the section as it is.
-    const batch = doc.indexOf('## Batch');
-    const after = batch === -1 ? -1 : doc.indexOf('\n## ', batch + 1);
-    next =
-      after === -1
-        ? `${doc.trimEnd()}\n\n${block}\n`
-        : `${doc.slice(0, after).trimEnd()}\n\n${block}\n${doc.slice(after)}`;
-  }
-  await writeFile(path, next);
-}
-
 async function main(): Promise<void> {
-  const args = parseArgs(process.argv.slice(2));
+  const argv = process.argv.slice(2);
+  const mta = argv.indexOf('--mta');
+  if (mta !== -1) {
+    const kind = argv[mta + 1];
+    argv.splice(mta, 2);
+    if (kind === 'postfix') return runPostfixBench(parsePostfixArgs(argv));
+    if (kind !== 'instant') throw new Error(`--mta ${kind}: instant (default) or postfix`);
+  }
+  const args = parseArgs(argv);
   const { world, emails } = buildWorld(args);
   const loadBefore = os.loadavg()[0]!.toFixed(1);
-  const child = await startChild(world);
+  const child = await startBenchChild<FakeMtaStats>(
+    new URL('./fake-mta-pipelining.ts', import.meta.url),
+    world,
+  );
   try {
     console.log(
       `batch probing: ${emails.length} addresses, ${args.domains} domains over ${args.hosts} MX hosts, ` +
@@ -257,7 +190,7 @@ async function main(): Promise<void> {
           'recipients and carry up to 8 RCPTs per round trip, so they are bound by CPU instead (the engine and ' +
           'the fake MTAs share two cores).',
       ].join('\n');
-      await writeDocs(text);
+      await writeDocsBlock('batch-probe', text);
       console.log('docs/benchmarks.md updated (Batch > Probing)');
     }
   } finally {

@@ -1,0 +1,118 @@
+/**
+ * The dashboard's server state through TanStack Query: one key per resource, polling where the
+ * server changes state on its own (usage, running jobs), and mutations that invalidate what they
+ * change, so no page needs a reload to show the new state.
+ */
+import { useInfiniteQuery, useQuery, useQueryClient, type QueryClient } from '@tanstack/react-query';
+import { ApiError } from './client';
+import type {
+  JobDetail,
+  JobItem,
+  JobList,
+  KeyList,
+  MemberList,
+  Overview,
+  SessionView,
+  Settings,
+} from './contract';
+import { useApi } from './services';
+
+export const keys = {
+  session: ['session'] as const,
+  overview: ['overview'] as const,
+  apiKeys: ['keys'] as const,
+  jobs: ['jobs'] as const,
+  job: (id: string) => ['jobs', id] as const,
+  members: ['members'] as const,
+  settings: ['settings'] as const,
+};
+
+/** Usage changes with every verification, made here or through the API. */
+export const OVERVIEW_POLL_MS = 10_000;
+/** A running job's progress. */
+export const JOB_POLL_MS = 1_500;
+
+const ACTIVE = new Set(['queued', 'processing']);
+export const isActive = (job: Pick<JobItem, 'status'>): boolean => ACTIVE.has(job.status);
+
+/** The signed-in member's session, or null when there is none. */
+export function useSession() {
+  const api = useApi();
+  return useQuery({
+    queryKey: keys.session,
+    queryFn: async (): Promise<SessionView | null> => {
+      try {
+        return await api.request<SessionView>('/session');
+      } catch (error) {
+        if (error instanceof ApiError && error.status === 401) return null;
+        throw error;
+      }
+    },
+    staleTime: 60_000,
+    retry: false,
+  });
+}
+
+/** After sign-in (or an accepted invitation): forget the previous member's data, keep the new session. */
+export function startSession(client: QueryClient, session: SessionView): void {
+  client.removeQueries({ predicate: (query) => query.queryKey[0] !== keys.session[0] });
+  client.setQueryData(keys.session, session);
+}
+
+/** After sign-out or a lost session. */
+export function endSession(client: QueryClient): void {
+  client.removeQueries({ predicate: (query) => query.queryKey[0] !== keys.session[0] });
+  client.setQueryData(keys.session, null);
+}
+
+export function useOverview() {
+  const api = useApi();
+  return useQuery({
+    queryKey: keys.overview,
+    queryFn: () => api.request<Overview>('/overview'),
+    refetchInterval: OVERVIEW_POLL_MS,
+  });
+}
+
+export function useKeys() {
+  const api = useApi();
+  return useQuery({ queryKey: keys.apiKeys, queryFn: () => api.request<KeyList>('/keys') });
+}
+
+export function useJobs() {
+  const api = useApi();
+  return useInfiniteQuery({
+    queryKey: keys.jobs,
+    queryFn: ({ pageParam }) => api.request<JobList>('/jobs', { query: { cursor: pageParam ?? undefined } }),
+    initialPageParam: null as string | null,
+    getNextPageParam: (last) => last.next_cursor,
+    refetchInterval: (query) =>
+      query.state.data?.pages.some((page) => page.jobs.some(isActive)) ? JOB_POLL_MS : false,
+  });
+}
+
+export function useJob(id: string) {
+  const api = useApi();
+  return useQuery({
+    queryKey: keys.job(id),
+    queryFn: () => api.request<JobDetail>(`/jobs/${encodeURIComponent(id)}`),
+    refetchInterval: (query) => (query.state.data && isActive(query.state.data.job) ? JOB_POLL_MS : false),
+  });
+}
+
+export function useMembers() {
+  const api = useApi();
+  return useQuery({ queryKey: keys.members, queryFn: () => api.request<MemberList>('/members') });
+}
+
+export function useSettings() {
+  const api = useApi();
+  return useQuery({ queryKey: keys.settings, queryFn: () => api.request<Settings>('/settings') });
+}
+
+/** Invalidates every query under these keys (the usual end of a mutation). */
+export function useInvalidate() {
+  const client = useQueryClient();
+  return (...queryKeys: (readonly unknown[])[]) =>
+    Promise.all(queryKeys.map((queryKey) => client.invalidateQueries({ queryKey })));
+}

@@ -1,0 +1,117 @@
+/**
+ * The signed-in frame: a sidebar with the five sections (a "Menu" button folds it away at phone
+ * width), the member's e-mail and "Sign out", and the page in <main id="main">, reached first
+ * with the "Skip to content" link.
+ *
+ * Accessible names: navigation "Main" with links Overview, Lists, Verify, API keys, Settings;
+ * buttons "Menu", "Sign out"; link "Skip to content".
+ */
+import { useQueryClient } from '@tanstack/react-query';
+import { useEffect, useState, type ReactNode } from 'react';
+import { Link, useLocation } from 'wouter';
+import { describeError } from '../api/client';
+import type { SessionView } from '../api/contract';
+import { endSession } from '../api/queries';
+import { useApi } from '../api/services';
+
+const SECTIONS = [
+  { href: '/', label: 'Overview' },
+  { href: '/lists', label: 'Lists' },
+  { href: '/verify', label: 'Verify' },
+  { href: '/keys', label: 'API keys' },
+  { href: '/settings', label: 'Settings' },
+] as const;
+
+const isCurrent = (location: string, href: string) =>
+  href === '/' ? location === '/' : location === href || location.startsWith(`${href}/`);
+
+export function Shell({ session, children }: { session: SessionView; children: ReactNode }) {
+  const [location, navigate] = useLocation();
+  const [open, setOpen] = useState(false);
+  const [signOutError, setSignOutError] = useState<string | null>(null);
+  const api = useApi();
+  const client = useQueryClient();
+  useEffect(() => setOpen(false), [location]);
+
+  const signOut = async () => {
+    try {
+      await api.request('/session', { method: 'DELETE' });
+    } catch (error) {
+      setSignOutError(describeError('Could not sign out', error));
+      return;
+    }
+    endSession(client);
+    navigate('/sign-in', { replace: true });
+  };
+
+  return (
+    <div className="shell">
+      <a className="skip-link" href="#main">
+        Skip to content
+      </a>
+      <header className="topbar">
+        <span className="brand">
+          <img src="/favicon.svg" alt="" width="24" height="24" />
+          mailverdict
+        </span>
+        <button
+          type="button"
+          className="button menu-button"
+          aria-expanded={open}
+          aria-controls="sidebar"
+          onClick={() => setOpen((value) => !value)}
+        >
+          Menu
+        </button>
+      </header>
+      <aside id="sidebar" className={open ? 'sidebar sidebar-open' : 'sidebar'}>
+        <span className="brand brand-side">
+          <img src="/favicon.svg" alt="" width="24" height="24" />
+          mailverdict
+        </span>
+        <nav aria-label="Main">
+          <ul className="nav">
+            {SECTIONS.map((section) => (
+              <li key={section.href}>
+                <Link
+                  href={section.href}
+                  className={isCurrent(location, section.href) ? 'nav-link nav-current' : 'nav-link'}
+                  aria-current={isCurrent(location, section.href) ? 'page' : undefined}
+                >
+                  {section.label}
+                </Link>
+              </li>
+            ))}
+          </ul>
+        </nav>
+        <div className="account">
+          <span className="account-email" title={session.member.email}>
+            {session.member.email}
+          </span>
+          <span className="muted small">
+            {session.account.plan} plan · {session.member.role}
+          </span>
+          <button type="button" className="button" onClick={() => void signOut()}>
+            Sign out
+          </button>
+          {signOutError ? (
+            <p role="alert" className="notice notice-error small">
+              {signOutError}
+            </p>
+          ) : null}
+        </div>
+      </aside>
+      <main id="main" className="main" tabIndex={-1}>
+        {children}
+      </main>
+    </div>
+  );
+}
+
+/** A page's title, also the document's. */
+export function PageTitle({ children, title }: { children: ReactNode; title: string }) {
+  useEffect(() => {
+    document.title = `${title} · mailverdict`;
+  }, [title]);
+  return <h1 className="page-title">{children}</h1>;
+}

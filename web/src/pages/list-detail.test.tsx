@@ -1,0 +1,97 @@
+import { screen, waitFor, within } from '@testing-library/react';
+import { describe, expect, it } from 'vitest';
+import type { JobDetail } from '../api/contract';
+import { FakeServer, failure, ok } from '../test/fake-server';
+import { job } from '../test/fixtures';
+import { renderApp } from '../test/render';
+
+const done: JobDetail = {
+  job: job({ name: 'March leads' }),
+  counts: {
+    by_status: { deliverable: 700, risky: 150, undeliverable: 100, unknown: 50 },
+    by_reason: { catch_all: 150, smtp_rejected: 80, domain_not_found: 20, greylisted: 50 },
+  },
+};
+
+describe('a list’s page', () => {
+  it('shows the counts by verdict and by reason once done', async () => {
+    renderApp('/lists/job_1', new FakeServer({ 'GET /jobs/:id': ok(done) }));
+    const byVerdict = await screen.findByRole('figure', { name: 'By verdict' });
+    expect(
+      within(byVerdict)
+        .getAllByRole('listitem')
+        .map((item) => item.textContent),
+    ).toEqual(['Deliverable700 (70%)', 'Risky150 (15%)', 'Undeliverable100 (10%)', 'Unknown50 (5%)']);
+    const byReason = screen.getByRole('figure', { name: 'By reason' });
+    expect(within(byReason).getAllByRole('listitem')[0]).toHaveTextContent(
+      'The domain accepts every address, so this mailbox cannot be confirmed.150',
+    );
+  });
+
+  it('downloads every row, or only the chosen verdicts', async () => {
+    const { user } = renderApp('/lists/job_1', new FakeServer({ 'GET /jobs/:id': ok(done) }));
+    const link = await screen.findByRole('link', { name: /Download CSV/ });
+    expect(link).toHaveAttribute('href', '/dashboard/api/jobs/job_1/download');
+    expect(link).toHaveAccessibleName('Download CSV (1,000 rows)');
+
+    const group = screen.getByRole('group', { name: 'Rows to download' });
+    for (const verdict of ['Risky', 'Undeliverable', 'Unknown']) {
+      await user.click(within(group).getByRole('checkbox', { name: new RegExp(`^${verdict}`) }));
+    }
+    expect(link).toHaveAttribute('href', '/dashboard/api/jobs/job_1/download?verdicts=deliverable');
+    expect(link).toHaveAccessibleName('Download CSV (700 rows)');
+
+    await user.click(within(group).getByRole('checkbox', { name: /^Unknown/ }));
+    expect(link).toHaveAttribute('href', '/dashboard/api/jobs/job_1/download?verdicts=deliverable%2Cunknown');
+
+    await user.click(within(group).getByRole('checkbox', { name: /^Deliverable/ }));
+    await user.click(within(group).getByRole('checkbox', { name: /^Unknown/ }));
+    expect(screen.queryByRole('link', { name: /Download CSV/ })).not.toBeInTheDocument();
+    expect(screen.getByText('Choose at least one verdict to download.')).toBeInTheDocument();
+  });
+
+  it('stops a running job after confirmation', async () => {
+    let status = 'processing';
+    const server = new FakeServer({
+      'GET /jobs/:id': () =>
+        ok({
+          job: job({ name: 'March leads', status, processed: 400, downloadable: false, completed_at: null }),
+          counts: null,
+        }),
+      'POST /jobs/:id/cancel': () => {
+        status = 'cancelled';
+        return ok(job({ status }));
+      },
+    });
+    const { user } = renderApp('/lists/job_1', server);
+    expect(await screen.findByRole('progressbar', { name: 'Progress of March leads' })).toHaveAttribute(
+      'value',
+      '400',
+    );
+    expect(screen.getByText('The results can be downloaded once the job is done.')).toBeInTheDocument();
+
+    await user.click(screen.getByRole('button', { name: 'Stop this job' }));
+    const confirm = await screen.findByRole('alertdialog', { name: 'Stop the list March leads?' });
+    await user.click(within(confirm).getByRole('button', { name: 'Keep it running' }));
+    expect(server.callsTo('POST', '/jobs/job_1/cancel')).toHaveLength(0);
+
+    await user.click(screen.getByRole('button', { name: 'Stop this job' }));
+    await user.click(
+      within(await screen.findByRole('alertdialog')).getByRole('button', { name: 'Stop the job' }),
+    );
+    expect(await screen.findByText('Cancelled')).toBeInTheDocument();
+    await waitFor(() =>
+      expect(screen.queryByRole('button', { name: 'Stop this job' })).not.toBeInTheDocument(),
+    );
+    expect(server.callsTo('POST', '/jobs/job_1/cancel')[0]?.headers['x-csrf-token']).toBe('csrf-token-1');
+  });
+
+  it('says when a list is not this account’s', async () => {
+    renderApp(
+      '/lists/job_other',
+      new FakeServer({ 'GET /jobs/:id': failure(404, 'not_found', 'No such job.') }),
+    );
+    expect(await screen.findByRole('heading', { name: 'List not found' })).toBeInTheDocument();
+    expect(screen.getByRole('alert')).toHaveTextContent('No list of this account has that id.');
+  });
+});

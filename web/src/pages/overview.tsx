@@ -1,0 +1,110 @@
+/**
+ * Overview: the plan, the billing period, the quota gauge, overage and rate limit, verifications
+ * per day (this period against the previous one) and the latest lists. Polled every 10 s, so
+ * verifications made through the API show up without a reload.
+ *
+ * Accessible names: heading "Overview"; meter "Quota used"; headings "Verifications per day",
+ * "Latest lists"; the chart's table behind "Show the numbers as a table".
+ */
+import { Link } from 'wouter';
+import type { Overview, Usage } from '../api/contract';
+import { useOverview } from '../api/queries';
+import { DailyChart } from '../components/daily-chart';
+import { formatDay, formatNumber, plural } from '../components/format';
+import { PageTitle } from '../components/shell';
+import { EmptyState, ErrorMessage, Loading } from '../components/status';
+import { UsageGauge } from '../components/usage-gauge';
+import { JobsTable } from './jobs-table';
+
+function OverageText({ usage }: { usage: Usage }) {
+  const { overage, quota } = usage;
+  if (!overage.enabled) {
+    return (
+      <p>
+        <strong>Off.</strong> Live verifications stop when the quota is used up
+        {quota.remaining === 0 ? ' — and it is used up until the period resets.' : '.'}
+      </p>
+    );
+  }
+  return (
+    <p>
+      <strong>On</strong> at {overage.rate_per_verification} per verification beyond the quota.{' '}
+      {overage.current_overage_count > 0
+        ? `${plural(overage.current_overage_count, 'verification')} beyond the quota this period.`
+        : 'Nothing beyond the quota this period.'}
+    </p>
+  );
+}
+
+function OverviewContent({ overview }: { overview: Overview }) {
+  const { usage, daily, latest_jobs: jobs } = overview;
+  const today = new Date().toISOString().slice(0, 10);
+  return (
+    <>
+      <div className="cards">
+        <section className="card" aria-labelledby="plan-title">
+          <h2 id="plan-title" className="card-title">
+            Plan
+          </h2>
+          <p className="card-figure">{usage.plan}</p>
+          <p className="muted">Rate limit: {formatNumber(usage.rate_limit.per_second)} requests per second</p>
+        </section>
+        <section className="card" aria-labelledby="period-title">
+          <h2 id="period-title" className="card-title">
+            Billing period
+          </h2>
+          <p className="card-figure card-figure-small">
+            {formatDay(usage.period_start)} – {formatDay(usage.period_end)}
+          </p>
+          <p className="muted">The quota resets on {formatDay(usage.quota.reset_at)} (00:00 UTC).</p>
+        </section>
+        <section className="card card-wide" aria-labelledby="quota-title">
+          <h2 id="quota-title" className="card-title">
+            Quota
+          </h2>
+          <UsageGauge usage={usage} />
+        </section>
+        <section className="card" aria-labelledby="overage-title">
+          <h2 id="overage-title" className="card-title">
+            Overage
+          </h2>
+          <OverageText usage={usage} />
+        </section>
+      </div>
+      <section className="panel" aria-labelledby="daily-title">
+        <h2 id="daily-title">Verifications per day</h2>
+        <DailyChart current={daily.current} previous={daily.previous} today={today} />
+      </section>
+      <section className="panel" aria-labelledby="latest-title">
+        <div className="panel-head">
+          <h2 id="latest-title">Latest lists</h2>
+          <Link href="/lists" className="button">
+            All lists
+          </Link>
+        </div>
+        {jobs.length === 0 ? (
+          <EmptyState>
+            <p>No lists yet.</p>
+            <Link href="/lists">Upload a list to clean it</Link>
+          </EmptyState>
+        ) : (
+          <JobsTable jobs={jobs} caption="Latest lists" />
+        )}
+      </section>
+    </>
+  );
+}
+
+export function OverviewPage() {
+  const overview = useOverview();
+  return (
+    <>
+      <PageTitle title="Overview">Overview</PageTitle>
+      {overview.isPending ? <Loading what="your usage" /> : null}
+      {overview.isError && !overview.data ? (
+        <ErrorMessage action="Could not load the overview" error={overview.error} />
+      ) : null}
+      {overview.data ? <OverviewContent overview={overview.data} /> : null}
+    </>
+  );
+}

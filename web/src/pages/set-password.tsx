@@ -1,0 +1,194 @@
+/**
+ * The two pages a one-time link opens: /accept-invite#<token> (an invitation: shows the invited
+ * address) and /reset-password#<token>. The token travels in the fragment, which browsers never
+ * send to a server nor put in a Referer. Setting the password signs the member in.
+ *
+ * Accessible names: heading "Join mailverdict" or "Choose a new password"; fields "New password",
+ * "Repeat the password"; button "Set password and sign in".
+ */
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState, type FormEvent } from 'react';
+import { Link, useLocation } from 'wouter';
+import { ApiError } from '../api/client';
+import type { SessionView, SetPasswordBody } from '../api/contract';
+import { startSession } from '../api/queries';
+import { useApi } from '../api/services';
+import { formatDateTime } from '../components/format';
+import { ErrorMessage, Loading } from '../components/status';
+import { AuthFrame } from './auth-frame';
+
+/** The same bounds as the contract's SetPasswordBody. */
+export const MIN_PASSWORD = 10;
+export const MAX_PASSWORD = 1024;
+
+/** Why a new password cannot be used yet, or null. */
+export function passwordProblem(password: string, repeat: string): string | null {
+  if (password.length < MIN_PASSWORD) return `The password needs at least ${MIN_PASSWORD} characters.`;
+  if (password.length > MAX_PASSWORD) return `The password can have at most ${MAX_PASSWORD} characters.`;
+  if (password !== repeat) return 'The two passwords are not the same.';
+  return null;
+}
+
+function tokenFromFragment(): string {
+  return decodeURIComponent(window.location.hash.replace(/^#/, ''));
+}
+
+/** "New password" and "Repeat the password", with the rule said up front. */
+export function NewPasswordFields({
+  idPrefix,
+  password,
+  repeat,
+  onPassword,
+  onRepeat,
+  newLabel = 'New password',
+  repeatLabel = 'Repeat the password',
+}: {
+  idPrefix: string;
+  password: string;
+  repeat: string;
+  onPassword: (value: string) => void;
+  onRepeat: (value: string) => void;
+  newLabel?: string;
+  repeatLabel?: string;
+}) {
+  return (
+    <>
+      <div className="field">
+        <label htmlFor={`${idPrefix}-new`}>{newLabel}</label>
+        <input
+          id={`${idPrefix}-new`}
+          className="input"
+          type="password"
+          autoComplete="new-password"
+          minLength={MIN_PASSWORD}
+          maxLength={MAX_PASSWORD}
+          required
+          aria-describedby={`${idPrefix}-rule`}
+          value={password}
+          onChange={(event) => onPassword(event.target.value)}
+        />
+        <p id={`${idPrefix}-rule`} className="hint">
+          At least {MIN_PASSWORD} characters. A few unrelated words make a strong one.
+        </p>
+      </div>
+      <div className="field">
+        <label htmlFor={`${idPrefix}-repeat`}>{repeatLabel}</label>
+        <input
+          id={`${idPrefix}-repeat`}
+          className="input"
+          type="password"
+          autoComplete="new-password"
+          required
+          value={repeat}
+          onChange={(event) => onRepeat(event.target.value)}
+        />
+      </div>
+    </>
+  );
+}
+
+export function SetPasswordPage({ mode }: { mode: 'invite' | 'reset' }) {
+  const api = useApi();
+  const client = useQueryClient();
+  const [, navigate] = useLocation();
+  const [token] = useState(tokenFromFragment);
+  const [password, setPassword] = useState('');
+  const [repeat, setRepeat] = useState('');
+  const [problem, setProblem] = useState<string | null>(null);
+
+  const invitation = useQuery({
+    queryKey: ['invitation', token],
+    queryFn: () =>
+      api.request<{ email: string; expires_at: string }>(`/invitations/${encodeURIComponent(token)}`),
+    enabled: mode === 'invite' && token !== '',
+    retry: false,
+  });
+  const accept = useMutation({
+    mutationFn: (body: SetPasswordBody) =>
+      api.request<SessionView>(mode === 'invite' ? '/invitations/accept' : '/password-resets/accept', {
+        method: 'POST',
+        body,
+      }),
+    onSuccess: (view) => {
+      startSession(client, view);
+      navigate('/', { replace: true });
+    },
+  });
+
+  const title = mode === 'invite' ? 'Join mailverdict' : 'Choose a new password';
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    const found = passwordProblem(password, repeat);
+    setProblem(found);
+    if (!found) accept.mutate({ token, password });
+  };
+
+  if (token === '') {
+    return (
+      <AuthFrame title={title}>
+        <p className="notice notice-error" role="alert">
+          This link is incomplete: open the whole link from the e-mail or from the person who sent it.
+        </p>
+        <p className="auth-links">
+          <Link href="/sign-in">Go to sign in</Link>
+        </p>
+      </AuthFrame>
+    );
+  }
+  if (mode === 'invite' && invitation.isPending) {
+    return (
+      <AuthFrame title={title}>
+        <Loading what="the invitation" />
+      </AuthFrame>
+    );
+  }
+  if (mode === 'invite' && invitation.isError) {
+    const gone = invitation.error instanceof ApiError && invitation.error.status === 404;
+    return (
+      <AuthFrame title={title}>
+        {gone ? (
+          <p className="notice notice-error" role="alert">
+            This invitation is not valid any more: it was used already or it expired (links work for 24
+            hours). Ask the account owner for a new one.
+          </p>
+        ) : (
+          <ErrorMessage action="Could not read the invitation" error={invitation.error} />
+        )}
+        <p className="auth-links">
+          <Link href="/sign-in">Go to sign in</Link>
+        </p>
+      </AuthFrame>
+    );
+  }
+
+  return (
+    <AuthFrame title={title}>
+      {mode === 'invite' && invitation.data ? (
+        <p>
+          You were invited as <strong>{invitation.data.email}</strong>. Choose a password to finish (this link
+          works until {formatDateTime(invitation.data.expires_at)}).
+        </p>
+      ) : (
+        <p>Choose a new password for your account. You will be signed in with it.</p>
+      )}
+      <form className="form" onSubmit={submit} noValidate>
+        <NewPasswordFields
+          idPrefix="set-password"
+          password={password}
+          repeat={repeat}
+          onPassword={setPassword}
+          onRepeat={setRepeat}
+        />
+        {problem ? (
+          <p className="notice notice-error" role="alert">
+            {problem}
+          </p>
+        ) : null}
+        <ErrorMessage action="Could not set the password" error={accept.error} />
+        <button type="submit" className="button button-primary button-wide" disabled={accept.isPending}>
+          Set password and sign in
+        </button>
+      </form>
+    </AuthFrame>
+  );
+}
