@@ -6,7 +6,7 @@
 import { SECOND, MINUTE, HOUR } from './clock.js';
 import type { BatchEngineOptions } from './engine/batch/types.js';
 import { DEFAULT_TIMEOUT_MS } from './engine/types.js';
-import type { EngineOptions } from './engine/types.js';
+import type { EngineOptions, Status } from './engine/types.js';
 
 export class ConfigError extends Error {
   constructor(message: string) {
@@ -36,6 +36,14 @@ export interface BatchSettings {
   chunkConcurrency: number;
   /** Demos and tests only: a pause after each test-mode chunk, so a test-key job takes visible time. */
   testModeChunkDelayMs: number;
+}
+
+/** The result cache of single verifications and batch jobs (services/result-cache.ts). */
+export interface ResultCacheSettings {
+  /** How long a result of each status is answered from the cache; 0: never cached. */
+  ttlMs: Readonly<Record<Status, number>>;
+  /** Results kept in this process's memory when there is no Redis; 0: no cache. */
+  maxEntries: number;
 }
 
 export interface Config {
@@ -68,6 +76,7 @@ export interface Config {
   usageCacheTtlMs: number;
   engine: EngineOptions;
   batch: BatchSettings;
+  resultCache: ResultCacheSettings;
   /** Allow http:// and internal webhook targets (development and tests only). */
   allowInsecureWebhooks: boolean;
   webhookTimeoutMs: number;
@@ -83,6 +92,14 @@ export interface Config {
    * the client), true (trust every hop), a hop count, or the addresses/CIDRs of trusted proxies.
    */
   trustProxy: boolean | number | string[];
+  /** A dashboard session ends after this long without a request (docs/dashboard.md). */
+  sessionIdleTimeoutMs: number;
+  /** A dashboard session ends this long after sign-in, however much it is used. */
+  sessionMaxAgeMs: number;
+  /** Dashboard sign-ins (and password-reset requests) per client address and second; 0: unlimited. */
+  signInRateLimit: number;
+  /** Failed sign-ins for one address per 15 minutes, past which its sign-ins are refused; 0: unlimited. */
+  signInFailureLimit: number;
 }
 
 /** Raw inputs: CLI flags by camelCase name (commander's shape). */
@@ -145,6 +162,9 @@ export function parseDuration(raw: string, name = 'duration'): number {
   return Math.round(ms);
 }
 const duration: Parser<number> = (raw, name) => parseDuration(raw, name);
+/** A duration, or 0 / "off" for none. */
+const durationOrOff: Parser<number> = (raw, name) =>
+  /^\s*(0|off)\s*$/i.test(raw) ? 0 : parseDuration(raw, name);
 
 /** The value with any `user:password@` part masked: URLs of stores and relays carry secrets. */
 function withoutCredentials(raw: string): string {
@@ -261,6 +281,21 @@ export function loadConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = process.e
       chunkConcurrency: r('chunkConcurrency', 'CHUNK_CONCURRENCY', integer(1, 64), 4),
       testModeChunkDelayMs: r('testModeChunkDelay', 'TEST_MODE_CHUNK_DELAY_MS', integer(0, 60_000), 0),
     },
+    resultCache: {
+      ttlMs: {
+        deliverable: r('resultCacheTtlDeliverable', 'RESULT_CACHE_TTL_DELIVERABLE', durationOrOff, 24 * HOUR),
+        undeliverable: r(
+          'resultCacheTtlUndeliverable',
+          'RESULT_CACHE_TTL_UNDELIVERABLE',
+          durationOrOff,
+          24 * HOUR,
+        ),
+        risky: r('resultCacheTtlRisky', 'RESULT_CACHE_TTL_RISKY', durationOrOff, 1 * HOUR),
+        // "Could not find out" is worth asking again: never cached unless the operator says so.
+        unknown: r('resultCacheTtlUnknown', 'RESULT_CACHE_TTL_UNKNOWN', durationOrOff, 0),
+      },
+      maxEntries: r('resultCacheSize', 'RESULT_CACHE_SIZE', integer(0, 10_000_000), 50_000),
+    },
     allowInsecureWebhooks: r('allowInsecureWebhooks', 'ALLOW_INSECURE_WEBHOOKS', boolean, false),
     webhookTimeoutMs: r('webhookTimeout', 'WEBHOOK_TIMEOUT', duration, 15 * SECOND),
     smtpRelayUrl: r<string | null>('smtpRelayUrl', 'SMTP_RELAY_URL', url(['smtp:', 'smtps:']), null),
@@ -268,6 +303,10 @@ export function loadConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = process.e
     planOverrides: r('plans', 'PLANS', json, {}),
     authFailureRateLimit: r('authFailureRateLimit', 'AUTH_FAILURE_RATE_LIMIT', integer(0, 100_000), 10),
     trustProxy: r('trustProxy', 'TRUST_PROXY', trustProxy, false),
+    sessionIdleTimeoutMs: r('sessionIdleTimeout', 'SESSION_IDLE_TIMEOUT', duration, 12 * HOUR),
+    sessionMaxAgeMs: r('sessionMaxAge', 'SESSION_MAX_AGE', duration, 7 * 24 * HOUR),
+    signInRateLimit: r('signInRateLimit', 'SIGN_IN_RATE_LIMIT', integer(0, 100_000), 5),
+    signInFailureLimit: r('signInFailureLimit', 'SIGN_IN_FAILURE_LIMIT', integer(0, 100_000), 10),
   };
 
   for (const s of config.engine.smtp.proxies) url(['socks5:', 'socks:'])(s, '--proxy');

@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import type { Clock } from './clock.js';
 import type { Config } from './config.js';
 import type { Verifier } from './engine/types.js';
+import type { ResultCache } from './services/result-cache.js';
 import type { Database } from './store/schema.js';
 
 export interface AppContext {
@@ -15,4 +16,9 @@ export interface AppContext {
   clock: Clock;
   logger: Logger;
   verifier: Verifier;
+  /**
+   * Live results given again without a probe, shared by the API and the batch jobs of the process
+   * (and, through Redis, of every process). createRuntime builds it from the settings; absent: no cache.
+   */
+  resultCache?: ResultCache;
 }

@@ -12,9 +12,11 @@ import type { Config } from './config.js';
 import type { AppContext } from './context.js';
 import type { Verifier } from './engine/types.js';
 import { createVerifier } from './engine/verifier.js';
-import { closeRedis, openRedis } from './redis/connection.js';
+import { closeRedis, onceEvery, openRedis, REDIS_WARN_INTERVAL_MS } from './redis/connection.js';
 import { createRedisRateLimiter } from './redis/rate-limiter.js';
+import { createRedisResultStore } from './redis/result-store.js';
 import { plansFromConfig } from './services/plans.js';
+import { resultCacheFromSettings } from './services/result-cache.js';
 import { openDatabase } from './store/db.js';
 import { migrateToLatest } from './store/migrate.js';
 
@@ -65,8 +67,25 @@ export async function createRuntime(
   }
   const verifier = options.verifier ?? createVerifier(config.engine);
   const logger = options.logger ?? createLogger(config);
-  const ctx: AppContext = { config, db, clock: options.clock ?? systemClock, logger, verifier };
+  const clock = options.clock ?? systemClock;
   const redis = config.redisUrl === null ? null : await openRedis(config.redisUrl, { logger });
+  const mayWarn = onceEvery(REDIS_WARN_INTERVAL_MS);
+  const resultCache = resultCacheFromSettings({
+    settings: config.resultCache,
+    clock,
+    // With Redis every process answers from the one cache; without it each from its own memory.
+    shared:
+      redis === null
+        ? null
+        : createRedisResultStore(redis, {
+            keyPrefix: config.redisKeyPrefix,
+            now: () => clock.now().getTime(),
+          }),
+    onError: (err) => {
+      if (mayWarn()) logger.warn({ err }, 'result cache unreachable: verifying without it');
+    },
+  });
+  const ctx: AppContext = { config, db, clock, logger, verifier, resultCache };
   let closed: Promise<void> | undefined;
   return {
     ctx,

@@ -79,7 +79,16 @@ const checksSchema = {
       tls: { type: 'boolean' },
       duration_ms: nullable('number'),
     }),
-    disposable: flagCheck('Known temporary provider.'),
+    disposable: check('Known temporary (throw-away) provider.', {
+      value: { type: 'boolean', description: 'true: the flag is raised.' },
+      signal: {
+        type: ['string', 'null'],
+        enum: ['domain_list', 'mx_host', null],
+        description:
+          'What raised the flag: domain_list (the domain is on a disposable list), mx_host (its MX host belongs to a disposable provider); null when not raised.',
+      },
+      mx_host: nullable('string', 'For signal mx_host: the MX host that matched; else null.'),
+    }),
     roleAddress: flagCheck('Role address such as info@.'),
     freeProvider: flagCheck('Free mailbox provider.'),
     catchAll: check('Domain accepts every address.', {
@@ -105,6 +114,12 @@ export const verifyBodySchema = {
       description: 'Bound of the SMTP probe in milliseconds.',
     },
     include_checks: { type: 'boolean', default: true, description: 'false: `checks` is an empty object.' },
+    fresh: {
+      type: 'boolean',
+      default: false,
+      description:
+        'true: probe the address now even when the result cache holds an answer (the new result replaces it). Counted like any verification.',
+    },
   },
 } as const;
 
@@ -112,6 +127,7 @@ export interface VerifyBody {
   email: string;
   timeout_ms: number;
   include_checks: boolean;
+  fresh: boolean;
 }
 
 export const verificationResultSchema = {
@@ -150,6 +166,17 @@ export const verificationResultSchema = {
       description: 'A likely correction of a mistyped domain, or null.',
     },
     checks: checksSchema,
+    cached: {
+      type: 'boolean',
+      description:
+        'true: the answer came from the result cache (an earlier probe of this address for this account, at checked_at); false: it was found out for this request.',
+    },
+    checked_at: {
+      type: 'string',
+      format: 'date-time',
+      description:
+        'When the answer was found out: now for a probe (and a test key), earlier for a cached answer.',
+    },
     request_id: requestId,
   },
 } as const;

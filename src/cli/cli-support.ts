@@ -40,7 +40,10 @@ export function addSettingsOptions(cmd: Command): Command {
     .option('--plans <json>', 'plan overrides, e.g. {"free":{"monthly_quota":500}}')
     .option('--result-retention <duration>', 'how long batch results are kept (default 72h)')
     .option('--idempotency-ttl <duration>', 'how long Idempotency-Key values are kept (default 24h)')
-    .option('--usage-cache-ttl <duration>', 'how far usage reads may lag counts made by other processes (default 1s; 0: no cache)')
+    .option(
+      '--usage-cache-ttl <duration>',
+      'how far usage reads may lag counts made by other processes (default 1s; 0: no cache)',
+    )
     .option('--dns-server <host[:port]>', 'DNS server to ask (repeatable or comma-separated)', collect)
     .option('--dns-timeout <duration>', 'DNS query timeout (default 2s)')
     .option('--dns-tries <n>', 'DNS attempts per query (default 2)')
@@ -53,6 +56,11 @@ export function addSettingsOptions(cmd: Command): Command {
     .option('--max-mx-hosts <n>', 'MX hosts tried per probe (default 3)')
     .option('--allow-internal-targets', 'probe mail hosts on loopback/private addresses (testing only)')
     .option('--catch-all-cache-ttl <duration>', 'cache of catch-all results per domain (default 1h)')
+    .option('--result-cache-ttl-deliverable <duration>', 'result cache of deliverable (default 24h; 0: off)')
+    .option('--result-cache-ttl-undeliverable <duration>', 'result cache of undeliverable (default 24h)')
+    .option('--result-cache-ttl-risky <duration>', 'result cache of risky answers (default 1h; 0: off)')
+    .option('--result-cache-ttl-unknown <duration>', 'result cache of unknown answers (default 0: off)')
+    .option('--result-cache-size <n>', 'results kept in memory without Redis (default 50000; 0: off)')
     .option('--concurrency <n>', 'batch: SMTP sessions in flight per worker (default 200)')
     .option('--per-host-concurrency <n>', 'batch: SMTP sessions per MX host (default 5)')
     .option('--greylist-retries <n>', 'batch: retries of a greylisted address (default 2)')
@@ -67,7 +75,20 @@ export function addSettingsOptions(cmd: Command): Command {
     )
     .option('--webhook-timeout <duration>', 'timeout of one webhook delivery (default 15s)')
     .option('--smtp-relay-url <url>', 'smtp://user:pass@host:port for notification e-mails')
-    .option('--notify-from <address>', 'sender of notification e-mails');
+    .option('--notify-from <address>', 'sender of notification e-mails')
+    .option(
+      '--session-idle-timeout <duration>',
+      'dashboard: a session ends after this long unused (default 12h)',
+    )
+    .option('--session-max-age <duration>', 'dashboard: a session ends this long after sign-in (default 7d)')
+    .option(
+      '--sign-in-rate-limit <n>',
+      'dashboard: sign-ins per client address and second (default 5; 0: unlimited)',
+    )
+    .option(
+      '--sign-in-failure-limit <n>',
+      'dashboard: failed sign-ins per address and 15 minutes before its sign-ins are refused (default 10; 0: unlimited)',
+    );
 }
 
 /**

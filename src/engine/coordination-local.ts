@@ -4,6 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
+import { TtlMap } from './ttl-map.js';
 import type {
   EngineCoordination,
   HealthState,
@@ -43,26 +44,13 @@ export function createLocalCoordination(options: LocalCoordinationOptions = {}):
   };
 }
 
-/** A size-bounded TTL map (lru-cache) behind the SharedCache interface. */
+/** A size-bounded TTL map behind the SharedCache interface. */
 export function createLocalCache<V>(now: () => number, maxEntries: number): SharedCache<V> {
-  // lru-cache wants `{}`-typed values; the box also lets `undefined` mean "absent" only.
-  const entries = new LRUCache<string, { value: V; expiresAt: number }>({ max: maxEntries });
+  const entries = new TtlMap<string, V>(maxEntries, now);
   return {
-    get: async (key) => {
-      const entry = entries.get(key);
-      if (entry === undefined) return undefined;
-      if (entry.expiresAt <= now()) {
-        entries.delete(key);
-        return undefined;
-      }
-      return entry.value;
-    },
-    set: async (key, value, ttlMs) => {
-      entries.set(key, { value, expiresAt: now() + ttlMs });
-    },
-    delete: async (key) => {
-      entries.delete(key);
-    },
+    get: async (key) => entries.get(key),
+    set: async (key, value, ttlMs) => entries.set(key, value, ttlMs),
+    delete: async (key) => entries.delete(key),
   };
 }
 
@@ -102,7 +90,8 @@ function createLocalSlots(now: () => number): SessionSlots {
   };
 }
 
-function createLocalHealth(now: () => number, maxEntries: number): HostHealth {
+/** Failure streaks and back-off of this process only (the single prober's, when nothing is shared). */
+export function createLocalHealth(now: () => number, maxEntries = DEFAULT_MAX_ENTRIES): HostHealth {
   const states = new LRUCache<string, HealthState>({ max: maxEntries });
   const get = (key: string): HealthState => states.get(key) ?? { failuresInARow: 0, notBefore: 0 };
   return {

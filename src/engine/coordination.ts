@@ -13,6 +13,14 @@
  * implementation adds its own namespace.
  */
 
+/**
+ * The back-off of a key after a failure, doubling with each failure in a row up to the maximum
+ * (docs/batch-engine.md, "Liveness"). The batch engine's `hostBackoffMs` / `hostBackoffMaxMs`
+ * and the single prober default to these.
+ */
+export const DEFAULT_HOST_BACKOFF_MS = 1_000;
+export const DEFAULT_HOST_BACKOFF_MAX_MS = 60_000;
+
 /** One slot held: give it back with `release`, or let `leaseMs` run out if the holder dies. */
 export interface SlotLease {
   readonly key: string;

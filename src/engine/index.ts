@@ -15,6 +15,8 @@ export { REASONS, STATUSES, DEFAULT_TIMEOUT_MS, MIN_TIMEOUT_MS, MAX_TIMEOUT_MS }
 export type {
   Check,
   Checks,
+  DisposableCheck,
+  DisposableSignal,
   DnsOptions,
   EngineOptions,
   FlagCheck,

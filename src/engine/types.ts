@@ -71,11 +71,21 @@ export interface FlagCheck extends Check {
   value: boolean;
 }
 
+/** Which signal raised the disposable flag (docs/verdicts.md, "The checks breakdown"). */
+export type DisposableSignal = 'domain_list' | 'mx_host';
+
+export interface DisposableCheck extends FlagCheck {
+  /** null when the flag is not raised. `domain_list` wins when both fire. */
+  signal: DisposableSignal | null;
+  /** For `mx_host`: the MX host name that belongs to a disposable provider; else null. */
+  mx_host: string | null;
+}
+
 export interface Checks {
   syntax: SyntaxCheck;
   mx: MxCheck;
   smtp: SmtpCheck;
-  disposable: FlagCheck;
+  disposable: DisposableCheck;
   roleAddress: FlagCheck;
   freeProvider: FlagCheck;
   catchAll: Check;

@@ -2,13 +2,14 @@
  * The composed engine: syntax → offline lists → DNS → SMTP probe → verdict, and the
  * explainable `VerificationResult` built from what each step found out.
  *
- * A disposable domain is still resolved (so `mx` tells the truth) but never probed: its
- * verdict is risky `disposable_domain` whatever the mailbox answers, and probing throwaway
- * providers only spends time and the prober's reputation.
+ * A disposable domain (by the domain lists, or by its MX hosts: lists/disposable-mx-hosts.ts) is
+ * resolved (so `mx` tells the truth) but never probed: its verdict is risky `disposable_domain`
+ * whatever the mailbox answers, and probing throwaway providers only spends time and the
+ * prober's reputation.
  */
 import type { DnsOutcome, SmtpOutcome } from './outcome.js';
 import { MailHostResolver } from './dns/resolver.js';
-import { isDisposableDomain, loadDisposableDomains } from './lists/disposable.js';
+import { disposableMxHost, isDisposableDomain, loadDisposableDomains } from './lists/disposable.js';
 import { isFreeProvider, loadFreeProviders } from './lists/free-provider.js';
 import { isRoleAddress } from './lists/role.js';
 import { suggestCorrection } from './lists/typo.js';
@@ -18,6 +19,8 @@ import type { Verdict } from './verdict.js';
 import { decideVerdict, invalidFormatVerdict } from './verdict.js';
 import type {
   Checks,
+  DisposableCheck,
+  DisposableSignal,
   EngineOptions,
   FlagCheck,
   MxCheck,
@@ -38,6 +41,8 @@ export interface VerifierDeps {
 
 export interface Flags {
   disposable: boolean;
+  /** What raised `disposable` (null when it is not raised), and for `mx_host` the host. */
+  disposableBy: { signal: DisposableSignal; mxHost: string | null } | null;
   role: boolean;
   free: boolean;
 }
@@ -59,8 +64,8 @@ export function createVerifier(options: EngineOptions, deps: VerifierDeps = {}):
     const parsed = parseAddress(email);
     if (!parsed.ok) return invalidResult(email, parsed.error, startedAt);
 
-    const flags = listFlags(parsed.local, parsed.domain);
     const dns = await resolver.resolve(parsed.domain);
+    const flags = listFlags(parsed.local, parsed.domain, dns);
     let smtp: SmtpOutcome | null = null;
     if (dns.kind === 'ok' && !flags.disposable) {
       smtp = await prober.probe({
@@ -101,9 +106,27 @@ function clampTimeout(timeoutMs: number | undefined): number {
   return Math.min(MAX_TIMEOUT_MS, Math.max(MIN_TIMEOUT_MS, Math.round(timeoutMs)));
 }
 
-/** The offline list flags of an address (exported for the batch engine, which builds the same results). */
-export function listFlags(local: string, domain: string): Flags {
-  return { disposable: isDisposableDomain(domain), role: isRoleAddress(local), free: isFreeProvider(domain) };
+/**
+ * The list flags of an address (exported for the batch engine, which builds the same results).
+ * Given the domain's DNS answer, a domain on no list is disposable when its MX hosts belong to a
+ * disposable provider; without it (offline), only the domain lists decide.
+ */
+export function listFlags(local: string, domain: string, dns: DnsOutcome | null = null): Flags {
+  const disposableBy = disposableEvidence(domain, dns);
+  return {
+    disposable: disposableBy !== null,
+    disposableBy,
+    role: isRoleAddress(local),
+    free: isFreeProvider(domain),
+  };
+}
+
+/** Why the domain counts as disposable, or null: the domain lists first, then its MX hosts. */
+export function disposableEvidence(domain: string, dns: DnsOutcome | null): Flags['disposableBy'] {
+  if (isDisposableDomain(domain)) return { signal: 'domain_list', mxHost: null };
+  const records = dns?.kind === 'ok' || dns?.kind === 'no_mail_host' ? dns.records : [];
+  const match = disposableMxHost(records.map((r) => r.exchange));
+  return match === null ? null : { signal: 'mx_host', mxHost: match.host };
 }
 
 export interface ParsedOk {
@@ -127,7 +150,7 @@ export function buildResult(
     syntax: { passed: true, local: parsed.local, domain: parsed.domain, error: null },
     mx: mxCheck(dns),
     smtp: smtpCheck(smtp),
-    disposable: flagCheck(flags.disposable),
+    disposable: disposableCheck(flags),
     roleAddress: flagCheck(flags.role),
     freeProvider: flagCheck(flags.free),
     catchAll: { passed: catchAll === null ? null : !catchAll, value: catchAll },
@@ -166,7 +189,7 @@ export function invalidResult(email: string, error: string, startedAt: number): 
       syntax: { passed: false, local: null, domain: null, error },
       mx: mxCheck(null),
       smtp: smtpCheck(null),
-      disposable: { passed: null, value: false },
+      disposable: { passed: null, value: false, signal: null, mx_host: null },
       roleAddress: { passed: null, value: false },
       freeProvider: { passed: null, value: false },
       catchAll: { passed: null, value: null },
@@ -176,6 +199,11 @@ export function invalidResult(email: string, error: string, startedAt: number): 
 
 function flagCheck(flag: boolean): FlagCheck {
   return { passed: !flag, value: flag };
+}
+
+function disposableCheck(flags: Flags): DisposableCheck {
+  const by = flags.disposableBy;
+  return { ...flagCheck(flags.disposable), signal: by?.signal ?? null, mx_host: by?.mxHost ?? null };
 }
 
 const DNS_ERROR_NAMES: Readonly<Record<string, string>> = {

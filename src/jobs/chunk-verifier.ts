@@ -11,12 +11,17 @@
  * claim ends without one (an unknown result, a dead worker). While the coordination is
  * unreachable every worker probes its own repeats: a second probe costs less than a stalled job.
  * The engine already deduplicates within one chunk.
+ *
+ * Live jobs share the result cache of single verifications (services/result-cache.ts): an address
+ * the job's account verified recently is answered from it without a probe, and what the engine
+ * finds out is kept in it for later requests and jobs.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { HOUR, SECOND } from '../clock.js';
 import type { BatchEngine } from '../engine/batch/types.js';
 import type { EngineCoordination, SharedCache, SlotLease } from '../engine/coordination.js';
 import type { VerificationResult, Verifier } from '../engine/types.js';
+import type { ResultCache } from '../services/result-cache.js';
 import { testModeResult } from '../services/test-mode.js';
 import { addressKey, type ResultRow } from '../store/chunk-codec.js';
 import type { JobMode } from '../store/schema/jobs.schema.js';
@@ -24,6 +29,8 @@ import type { JobMode } from '../store/schema/jobs.schema.js';
 export interface ChunkJob {
   id: string;
   mode: JobMode;
+  /** The job's account: the scope of its result-cache entries. Absent: the cache is not used. */
+  accountId?: string;
 }
 
 /** `repeats`: positions in `emails` whose address occurs elsewhere in the job too. */
@@ -47,6 +54,8 @@ export interface ChunkVerifierDeps {
   coordination?: EngineCoordination | null;
   /** Between two looks at an address another worker is probing. Default 200 ms. */
   sharedPollMs?: number;
+  /** The process's result cache (AppContext.resultCache); absent or null: every address is probed. */
+  resultCache?: ResultCache | null;
 }
 
 /** Jobs whose repeated-address results are kept; a worker runs at most a few jobs at once. */
@@ -201,14 +210,35 @@ export function createChunkVerifier(deps: ChunkVerifierDeps): ChunkVerifier {
     const waits = new AbortController();
     const onAbort = (): void => waits.abort(signal.reason);
     signal.addEventListener('abort', onAbort, { once: true });
+    const { resultCache } = deps;
+    const cached =
+      resultCache && job.accountId !== undefined ? { cache: resultCache, accountId: job.accountId } : null;
     const probe = async (indexes: readonly number[]): Promise<void> => {
       if (indexes.length === 0) return;
+      let toProbe = indexes;
+      if (cached) {
+        const hits = await cached.cache.lookUp(
+          cached.accountId,
+          indexes.map((i) => emails[i]!),
+        );
+        signal.throwIfAborted();
+        const misses: number[] = [];
+        indexes.forEach((index, k) => {
+          const hit = hits[k];
+          if (hit) rows[index] = toRow(hit.result);
+          else misses.push(index);
+        });
+        if (misses.length === 0) return;
+        toProbe = misses;
+      }
       const results = await engine.verifyMany(
-        indexes.map((i) => emails[i]!),
-        { signal },
+        toProbe.map((i) => emails[i]!),
+        // The job's id names it in the engine's log line of an MX host given up.
+        { signal, label: job.id },
       );
       signal.throwIfAborted();
-      indexes.forEach((index, k) => (rows[index] = toRow(results[k]!)));
+      toProbe.forEach((index, k) => (rows[index] = toRow(results[k]!)));
+      await cached?.cache.store(cached.accountId, results);
     };
     // Probes `batch` (owned addresses settled to "probe here" among them), then lets the owned
     // ones go at once: other chunks and workers wait for them, and this chunk may wait for theirs.

@@ -85,6 +85,7 @@ export function startEmbeddedWorkers(ctx: AppContext, options: BackgroundOptions
       testDomain: config.testDomain,
       testModeChunkDelayMs: config.batch.testModeChunkDelayMs,
       coordination,
+      resultCache: ctx.resultCache ?? null,
     }),
     ...(options.metrics ? { metrics: options.metrics } : {}),
   });

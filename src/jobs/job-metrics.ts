@@ -81,10 +81,17 @@ export function createJobMetrics(registry: Registry, db: Executor, clock: Clock)
     labelNames: ['host', 'egress'],
     registers: [registry],
   });
+  // Labels of bounded sets only (a failure kind, a dialogue stage): the host itself is in the log
+  // line the engine writes, since a label per MX host would grow without bound.
   const givenUp = new Counter({
     name: 'mailverdict_smtp_hosts_given_up_total',
-    help: 'Times the batch engine gave up on an MX host for a batch and settled its addresses as unknown.',
-    labelNames: ['reason'],
+    help: 'Times the batch engine gave up on an MX host and settled its addresses as unknown, by failure kind (unavailable, timeout, blocked, greylisted) and the dialogue stage it failed at.',
+    labelNames: ['reason', 'stage'],
+    registers: [registry],
+  });
+  const givenUpAddresses = new Counter({
+    name: 'mailverdict_smtp_given_up_addresses_total',
+    help: 'Addresses the batch engine settled as unknown by giving up their MX host.',
     registers: [registry],
   });
   // Per-host series exist only while sessions are open, so the label set stays bounded.
@@ -110,8 +117,9 @@ export function createJobMetrics(registry: Registry, db: Executor, clock: Clock)
           sessions.set({ host, egress }, left);
         }
       },
-      onHostGivenUp(_host, _egress, reason) {
-        givenUp.inc({ reason });
+      onHostGivenUp(_host, _egress, reason, details) {
+        givenUp.inc({ reason, stage: details?.stage ?? 'unknown' });
+        if (details !== undefined) givenUpAddresses.inc(details.addresses);
       },
     },
   };

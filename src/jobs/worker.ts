@@ -201,7 +201,7 @@ export class Worker {
     let rows;
     try {
       rows = await this.#deps.verifyChunk(
-        { id: job.id, mode: job.mode },
+        { id: job.id, mode: job.mode, accountId: job.account_id },
         emails,
         controller.signal,
         decodeRepeats(chunk.repeats),

@@ -42,7 +42,12 @@ function fixtureChecks(offline: Checks, fixture: Fixture, domain: string): Check
       tls: false,
       duration_ms: 0,
     },
-    disposable: { ...offline.disposable, passed: fixture !== 'disposable', value: fixture === 'disposable' },
+    disposable: {
+      ...offline.disposable,
+      passed: fixture !== 'disposable',
+      value: fixture === 'disposable',
+      signal: fixture === 'disposable' ? 'domain_list' : offline.disposable.signal,
+    },
     catchAll: { passed: true, value: false },
   };
 }

@@ -2,7 +2,9 @@
  * Verifying one address for an API request. Order: syntax (a malformed address is refused with
  * `invalid_email_format` and never counted), then for a test key the fixed test result, for a
  * live key the quota (one verification, counted before the probe and never refunded, since an
- * `unknown` verdict costs a probe too) and then the engine.
+ * `unknown` verdict costs a probe too) and then the result cache (unless `fresh`) or the engine.
+ * An answer from the cache counts like a probe (docs/api.md, "Result cache": what a caller is
+ * charged must not depend on what other requests happened to leave in the cache).
  */
 import type { Clock } from '../clock.js';
 import type { VerificationResult, Verifier } from '../engine/types.js';
@@ -14,6 +16,7 @@ import type { PlanTable } from './plans.js';
 import { testModeResult } from './test-mode.js';
 import { consumeQuota } from './usage.service.js';
 import type { UsageCache } from './usage-cache.js';
+import type { ResultCache } from './result-cache.js';
 
 /** The contract's limit on `email` (RFC 5321's 256-octet path minus the angle brackets). */
 export const MAX_ADDRESS_LENGTH = 254;
@@ -26,6 +29,8 @@ export interface VerifyDeps {
   testDomain: string;
   /** Emptied for the account when this process counts or refunds (services/usage-cache.ts). */
   usageCache?: UsageCache;
+  /** Conclusive live results given again without a probe (services/result-cache.ts); absent: none. */
+  resultCache?: ResultCache;
 }
 
 export interface VerifyInput {
@@ -33,6 +38,8 @@ export interface VerifyInput {
   kind: KeyKind;
   email: string;
   timeoutMs: number;
+  /** true: probe even when the cache holds an answer (the new result replaces it). */
+  fresh?: boolean;
 }
 
 /** Throws AppError `invalid_email_format` unless `email` is a well-formed address. */
@@ -51,13 +58,22 @@ function malformed(error: string | null): AppError {
   return new AppError('invalid_email_format', `the address is malformed: ${error ?? 'invalid'}`);
 }
 
-export async function verifyOne(deps: VerifyDeps, input: VerifyInput): Promise<VerificationResult> {
+/** A verification's result, and whether it came from the result cache. */
+export interface VerifyAnswer {
+  result: VerificationResult;
+  cached: boolean;
+  /** When the result was found out: now for a probe or a test key, earlier for a cached answer. */
+  checkedAt: Date;
+}
+
+export async function verifyOne(deps: VerifyDeps, input: VerifyInput): Promise<VerifyAnswer> {
   if (input.kind === 'test') {
     // The offline verification parses the address anyway: its syntax check is the refusal.
+    // Test keys never read or fill the result cache.
     assertLength(input.email);
     const result = testModeResult(input.email, deps.verifier, deps.testDomain);
     if (result.checks.syntax.passed !== true) throw malformed(result.checks.syntax.error);
-    return result;
+    return { result, cached: false, checkedAt: deps.clock.now() };
   }
   assertWellFormed(input.email);
   await consumeQuota(deps.db, {
@@ -67,5 +83,13 @@ export async function verifyOne(deps: VerifyDeps, input: VerifyInput): Promise<V
     plans: deps.plans,
     usageCache: deps.usageCache,
   });
-  return deps.verifier.verify(input.email, { timeoutMs: input.timeoutMs });
+  const cache = deps.resultCache;
+  if (cache && input.fresh !== true) {
+    const [hit] = await cache.lookUp(input.accountId, [input.email]);
+    if (hit) return { result: hit.result, cached: true, checkedAt: hit.checkedAt };
+  }
+  const result = await deps.verifier.verify(input.email, { timeoutMs: input.timeoutMs });
+  const checkedAt = deps.clock.now();
+  await cache?.store(input.accountId, [result], checkedAt);
+  return { result, cached: false, checkedAt };
 }

@@ -261,6 +261,49 @@ describe('SmtpProber', () => {
     await vi.waitFor(() => expect(timers()).toBeLessThan(before + 3));
   });
 
+  it('does not connect again to a host that just failed until its back-off ends, and says why', async () => {
+    let now = 1_700_000_000_000;
+    const prober = makeProber({ hostBackoffMs: 1_000 }, { clock: () => now });
+    expect((await probe(prober, 'alice@busy.test', mx('busy'))).kind).toBe('unavailable');
+    expect(kit.hosts.busy!.connections).toBe(1);
+
+    const skipped = await probe(prober, 'bob@busy.test', mx('busy', 'good'));
+    // The next MX answered; the resting one was not asked.
+    expect(skipped).toMatchObject({ kind: 'accepted', evidence: { host: 'good.mx.test' } });
+    const alone = await probe(prober, 'carol@busy.test', mx('busy'));
+    expect(alone).toMatchObject({ kind: 'unavailable', evidence: { host: 'busy.mx.test', code: 421 } });
+    expect(alone.evidence.message).toMatch(
+      /^not asked: backed off after 1 failure\(s\) in a row \(last: banner: 421/,
+    );
+    expect(kit.hosts.busy!.connections).toBe(1);
+
+    now += 1_000;
+    expect((await probe(prober, 'dave@busy.test', mx('busy'))).kind).toBe('unavailable');
+    expect(kit.hosts.busy!.connections).toBe(2);
+  });
+
+  it('answers a host that refused the prober from that refusal while it is backed off', async () => {
+    const prober = makeProber({}, { clock: () => 1_700_000_000_000 });
+    await probe(prober, 'alice@blocked.test', mx('mailRefused'));
+    const again = await probe(prober, 'bob@blocked.test', mx('mailRefused', 'good'));
+    expect(again).toMatchObject({ kind: 'blocked', evidence: { host: 'mailRefused.mx.test', code: 554 } });
+    expect(kit.hosts.mailRefused!.connections).toBe(1);
+    expect(kit.hosts.good!.connections).toBe(0);
+  });
+
+  it('ends a host failure streak with an answer about a recipient, not with a greeting', async () => {
+    let now = 1_700_000_000_000;
+    const prober = makeProber({ hostBackoffMs: 1_000 }, { clock: () => now });
+    // Greeted, then the line dropped at RCPT: a failure each time, the back-off doubling.
+    await probe(prober, 'alice@drop.test', mx('drop'));
+    now += 1_000;
+    await probe(prober, 'alice@drop.test', mx('drop'));
+    now += 1_000;
+    // The second failure backed it off for 2 s: 1 s later it still rests.
+    await probe(prober, 'alice@drop.test', mx('drop'));
+    expect(kit.hosts.drop!.connections).toBe(2);
+  });
+
   it('ends as unavailable, without waiting out its budget, when closed mid-probe', async () => {
     const prober = makeProber();
     const pending = probe(prober, 'alice@silent.test', mx('silent'), 5000);

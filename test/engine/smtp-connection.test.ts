@@ -161,6 +161,39 @@ describe('SmtpConnection', () => {
     expect(connection.usable).toBe(false);
     await expect.poll(() => received).toEqual(['QUIT']);
   });
+
+  it('says whether the server closed after QUIT or the deadline ended the connection', async () => {
+    const closing = await serve(async (socket, lines) => {
+      socket.write('220 ready\r\n');
+      for await (const line of lines) if (line === 'QUIT') socket.end('221 bye\r\n');
+    });
+    // A server that stays open even after the client's FIN (a hung one).
+    const hung = net.createServer({ allowHalfOpen: true }, (socket) => {
+      sockets.add(socket);
+      socket.on('error', () => undefined);
+      socket.write('220 ready\r\n');
+    });
+    servers.push(hung);
+    await new Promise<void>((resolve) => hung.listen(0, '127.0.0.1', resolve));
+    const silent = (hung.address() as net.AddressInfo).port;
+    const ended = async (port: number): Promise<string | null> => {
+      let closed: () => void = () => undefined;
+      const gone = new Promise<void>((resolve) => (closed = resolve));
+      const connection = await SmtpConnection.open({
+        address: '127.0.0.1',
+        port,
+        deadlineAt: performance.now() + 2000,
+        onClose: () => closed(),
+      });
+      expect(connection.ended).toBeNull();
+      connection.setDeadline(performance.now() + 100);
+      connection.quit();
+      await gone;
+      return connection.ended;
+    };
+    expect(await ended(closing)).toBe('destroyed');
+    expect(await ended(silent)).toBe('timeout');
+  });
 });
 
 describe('parseProxyUrl', () => {

@@ -148,7 +148,7 @@ describe('verdict table, through real sockets', () => {
         tls: false,
         duration_ms: expect.any(Number),
       },
-      disposable: { passed: true, value: false },
+      disposable: { passed: true, value: false, signal: null, mx_host: null },
       roleAddress: { passed: true, value: false },
       freeProvider: { passed: true, value: false },
       catchAll: { passed: true, value: false },
@@ -202,7 +202,12 @@ describe('verdict table, through real sockets', () => {
     const result = await verifier.verify('someone@mailinator.com');
     expectReason(result, 'risky', 'disposable_domain');
     expect(result).toMatchObject({ disposable: true, mx: true });
-    expect(result.checks.disposable).toEqual({ passed: false, value: true });
+    expect(result.checks.disposable).toEqual({
+      passed: false,
+      value: true,
+      signal: 'domain_list',
+      mx_host: null,
+    });
     expect(result.checks.smtp.passed).toBeNull();
     expect(kit.hosts.good!.connections).toBe(0);
   });

@@ -21,7 +21,7 @@ export function verifyRoutes(deps: ApiDeps): FastifyPluginAsync {
         schema: {
           summary: 'Verify one address',
           description:
-            'Synchronous. A live key counts one verification against the quota (before the probe); a test key returns the fixed test results and is not counted.',
+            'Synchronous. A live key counts one verification against the quota (before the probe), also when the answer comes from the result cache; a test key returns the fixed test results, is not counted and never uses the cache. `fresh: true` probes even when a cached answer exists.',
           tags: ['verification'],
           body: verifyBodySchema,
           response: {
@@ -33,18 +33,22 @@ export function verifyRoutes(deps: ApiDeps): FastifyPluginAsync {
       async (request, reply) => {
         const auth = requireAuth(request);
         const body = request.body as VerifyBody;
-        const result = await verifyOne(deps, {
+        const { result, cached, checkedAt } = await verifyOne(deps, {
           accountId: auth.accountId,
           kind: auth.kind,
           email: body.email,
           timeoutMs: body.timeout_ms,
+          fresh: body.fresh,
         });
         deps.metrics.verdicts.inc({ status: result.status, kind: auth.kind });
-        deps.metrics.engineLatency.observe({ kind: auth.kind }, result.latency_ms / 1000);
+        // A cached answer ran no engine: its latency is the original probe's, not this request's.
+        if (!cached) deps.metrics.engineLatency.observe({ kind: auth.kind }, result.latency_ms / 1000);
         return {
           ...result,
           latency_ms: Math.round(reply.elapsedTime),
           checks: body.include_checks ? result.checks : {},
+          cached,
+          checked_at: checkedAt.toISOString(),
           request_id: request.id,
         };
       },

@@ -25,6 +25,7 @@ import { ProbeScheduler } from './scheduler.js';
 import { withSharedNegativeAnswers, type NegativeDnsOutcome } from './shared-dns.js';
 import { SharedGreylistSchedule } from './shared-greylist.js';
 import type { EngineCoordination } from '../coordination.js';
+import { DEFAULT_HOST_BACKOFF_MAX_MS, DEFAULT_HOST_BACKOFF_MS } from '../coordination.js';
 import type { BatchEngine, BatchEngineObserver, BatchEngineOptions, VerifyManyOptions } from './types.js';
 
 export interface BatchEngineDeps {
@@ -49,8 +50,8 @@ export const BATCH_DEFAULTS = {
   recipientsPerTransaction: 100,
   recipientsPerSession: 500,
   maxRejectsPerSession: 8,
-  hostBackoffMs: 1_000,
-  hostBackoffMaxMs: 60_000,
+  hostBackoffMs: DEFAULT_HOST_BACKOFF_MS,
+  hostBackoffMaxMs: DEFAULT_HOST_BACKOFF_MAX_MS,
   maxHostFailures: 3,
   itemsPerSession: 50,
   maxDrops: 2,
@@ -144,15 +145,27 @@ export function createBatchEngine(options: BatchEngineOptions, deps: BatchEngine
         runPooledSession(queue, slot, sessionOptions, { scheduler, catchAll, greylist, now }),
       sessionOpened: (queue) => deps.observer?.onSessionOpen?.(queue.key, 'default'),
       sessionClosed: (queue) => deps.observer?.onSessionClose?.(queue.key, 'default'),
-      hostGivenUp: (queue, failure, addresses) => {
-        deps.observer?.onHostGivenUp?.(queue.key, 'default', failure.kind);
+      hostGivenUp: (queue, failure, given, failures) => {
+        const addresses = given.length;
+        deps.observer?.onHostGivenUp?.(queue.key, 'default', failure.kind, {
+          stage: failure.stage,
+          addresses,
+          failures,
+        });
+        // The calls (jobs) whose addresses were given up, by the label their caller gave them.
+        const labels = new Set<string>();
+        for (const work of given)
+          if (work.kind === 'rcpt' && work.run.label !== undefined) labels.add(work.run.label);
         deps.logger?.warn(
           {
             host: queue.exchange,
             address: queue.key,
             failure: failure.kind,
+            stage: failure.stage,
+            failures,
             detail: failure.detail,
             addresses,
+            ...(labels.size > 0 ? { calls: [...labels] } : {}),
           },
           'MX host given up for this batch',
         );

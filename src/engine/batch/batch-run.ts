@@ -7,8 +7,7 @@
 import type { DnsOutcome, SmtpOutcome } from '../outcome.js';
 import type { VerificationResult } from '../types.js';
 import { decideVerdict } from '../verdict.js';
-import { isDisposableDomain } from '../lists/disposable.js';
-import { buildResult, invalidResult, listFlags } from '../verifier.js';
+import { buildResult, disposableEvidence, invalidResult, listFlags } from '../verifier.js';
 import type { CatchAllTracker } from './catch-all.js';
 import { improbableLocalPart } from '../smtp/probe.js';
 import type { UniqueAddress } from './group.js';
@@ -60,6 +59,10 @@ export class BatchRun implements RunLink {
 
   get aborted(): boolean {
     return this.#aborted;
+  }
+
+  get label(): string | undefined {
+    return this.#options.label;
   }
 
   /** Resolves with every result in input order; rejects with the abort reason when aborted. */
@@ -131,8 +134,9 @@ export class BatchRun implements RunLink {
     dns: DnsOutcome,
     greylisted: ReadonlyMap<string, GreylistEntry>,
   ): void {
-    // Disposable domains are resolved but never probed, as in the single verifier.
-    if (dns.kind !== 'ok' || dns.hosts.length === 0 || isDisposableDomain(domain)) {
+    // Disposable domains (by their name or their MX hosts) are resolved but never probed, as in
+    // the single verifier.
+    if (dns.kind !== 'ok' || dns.hosts.length === 0 || disposableEvidence(domain, dns) !== null) {
       for (const unique of addresses) this.#settleUnique(unique, dns, null);
       return;
     }
@@ -172,7 +176,7 @@ export class BatchRun implements RunLink {
   #settleUnique(unique: UniqueAddress, dns: DnsOutcome, smtp: SmtpOutcome | null): void {
     if (this.#finished || this.#settled[unique.id] === true) return;
     this.#settled[unique.id] = true;
-    const flags = listFlags(unique.local, unique.domain);
+    const flags = listFlags(unique.local, unique.domain, dns);
     const verdict = decideVerdict({ ...flags, dns, smtp });
     const result = buildResult(unique, flags, dns, smtp, verdict, this.#startedAt);
     for (const index of unique.indexes) this.#emit(index, result);

@@ -1,15 +1,14 @@
 /**
  * Catch-all answers per domain for the batch engine: one random-local-part RCPT per domain
- * decides for every accepted recipient of that domain. Answers are cached (true/false only, for
- * `catchAllTtlMs`, as the single probe does); while a probe is in flight, accepted recipients
- * of the domain wait for its answer instead of probing again. Given a shared cache, answers are
- * also written there and a domain this engine knows nothing of is looked up there first, so that
- * other workers' answers spare it the probe.
+ * decides for every accepted recipient of that domain. Answers are kept in the single probe's
+ * cache (smtp/catch-all-cache.ts: true/false only, for `catchAllTtlMs`); while a probe is in
+ * flight, accepted recipients of the domain wait for its answer instead of probing again. Given a
+ * shared cache, answers are also written there and a domain this engine knows nothing of is
+ * looked up there first, so that other workers' answers spare it the probe.
  */
 import type { SharedCache } from '../coordination.js';
+import { CatchAllCache } from '../smtp/catch-all-cache.js';
 import type { BackgroundTasks } from './background.js';
-
-const MAX_ENTRIES = 50_000;
 
 type Waiter = (catchAll: boolean | null) => void;
 
@@ -28,14 +27,13 @@ export interface SharedCatchAllAnswers {
 }
 
 export class CatchAllTracker {
-  readonly #ttlMs: number;
   readonly #now: () => number;
-  readonly #cache = new Map<string, { value: boolean; expiresAt: number }>();
+  readonly #cache: CatchAllCache;
   readonly #probing = new Map<string, Waiter[]>();
   readonly #shared: SharedCatchAllAnswers | null;
 
   constructor(ttlMs: number, now: () => number, shared: SharedCatchAllAnswers | null = null) {
-    this.#ttlMs = ttlMs;
+    this.#cache = new CatchAllCache(ttlMs, now);
     this.#now = now;
     this.#shared = shared;
   }
@@ -59,18 +57,13 @@ export class CatchAllTracker {
       return;
     }
     if (answer === undefined || typeof answer.catchAll !== 'boolean') return;
-    const expiresAt = Math.min(answer.expiresAt, this.#now() + this.#ttlMs);
-    if (expiresAt > this.#now() && this.cached(domain) === undefined)
-      this.#remember(domain, answer.catchAll, expiresAt);
+    if (answer.expiresAt > this.#now() && this.cached(domain) === undefined)
+      this.#cache.remember(domain, answer.catchAll, answer.expiresAt);
   }
 
   /** The cached answer, or undefined when the domain has none. */
   cached(domain: string): boolean | undefined {
-    const entry = this.#cache.get(domain);
-    if (entry === undefined) return undefined;
-    if (entry.expiresAt > this.#now()) return entry.value;
-    this.#cache.delete(domain);
-    return undefined;
+    return this.#cache.get(domain);
   }
 
   isProbing(domain: string): boolean {
@@ -97,23 +90,13 @@ export class CatchAllTracker {
 
   /** The probe's answer: true/false are cached, null (inconclusive) is not. */
   decide(domain: string, value: boolean | null): void {
-    if (value !== null) {
-      const expiresAt = this.#now() + this.#ttlMs;
-      this.#remember(domain, value, expiresAt);
+    const expiresAt = this.#cache.remember(domain, value);
+    if (value !== null && expiresAt !== null) {
       const answer: SharedCatchAll = { catchAll: value, expiresAt };
-      this.#shared?.background.track('cache', this.#shared.cache.set(domain, answer, this.#ttlMs));
+      this.#shared?.background.track('cache', this.#shared.cache.set(domain, answer, this.#cache.ttlMs));
     }
     const waiting = this.#probing.get(domain) ?? [];
     this.#probing.delete(domain);
     for (const waiter of waiting) waiter(value);
-  }
-
-  #remember(domain: string, value: boolean, expiresAt: number): void {
-    this.#cache.delete(domain);
-    if (this.#cache.size >= MAX_ENTRIES) {
-      const oldest = this.#cache.keys().next();
-      if (oldest.done !== true) this.#cache.delete(oldest.value);
-    }
-    this.#cache.set(domain, { value, expiresAt });
   }
 }

@@ -20,20 +20,26 @@ interface HostState {
   active: number;
   /** Sessions reserved while their shared slot is being acquired. */
   pending: number;
-  /** Highest number of sessions this host ever had at once (for tests and logs). */
-  peak: number;
   failuresInARow: number;
   /** Epoch ms before which no new session may be opened. */
   notBefore: number;
 }
 
-/** Counts sessions per host and globally, and remembers which hosts are backed off. */
+/** Hosts known at once before the idle ones (no session, no back-off in force) are forgotten. */
+const SWEEP_AT = 10_000;
+
+/**
+ * Counts sessions per host and globally, and remembers which hosts are backed off. A host with
+ * nothing open and no streak is forgotten at once; idle hosts with a streak are forgotten when
+ * many hosts are known (a batch over a million domains must not keep a million entries).
+ */
 export class HostLimiter {
   readonly #options: HostLimiterOptions;
   readonly #now: () => number;
   readonly #hosts = new Map<string, HostState>();
   #active = 0;
   #pending = 0;
+  #sweepAt = SWEEP_AT;
 
   constructor(options: HostLimiterOptions, now: () => number) {
     this.#options = options;
@@ -85,13 +91,13 @@ export class HostLimiter {
     state.pending = Math.max(0, state.pending - 1);
     this.#pending = Math.max(0, this.#pending - 1);
     if (opened) this.acquire(host);
+    else this.#forgetIfIdle(host, state);
   }
 
   /** Counts a session as opened; the caller checked `canOpen`. */
   acquire(host: string): void {
     const state = this.#state(host);
     state.active += 1;
-    state.peak = Math.max(state.peak, state.active);
     this.#active += 1;
   }
 
@@ -99,9 +105,10 @@ export class HostLimiter {
     const state = this.#state(host);
     state.active = Math.max(0, state.active - 1);
     this.#active = Math.max(0, this.#active - 1);
+    this.#forgetIfIdle(host, state);
   }
 
-  /** The host answered (a banner, a reply): its failure streak ends. */
+  /** The host answered about a recipient: its failure streak ends (a back-off in force stays). */
   succeeded(host: string): void {
     const state = this.#hosts.get(host);
     if (state !== undefined) state.failuresInARow = 0;
@@ -127,17 +134,33 @@ export class HostLimiter {
     return this.#hosts.get(host)?.failuresInARow ?? 0;
   }
 
-  /** The most sessions `host` ever had at once. */
-  peakFor(host: string): number {
-    return this.#hosts.get(host)?.peak ?? 0;
-  }
-
   #state(host: string): HostState {
     let state = this.#hosts.get(host);
     if (state === undefined) {
-      state = { active: 0, pending: 0, peak: 0, failuresInARow: 0, notBefore: 0 };
+      if (this.#hosts.size >= this.#sweepAt) this.#sweep();
+      state = { active: 0, pending: 0, failuresInARow: 0, notBefore: 0 };
       this.#hosts.set(host, state);
     }
     return state;
+  }
+
+  #forgetIfIdle(host: string, state: HostState): void {
+    if (
+      state.active === 0 &&
+      state.pending === 0 &&
+      state.failuresInARow === 0 &&
+      state.notBefore <= this.#now()
+    )
+      this.#hosts.delete(host);
+  }
+
+  /** Forgets every host with nothing open and no back-off in force (its streak with it). */
+  #sweep(): void {
+    const now = this.#now();
+    for (const [host, state] of this.#hosts) {
+      if (state.active === 0 && state.pending === 0 && state.notBefore <= now) this.#hosts.delete(host);
+    }
+    // Hosts that stay (open or backed off) do not make every new host pay for a sweep.
+    this.#sweepAt = Math.max(SWEEP_AT, 2 * this.#hosts.size);
   }
 }

@@ -3,7 +3,6 @@
  * items (greylisted recipients waiting for their next try). Sessions to the host take batches
  * from here; items of aborted runs are dropped as they come up.
  */
-import type { HostFailure } from './recipient-session.js';
 import type { Work } from './work.js';
 
 export class HostQueue {
@@ -11,8 +10,6 @@ export class HostQueue {
   readonly key: string;
   /** The MX host name (TLS server name, evidence). */
   readonly exchange: string;
-  /** The last reason a session to this host failed, for the evidence of what gives up. */
-  lastFailure: HostFailure | null = null;
   #ready: Work[] = [];
   #head = 0;
   readonly #delayed: { at: number; work: Work }[] = [];

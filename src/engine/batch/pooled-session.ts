@@ -10,20 +10,24 @@
  * A recipient whose local part is not ASCII is written only in a session whose server offered
  * SMTPUTF8; elsewhere it settles as `unicode_unsupported` without an RCPT (smtputf8.ts), and
  * the session goes on with the others.
+ *
+ * Liveness (docs/batch-engine.md): every failure, at every stage (greeting, MAIL, RCPT, RSET,
+ * QUIT), is reported to the scheduler, which backs the host off and gives it up after
+ * `maxHostFailures` in a row; only an answer about a recipient ends a host's failure streak, so
+ * a host that greets and then fails cannot hold work for ever. The greeting is session.ts's.
  */
 import type { SmtpOutcome } from '../outcome.js';
 import { classifyReply } from '../smtp/classify.js';
 import type { SocksProxyOptions } from '../smtp/connection.js';
 import type { SmtpReply } from '../smtp/reply.js';
+import type { HostFailure, SessionStage, SmtpSession } from '../smtp/session.js';
+import { describe, failureOf, openSession, stepDeadlines } from '../smtp/session.js';
 import { addressNeedsSmtpUtf8, unicodeUnsupported } from '../smtp/smtputf8.js';
 import type { CatchAllTracker } from './catch-all.js';
 import type { HostQueue } from './host-queue.js';
-import type { HostFailure, RecipientSession } from './recipient-session.js';
-import { openRecipientSession } from './recipient-session.js';
 import type { ProbeScheduler } from './scheduler.js';
 import type { SharedGreylistSchedule } from './shared-greylist.js';
 import type { HeldSlot } from './shared-politeness.js';
-import { outcomeOf } from './scheduler.js';
 import type { Work } from './work.js';
 
 export interface PooledSessionOptions {
@@ -72,6 +76,8 @@ interface SessionState {
   transactionLimit: number;
   /** Policy refusals (`blocked`) in a row, with no answer about a mailbox in between. */
   blockedInARow: number;
+  /** The server answered about a recipient in this session (its host's failure streak ended). */
+  answered: boolean;
 }
 
 /**
@@ -83,7 +89,8 @@ const BLOCKED_IN_A_ROW = 3;
 
 /**
  * Runs one session on `queue` until its work or its limits run out, or until its shared `slot`
- * is lost (the session then ends after its round trip). Never rejects.
+ * is lost (the session then ends after its round trip). Never rejects; resolves once the server
+ * no longer counts the connection.
  */
 export async function runPooledSession(
   queue: HostQueue,
@@ -91,21 +98,20 @@ export async function runPooledSession(
   options: PooledSessionOptions,
   deps: PooledSessionDeps,
 ): Promise<void> {
-  const opened = await openRecipientSession(
+  const opened = await openSession(
     { exchange: queue.exchange, address: queue.key },
     {
       port: options.port,
-      pipelining: options.pipelining,
       heloName: options.heloName,
       proxy: options.pickProxy(),
-      stepTimeoutMs: options.stepTimeoutMs,
+      deadlines: stepDeadlines(options.stepTimeoutMs),
     },
   );
   if (!opened.ok) {
     deps.scheduler.hostFailed(queue, opened.failure, []);
+    await opened.closed;
     return;
   }
-  deps.scheduler.hostSucceeded(queue);
   const session = opened.session;
   const state: SessionState = {
     rejects: 0,
@@ -115,35 +121,65 @@ export async function runPooledSession(
     transactionOpen: false,
     transactionLimit: options.recipientsPerTransaction,
     blockedInARow: 0,
+    answered: false,
   };
   let batch: Work[] = [];
+  let failed = false;
   try {
     while (session.usable && !deps.scheduler.closed && !slot.lost) {
       const window = nextWindow(session, state, options);
       if (window <= 0) break;
       const taken = queue.take(window);
       if (taken.length === 0) break;
-      batch = session.smtpUtf8 ? taken : settleUnwritable(taken, session, deps);
+      batch = session.extensions.smtpUtf8 ? taken : settleUnwritable(taken, session, deps);
       if (batch.length === 0) continue;
-      const keepGoing = await runGroup(session, queue, batch, state, options, deps);
+      const after = await runGroup(session, queue, batch, state, options, deps);
       batch = [];
-      if (!keepGoing) break;
+      if (after === 'failed') failed = true;
+      if (after !== 'go on') break;
     }
   } catch (error) {
     // A bug, not a network failure: put the work back so that no address is lost, and let the
     // host's failure streak bound the retries.
     const detail = error instanceof Error ? error.message : String(error);
-    deps.scheduler.hostFailed(queue, { kind: 'unavailable', reply: null, detail, tls: session.tls }, batch);
-  } finally {
-    await session.quit();
+    failed = true;
+    session.destroy();
+    deps.scheduler.hostFailed(
+      queue,
+      { kind: 'unavailable', stage: 'rcpt', cause: 'destroyed', reply: null, detail, tls: session.tls },
+      batch,
+    );
   }
+  const tls = session.tls;
+  const closed = await session.quit();
+  // A server that does not close after QUIT holds the session open: it counts against the host
+  // (backs it off) even though its recipients were answered.
+  if (closed === 'timeout' && !failed) {
+    deps.scheduler.hostFailed(
+      queue,
+      {
+        kind: 'timeout',
+        stage: 'quit',
+        cause: 'timeout',
+        reply: null,
+        detail: 'quit: the server did not close the connection',
+        tls,
+      },
+      [],
+    );
+  }
+}
+
+/** Whether groups go out in one write: the server offers PIPELINING and we may use it. */
+function pipelined(session: SmtpSession, options: PooledSessionOptions): boolean {
+  return options.pipelining && session.extensions.pipelining;
 }
 
 /**
  * Settles the items this session cannot write (local part not ASCII, no SMTPUTF8 offered) and
  * returns the rest. The first host that greets decides, as in the single probe: no next MX.
  */
-function settleUnwritable(batch: Work[], session: RecipientSession, deps: PooledSessionDeps): Work[] {
+function settleUnwritable(batch: Work[], session: SmtpSession, deps: PooledSessionDeps): Work[] {
   const writable: Work[] = [];
   for (const work of batch) {
     if (!addressNeedsSmtpUtf8(work.address)) writable.push(work);
@@ -153,7 +189,7 @@ function settleUnwritable(batch: Work[], session: RecipientSession, deps: Pooled
 }
 
 /** How many RCPTs the next group may carry. */
-function nextWindow(session: RecipientSession, state: SessionState, options: PooledSessionOptions): number {
+function nextWindow(session: SmtpSession, state: SessionState, options: PooledSessionOptions): number {
   const rejectsLeft = options.maxRejectsPerSession - state.rejects;
   const sessionLeft = options.recipientsPerSession - state.sent;
   // A full transaction is reset by the next group, which then starts a new one.
@@ -162,22 +198,25 @@ function nextWindow(session: RecipientSession, state: SessionState, options: Poo
       ? state.transactionLimit
       : state.transactionLimit - state.inTransaction;
   // Every RCPT of a group may be refused, so a group never holds more than the rejects left.
-  const depth = session.pipelining ? options.pipelineDepth : 1;
+  const depth = pipelined(session, options) ? options.pipelineDepth : 1;
   return Math.min(depth, rejectsLeft, sessionLeft, transactionLeft);
 }
 
+/** What the session does after a group: go on, end (limits, a decided refusal), or end as failed. */
+type GroupEnd = 'go on' | 'end' | 'failed';
+
 /**
  * Sends one group (RSET and MAIL FROM when needed, then the batch's RCPTs) and settles or
- * re-queues every item of the batch. Returns false when the session must end.
+ * re-queues every item of the batch.
  */
 async function runGroup(
-  session: RecipientSession,
+  session: SmtpSession,
   queue: HostQueue,
   batch: Work[],
   state: SessionState,
   options: PooledSessionOptions,
   deps: PooledSessionDeps,
-): Promise<boolean> {
+): Promise<GroupEnd> {
   const prefix: string[] = [];
   if (state.transactionOpen && state.inTransaction >= state.transactionLimit) {
     prefix.push('RSET');
@@ -186,30 +225,35 @@ async function runGroup(
   if (!state.transactionOpen) {
     // One transaction carries many recipients, some perhaps with UTF-8 local parts: ask for
     // SMTPUTF8 (RFC 6531) whenever the server offers it, which is harmless for ASCII ones.
-    prefix.push(`MAIL FROM:<${options.mailFrom}>${session.smtpUtf8 ? ' SMTPUTF8' : ''}`);
+    prefix.push(`MAIL FROM:<${options.mailFrom}>${session.extensions.smtpUtf8 ? ' SMTPUTF8' : ''}`);
     state.inTransaction = 0;
     state.acceptedInTransaction = 0;
   }
   const lines = [...prefix, ...batch.map((work) => `RCPT TO:<${work.address}>`)];
   const startedAt = performance.now();
-  const { replies, error } = await session.send(lines, (reply, i) => i < prefix.length && reply.code >= 300);
+  const { replies, error } = await session.send(
+    lines,
+    pipelined(session, options),
+    (reply, i) => i < prefix.length && reply.code >= 300,
+  );
   const durationMs = Math.round(performance.now() - startedAt);
 
   for (let i = 0; i < prefix.length; i++) {
     const reply = replies[i];
-    if (reply === undefined)
-      return dropped(
-        queue,
-        batch,
-        error?.kind === 'timeout',
-        error?.message ?? 'no reply',
-        session,
-        options,
-        deps,
-      );
-    if (prefix[i] === 'RSET') {
+    const stage: SessionStage = prefix[i] === 'RSET' ? 'rset' : 'mail';
+    if (reply === undefined) {
+      const failure = error === null ? noReply(stage, session.tls) : failureOf(error, stage, session.tls);
+      return sessionFailed(queue, batch, failure, options, deps);
+    }
+    if (stage === 'rset') {
       if (reply.code >= 300)
-        return dropped(queue, batch, false, `RSET: ${reply.code} ${reply.message}`, session, options, deps);
+        return sessionFailed(
+          queue,
+          batch,
+          replyFailure('unavailable', stage, reply, session.tls),
+          options,
+          deps,
+        );
       continue;
     }
     const verdict = classifyReply('mail', reply);
@@ -217,20 +261,16 @@ async function runGroup(
       state.transactionOpen = true;
       continue;
     }
-    const failure: HostFailure = {
-      kind: verdict === 'blocked' ? 'blocked' : 'unavailable',
-      reply,
-      detail: `mail: ${reply.code} ${reply.message}`,
-      tls: session.tls,
-    };
     if (verdict === 'greylisted') {
-      // A temporary refusal of the sender: each recipient waits for its next try, as when greylisted.
+      // A temporary refusal of the sender: each recipient waits for its next try, as when
+      // greylisted, and the host is backed off like any host that fails.
       for (const work of batch)
         settleReply(queue, work, 'greylisted', reply, session.tls, durationMs, options, deps);
-      return false;
+      deps.scheduler.hostFailed(queue, replyFailure('greylisted', stage, reply, session.tls), []);
+      return 'failed';
     }
-    deps.scheduler.hostFailed(queue, failure, batch);
-    return false;
+    const kind = verdict === 'blocked' ? 'blocked' : 'unavailable';
+    return sessionFailed(queue, batch, replyFailure(kind, stage, reply, session.tls), options, deps);
   }
 
   const retryInNewTransaction: Work[] = [];
@@ -239,8 +279,8 @@ async function runGroup(
     const reply = replies[prefix.length + b];
     if (reply === undefined) {
       queue.pushFront(retryInNewTransaction);
-      const detail = error?.message ?? 'no reply';
-      return dropped(queue, batch.slice(b), error?.kind === 'timeout', detail, session, options, deps);
+      const failure = error === null ? noReply('rcpt', session.tls) : failureOf(error, 'rcpt', session.tls);
+      return sessionFailed(queue, batch.slice(b), failure, options, deps);
     }
     state.sent += 1;
     state.inTransaction += 1;
@@ -256,36 +296,29 @@ async function runGroup(
     const verdict = classifyReply('rcpt', reply);
     if (verdict === 'continue' || verdict === 'next_host') {
       // 421 (going away) or a reply that breaks the dialogue: this host cannot answer now.
-      const failure: HostFailure = {
-        kind: 'unavailable',
-        reply,
-        detail: `rcpt: ${reply.code} ${reply.message}`,
-        tls: session.tls,
-      };
-      deps.scheduler.hostFailed(queue, failure, [...retryInNewTransaction, ...batch.slice(b)]);
-      return false;
+      queue.pushFront(retryInNewTransaction);
+      const failure = replyFailure('unavailable', 'rcpt', reply, session.tls);
+      return sessionFailed(queue, batch.slice(b), failure, options, deps);
+    }
+    if (!state.answered) {
+      state.answered = true;
+      deps.scheduler.hostAnswered(queue);
     }
     if (verdict === 'accepted') state.acceptedInTransaction += 1;
     state.blockedInARow =
       verdict === 'blocked' ? state.blockedInARow + 1 : verdict === 'greylisted' ? state.blockedInARow : 0;
     settleReply(queue, work, verdict, reply, session.tls, durationMs, options, deps);
     if (state.blockedInARow >= BLOCKED_IN_A_ROW) {
-      const failure: HostFailure = {
-        kind: 'blocked',
-        reply,
-        detail: `rcpt: ${reply.code} ${reply.message}`,
-        tls: session.tls,
-      };
+      const failure = replyFailure('blocked', 'rcpt', reply, session.tls);
       deps.scheduler.hostFailed(queue, failure, [...retryInNewTransaction, ...batch.slice(b + 1)]);
-      return false;
+      return 'failed';
     }
   }
   if (retryInNewTransaction.length > 0) {
     queue.pushFront(retryInNewTransaction);
     state.inTransaction = Math.max(state.inTransaction, state.transactionLimit);
   }
-  if (error !== null) return false;
-  return state.rejects < options.maxRejectsPerSession;
+  return state.rejects < options.maxRejectsPerSession ? 'go on' : 'end';
 }
 
 /** Settles (or delays, when greylisted) one item by its RCPT reply. */
@@ -332,36 +365,43 @@ function settleReply(
 }
 
 /**
- * The connection failed before these items were answered: each goes back to the front, or
- * gives up once it has been dropped `maxDrops` times. A timeout also backs the host off.
+ * The session failed before these items were answered. A refusal of the prober (`blocked`) holds
+ * for all of them; otherwise each goes back to the front, or gives up once it has ridden
+ * `maxDrops` + 1 failed sessions. Either way the host is charged the failure.
  */
-function dropped(
+function sessionFailed(
   queue: HostQueue,
   unanswered: readonly Work[],
-  timeout: boolean,
-  detail: string,
-  session: RecipientSession,
+  failure: HostFailure,
   options: PooledSessionOptions,
   deps: PooledSessionDeps,
-): false {
-  const failure: HostFailure = {
-    kind: timeout ? 'timeout' : 'unavailable',
-    reply: null,
-    detail,
-    tls: session.tls,
-  };
+): 'failed' {
+  if (failure.kind === 'blocked') {
+    deps.scheduler.hostFailed(queue, failure, unanswered);
+    return 'failed';
+  }
   const retry: Work[] = [];
+  const spent: Work[] = [];
   for (const work of unanswered) {
     work.drops += 1;
-    if (work.drops <= options.maxDrops) retry.push(work);
-    else giveUp(work, outcomeOf(failure, work), deps);
+    (work.drops <= options.maxDrops ? retry : spent).push(work);
   }
-  if (timeout) deps.scheduler.hostFailed(queue, failure, retry);
-  else {
-    queue.pushFront(retry);
-    deps.scheduler.pump();
-  }
-  return false;
+  deps.scheduler.hostFailed(queue, failure, retry, spent);
+  return 'failed';
+}
+
+function replyFailure(
+  kind: HostFailure['kind'],
+  stage: SessionStage,
+  reply: SmtpReply,
+  tls: boolean,
+): HostFailure {
+  return { kind, stage, cause: 'reply', reply, detail: `${stage}: ${describe(reply)}`, tls };
+}
+
+/** A group whose reply is missing although the connection did not fail (cannot happen; bounded anyway). */
+function noReply(stage: SessionStage, tls: boolean): HostFailure {
+  return { kind: 'unavailable', stage, cause: 'protocol', reply: null, detail: `${stage}: no reply`, tls };
 }
 
 function giveUp(work: Work, outcome: SmtpOutcome, deps: PooledSessionDeps): void {

@@ -6,6 +6,14 @@
  * failure as evidence. One scheduler serves every `verifyMany` call of an engine, so the caps
  * hold across concurrent calls (jobs) too.
  *
+ * Liveness: sessions report every failure (`hostFailed`) and only an answer about a recipient
+ * ends a failure streak (`hostAnswered`), so a host gets at most `maxHostFailures` failing
+ * sessions in a row (plus those already open when the last one failed) before its work is
+ * given up, each new one after its back-off; docs/batch-engine.md gives the bound.
+ *
+ * Per-host state (queues, limiter, back-off, hosts given up on) is keyed by the queue key, the
+ * address sessions connect to; egress pools will make it (egress, host).
+ *
  * Given a coordination shared with other processes, a session to a host also needs one of the
  * host's slots in it, and the shared back-off (shared-politeness.ts): N processes then open at
  * most `perHostConcurrency` sessions per host together. The global cap stays per process. Without
@@ -16,7 +24,9 @@ import type { EngineCoordination } from '../coordination.js';
 import type { SmtpOutcome } from '../outcome.js';
 import { HostLimiter } from './host-limiter.js';
 import { HostQueue } from './host-queue.js';
-import type { HostFailure } from './recipient-session.js';
+import type { HostFailure } from '../smtp/session.js';
+import { connectionRefused } from '../smtp/session.js';
+import { TtlMap } from '../ttl-map.js';
 import type { HeldSlot, SlotHolding } from './shared-politeness.js';
 import { SharedPoliteness } from './shared-politeness.js';
 import type { Work } from './work.js';
@@ -46,8 +56,11 @@ export interface SchedulerHooks {
   runSession(queue: HostQueue, slot: HeldSlot): Promise<void>;
   /** `work` is finished without an answer from any host. */
   giveUp(work: Work, outcome: SmtpOutcome): void;
-  /** A host's remaining work was given up (blocked us, or failed `maxHostFailures` times in a row). */
-  hostGivenUp?(queue: HostQueue, failure: HostFailure, addresses: number): void;
+  /**
+   * A host's remaining work was given up (blocked us, or failed `maxHostFailures` times in a row):
+   * `given` is that work, `failures` the failures in a row.
+   */
+  hostGivenUp?(queue: HostQueue, failure: HostFailure, given: readonly Work[], failures: number): void;
   /** A session to `queue`'s host opened / ended (metrics). */
   sessionOpened?(queue: HostQueue): void;
   sessionClosed?(queue: HostQueue): void;
@@ -73,7 +86,7 @@ export class ProbeScheduler {
    * dead host cost a 500,000-address job one back-off per chunk (3, 4, 8, 16 s... measured in
    * test/faults/mx-resets.test.ts). After the back-off the host gets one new try.
    */
-  readonly #givenUp = new Map<string, { failure: HostFailure; until: number }>();
+  readonly #givenUp: TtlMap<string, HostFailure>;
   /** Open sessions, and sessions waiting for their shared slot. */
   readonly #sessions = new Set<Promise<void>>();
   readonly #shared: SharedPoliteness | null;
@@ -90,6 +103,7 @@ export class ProbeScheduler {
     this.#options = options;
     this.#hooks = hooks;
     this.limiter = new HostLimiter(options, () => hooks.now());
+    this.#givenUp = new TtlMap(MAX_REMEMBERED_HOSTS, () => hooks.now());
     this.#shared =
       coordination === null
         ? null
@@ -120,15 +134,12 @@ export class ProbeScheduler {
    */
   enqueue(work: Work, front = false, notBefore = 0): void {
     const key = hostKey(work);
-    const givenUp = this.#givenUp.get(key);
+    const givenUp = this.limiter.activeFor(key) === 0 ? this.#givenUp.get(key) : undefined;
     if (givenUp !== undefined) {
-      if (givenUp.until > this.#hooks.now() && this.limiter.activeFor(key) === 0) {
-        if (givenUp.failure.kind !== 'blocked' && moveOn(work, givenUp.failure.refused === true))
-          this.enqueue(work, false, notBefore);
-        else this.#hooks.giveUp(work, outcomeOf(givenUp.failure, work));
-        return;
-      }
-      if (givenUp.until <= this.#hooks.now()) this.#givenUp.delete(key);
+      if (givenUp.kind !== 'blocked' && moveOn(work, connectionRefused(givenUp)))
+        this.enqueue(work, false, notBefore);
+      else this.#hooks.giveUp(work, outcomeOf(givenUp, work, this.limiter.failuresOf(key)));
+      return;
     }
     let queue = this.#queues.get(key);
     if (queue === undefined) {
@@ -153,57 +164,66 @@ export class ProbeScheduler {
     this.pump();
   }
 
-  /** A session reached the host: its failure streak ends. */
-  hostSucceeded(queue: HostQueue): void {
+  /** A session got an answer about a recipient: the host's failure streak ends. A greeting alone does not. */
+  hostAnswered(queue: HostQueue): void {
     this.limiter.succeeded(queue.key);
     this.#shared?.recordSuccess(queue.key);
   }
 
   /**
-   * A session to `queue`'s host failed (refused, 421, timed out, or blocked us). `unfinished`
-   * goes back to the front. The host is backed off; when no other session to it is open, its
-   * work moves to each domain's next MX, and after `maxHostFailures` in a row the rest gives up.
-   * Called by the failing session before its slot is released.
+   * A session to `queue`'s host failed, at any stage: refused, 421, 4xx or 5xx where the dialogue
+   * needed 2xx, closed, reset, silent, garbage. `unfinished` goes back to the front; `spent` (work
+   * that rode `maxDrops` + 1 failed sessions) gives up, with the host's when that goes. The host is
+   * backed off; when no other session to it is open, its ready work moves to each domain's next
+   * MX; after `maxHostFailures` in a row (whatever is open) the rest gives up. A refusal of the
+   * prober (`blocked`) gives everything up at once. A failure at QUIT (the server did not close)
+   * only backs the host off: everything was answered. Called by the failing session before its
+   * slot is released.
    */
-  hostFailed(queue: HostQueue, failure: HostFailure, unfinished: readonly Work[]): void {
-    queue.lastFailure = failure;
-    this.limiter.failed(queue.key);
-    this.#shared?.recordFailure(queue.key);
+  hostFailed(
+    queue: HostQueue,
+    failure: HostFailure,
+    unfinished: readonly Work[],
+    spent: readonly Work[] = [],
+  ): void {
+    const key = queue.key;
+    this.limiter.failed(key);
+    this.#shared?.recordFailure(key);
+    if (failure.stage === 'quit') {
+      this.pump();
+      return;
+    }
     if (failure.kind === 'blocked') {
       // A refusal of the prober itself holds for every recipient at this host.
-      const given = [...unfinished, ...queue.drain()];
-      for (const work of given) this.#hooks.giveUp(work, outcomeOf(failure, work));
-      this.#rememberGivenUp(queue.key, failure);
-      this.#hooks.hostGivenUp?.(queue, failure, given.length);
+      this.#giveUpHost(queue, failure, [...unfinished, ...spent, ...queue.drain()]);
       this.pump();
       return;
     }
     queue.pushFront(unfinished);
-    if (this.limiter.activeFor(queue.key) <= 1) {
+    const failures = this.limiter.failuresOf(key);
+    const exhausted = failures >= this.#options.maxHostFailures;
+    if (this.limiter.activeFor(key) <= 1 || exhausted) {
       const stay: Work[] = [];
       for (const work of queue.drainReady()) {
-        if (moveOn(work, failure.refused === true)) this.enqueue(work);
+        if (moveOn(work, connectionRefused(failure))) this.enqueue(work);
         else stay.push(work);
       }
       queue.pushFront(stay);
-      if (this.limiter.failuresOf(queue.key) >= this.#options.maxHostFailures) {
-        const given = queue.drain();
-        for (const work of given) this.#hooks.giveUp(work, outcomeOf(failure, work));
-        this.#rememberGivenUp(queue.key, failure);
-        if (given.length > 0) this.#hooks.hostGivenUp?.(queue, failure, given.length);
-      }
     }
+    if (exhausted) this.#giveUpHost(queue, failure, [...spent, ...queue.drain()]);
+    else for (const work of spent) this.#hooks.giveUp(work, outcomeOf(failure, work));
     this.pump();
   }
 
-  #rememberGivenUp(key: string, failure: HostFailure): void {
-    const until = this.limiter.backedOffUntil(key);
-    if (until > 0) this.#givenUp.set(key, { failure, until });
-    // Bounded like the limiter's own per-host state: the oldest entries go first.
-    if (this.#givenUp.size > MAX_REMEMBERED_HOSTS) {
-      const oldest = this.#givenUp.keys().next();
-      if (!oldest.done) this.#givenUp.delete(oldest.value);
-    }
+  /** Settles `given` (all of `queue`'s work) with `failure` and remembers the host as given up. */
+  #giveUpHost(queue: HostQueue, failure: HostFailure, given: readonly Work[]): void {
+    const failures = this.limiter.failuresOf(queue.key);
+    for (const work of given) this.#hooks.giveUp(work, outcomeOf(failure, work, failures));
+    // Work queued for the host later (a later chunk, another job) gives up or moves on at once
+    // until the back-off then in force ends; after it, the host gets one new try.
+    const until = this.limiter.backedOffUntil(queue.key);
+    if (until > 0) this.#givenUp.setUntil(queue.key, failure, until);
+    if (given.length > 0) this.#hooks.hostGivenUp?.(queue, failure, given, failures);
   }
 
   /** Asks for a pump soon; many requests in one tick make one pump. */
@@ -319,9 +339,13 @@ export class ProbeScheduler {
   }
 }
 
-/** The outcome of work given up at a host after `failure`. */
-export function outcomeOf(failure: HostFailure, work: Work): SmtpOutcome {
+/**
+ * The outcome of work given up at a host after `failure`; `failures` (the host's failures in a
+ * row) when the host itself was given up, which the evidence then says.
+ */
+function outcomeOf(failure: HostFailure, work: Work, failures = 0): SmtpOutcome {
   const blocked = failure.kind === 'blocked';
+  const said = blocked ? (failure.reply?.message ?? failure.detail) : failure.detail;
   return {
     kind: failure.kind,
     catchAll: null,
@@ -329,7 +353,10 @@ export function outcomeOf(failure: HostFailure, work: Work): SmtpOutcome {
       host: work.hosts[work.hostIndex]?.exchange ?? null,
       code: failure.reply?.code ?? null,
       enhancedCode: failure.reply?.enhancedCode ?? null,
-      message: blocked ? (failure.reply?.message ?? failure.detail) : failure.detail,
+      message:
+        blocked || failures === 0
+          ? said
+          : `host given up after ${failures} failure(s) in a row; last: ${said}`,
       tls: failure.tls,
       durationMs: 0,
     },

@@ -165,9 +165,9 @@ export class SharedPoliteness {
   }
 
   /**
-   * A session to `key` reached the host: the shared streak ends. Skipped while the host was last
-   * seen without failures (the common case, a round trip per session saved): a streak another
-   * process started since then runs on, which only lengthens its next back-off.
+   * A session to `key` got an answer about a recipient: the shared streak ends. Skipped while the
+   * host was last seen without failures (the common case, a round trip per session saved): a
+   * streak another process started since then runs on, which only lengthens its next back-off.
    */
   recordSuccess(key: string): void {
     if (this.#health.get(key)?.state.failuresInARow === 0) return;

@@ -3,6 +3,7 @@
  * SMTP connections reused (RSET between transactions) and PIPELINING where offered.
  * `POST /v1/verify` keeps using `Verifier.verify`; batch jobs and `mailverdict batch` use this.
  */
+import type { SessionStage } from '../smtp/session.js';
 import type { EngineOptions, VerificationResult } from '../types.js';
 
 export interface BatchEngineOptions extends EngineOptions {
@@ -27,10 +28,13 @@ export interface BatchEngineOptions extends EngineOptions {
   recipientsPerSession?: number;
   /** Refused RCPTs per session before QUIT (Postfix slows a client after 10 errors, drops it after 20). */
   maxRejectsPerSession?: number;
-  /** First back-off of a host after 421 / timeout / refusal; doubles per failure in a row. */
+  /** First back-off of a host after any failure; doubles per failure in a row. */
   hostBackoffMs?: number;
   hostBackoffMaxMs?: number;
-  /** Failures in a row after which a host's remaining addresses give up (or move to the next MX). */
+  /**
+   * Failures in a row (at any stage; only an answer about a recipient ends a streak) after which
+   * a host's remaining addresses give up, or move to the next MX.
+   */
   maxHostFailures?: number;
   /** Ready addresses per open session before another session to the same host opens. */
   itemsPerSession?: number;
@@ -52,6 +56,11 @@ export interface VerifyManyOptions {
   signal?: AbortSignal;
   /** Called as addresses settle (index into the input list), in any order. */
   onResult?: (index: number, result: VerificationResult) => void;
+  /**
+   * Names the call (a job's id) in what the engine reports about it: the log line of an MX host
+   * given up lists the labels of the calls whose addresses it settled.
+   */
+  label?: string;
 }
 
 export interface BatchEngine {
@@ -71,6 +80,19 @@ export interface BatchEngine {
 export interface BatchEngineObserver {
   onSessionOpen?(host: string, egress: string): void;
   onSessionClose?(host: string, egress: string): void;
-  /** The engine stopped trying `host` and settled its remaining addresses as unknown. */
-  onHostGivenUp?(host: string, egress: string, reason: string): void;
+  /**
+   * The engine stopped trying `host` and settled its remaining addresses as unknown. `reason` is
+   * the failure's kind (unavailable, timeout, blocked, greylisted).
+   */
+  onHostGivenUp?(host: string, egress: string, reason: string, details?: HostGivenUpDetails): void;
+}
+
+/** What `onHostGivenUp` knows besides the host. */
+export interface HostGivenUpDetails {
+  /** Where the last failure happened: connect, banner, ehlo, starttls, mail, rcpt, rset. */
+  stage: SessionStage;
+  /** Addresses (and catch-all probes) settled by giving the host up. */
+  addresses: number;
+  /** The host's failures in a row. */
+  failures: number;
 }

@@ -8,6 +8,8 @@ import type { MailHost, SmtpOutcome } from '../outcome.js';
 /** What a recipient reports back to: one `verifyMany` call. */
 export interface RunLink {
   readonly aborted: boolean;
+  /** The caller's name for the call (`VerifyManyOptions.label`). */
+  readonly label: string | undefined;
   /** The SMTP outcome of `work` is decided. */
   settle(work: RecipientWork, outcome: SmtpOutcome): void;
 }

@@ -141,6 +141,14 @@ export class SmtpConnection {
     return connection;
   }
 
+  /**
+   * Why the connection ended, null while it is open. After `quit()`: `destroyed` when the server
+   * closed it (or we did), `timeout` when it was still open at the deadline.
+   */
+  get ended(): SmtpErrorKind | null {
+    return this.#failed?.kind ?? null;
+  }
+
   /** Whether the connection can still carry commands. */
   get usable(): boolean {
     return this.#failed === null && !this.#quitting;

@@ -7,7 +7,12 @@
  * connection, stays silent, drops the line or answers 421 hands over to the next. The first
  * host that answers RCPT decides. `timeoutMs` bounds the whole probe: the connect and banner
  * of each host get a share of what remains (so a silent first MX cannot eat the budget of the
- * second), the dialogue after the banner may use all of it.
+ * second), the dialogue after the banner may use all of it (session.ts, `budgetDeadlines`).
+ *
+ * A host that fails (at any stage, in any way: docs/batch-engine.md, "Liveness") is backed off
+ * as in the batch engine: until its back-off ends, later probes do not connect to it but go to
+ * the next MX, or end with its last failure as evidence. An answer about a recipient ends its
+ * failure streak; a greeting alone does not.
  *
  * An address whose local part is not ASCII is asked about only where the server offers SMTPUTF8
  * (smtputf8.ts). The first host that greets decides that too, as for a reply to RCPT: the probe
@@ -16,14 +21,20 @@
  */
 import { getRandomValues } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
-import { isIP } from 'node:net';
+import type { HostHealth } from '../coordination.js';
+import { DEFAULT_HOST_BACKOFF_MAX_MS, DEFAULT_HOST_BACKOFF_MS } from '../coordination.js';
+import { createLocalHealth } from '../coordination-local.js';
 import type { MailHost, SmtpEvidence, SmtpOutcome, SmtpOutcomeKind } from '../outcome.js';
+import { TtlMap } from '../ttl-map.js';
 import type { SmtpOptions } from '../types.js';
-import type { ReplyVerdict, SmtpStage } from './classify.js';
+import { CatchAllCache } from './catch-all-cache.js';
+import type { ReplyVerdict } from './classify.js';
 import { classifyReply } from './classify.js';
 import type { SocksProxyOptions } from './connection.js';
-import { SmtpConnection, SmtpConnectionError, parseProxyUrl } from './connection.js';
+import { SmtpConnectionError, parseProxyUrl } from './connection.js';
 import type { SmtpReply } from './reply.js';
+import type { HostFailure, SessionStage, SmtpSession } from './session.js';
+import { budgetDeadlines, connectionRefused, describe, failureOf, openSession } from './session.js';
 import { addressNeedsSmtpUtf8, unicodeUnsupported } from './smtputf8.js';
 
 export interface ProbeRequest {
@@ -39,21 +50,31 @@ export interface ProbeRequest {
 }
 
 export interface ProberDeps {
-  /** Milliseconds since the epoch; drives the catch-all cache. */
+  /** Milliseconds since the epoch; drives the catch-all cache and the hosts' back-off. */
   clock?: () => number;
   /** In [0, 1); picks the catch-all local part and the proxy. Defaults to crypto randomness. */
   random?: () => number;
+  /**
+   * Where failure streaks and back-off of hosts are kept (keyed by host IP address, as the batch
+   * engine's). Default: this prober's own, in memory. When the shared one cannot be read, the
+   * probe goes ahead: a single verification is not failed for want of bookkeeping.
+   */
+  health?: HostHealth;
 }
 
-/** Probe settings: the engine's SMTP options and the catch-all cache lifetime. */
+/** Probe settings: the engine's SMTP options, the catch-all cache lifetime and the host back-off. */
 export interface ProberOptions extends SmtpOptions {
   catchAllTtlMs: number;
+  /** First back-off of a host after a failure, doubling per failure in a row (default 1 s). */
+  hostBackoffMs?: number;
+  /** Longest back-off (default 60 s). */
+  hostBackoffMaxMs?: number;
 }
 
-/** Bounds memory on batches over very many domains; the oldest entries go first. */
-const MAX_CATCH_ALL_ENTRIES = 50_000;
 const LOCAL_ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789';
 const LOCAL_LENGTH = 24;
+/** Hosts whose last failure is remembered (for the evidence of probes that skip them). */
+const MAX_REMEMBERED_FAILURES = 10_000;
 
 /**
  * A random local part nobody has, for the catch-all test: a letter first (some servers refuse a
@@ -68,24 +89,22 @@ export function improbableLocalPart(random: () => number): string {
   return local;
 }
 
-/** What one connection to one host concluded. */
+type DecidedKind = Exclude<ReplyVerdict, 'continue' | 'next_host'>;
+
+/** What one session with one host concluded. */
 type HostResult =
+  /** A reply decided; `stage` says whether it was about the recipient (rcpt) or the prober. */
   | {
       type: 'decided';
-      kind: Exclude<SmtpOutcomeKind, 'unavailable' | 'timeout'>;
+      stage: SessionStage;
+      kind: DecidedKind;
       reply: SmtpReply;
       catchAll: boolean | null;
       tls: boolean;
     }
   /** The address needs SMTPUTF8 and the host did not offer it: decided without asking. */
   | { type: 'unicode_unsupported'; tls: boolean }
-  | {
-      type: 'next';
-      reason: 'refused' | 'timeout' | 'failed' | 'tls';
-      detail: string;
-      reply: SmtpReply | null;
-      tls: boolean;
-    };
+  | { type: 'failed'; failure: HostFailure };
 
 /** Probes addresses over SMTP; one instance serves many probes and caches catch-all answers. */
 export class SmtpProber {
@@ -93,7 +112,12 @@ export class SmtpProber {
   readonly #clock: () => number;
   readonly #random: () => number;
   readonly #proxies: SocksProxyOptions[];
-  readonly #catchAll = new Map<string, { value: boolean; expiresAt: number }>();
+  readonly #catchAll: CatchAllCache;
+  readonly #health: HostHealth;
+  readonly #backoffMs: number;
+  readonly #backoffMaxMs: number;
+  /** The last failure of each host, kept as long as a back-off can last. */
+  readonly #lastFailure: TtlMap<string, HostFailure>;
   /** Aborted by close(): destroys every connection, including those still connecting. */
   readonly #closing = new AbortController();
 
@@ -102,6 +126,11 @@ export class SmtpProber {
     this.#clock = deps.clock ?? Date.now;
     this.#random = deps.random ?? cryptoRandom();
     this.#proxies = options.proxies.map(parseProxyUrl);
+    this.#catchAll = new CatchAllCache(options.catchAllTtlMs, this.#clock);
+    this.#health = deps.health ?? createLocalHealth(this.#clock);
+    this.#backoffMs = options.hostBackoffMs ?? DEFAULT_HOST_BACKOFF_MS;
+    this.#backoffMaxMs = options.hostBackoffMaxMs ?? DEFAULT_HOST_BACKOFF_MAX_MS;
+    this.#lastFailure = new TtlMap(MAX_REMEMBERED_FAILURES, this.#clock);
     // Every connection in flight listens on this one signal; hundreds at once are expected.
     setMaxListeners(0, this.#closing.signal);
   }
@@ -114,7 +143,7 @@ export class SmtpProber {
     const startedAt = performance.now();
     const deadlineAt = startedAt + request.timeoutMs;
     const hosts = request.hosts.slice(0, this.#options.maxMxHosts);
-    let last: Extract<HostResult, { type: 'next' }> | null = null;
+    let last: HostFailure | null = null;
     let lastHost: string | null = null;
     let timedOut = false;
 
@@ -126,14 +155,26 @@ export class SmtpProber {
           timedOut = true;
           break;
         }
+        lastHost = host.exchange;
+        const resting = await this.#resting(address);
+        if (resting !== null) {
+          // A refusal of the prober (blocked, or deferred at MAIL FROM) holds as it was given:
+          // the first host that decides, decides, as when it answers.
+          if ((resting.kind === 'blocked' || resting.kind === 'greylisted') && resting.reply !== null) {
+            return {
+              kind: resting.kind,
+              catchAll: null,
+              evidence: evidence(host.exchange, resting.reply, resting.detail, resting.tls, startedAt),
+            };
+          }
+          last = resting;
+          // As after a live failure: another address of the host only when this one was unreachable.
+          if (connectionRefused(resting)) continue;
+          break;
+        }
         // Connect and banner get this host's share of what is left; the dialogue gets the rest.
         const greetingAt = now + (deadlineAt - now) / (hosts.length - i);
-        lastHost = host.exchange;
-        let result = await this.#session(host, address, request, greetingAt, deadlineAt, true);
-        // Opportunistic TLS: a host whose TLS is broken is asked again in clear text.
-        if (result.type === 'next' && result.reason === 'tls' && performance.now() < deadlineAt) {
-          result = await this.#session(host, address, request, deadlineAt, deadlineAt, false);
-        }
+        const result = await this.#ask(host, address, request, greetingAt, deadlineAt);
         if (result.type === 'decided') {
           return {
             kind: result.kind,
@@ -144,10 +185,10 @@ export class SmtpProber {
         if (result.type === 'unicode_unsupported') {
           return unicodeUnsupported(host.exchange, result.tls, Math.round(performance.now() - startedAt));
         }
-        last = result;
-        if (result.reason === 'timeout') timedOut = true;
+        last = result.failure;
+        if (last.kind === 'timeout') timedOut = true;
         // Another address of the same host only helps when this one could not be reached.
-        if (result.reason !== 'refused') break;
+        if (!connectionRefused(last)) break;
       }
       if (performance.now() >= deadlineAt) {
         timedOut = true;
@@ -161,7 +202,7 @@ export class SmtpProber {
         ? hosts.length === 0
           ? 'no mail host to try (internal addresses are not probed)'
           : 'time budget ran out'
-        : timedOut && last.reason !== 'timeout'
+        : timedOut && last.kind !== 'timeout'
           ? `time budget ran out (last: ${last.detail})`
           : last.detail;
     return {
@@ -176,53 +217,72 @@ export class SmtpProber {
     this.#closing.abort();
   }
 
+  /** One session with one address of `host`, and what it means for the host's back-off. */
+  async #ask(
+    host: MailHost,
+    address: string,
+    request: ProbeRequest,
+    greetingAt: number,
+    deadlineAt: number,
+  ): Promise<HostResult> {
+    const result = await this.#session(host, address, request, greetingAt, deadlineAt);
+    if (result.type === 'failed') this.#failed(address, result.failure);
+    else if (result.type === 'decided' && result.stage !== 'rcpt') {
+      // A refusal of the prober at the banner, EHLO or MAIL FROM: a failure of the host too.
+      const reply = result.reply;
+      this.#failed(address, {
+        kind: result.kind === 'greylisted' ? 'greylisted' : 'blocked',
+        stage: result.stage,
+        cause: 'reply',
+        reply,
+        detail: `${result.stage}: ${describe(reply)}`,
+        tls: result.tls,
+      });
+    } else if (result.type === 'decided') this.#answered(address);
+    return result;
+  }
+
   async #session(
     host: MailHost,
     address: string,
     request: ProbeRequest,
     greetingAt: number,
     deadlineAt: number,
-    allowTls: boolean,
   ): Promise<HostResult> {
-    let connection: SmtpConnection | null = null;
-    let tls = false;
-    try {
-      connection = await SmtpConnection.open({
-        address,
+    const opened = await openSession(
+      { exchange: host.exchange, address },
+      {
         port: this.#options.port,
-        deadlineAt: greetingAt,
+        heloName: this.#options.heloName,
         proxy: this.#pickProxy(),
+        deadlines: budgetDeadlines(greetingAt, deadlineAt),
         signal: this.#closing.signal,
-      });
-      connection.setDeadline(deadlineAt);
-
-      const banner = classifyReply('banner', connection.banner);
-      if (banner !== 'continue') return stop(banner, connection.banner, tls, 'banner');
-
-      let greeting = await connection.ehlo(this.#options.heloName);
-      let verdict = classifyReply('helo', greeting);
-      if (verdict !== 'continue') return stop(verdict, greeting, tls, 'helo');
-
-      if (allowTls && connection.extensions.starttls) {
-        const reply = await connection.starttls(isIP(host.exchange) === 0 ? host.exchange : null);
-        if (connection.tls) {
-          tls = true;
-          greeting = await connection.ehlo(this.#options.heloName);
-          verdict = classifyReply('helo', greeting);
-          if (verdict !== 'continue') return stop(verdict, greeting, tls, 'helo');
-        } else if (reply.code === 421) {
-          return stop('next_host', reply, tls, 'helo');
-        }
+      },
+    );
+    if (!opened.ok) {
+      const { failure } = opened;
+      // The banner or EHLO refused the prober (5xx): decided, as a reply to RCPT would be.
+      if (failure.kind === 'blocked' && failure.reply !== null) {
+        return {
+          type: 'decided',
+          stage: failure.stage,
+          kind: 'blocked',
+          reply: failure.reply,
+          catchAll: null,
+          tls: failure.tls,
+        };
       }
-
+      return { type: 'failed', failure };
+    }
+    const session = opened.session;
+    try {
       // Decided on the last greeting's extensions: after STARTTLS, the second EHLO's.
       const smtpUtf8 = addressNeedsSmtpUtf8(request.address);
-      if (smtpUtf8 && !connection.extensions.smtpUtf8) return { type: 'unicode_unsupported', tls };
-      return await this.#transaction(connection, request, tls, smtpUtf8);
-    } catch (error) {
-      return failed(error, tls);
+      if (smtpUtf8 && !session.extensions.smtpUtf8) return { type: 'unicode_unsupported', tls: session.tls };
+      return await this.#transaction(session, request, smtpUtf8);
     } finally {
-      connection?.quit();
+      // The answer is known: the probe does not wait for the server's close (nor count it).
+      void session.quit();
     }
   }
 
@@ -230,80 +290,89 @@ export class SmtpProber {
    * MAIL FROM (with SMTPUTF8 when the address needs it, which the server then offers), RCPT TO
    * and, when the domain's catch-all answer is not cached, a second RCPT.
    */
-  async #transaction(
-    connection: SmtpConnection,
-    request: ProbeRequest,
-    tls: boolean,
-    smtpUtf8: boolean,
-  ): Promise<HostResult> {
+  async #transaction(session: SmtpSession, request: ProbeRequest, smtpUtf8: boolean): Promise<HostResult> {
     const mailFrom = `MAIL FROM:<${this.#options.mailFrom}>${smtpUtf8 ? ' SMTPUTF8' : ''}`;
     const rcpt = `RCPT TO:<${request.address}>`;
-    const cached = this.#cachedCatchAll(request.domain);
+    const cached = this.#catchAll.get(request.domain) ?? null;
     const probe = cached === null ? `RCPT TO:<${improbableLocalPart(this.#random)}@${request.domain}>` : null;
 
-    let mailReply: Promise<SmtpReply>;
-    let rcptReply: Promise<SmtpReply> | null = null;
-    let probeReply: Promise<SmtpReply> | null = null;
-    if (connection.extensions.pipelining) {
-      // RFC 2920: MAIL and RCPTs go in one packet, saving a round trip per command. The second
-      // RCPT is sent even if the first is refused; its answer is then simply not used.
-      const replies = connection.pipeline(probe === null ? [mailFrom, rcpt] : [mailFrom, rcpt, probe]);
-      mailReply = replies[0]!;
-      rcptReply = replies[1]!;
-      probeReply = replies[2] ?? null;
-    } else {
-      mailReply = connection.command(mailFrom);
-    }
-
-    const mail = await mailReply;
-    const mailVerdict = classifyReply('mail', mail);
-    if (mailVerdict !== 'continue') return stop(mailVerdict, mail, tls, 'mail');
-
-    const recipient = await (rcptReply ?? connection.command(rcpt));
-    const verdict = classifyReply('rcpt', recipient);
-    if (verdict !== 'accepted') return stop(verdict, recipient, tls, 'rcpt');
-
-    let catchAll = cached;
-    if (probe !== null) {
-      catchAll = await this.#catchAllAnswer(connection, probeReply, probe);
-      if (catchAll !== null) this.#rememberCatchAll(request.domain, catchAll);
-    }
-    return { type: 'decided', kind: 'accepted', reply: recipient, catchAll, tls };
-  }
-
-  /** True/false when the random address was accepted/refused as unknown; null when unclear. */
-  async #catchAllAnswer(
-    connection: SmtpConnection,
-    pending: Promise<SmtpReply> | null,
-    line: string,
-  ): Promise<boolean | null> {
+    let stage: SessionStage = 'mail';
     try {
-      const reply = await (pending ?? connection.command(line));
-      const verdict = classifyReply('rcpt', reply);
-      if (verdict === 'accepted') return true;
-      if (verdict === 'rejected') return false;
-      return null;
+      let mailReply: Promise<SmtpReply>;
+      let rcptReply: Promise<SmtpReply> | null = null;
+      let probeReply: Promise<SmtpReply> | null = null;
+      if (session.extensions.pipelining) {
+        // RFC 2920: MAIL and RCPTs go in one packet, saving a round trip per command. The second
+        // RCPT is sent even if the first is refused; its answer is then simply not used.
+        const replies = session.pipeline(probe === null ? [mailFrom, rcpt] : [mailFrom, rcpt, probe]);
+        mailReply = replies[0]!;
+        rcptReply = replies[1]!;
+        probeReply = replies[2] ?? null;
+      } else {
+        mailReply = session.command(mailFrom);
+      }
+
+      const mail = await mailReply;
+      const mailVerdict = classifyReply('mail', mail);
+      if (mailVerdict !== 'continue') return stop(mailVerdict, mail, session.tls, 'mail');
+
+      stage = 'rcpt';
+      const recipient = await (rcptReply ?? session.command(rcpt));
+      const verdict = classifyReply('rcpt', recipient);
+      if (verdict !== 'accepted') return stop(verdict, recipient, session.tls, 'rcpt');
+
+      let catchAll = cached;
+      if (probe !== null) {
+        catchAll = await catchAllAnswer(session, probeReply, probe);
+        this.#catchAll.remember(request.domain, catchAll);
+      }
+      return {
+        type: 'decided',
+        stage: 'rcpt',
+        kind: 'accepted',
+        reply: recipient,
+        catchAll,
+        tls: session.tls,
+      };
+    } catch (error) {
+      if (!(error instanceof SmtpConnectionError)) throw error;
+      return { type: 'failed', failure: failureOf(error, stage, session.tls) };
+    }
+  }
+
+  /**
+   * While the host is backed off: its last failure (cause kept), with why it is not asked; a
+   * failure of cause `backed-off` when another process backed it off. Null when it may be asked.
+   */
+  async #resting(key: string): Promise<HostFailure | null> {
+    let state;
+    try {
+      state = await this.#health.get(key);
     } catch {
-      // The real recipient's answer is decided; a lost second answer only leaves catch-all open.
       return null;
     }
+    if (state.notBefore <= this.#clock()) return null;
+    const last = this.#lastFailure.get(key);
+    const why = `not asked: backed off after ${state.failuresInARow} failure(s) in a row`;
+    if (last === undefined)
+      return {
+        kind: 'unavailable',
+        stage: 'connect',
+        cause: 'backed-off',
+        reply: null,
+        detail: why,
+        tls: false,
+      };
+    return { ...last, detail: `${why} (last: ${last.detail})` };
   }
 
-  #cachedCatchAll(domain: string): boolean | null {
-    const entry = this.#catchAll.get(domain);
-    if (entry === undefined) return null;
-    if (entry.expiresAt > this.#clock()) return entry.value;
-    this.#catchAll.delete(domain);
-    return null;
+  #failed(key: string, failure: HostFailure): void {
+    this.#lastFailure.set(key, failure, this.#backoffMaxMs);
+    this.#health.recordFailure(key, this.#backoffMs, this.#backoffMaxMs).catch(() => undefined);
   }
 
-  #rememberCatchAll(domain: string, value: boolean): void {
-    this.#catchAll.delete(domain);
-    if (this.#catchAll.size >= MAX_CATCH_ALL_ENTRIES) {
-      const oldest = this.#catchAll.keys().next();
-      if (oldest.done !== true) this.#catchAll.delete(oldest.value);
-    }
-    this.#catchAll.set(domain, { value, expiresAt: this.#clock() + this.#options.catchAllTtlMs });
+  #answered(key: string): void {
+    this.#health.recordSuccess(key).catch(() => undefined);
   }
 
   #pickProxy(): SocksProxyOptions | null {
@@ -312,33 +381,40 @@ export class SmtpProber {
   }
 }
 
-function stop(verdict: ReplyVerdict, reply: SmtpReply, tls: boolean, stage: SmtpStage): HostResult {
-  // 'continue' cannot reach here (each caller goes on when it gets it); treat it as a host fault.
-  if (verdict === 'next_host' || verdict === 'continue') {
-    return { type: 'next', reason: 'failed', detail: `${stage}: ${reply.code} ${reply.message}`, reply, tls };
+/** True/false when the random address was accepted/refused as unknown; null when unclear. */
+async function catchAllAnswer(
+  session: SmtpSession,
+  pending: Promise<SmtpReply> | null,
+  line: string,
+): Promise<boolean | null> {
+  try {
+    const reply = await (pending ?? session.command(line));
+    const verdict = classifyReply('rcpt', reply);
+    if (verdict === 'accepted') return true;
+    if (verdict === 'rejected') return false;
+    return null;
+  } catch {
+    // The real recipient's answer is decided; a lost second answer only leaves catch-all open.
+    return null;
   }
-  return { type: 'decided', kind: verdict, reply, catchAll: null, tls };
 }
 
-function failed(error: unknown, tls: boolean): HostResult {
-  if (!(error instanceof SmtpConnectionError)) {
-    // A bug or a command-line assertion: never guess a verdict from it.
-    throw error;
+function stop(verdict: ReplyVerdict, reply: SmtpReply, tls: boolean, stage: 'mail' | 'rcpt'): HostResult {
+  // 'continue' cannot reach here (each caller goes on when it gets it); treat it as a host fault.
+  if (verdict === 'next_host' || verdict === 'continue') {
+    return {
+      type: 'failed',
+      failure: {
+        kind: 'unavailable',
+        stage,
+        cause: 'reply',
+        reply,
+        detail: `${stage}: ${describe(reply)}`,
+        tls,
+      },
+    };
   }
-  switch (error.kind) {
-    case 'refused':
-    case 'unreachable':
-      return { type: 'next', reason: 'refused', detail: error.message, reply: null, tls };
-    case 'timeout':
-      return { type: 'next', reason: 'timeout', detail: error.message, reply: null, tls };
-    case 'tls':
-      return { type: 'next', reason: 'tls', detail: error.message, reply: null, tls };
-    case 'closed':
-    case 'protocol':
-    case 'proxy':
-    case 'destroyed':
-      return { type: 'next', reason: 'failed', detail: error.message, reply: null, tls };
-  }
+  return { type: 'decided', stage, kind: verdict, reply, catchAll: null, tls };
 }
 
 function evidence(
