@@ -5,6 +5,7 @@
  */
 import { SECOND, MINUTE, HOUR } from './clock.js';
 import type { BatchEngineOptions } from './engine/batch/types.js';
+import { parseSourceAddress } from './engine/net/egress.js';
 import { DEFAULT_TIMEOUT_MS } from './engine/types.js';
 import type { EngineOptions, Status } from './engine/types.js';
 
@@ -134,6 +135,19 @@ const list: Parser<string[]> = (raw) =>
     .split(',')
     .map((s) => s.trim())
     .filter((s) => s !== '');
+
+/** Egress source addresses: a comma list of `ip` or `ip=helo-name` (engine/net/egress.ts). */
+const sourceAddresses: Parser<string[]> = (raw, name) => {
+  const entries = list(raw, name);
+  for (const entry of entries) {
+    try {
+      parseSourceAddress(entry);
+    } catch (error) {
+      throw new ConfigError(`${name}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+  return entries;
+};
 
 /** "false", "true", a hop count, or a comma list of proxy addresses / CIDRs. */
 const trustProxy: Parser<boolean | number | string[]> = (raw, name) => {
@@ -265,6 +279,7 @@ export function loadConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = process.e
         heloName,
         mailFrom: r('mailFrom', 'MAIL_FROM', string, `verify@${heloName}`),
         proxies: r('proxy', 'PROXIES', list, []),
+        sourceAddresses: r('sourceAddress', 'SOURCE_ADDRESSES', sourceAddresses, []),
         maxMxHosts: r('maxMxHosts', 'MAX_MX_HOSTS', integer(1, 10), 3),
       },
       catchAllTtlMs: r('catchAllCacheTtl', 'CATCH_ALL_CACHE_TTL', duration, 1 * HOUR),

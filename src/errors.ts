@@ -27,6 +27,13 @@ export const ERROR_CODES = [
   'request_timeout',
   'internal_error',
   'service_unavailable',
+  // The dashboard (docs/dashboard.md).
+  'unauthenticated',
+  'invalid_credentials',
+  'csrf_rejected',
+  'rate_limited',
+  'member_exists',
+  'owner_not_removable',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

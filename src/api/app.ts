@@ -18,7 +18,10 @@ import Fastify, {
 import secureJsonParse from 'secure-json-parse';
 import type { AppContext } from '../context.js';
 import { AppError } from '../errors.js';
+import { dashboardPlugin } from '../dashboard/plugin.js';
+import type { MemberMailer } from '../services/member-mail.js';
 import { createKeyCache } from '../services/key-cache.js';
+import { createKeyUseRecorder } from '../services/key-usage.service.js';
 import { createUsageCache } from '../services/usage-cache.js';
 import { storeBackend } from '../store/backend.js';
 import { plansFromConfig } from '../services/plans.js';
@@ -50,6 +53,10 @@ export interface BuildAppOptions extends AppContext {
   metrics?: ApiMetrics;
   /** Default: none; /readyz then checks the store only. */
   readinessChecks?: ApiDeps['readinessChecks'];
+  /** Where the built dashboard app is (default: dist/web of this package). */
+  webDir?: string;
+  /** Default: the SMTP relay's, when one is configured. */
+  memberMailer?: MemberMailer | null;
 }
 
 /** Every route plugin of the API, in one list. */
@@ -186,23 +193,11 @@ export function buildApp(options: BuildAppOptions): FastifyInstance {
     done();
   });
   installAuth(app, { ...deps, authFailureRateLimit: options.config.authFailureRateLimit });
-  // Bodies must be JSON: drop Fastify's text/plain parser and refuse a body-carrying method
-  // without a JSON Content-Type even when the body is empty.
+  // JSON bodies are read by secure-json-parse, saying why it refuses; no text/plain parser (the
+  // v1 scope below also refuses any body that is not JSON, the dashboard adds text/csv uploads).
   app.removeContentTypeParser('text/plain');
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, parseJsonBody);
-  app.addHook('preValidation', (request, reply, done) => {
-    const method = request.method;
-    if (method !== 'POST' && method !== 'PUT' && method !== 'PATCH') return done();
-    const type = request.headers['content-type'] ?? '';
-    if (JSON_CONTENT_TYPE.test(type)) return done();
-    sendError(
-      request,
-      reply,
-      'unsupported_media_type',
-      `request bodies must be sent as Content-Type: application/json, got ${type === '' ? 'none' : type}`,
-    );
-  });
   installErrorHandlers(app, (code) => {
     if (code === 'quota_exceeded') deps.metrics.quotaRefusals.inc();
   });
@@ -236,9 +231,41 @@ export function buildApp(options: BuildAppOptions): FastifyInstance {
         typeof json.$id === 'string' ? json.$id : `def-${i}`,
     },
   });
-  const methodNotAllowed = trackRoutesForMethodNotAllowed(app);
-  for (const plugin of routePlugins(deps)) void app.register(plugin);
-  // Must stay the last registration: it covers the routes registered above.
-  void app.register(methodNotAllowed);
+  // The v1 API's rules live in a scope of their own, and the dashboard (src/dashboard/plugin.ts)
+  // in another with its own (CSV uploads, cookies, CSRF, security headers, its error envelope):
+  // neither changes the other's.
+  const keyUses = createKeyUseRecorder({ db: options.db, clock: options.clock, logger: options.logger });
+  void app.register(async (v1) => {
+    // v1 bodies are JSON: a body-carrying method without a JSON Content-Type is refused, even empty.
+    v1.addHook('preValidation', (request, reply, done) => {
+      const method = request.method;
+      if (method !== 'POST' && method !== 'PUT' && method !== 'PATCH') return done();
+      const type = request.headers['content-type'] ?? '';
+      if (JSON_CONTENT_TYPE.test(type)) return done();
+      sendError(
+        request,
+        reply,
+        'unsupported_media_type',
+        `request bodies must be sent as Content-Type: application/json, got ${type === '' ? 'none' : type}`,
+      );
+    });
+    // After the response: a key's last use (the dashboard's list), written at most once a minute.
+    v1.addHook('onResponse', (request, _reply, done) => {
+      if (request.auth !== null) keyUses.record(request.auth.keyId);
+      done();
+    });
+    v1.addHook('onClose', async () => keyUses.settled());
+    const methodNotAllowed = trackRoutesForMethodNotAllowed(v1);
+    for (const plugin of routePlugins(deps)) void v1.register(plugin);
+    // Must stay the last registration of this scope: it covers the routes registered above.
+    void v1.register(methodNotAllowed);
+  });
+  void app.register(
+    dashboardPlugin({
+      ...deps,
+      ...(options.webDir === undefined ? {} : { webDir: options.webDir }),
+      ...(options.memberMailer === undefined ? {} : { memberMailer: options.memberMailer }),
+    }),
+  );
   return app;
 }

@@ -36,6 +36,12 @@ export const HTTP_STATUS: Readonly<Record<ErrorCode, number>> = {
   request_timeout: 408,
   internal_error: 500,
   service_unavailable: 503,
+  unauthenticated: 401,
+  invalid_credentials: 401,
+  csrf_rejected: 403,
+  rate_limited: 429,
+  member_exists: 409,
+  owner_not_removable: 409,
 };
 
 export interface ErrorBody {
@@ -78,7 +84,8 @@ function fieldOf(err: FastifyError): string {
   return path === '' ? (err.validationContext ?? 'body') : path;
 }
 
-function translate(err: FastifyError, request: FastifyRequest): AppError {
+/** The registry's error for what a route or Fastify threw (the dashboard's handler uses it too). */
+export function translate(err: FastifyError, request: FastifyRequest): AppError {
   if (isAppError(err)) return err;
   if (err.validation) {
     const field = fieldOf(err);

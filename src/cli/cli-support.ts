@@ -53,6 +53,11 @@ export function addSettingsOptions(cmd: Command): Command {
     .option('--helo <name>', 'name sent in EHLO/HELO (default localhost)')
     .option('--mail-from <address>', 'sender of MAIL FROM (default verify@<helo>)')
     .option('--proxy <url>', 'socks5://[user:pass@]host:port for SMTP probes (repeatable)', collect)
+    .option(
+      '--source-address <ip[=helo]>',
+      'SMTP probes: source address to connect from, optionally with its own HELO name; several make an egress pool with politeness per (egress, MX host) (repeatable or comma-separated)',
+      collect,
+    )
     .option('--max-mx-hosts <n>', 'MX hosts tried per probe (default 3)')
     .option('--allow-internal-targets', 'probe mail hosts on loopback/private addresses (testing only)')
     .option('--catch-all-cache-ttl <duration>', 'cache of catch-all results per domain (default 1h)')

@@ -9,6 +9,7 @@ import { registerVerifyCommand } from './commands/verify.command.js';
 import { registerServeCommand } from './commands/serve.command.js';
 import { registerAccountsCommand } from './commands/accounts.command.js';
 import { registerKeysCommand } from './commands/keys.command.js';
+import { registerMembersCommand } from './commands/members.command.js';
 import { registerBatchCommand } from './commands/batch.command.js';
 import { registerWorkerCommand } from './commands/worker.command.js';
 import { registerMigrateCommand } from './commands/migrate.command.js';
@@ -24,6 +25,7 @@ export function buildProgram(): Command {
   registerServeCommand(program);
   registerAccountsCommand(program);
   registerKeysCommand(program);
+  registerMembersCommand(program);
   registerBatchCommand(program);
   registerWorkerCommand(program);
   registerMigrateCommand(program);

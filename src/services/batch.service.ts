@@ -67,6 +67,11 @@ export interface SubmitInput {
   mode: JobMode;
   request: BatchRequest;
   idempotencyKey: string | null;
+  /**
+   * Runs in the submission's transaction once the job and its chunks are stored (the dashboard's
+   * upload ties the file's other columns to the job there, services/uploads.service.ts).
+   */
+  onStored?: (trx: Executor, jobId: string) => Promise<void>;
 }
 
 /** The 202 body of POST /v1/verify/batch, without request_id. */
@@ -155,6 +160,7 @@ export async function submitBatch(deps: SubmitDeps, input: SubmitInput): Promise
         now,
         plans: deps.plans,
         usageCache: deps.usageCache,
+        source: 'batch',
       });
       await setJobQuotaPeriod(trx, jobId, consumed.periodStart);
     }
@@ -170,6 +176,7 @@ export async function submitBatch(deps: SubmitDeps, input: SubmitInput): Promise
         state: 'pending' as const,
       })),
     );
+    await input.onStored?.(trx, jobId);
     return {
       submission: {
         job_id: jobId,

@@ -45,11 +45,11 @@ export interface JobPage {
   next_cursor: string | null;
 }
 
-function encodeCursor(c: JobPageCursor): string {
+export function encodeCursor(c: JobPageCursor): string {
   return Buffer.from(`${c.createdAt}|${c.id}`).toString('base64url');
 }
 
-function decodeCursor(raw: string): JobPageCursor {
+export function decodeCursor(raw: string): JobPageCursor {
   const [createdAt, id, extra] = Buffer.from(raw, 'base64url').toString().split('|');
   if (createdAt === undefined || id === undefined || extra !== undefined || !id.startsWith('job_')) {
     throw new AppError('invalid_request', 'cursor is not one this service returned');
@@ -101,6 +101,7 @@ export async function failJobAndRefund(
         count: job.total - job.processed,
         periodStart: job.quota_period_start,
         usageCache: deps.usageCache,
+        countedAt: job.created_at,
       });
     }
     await enqueueJobEvents(trx, job, deps.config, now);

@@ -16,6 +16,7 @@ import {
   listPeriods,
   subtractUsage,
 } from '../store/usage.store.js';
+import { addDayUsage, subtractDayBatch, type UsageSource } from '../store/usage-day.store.js';
 import type { AccountRow } from '../store/schema/accounts.schema.js';
 import { billingPeriodAt, type BillingPeriod } from './billing-period.js';
 import type { UsageCache } from './usage-cache.js';
@@ -40,21 +41,40 @@ export function currentPeriod(account: Pick<AccountRow, 'created_at'>, now: Date
   return billingPeriodAt(new Date(account.created_at), now);
 }
 
+/** The UTC day (YYYY-MM-DD) a count made at `at` is kept under in `usage_days`. */
+export function usageDay(at: Date | string): string {
+  return (typeof at === 'string' ? at : at.toISOString()).slice(0, 10);
+}
+
+/** Runs `fn` in the caller's transaction, or in one of its own when `db` is not one. */
+function inTransaction<T>(db: Executor, fn: (trx: Executor) => Promise<T>): Promise<T> {
+  return db.isTransaction ? fn(db) : db.transaction().execute(fn);
+}
+
 /**
  * Counts `count` verifications in the account's current period, as one atomic step. Without
  * overage, a count that does not fit in what remains is refused as a whole with AppError
  * `quota_exceeded` and nothing is counted; with overage it is counted and the part beyond the
- * quota grows `overageCount`. Keep the returned `periodStart` to refund later.
+ * quota grows `overageCount`. Keep the returned `periodStart` to refund later. The same
+ * transaction adds the count to the day's `source` column (`usage_days`, the dashboard's chart;
+ * default `single`), so the days of a period always add up to what it counted.
  */
 export async function consumeQuota(
   db: Executor,
-  input: { accountId: string; count: number; now: Date; plans: PlanTable; usageCache?: UsageCache },
+  input: {
+    accountId: string;
+    count: number;
+    now: Date;
+    plans: PlanTable;
+    usageCache?: UsageCache;
+    source?: UsageSource;
+  },
 ): Promise<QuotaConsumption> {
   if (!Number.isInteger(input.count) || input.count < 1)
     throw new RangeError('count must be a positive integer');
   input.usageCache?.invalidate(input.accountId);
   try {
-    return await countQuota(db, input);
+    return await inTransaction(db, (trx) => countQuota(trx, input));
   } finally {
     input.usageCache?.invalidate(input.accountId);
   }
@@ -62,7 +82,7 @@ export async function consumeQuota(
 
 async function countQuota(
   db: Executor,
-  input: { accountId: string; count: number; now: Date; plans: PlanTable },
+  input: { accountId: string; count: number; now: Date; plans: PlanTable; source?: UsageSource },
 ): Promise<QuotaConsumption> {
   const account = await requireAccount(db, input.accountId);
   const limits = accountLimits(input.plans, account);
@@ -86,6 +106,12 @@ async function countQuota(
       { limit: limits.quotaLimit, remaining, resetAt: period.end.toISOString() },
     );
   }
+  await addDayUsage(db, {
+    accountId: account.id,
+    day: usageDay(input.now),
+    source: input.source ?? 'single',
+    count: input.count,
+  });
   return {
     periodStart: row.period_start,
     periodEnd: row.period_end,
@@ -95,20 +121,38 @@ async function countQuota(
   };
 }
 
-/** Gives back verifications counted in the period that started at `periodStart`. */
+/**
+ * Gives back verifications counted in the period that started at `periodStart`. With
+ * `countedAt` (when they were counted: a job's created_at), that day's batch count gives them
+ * back too, in the same transaction.
+ */
 export async function refundQuota(
   db: Executor,
-  input: { accountId: string; count: number; periodStart: string; usageCache?: UsageCache },
+  input: {
+    accountId: string;
+    count: number;
+    periodStart: string;
+    usageCache?: UsageCache;
+    countedAt?: string;
+  },
 ): Promise<void> {
   if (!Number.isInteger(input.count) || input.count < 0)
     throw new RangeError('count must be a non-negative integer');
   if (input.count === 0) return;
   input.usageCache?.invalidate(input.accountId);
   try {
-    await subtractUsage(db, {
-      accountId: input.accountId,
-      count: input.count,
-      periodStart: input.periodStart,
+    await inTransaction(db, async (trx) => {
+      await subtractUsage(trx, {
+        accountId: input.accountId,
+        count: input.count,
+        periodStart: input.periodStart,
+      });
+      if (input.countedAt !== undefined)
+        await subtractDayBatch(trx, {
+          accountId: input.accountId,
+          day: usageDay(input.countedAt),
+          count: input.count,
+        });
     });
   } finally {
     input.usageCache?.invalidate(input.accountId);

@@ -3,6 +3,7 @@
  * this file only joins them.
  */
 import type { AccountTables } from './schema/accounts.schema.js';
+import type { DashboardTables } from './schema/dashboard.schema.js';
 import type { JobTables } from './schema/jobs.schema.js';
 
-export type Database = AccountTables & JobTables;
+export type Database = AccountTables & JobTables & DashboardTables;

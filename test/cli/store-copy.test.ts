@@ -7,6 +7,7 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { once } from 'node:events';
 import http from 'node:http';
+import { Readable } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,6 +15,12 @@ import { Migrator, sql, type Kysely } from 'kysely';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DeliveryRunner } from '../../src/jobs/delivery-runner.js';
+import { getJobDetail } from '../../src/services/dashboard-jobs.service.js';
+import { acceptLink, issueInvitation } from '../../src/services/members.service.js';
+import { createSession } from '../../src/services/sessions.service.js';
+import { uploadList } from '../../src/services/uploads.service.js';
+import { recordKeyUse } from '../../src/store/key-usage.store.js';
+import { addSignInFailure } from '../../src/store/session.store.js';
 import { authenticateKey, createKey, revokeKey } from '../../src/services/keys.service.js';
 import { plansFromConfig } from '../../src/services/plans.js';
 import { consumeQuota } from '../../src/services/usage.service.js';
@@ -158,6 +165,36 @@ describe.skipIf(!backends.includes('postgres'))('mailverdict store copy into Pos
       notifier: null,
     });
     expect(await runner.runOnce()).toBe(2);
+    // The dashboard's (docs/dashboard.md): a member who joined and signed in, a failed sign-in, a
+    // key's last use, an uploaded list with its other columns, and its job's counts.
+    const invited = await issueInvitation(db, h.clock, {
+      accountId: h.accountId,
+      email: 'member@example.org',
+    });
+    const member = await acceptLink(db, h.clock, {
+      token: invited.token,
+      password: 'a long password',
+      kind: 'invitation',
+    });
+    await createSession(db, h.clock, config, member.id);
+    await addSignInFailure(db, 'a-failed-sign-in', h.clock.now().toISOString());
+    await recordKeyUse(db, (await authenticateKey(db, h.liveKey)).keyId, h.clock.now().toISOString());
+    const upload = await uploadList(
+      { db, clock: h.clock, config, plans, resolveHost: async () => [] },
+      {
+        accountId: h.accountId,
+        name: 'list.csv',
+        emailColumn: 0,
+        header: true,
+        mode: 'test',
+        body: Readable.from(['email,name\n', 'ann@valid.example.com,Ann\n']),
+        byteLimit: 1 << 20,
+      },
+    );
+    expect(await h.drain()).toBe(1);
+    expect(
+      (await getJobDetail({ db, clock: h.clock, config }, h.accountId, upload.id)).counts,
+    ).not.toBeNull();
     // A job still queued: pending chunks without results travel too.
     expect((await h.submit(other.testKey, { emails: fixtureEmails(12) })).statusCode).toBe(202);
   });

@@ -7,10 +7,12 @@ import { accountsMigration } from './0001-accounts.js';
 import { jobsMigration } from './0002-jobs.js';
 import { notificationsMigration } from './0003-notifications.js';
 import { pendingChunksIndexMigration } from './0004-pending-chunks-index.js';
+import { dashboardMigration } from './0005-dashboard.js';
 
 export const migrations: Record<string, Migration> = {
   '0001-accounts': accountsMigration,
   '0002-jobs': jobsMigration,
   '0003-notifications': notificationsMigration,
   '0004-pending-chunks-index': pendingChunksIndexMigration,
+  '0005-dashboard': dashboardMigration,
 };

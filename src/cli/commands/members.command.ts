@@ -1,0 +1,149 @@
+/**
+ * `mailverdict members invite|reset|remove|list`: who can sign in to an account's dashboard
+ * (docs/dashboard.md). `invite` and `reset` print a one-time link (24 hours) where the person sets
+ * a password; with an SMTP relay configured the link is e-mailed too. The link is a secret: it
+ * is printed, never logged.
+ */
+import type { Command } from 'commander';
+import pino from 'pino';
+import { systemClock } from '../../clock.js';
+import { loadConfig, type Config } from '../../config.js';
+import { AppError } from '../../errors.js';
+import { getAccount } from '../../services/accounts.service.js';
+import { createMemberMailer } from '../../services/member-mail.js';
+import {
+  inviteMember,
+  listMembers,
+  removeMemberByEmail,
+  requestPasswordReset,
+  type MembersDeps,
+  type SentLink,
+} from '../../services/members.service.js';
+import type { Executor } from '../../store/executor.js';
+import { addCommonOptions, print, withStore, type StoreFlags } from '../cli-support.js';
+
+interface LinkFlags extends StoreFlags {
+  email: string;
+  publicBaseUrl?: string;
+  smtpRelayUrl?: string;
+  notifyFrom?: string;
+}
+
+/** The options of the commands that make a link: where it points, and the relay that e-mails it. */
+function addLinkOptions(cmd: Command): Command {
+  return addCommonOptions(cmd)
+    .option('--public-base-url <url>', 'base of the link (env MAILVERDICT_PUBLIC_BASE_URL)')
+    .option(
+      '--smtp-relay-url <url>',
+      'smtp://… relay that e-mails the link too (env MAILVERDICT_SMTP_RELAY_URL)',
+    )
+    .option('--notify-from <address>', 'sender of that e-mail (env MAILVERDICT_NOTIFY_FROM)');
+}
+
+/** Runs `fn` with the members' deps: the store, and the link and relay settings of the flags. */
+async function withMembers<T>(flags: LinkFlags, fn: (deps: MembersDeps) => Promise<T>): Promise<T> {
+  const settings: Readonly<Config> = loadConfig({
+    publicBaseUrl: flags.publicBaseUrl,
+    smtpRelayUrl: flags.smtpRelayUrl,
+    notifyFrom: flags.notifyFrom,
+  });
+  const mailer = createMemberMailer(settings);
+  try {
+    return await withStore(flags, (db: Executor) =>
+      fn({
+        db,
+        clock: systemClock,
+        config: settings,
+        mailer,
+        logger: pino({ level: 'warn' }, pino.destination(2)),
+      }),
+    );
+  } finally {
+    mailer?.close();
+  }
+}
+
+function linkText(what: string, sent: SentLink): string {
+  return [
+    what,
+    `This link works once, until ${sent.expiresAt} (24 h); it is a secret, hand it to ${sent.member.email} only:`,
+    `  ${sent.link}`,
+    sent.emailed ? `It was also e-mailed to ${sent.member.email}.` : '',
+  ]
+    .filter((line) => line !== '')
+    .join('\n');
+}
+
+function linkJson(sent: SentLink) {
+  return { member: sent.member, link: sent.link, expires_at: sent.expiresAt, emailed: sent.emailed };
+}
+
+export function registerMembersCommand(program: Command): void {
+  const members = program
+    .command('members')
+    .description("Invite, reset, remove and list the people who sign in to an account's dashboard.");
+
+  addLinkOptions(
+    members
+      .command('invite')
+      .description(
+        'Invite an address to the account: prints the one-time link where the person sets a password.',
+      )
+      .requiredOption('--account <account-id>', 'the account')
+      .requiredOption('--email <address>', 'the person to invite'),
+  ).action(async (flags: LinkFlags & { account: string }) => {
+    const sent = await withMembers(flags, (deps) =>
+      inviteMember(deps, { accountId: flags.account, email: flags.email }),
+    );
+    print(flags.json, linkJson(sent), () =>
+      linkText(`invited ${sent.member.email} to account ${flags.account}.`, sent),
+    );
+  });
+
+  addLinkOptions(
+    members
+      .command('reset')
+      .description(
+        'Print a one-time link that sets a new password for a member (their sessions end when it is used).',
+      )
+      .requiredOption('--email <address>', 'the member'),
+  ).action(async (flags: LinkFlags) => {
+    const sent = await withMembers(flags, (deps) => requestPasswordReset(deps, flags.email));
+    if (sent === null)
+      throw new AppError('not_found', `${flags.email.trim()} is not a member of any account`);
+    print(flags.json, linkJson(sent), () => linkText(`password reset for ${sent.member.email}.`, sent));
+  });
+
+  addCommonOptions(
+    members
+      .command('remove')
+      .description('Remove a member: their sessions end at once. The owner cannot be removed.')
+      .requiredOption('--account <account-id>', 'the account')
+      .requiredOption('--email <address>', 'the member'),
+  ).action(async (flags: StoreFlags & { account: string; email: string }) => {
+    const removed = await withStore(flags, (db) => removeMemberByEmail(db, flags.account, flags.email));
+    print(flags.json, removed, () => `removed ${removed.email} from account ${flags.account}`);
+  });
+
+  addCommonOptions(
+    members
+      .command('list')
+      .description("List an account's members (joined, or invited and not yet joined).")
+      .requiredOption('--account <account-id>', 'the account'),
+  ).action(async (flags: StoreFlags & { account: string }) => {
+    const list = await withStore(flags, async (db) => {
+      await getAccount(db, flags.account);
+      return listMembers(db, flags.account);
+    });
+    print(flags.json, list, () =>
+      list.length === 0
+        ? 'no members'
+        : list
+            .map(
+              (m) =>
+                `${m.id}  ${m.email}  ${m.role}  ${m.joined_at === null ? 'invited' : `joined ${m.joined_at}`}`,
+            )
+            .join('\n'),
+    );
+  });
+}

@@ -1,0 +1,86 @@
+/**
+ * The account dashboard (docs/dashboard.md): its JSON API under /dashboard/api and its pages at
+ * `/`, in one encapsulated Fastify scope registered beside the v1 API's (api/app.ts). Its
+ * content-type parsers, error handler, cookie, security headers and guards live here and change
+ * nothing of v1's.
+ */
+import fastifyCookie from '@fastify/cookie';
+import fastifyHelmet from '@fastify/helmet';
+import type { FastifyInstance } from 'fastify';
+import type { ApiDeps } from '../api/deps.js';
+import { AppError } from '../errors.js';
+import { createMemberMailer, type MemberMailer } from '../services/member-mail.js';
+import { DASHBOARD_API } from './contract.js';
+import type { DashboardDeps } from './deps.js';
+import { installDashboardErrorHandler } from './errors.js';
+import { DEFAULT_WEB_DIR, pagesPlugin } from './pages.js';
+import { accountRoutes } from './routes/account.routes.js';
+import { jobsRoutes } from './routes/jobs.routes.js';
+import { keysRoutes } from './routes/keys.routes.js';
+import { sessionRoutes } from './routes/session.routes.js';
+import { CONTENT_SECURITY_POLICY, installGuards, sessionCookie, type GuardDeps } from './security.js';
+
+export interface DashboardOptions extends ApiDeps {
+  /** Default: dist/web of this package. */
+  webDir?: string;
+  /** Default: the configured relay's (none without one). */
+  memberMailer?: MemberMailer | null;
+}
+
+export function dashboardPlugin(options: DashboardOptions) {
+  return async (app: FastifyInstance): Promise<void> => {
+    const ownMailer = options.memberMailer === undefined ? createMemberMailer(options.config) : null;
+    const deps: DashboardDeps = {
+      ...options,
+      webDir: options.webDir ?? DEFAULT_WEB_DIR,
+      mailer: options.memberMailer ?? ownMailer,
+      cookie: sessionCookie(options.config.publicBaseUrl),
+    };
+    if (ownMailer !== null) app.addHook('onClose', (_instance, done) => (ownMailer.close(), done()));
+    // The dashboard's API is the app's, not part of the public v1 document (docs/openapi.json).
+    app.addHook('onRoute', (route) => {
+      route.schema = { ...route.schema, hide: true };
+    });
+
+    await app.register(fastifyCookie);
+    await app.register(fastifyHelmet, {
+      contentSecurityPolicy: { useDefaults: false, directives: CONTENT_SECURITY_POLICY },
+      referrerPolicy: { policy: 'no-referrer' },
+      xFrameOptions: { action: 'deny' },
+      // Over plain http (development) a browser ignores it anyway; over https it pins https.
+      strictTransportSecurity: deps.cookie.secure,
+    });
+    installDashboardErrorHandler(app);
+
+    const guard: GuardDeps = {
+      db: deps.db,
+      clock: deps.clock,
+      settings: deps.config,
+      publicBaseUrl: deps.config.publicBaseUrl,
+      cookie: deps.cookie,
+    };
+    await app.register(
+      async (api) => {
+        // An empty JSON body is no body (POST /keys/:id/revoke and the like carry none).
+        const json = api.getDefaultJsonParser('error', 'error');
+        api.removeContentTypeParser('application/json');
+        api.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+          const text = typeof body === 'string' ? body : body.toString('utf8');
+          if (text === '') done(null, undefined);
+          else void json(request, text, done);
+        });
+        installGuards(api, guard);
+        await api.register(sessionRoutes(deps, guard));
+        await api.register(accountRoutes(deps));
+        await api.register(keysRoutes(deps));
+        await api.register(jobsRoutes(deps));
+        // Unknown dashboard routes (and known ones with another method) in the dashboard's envelope.
+        api.all('/*', { config: { dashboardAccess: 'public' }, schema: { hide: true } }, async (request) => {
+          throw new AppError('not_found', `no route ${request.method} ${request.url.split('?')[0]}`);
+        });
+      },
+      { prefix: DASHBOARD_API },
+    );
+    await app.register(pagesPlugin(deps.webDir));
+  };
+}

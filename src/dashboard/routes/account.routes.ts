@@ -1,0 +1,104 @@
+/**
+ * The account pages' endpoints (docs/dashboard.md): the overview, a live verification, the
+ * members, the settings.
+ */
+import type { FastifyInstance } from 'fastify';
+import { Type } from '@sinclair/typebox';
+import { DEFAULT_TIMEOUT_MS } from '../../engine/types.js';
+import { getOverview } from '../../services/dashboard-overview.service.js';
+import {
+  getSettings,
+  rotateWebhookSecret,
+  setNotificationEmail,
+} from '../../services/dashboard-settings.service.js';
+import { inviteMember, listMembers, removeMember } from '../../services/members.service.js';
+import { verifyOne } from '../../services/verify.service.js';
+import { webhookSecretFor } from '../../services/webhooks/secret.js';
+import {
+  Invitation,
+  InviteBody,
+  MemberList,
+  Overview,
+  Settings,
+  SettingsBody,
+  VerifyBody,
+  WebhookSecret,
+} from '../contract.js';
+import type { DashboardDeps } from '../deps.js';
+import { requireSession } from '../security.js';
+
+export function accountRoutes(deps: DashboardDeps) {
+  const { db, clock } = deps;
+  const relayConfigured = deps.config.smtpRelayUrl !== null;
+  return async (app: FastifyInstance): Promise<void> => {
+    app.get('/overview', { schema: { response: { 200: Overview } } }, async (request) =>
+      getOverview(deps, requireSession(request).accountId),
+    );
+
+    // One live verification, counted against the quota as POST /v1/verify with a live key is,
+    // answered with the same object (every check included).
+    app.post('/verify', { schema: { body: VerifyBody } }, async (request) => {
+      const { result, cached, checkedAt } = await verifyOne(deps, {
+        accountId: requireSession(request).accountId,
+        kind: 'live',
+        email: (request.body as VerifyBody).email,
+        timeoutMs: DEFAULT_TIMEOUT_MS,
+      });
+      deps.metrics.verdicts.inc({ status: result.status, kind: 'live' });
+      return { ...result, cached, checked_at: checkedAt.toISOString(), request_id: request.id };
+    });
+
+    app.get('/members', { schema: { response: { 200: MemberList } } }, async (request) => ({
+      members: await listMembers(db, requireSession(request).accountId),
+    }));
+
+    app.post(
+      '/members',
+      { schema: { body: InviteBody, response: { 201: Invitation } } },
+      async (request, reply) => {
+        const sent = await inviteMember(
+          { db, clock, config: deps.config, mailer: deps.mailer, logger: request.log },
+          { accountId: requireSession(request).accountId, email: (request.body as InviteBody).email },
+        );
+        return reply
+          .code(201)
+          .send({ member: sent.member, link: sent.link, expires_at: sent.expiresAt, emailed: sent.emailed });
+      },
+    );
+
+    app.delete(
+      '/members/:id',
+      { schema: { params: Type.Object({ id: Type.String({ maxLength: 100 }) }) } },
+      async (request, reply) => {
+        await removeMember(db, requireSession(request).accountId, (request.params as { id: string }).id);
+        return reply.code(204).send();
+      },
+    );
+
+    app.get('/settings', { schema: { response: { 200: Settings } } }, async (request) =>
+      getSettings(db, requireSession(request).accountId, relayConfigured),
+    );
+
+    app.put('/settings', { schema: { body: SettingsBody, response: { 200: Settings } } }, async (request) => {
+      const { accountId } = requireSession(request);
+      await setNotificationEmail(db, clock, accountId, (request.body as SettingsBody).notification_email);
+      return getSettings(db, accountId, relayConfigured);
+    });
+
+    app.post(
+      '/settings/webhook-secret/reveal',
+      { schema: { response: { 200: WebhookSecret } } },
+      async (request) => ({
+        webhook_secret: await webhookSecretFor(db, requireSession(request).accountId),
+      }),
+    );
+
+    app.post(
+      '/settings/webhook-secret/rotate',
+      { schema: { response: { 200: WebhookSecret } } },
+      async (request) => ({
+        webhook_secret: await rotateWebhookSecret(db, requireSession(request).accountId),
+      }),
+    );
+  };
+}

@@ -1,0 +1,123 @@
+/**
+ * The account's batch jobs and the list upload (docs/dashboard.md, "Lists"): the list, one job
+ * with its counts, cancellation, the download with the uploaded file's columns, and POST /lists,
+ * whose body is the CSV file itself (text/csv, read as a stream in a scope of its own).
+ */
+import { Readable } from 'node:stream';
+import type { FastifyInstance } from 'fastify';
+import { Type } from '@sinclair/typebox';
+import { BATCH_BODY_LIMIT } from '../../api/batch-body.js';
+import { AppError } from '../../errors.js';
+import {
+  cancelJobItem,
+  getJobDetail,
+  listJobItems,
+  openDownload,
+  parseVerdicts,
+  toJobItem,
+} from '../../services/dashboard-jobs.service.js';
+import { uploadList } from '../../services/uploads.service.js';
+import { findUploadByJob } from '../../store/list-upload.store.js';
+import { systemResolver } from '../../services/webhooks/ssrf.js';
+import { DownloadQuery, JobDetail, JobItem, JobList, UploadQuery } from '../contract.js';
+import type { DashboardDeps } from '../deps.js';
+import { requireSession } from '../security.js';
+
+const JobParams = Type.Object({ id: Type.String({ maxLength: 100 }) });
+
+export function jobsRoutes(deps: DashboardDeps) {
+  return async (app: FastifyInstance): Promise<void> => {
+    app.get(
+      '/jobs',
+      {
+        schema: {
+          querystring: Type.Object({ cursor: Type.Optional(Type.String({ maxLength: 200 })) }),
+          response: { 200: JobList },
+        },
+      },
+      async (request) =>
+        listJobItems(deps, requireSession(request).accountId, (request.query as { cursor?: string }).cursor),
+    );
+
+    app.get('/jobs/:id', { schema: { params: JobParams, response: { 200: JobDetail } } }, async (request) =>
+      getJobDetail(deps, requireSession(request).accountId, (request.params as { id: string }).id),
+    );
+
+    app.post(
+      '/jobs/:id/cancel',
+      { schema: { params: JobParams, response: { 200: JobItem } } },
+      async (request) =>
+        cancelJobItem(deps, requireSession(request).accountId, (request.params as { id: string }).id),
+    );
+
+    app.get(
+      '/jobs/:id/download',
+      { schema: { params: JobParams, querystring: DownloadQuery } },
+      async (request, reply) => {
+        const { verdicts } = request.query as DownloadQuery;
+        const download = await openDownload(
+          deps,
+          requireSession(request).accountId,
+          (request.params as { id: string }).id,
+          parseVerdicts(verdicts),
+        );
+        void reply
+          .type('text/csv; charset=utf-8')
+          .header('content-disposition', `attachment; filename="${download.filename}"`)
+          .header('cache-control', 'no-store');
+        return reply.send(Readable.from(download.body, { objectMode: false }));
+      },
+    );
+
+    await app.register(uploadRoute(deps));
+  };
+}
+
+function uploadRoute(deps: DashboardDeps) {
+  return async (app: FastifyInstance): Promise<void> => {
+    // The body is handed over as the stream it is: uploads.service.ts parses it as it arrives.
+    app.addContentTypeParser('text/csv', (request, payload, done) => {
+      const declared = Number(request.headers['content-length']);
+      if (Number.isFinite(declared) && declared > BATCH_BODY_LIMIT) {
+        done(
+          new AppError('payload_too_large', `the file is larger than ${BATCH_BODY_LIMIT / 1024 / 1024} MiB`),
+        );
+        return;
+      }
+      done(null, payload);
+    });
+    app.post(
+      '/lists',
+      { bodyLimit: BATCH_BODY_LIMIT, schema: { querystring: UploadQuery, response: { 202: JobItem } } },
+      async (request, reply) => {
+        const session = requireSession(request);
+        if (!(request.body instanceof Readable))
+          throw new AppError(
+            'unsupported_media_type',
+            'upload the list as its CSV text, with Content-Type: text/csv',
+          );
+        const query = request.query as UploadQuery;
+        const job = await uploadList(
+          {
+            db: deps.db,
+            clock: deps.clock,
+            config: deps.config,
+            plans: deps.plans,
+            resolveHost: systemResolver,
+            usageCache: deps.usageCache,
+          },
+          {
+            accountId: session.accountId,
+            name: query.name,
+            emailColumn: query.email_column,
+            header: query.header,
+            mode: query.mode,
+            body: request.body,
+            byteLimit: BATCH_BODY_LIMIT,
+          },
+        );
+        return reply.code(202).send(toJobItem(job, await findUploadByJob(deps.db, job.id), deps.clock.now()));
+      },
+    );
+  };
+}

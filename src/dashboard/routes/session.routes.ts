@@ -1,0 +1,182 @@
+/**
+ * Signing in and out, invitations, password resets and password changes
+ * (docs/dashboard.md, "Getting in"). Every route here but GET /session and
+ * POST /account/password works without a session.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from '@sinclair/typebox';
+import { AppError } from '../../errors.js';
+import {
+  acceptLink,
+  changePassword,
+  describeInvitation,
+  requestPasswordReset,
+} from '../../services/members.service.js';
+import {
+  authenticateSession,
+  createSession,
+  csrfTokenMatches,
+  endSession,
+  signIn,
+  type DashboardSession,
+} from '../../services/sessions.service.js';
+import type { MemberTokenKind } from '../../store/schema/dashboard.schema.js';
+import {
+  ChangePasswordBody,
+  CSRF_HEADER,
+  ForgotPasswordBody,
+  SessionView,
+  SetPasswordBody,
+  SignInBody,
+} from '../contract.js';
+import type { DashboardDeps } from '../deps.js';
+import { clearSessionCookie, requireSession, setSessionCookie, type GuardDeps } from '../security.js';
+
+const PUBLIC = { dashboardAccess: 'public' } as const;
+
+export function toSessionView(session: DashboardSession): SessionView {
+  return {
+    member: {
+      id: session.memberId,
+      email: session.email,
+      role: session.role,
+      created_at: session.memberCreatedAt,
+      joined_at: session.joinedAt,
+    },
+    account: {
+      id: session.accountId,
+      plan: session.accountPlan,
+      notification_email: session.accountEmail,
+    },
+    csrf_token: session.csrfToken,
+    expires_at: session.expiresAt,
+  };
+}
+
+/**
+ * Takes one attempt from the client address's allowance (the API's rate limiter: in process, or
+ * in Redis shared by every process); 429 `rate_limited` past it.
+ */
+async function limitClient(deps: DashboardDeps, what: string, request: FastifyRequest): Promise<void> {
+  const limit = deps.config.signInRateLimit;
+  if (limit === 0) return;
+  const decision = await deps.rateLimiter.consume(`dashboard-${what}:${request.ip}`, limit);
+  if (!decision.allowed)
+    throw new AppError(
+      'rate_limited',
+      `too many attempts from this address; retry in ${decision.resetSeconds} s`,
+      {
+        retryAfterSeconds: decision.resetSeconds,
+      },
+    );
+}
+
+export function sessionRoutes(deps: DashboardDeps, guard: GuardDeps) {
+  const { db, clock } = deps;
+  const settings = deps.config;
+
+  /** A new session for the member, in place of any the browser held (a new id at every sign-in). */
+  async function openSession(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    memberId: string,
+  ): Promise<SessionView> {
+    await endSession(db, request.cookies[guard.cookie.name]);
+    const session = await createSession(db, clock, settings, memberId);
+    setSessionCookie(reply, guard, session, clock.now());
+    return toSessionView(await authenticateSession(db, clock, settings, session.secret));
+  }
+
+  async function accept(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    kind: MemberTokenKind,
+  ): Promise<SessionView> {
+    const body = request.body as SetPasswordBody;
+    const member = await acceptLink(db, clock, { token: body.token, password: body.password, kind });
+    return openSession(request, reply, member.id);
+  }
+
+  return async (app: FastifyInstance): Promise<void> => {
+    app.get('/session', { schema: { response: { 200: SessionView } } }, async (request) =>
+      toSessionView(requireSession(request)),
+    );
+
+    app.post(
+      '/session',
+      { config: PUBLIC, schema: { body: SignInBody, response: { 200: SessionView } } },
+      async (request, reply) => {
+        await limitClient(deps, 'sign-in', request);
+        const body = request.body as SignInBody;
+        const { member } = await signIn({ db, clock, settings }, body);
+        return openSession(request, reply, member.id);
+      },
+    );
+
+    // Public, so that a browser whose session already ended can still clear its cookie; a live
+    // session is ended only with its CSRF token.
+    app.delete('/session', { config: PUBLIC }, async (request, reply) => {
+      const secret = request.cookies[guard.cookie.name];
+      const live = await authenticateSession(db, clock, settings, secret).catch(() => null);
+      const token = request.headers[CSRF_HEADER];
+      if (live !== null && !csrfTokenMatches(secret!, typeof token === 'string' ? token : undefined))
+        throw new AppError('csrf_rejected', `send the session's CSRF token in ${CSRF_HEADER} to sign out`);
+      await endSession(db, secret);
+      clearSessionCookie(reply, guard);
+      return reply.code(204).send();
+    });
+
+    app.get(
+      '/invitations/:token',
+      {
+        config: PUBLIC,
+        schema: {
+          params: Type.Object({ token: Type.String({ maxLength: 256 }) }),
+          response: { 200: Type.Object({ email: Type.String(), expires_at: Type.String() }) },
+        },
+      },
+      async (request) => describeInvitation(db, clock, (request.params as { token: string }).token),
+    );
+
+    app.post(
+      '/invitations/accept',
+      { config: PUBLIC, schema: { body: SetPasswordBody, response: { 200: SessionView } } },
+      async (request, reply) => accept(request, reply, 'invitation'),
+    );
+
+    app.post(
+      '/password-resets',
+      { config: PUBLIC, schema: { body: ForgotPasswordBody } },
+      async (request, reply) => {
+        await limitClient(deps, 'password-reset', request);
+        const { email } = request.body as ForgotPasswordBody;
+        // Answered at once and the same whoever asks: whether the address is a member's, and how
+        // long the relay takes, stay unknown to the asker. Without a relay nothing is issued.
+        if (deps.mailer !== null)
+          void requestPasswordReset(
+            { db, clock, config: deps.config, mailer: deps.mailer, logger: request.log },
+            email,
+          ).catch((err: unknown) => request.log.warn({ err }, 'password reset request failed'));
+        return reply.code(202).send();
+      },
+    );
+
+    app.post(
+      '/password-resets/accept',
+      { config: PUBLIC, schema: { body: SetPasswordBody, response: { 200: SessionView } } },
+      async (request, reply) => accept(request, reply, 'password_reset'),
+    );
+
+    app.post('/account/password', { schema: { body: ChangePasswordBody } }, async (request, reply) => {
+      const session = requireSession(request);
+      const body = request.body as ChangePasswordBody;
+      await changePassword(db, clock, {
+        memberId: session.memberId,
+        current: body.current_password,
+        next: body.new_password,
+        keepSessionId: session.sessionId,
+      });
+      return reply.code(204).send();
+    });
+  };
+}

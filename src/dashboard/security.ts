@@ -1,0 +1,136 @@
+/**
+ * The dashboard's request guards (docs/dashboard.md, "Security"), all in onRequest, before a
+ * body is read:
+ *
+ * 1. Cross-site refusal, for every request that can change state (not GET/HEAD/OPTIONS): 403
+ *    `csrf_rejected` when the Content-Type is one an HTML form can send
+ *    (application/x-www-form-urlencoded, multipart/form-data, text/plain), when `Origin` names
+ *    another origin than the service's (its public base URL, or the scheme and Host the request
+ *    came to), or when `Sec-Fetch-Site` says cross-site or same-site.
+ * 2. The session: the cookie's secret opens a session in the store (services/sessions.service.ts),
+ *    or 401 `unauthenticated`. Routes marked `dashboardAccess: 'public'` (sign-in, invitations,
+ *    password resets) skip it.
+ * 3. The session's CSRF token in `X-CSRF-Token` on every state-changing request of a signed-in
+ *    member, compared in constant time, or 403 `csrf_rejected`.
+ *
+ * The cookie: `mv_session`, HttpOnly, SameSite=Lax, Path=/; with an https public base URL also
+ * Secure and named `__Host-mv_session` (the browser then refuses it from any subdomain or path).
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError } from '../errors.js';
+import {
+  authenticateSession,
+  csrfTokenMatches,
+  type DashboardSession,
+  type NewSession,
+  type SessionSettings,
+} from '../services/sessions.service.js';
+import type { Clock } from '../clock.js';
+import type { Executor } from '../store/executor.js';
+import { CSRF_HEADER } from './contract.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** `public`: the dashboard route needs no session (and so no CSRF token). */
+    dashboardAccess?: 'public';
+  }
+  interface FastifyRequest {
+    /** Set by the session guard on dashboard routes that need a session; null elsewhere. */
+    dashboardSession: DashboardSession | null;
+  }
+}
+
+export function sessionCookie(publicBaseUrl: string): { name: string; secure: boolean } {
+  const secure = publicBaseUrl.startsWith('https:');
+  return { name: secure ? '__Host-mv_session' : 'mv_session', secure };
+}
+
+/** The directives the dashboard's pages and API answer with (no inline script or style anywhere). */
+export const CONTENT_SECURITY_POLICY = {
+  defaultSrc: ["'self'"],
+  scriptSrc: ["'self'"],
+  styleSrc: ["'self'"],
+  imgSrc: ["'self'", 'data:'],
+  connectSrc: ["'self'"],
+  frameAncestors: ["'none'"],
+  baseUri: ["'none'"],
+  formAction: ["'self'"],
+  objectSrc: ["'none'"],
+};
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+/** The Content-Types an HTML form can send cross-site without a preflight. */
+const FORM_TYPES = /^\s*(application\/x-www-form-urlencoded|multipart\/form-data|text\/plain)\s*(;|$)/i;
+
+export interface GuardDeps {
+  db: Executor;
+  clock: Clock;
+  settings: SessionSettings;
+  publicBaseUrl: string;
+  cookie: { name: string; secure: boolean };
+}
+
+function refuse(message: string): AppError {
+  return new AppError('csrf_rejected', message);
+}
+
+/** Guard 1 of the module comment. */
+function refuseCrossSite(request: FastifyRequest, publicOrigin: string): void {
+  if (FORM_TYPES.test(request.headers['content-type'] ?? ''))
+    throw refuse('the dashboard accepts no form posts; this looks like a request from another site');
+  const origin = request.headers.origin;
+  if (origin !== undefined) {
+    const own = `${request.protocol}://${request.headers.host ?? ''}`;
+    if (origin !== publicOrigin && origin !== own)
+      throw refuse(`requests from ${origin} are refused: the dashboard answers its own pages only`);
+  }
+  const site = request.headers['sec-fetch-site'];
+  if (site !== undefined && site !== 'same-origin' && site !== 'none')
+    throw refuse('cross-site requests are refused: the dashboard answers its own pages only');
+}
+
+/** Installs the three guards of the module comment on every route of `app`'s scope. */
+export function installGuards(app: FastifyInstance, deps: GuardDeps): void {
+  const publicOrigin = new URL(deps.publicBaseUrl).origin;
+  app.decorateRequest('dashboardSession', null);
+  app.addHook('onRequest', async (request) => {
+    const changesState = !SAFE_METHODS.has(request.method);
+    if (changesState) refuseCrossSite(request, publicOrigin);
+    if (request.routeOptions.config.dashboardAccess === 'public') return;
+    const secret = request.cookies[deps.cookie.name];
+    const session = await authenticateSession(deps.db, deps.clock, deps.settings, secret);
+    if (changesState && !csrfTokenMatches(secret!, headerValue(request.headers[CSRF_HEADER])))
+      throw refuse(`send the session's CSRF token (GET /dashboard/api/session) in ${CSRF_HEADER}`);
+    request.dashboardSession = session;
+  });
+}
+
+function headerValue(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** The signed-in member of a route that needs a session. */
+export function requireSession(request: FastifyRequest): DashboardSession {
+  if (request.dashboardSession === null)
+    throw new Error(`dashboard route ${request.routeOptions.url ?? ''} is public but reads the session`);
+  return request.dashboardSession;
+}
+
+export function setSessionCookie(reply: FastifyReply, deps: GuardDeps, session: NewSession, now: Date): void {
+  void reply.setCookie(deps.cookie.name, session.secret, {
+    httpOnly: true,
+    sameSite: 'lax',
+    path: '/',
+    secure: deps.cookie.secure,
+    maxAge: Math.max(0, Math.floor((new Date(session.expiresAt).getTime() - now.getTime()) / 1000)),
+  });
+}
+
+export function clearSessionCookie(reply: FastifyReply, deps: GuardDeps): void {
+  void reply.clearCookie(deps.cookie.name, {
+    httpOnly: true,
+    sameSite: 'lax',
+    path: '/',
+    secure: deps.cookie.secure,
+  });
+}

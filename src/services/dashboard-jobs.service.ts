@@ -1,0 +1,249 @@
+/**
+ * The dashboard's view of batch jobs: the list with each job's uploaded file name, one job with
+ * its counts by verdict and reason once it has completed, and the download that puts the
+ * uploaded file's other columns back beside the verdicts, only for the verdicts asked for.
+ * Reading, cancelling and the download's checks are jobs.service.ts's, as for the v1 API.
+ */
+import type { JobDetail, JobItem, JobList } from '../dashboard/contract.js';
+import { STATUSES, type Status } from '../engine/types.js';
+import { AppError } from '../errors.js';
+import { ChunkDecodeError, decodeEmails, decodeResults } from '../store/chunk-codec.js';
+import { readChunk } from '../store/chunk.store.js';
+import type { Executor } from '../store/executor.js';
+import { getAccountJob, listAccountJobs } from '../store/job.store.js';
+import {
+  findResultCounts,
+  findUploadByJob,
+  findUploadsByJobs,
+  insertResultCounts,
+  readUploadCells,
+} from '../store/list-upload.store.js';
+import type { ListUploadRow } from '../store/schema/dashboard.schema.js';
+import type { JobRow } from '../store/schema/jobs.schema.js';
+import { csvRows } from './csv-export.js';
+import { resultsExpired } from './job-view.js';
+import {
+  cancelJob,
+  DEFAULT_PAGE_SIZE,
+  decodeCursor,
+  encodeCursor,
+  openResults,
+  type JobsDeps,
+} from './jobs.service.js';
+
+export function toJobItem(job: JobRow, upload: ListUploadRow | undefined, now: Date): JobItem {
+  return {
+    job_id: job.id,
+    name: upload?.name ?? null,
+    // The store keeps a cancelled job as failed with error "cancelled" (docs/jobs.md).
+    status: job.status === 'failed' && job.error === 'cancelled' ? 'cancelled' : job.status,
+    mode: job.mode,
+    total: job.total,
+    processed: job.processed,
+    created_at: job.created_at,
+    completed_at: job.completed_at,
+    results_expire_at: job.results_expire_at,
+    downloadable: job.status === 'completed' && !resultsExpired(job, now),
+    has_original_columns: upload !== undefined,
+  };
+}
+
+async function itemsOf(db: Executor, rows: JobRow[], now: Date): Promise<JobItem[]> {
+  const uploads = await findUploadsByJobs(
+    db,
+    rows.map((r) => r.id),
+  );
+  return rows.map((r) => toJobItem(r, uploads.get(r.id), now));
+}
+
+/** The account's jobs, newest first, a page at a time (the cursor of GET /v1/jobs). */
+export async function listJobItems(deps: JobsDeps, accountId: string, cursor?: string): Promise<JobList> {
+  const after = cursor === undefined || cursor === '' ? null : decodeCursor(cursor);
+  const rows = await listAccountJobs(deps.db, accountId, DEFAULT_PAGE_SIZE + 1, after);
+  const page = rows.slice(0, DEFAULT_PAGE_SIZE);
+  const last = page.at(-1);
+  return {
+    jobs: await itemsOf(deps.db, page, deps.clock.now()),
+    next_cursor:
+      rows.length > DEFAULT_PAGE_SIZE && last
+        ? encodeCursor({ createdAt: last.created_at, id: last.id })
+        : null,
+  };
+}
+
+export async function latestJobItems(deps: JobsDeps, accountId: string, count: number): Promise<JobItem[]> {
+  return itemsOf(deps.db, await listAccountJobs(deps.db, accountId, count, null), deps.clock.now());
+}
+
+async function requireJob(db: Executor, accountId: string, id: string): Promise<JobRow> {
+  const job = await getAccountJob(db, accountId, id);
+  if (!job) throw new AppError('not_found', 'no such job');
+  return job;
+}
+
+type Counts = NonNullable<JobDetail['counts']>;
+
+/** Tallies a completed job's results chunk by chunk (one chunk in memory at a time). */
+async function tally(db: Executor, job: JobRow): Promise<Counts> {
+  const byStatus: Record<string, number> = Object.fromEntries(STATUSES.map((s) => [s, 0]));
+  const byReason: Record<string, number> = {};
+  for (let seq = 0; seq < job.chunk_count; seq++) {
+    const chunk = await readChunk(db, job.id, seq);
+    if (!chunk || chunk.results === null) throw new ChunkDecodeError(`results of chunk ${seq} are gone`);
+    for (const row of decodeResults(chunk.results, chunk.size)) {
+      byStatus[row.status] = (byStatus[row.status] ?? 0) + 1;
+      if (row.reason !== null) byReason[row.reason] = (byReason[row.reason] ?? 0) + 1;
+    }
+  }
+  return { by_status: byStatus, by_reason: byReason };
+}
+
+/**
+ * Counts by verdict and reason of a completed job: computed from its results the first time
+ * they are asked for and kept (`job_result_counts`), so they outlive the results' retention and
+ * a polling page does not re-read 500,000 results. Null before completion, or when the results
+ * were deleted before anyone asked.
+ */
+async function resultCounts(db: Executor, job: JobRow, now: Date): Promise<Counts | null> {
+  if (job.status !== 'completed') return null;
+  const stored = await findResultCounts(db, job.id);
+  if (stored)
+    return {
+      by_status: JSON.parse(stored.by_status) as Record<string, number>,
+      by_reason: JSON.parse(stored.by_reason) as Record<string, number>,
+    };
+  if (resultsExpired(job, now)) return null;
+  let counts: Counts;
+  try {
+    counts = await tally(db, job);
+  } catch (err) {
+    // The sweep deleted the results while they were being read.
+    if (err instanceof ChunkDecodeError) return null;
+    throw err;
+  }
+  await insertResultCounts(db, job.id, {
+    by_status: JSON.stringify(counts.by_status),
+    by_reason: JSON.stringify(counts.by_reason),
+  });
+  return counts;
+}
+
+export async function getJobDetail(deps: JobsDeps, accountId: string, id: string): Promise<JobDetail> {
+  const job = await requireJob(deps.db, accountId, id);
+  const now = deps.clock.now();
+  return {
+    job: toJobItem(job, await findUploadByJob(deps.db, job.id), now),
+    counts: await resultCounts(deps.db, job, now),
+  };
+}
+
+/** Cancels as DELETE /v1/jobs/:id does (unprocessed addresses refunded), answering the job item. */
+export async function cancelJobItem(deps: JobsDeps, accountId: string, id: string): Promise<JobItem> {
+  await cancelJob(deps, accountId, id);
+  const job = await requireJob(deps.db, accountId, id);
+  return toJobItem(job, await findUploadByJob(deps.db, job.id), deps.clock.now());
+}
+
+/** `deliverable,risky` → the verdicts kept; undefined or empty keeps every row. */
+export function parseVerdicts(raw: string | undefined): ReadonlySet<Status> | null {
+  if (raw === undefined || raw.trim() === '') return null;
+  const kept = new Set<Status>();
+  for (const part of raw.split(',')) {
+    const v = part.trim();
+    if (v === '') continue;
+    if (!(STATUSES as readonly string[]).includes(v))
+      throw new AppError('invalid_request', `verdicts holds "${v}"; use ${STATUSES.join(', ')}`, {
+        field: 'verdicts',
+      });
+    kept.add(v as Status);
+  }
+  return kept;
+}
+
+export interface Download {
+  filename: string;
+  body: AsyncGenerator<string>;
+}
+
+/** The header of a download: the file's own (or column_N names), then the verdict columns. */
+function headerRow(upload: ListUploadRow | undefined): string[] {
+  if (!upload) return ['email', 'status', 'score', 'reason'];
+  const own = upload.header === null ? [] : (JSON.parse(upload.header) as string[]);
+  const names = Array.from({ length: upload.column_count }, (_, i) =>
+    i < own.length ? own[i]! : i === upload.email_column ? 'email' : `column_${i + 1}`,
+  );
+  return [...names, 'status', 'score', 'reason'];
+}
+
+function decodeCells(text: string | undefined, expected: number): string[][] {
+  if (text === undefined) throw new ChunkDecodeError('the uploaded columns of a chunk are gone');
+  const value = JSON.parse(text) as unknown;
+  if (!Array.isArray(value) || value.length !== expected)
+    throw new ChunkDecodeError(`uploaded columns are not ${expected} rows`);
+  return value as string[][];
+}
+
+async function* downloadBody(
+  db: Executor,
+  job: JobRow,
+  upload: ListUploadRow | undefined,
+  verdicts: ReadonlySet<Status> | null,
+): AsyncGenerator<string> {
+  yield csvRows([headerRow(upload)]);
+  for (let seq = 0; seq < job.chunk_count; seq++) {
+    const chunk = await readChunk(db, job.id, seq);
+    // Deleted by the sweep while the download was running: end the response with an error.
+    if (!chunk || chunk.results === null) throw new Error(`results of chunk ${seq} of ${job.id} are gone`);
+    const emails = decodeEmails(chunk.emails, chunk.size);
+    const results = decodeResults(chunk.results, chunk.size);
+    const cells = upload ? decodeCells(await readUploadCells(db, job.id, seq), chunk.size) : null;
+    const rows: (string | number)[][] = [];
+    for (let i = 0; i < chunk.size; i++) {
+      const r = results[i]!;
+      if (verdicts !== null && !verdicts.has(r.status)) continue;
+      const verdict = [r.status, r.score, r.reason ?? ''];
+      if (upload && cells) {
+        const row: string[] = [...cells[i]!];
+        row.splice(upload.email_column, 0, emails[i]!);
+        while (row.length < upload.column_count) row.push('');
+        rows.push([...row, ...verdict]);
+      } else rows.push([emails[i]!, ...verdict]);
+    }
+    if (rows.length > 0) yield csvRows(rows);
+  }
+}
+
+/** A file name that is safe in a Content-Disposition header: the list's name, ASCII only. */
+function downloadName(
+  job: JobRow,
+  upload: ListUploadRow | undefined,
+  verdicts: ReadonlySet<Status> | null,
+): string {
+  const base = (upload?.name ?? job.id)
+    .replace(/\.[A-Za-z0-9]{1,5}$/, '')
+    .replace(/[^A-Za-z0-9._-]+/g, '_')
+    .slice(0, 100);
+  const part = verdicts === null ? 'all' : [...verdicts].sort().join('+');
+  return `${base || job.id}-${part}.csv`;
+}
+
+/**
+ * The results as CSV: the uploaded file's columns in their order (the address where it was),
+ * then status, score, reason; only rows whose verdict is in `verdicts` (all when null). Every
+ * cell goes through csv-export.ts, as v1's download. 404, 409 `job_not_ready`, 410
+ * `results_expired` as GET /v1/jobs/:id/results.
+ */
+export async function openDownload(
+  deps: JobsDeps,
+  accountId: string,
+  id: string,
+  verdicts: ReadonlySet<Status> | null,
+): Promise<Download> {
+  // openResults makes the checks; its own body (v1's CSV) is never started.
+  const { job } = await openResults(deps, accountId, id, 'csv', '');
+  const upload = await findUploadByJob(deps.db, job.id);
+  return {
+    filename: downloadName(job, upload, verdicts),
+    body: downloadBody(deps.db, job, upload, verdicts),
+  };
+}

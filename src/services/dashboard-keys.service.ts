@@ -1,0 +1,108 @@
+/**
+ * API keys as the dashboard manages them: the account's keys with their last use, creation,
+ * revocation and rotation. Creation and revocation are keys.service.ts's (the 10-key limit, the
+ * revocation the key cache sees at once in every process); a key of another account is
+ * `not_found`, exactly as an unknown id.
+ */
+import type { Clock } from '../clock.js';
+import type { CreateKeyBody, CreatedKey, KeyItem, KeyList } from '../dashboard/contract.js';
+import { AppError } from '../errors.js';
+import type { Executor } from '../store/executor.js';
+import { lastUsesOfAccountKeys } from '../store/key-usage.store.js';
+import { findKeyById } from '../store/key.store.js';
+import {
+  createKey,
+  listKeys,
+  MAX_ACTIVE_KEYS,
+  revokeKey,
+  SCOPES,
+  toKeyView,
+  type KeyView,
+} from './keys.service.js';
+
+function toKeyItem(view: KeyView, lastUsedAt: string | null): KeyItem {
+  return {
+    id: view.id,
+    name: view.name,
+    kind: view.kind,
+    scopes: view.scopes,
+    display: view.display,
+    status: view.status,
+    created_at: view.created_at,
+    last_used_at: lastUsedAt,
+    revoked_at: view.revoked_at,
+  };
+}
+
+/** The account's keys, newest first, revoked ones included. */
+export async function listKeyItems(db: Executor, accountId: string): Promise<KeyList> {
+  const views = await listKeys(db, accountId);
+  const lastUses = await lastUsesOfAccountKeys(db, accountId);
+  const keys = views
+    .map((v) => toKeyItem(v, lastUses.get(v.id) ?? null))
+    .sort((a, b) =>
+      a.created_at === b.created_at ? b.id.localeCompare(a.id) : b.created_at.localeCompare(a.created_at),
+    );
+  return {
+    keys,
+    active: keys.filter((k) => k.status === 'active').length,
+    limit: MAX_ACTIVE_KEYS,
+    scopes: [...SCOPES],
+  };
+}
+
+export async function createKeyItem(
+  db: Executor,
+  clock: Clock,
+  accountId: string,
+  body: CreateKeyBody,
+): Promise<CreatedKey> {
+  const { key, record } = await createKey(db, clock, {
+    accountId,
+    kind: body.kind,
+    scopes: body.scopes,
+    name: body.name,
+  });
+  return { key: toKeyItem(record, null), secret: key };
+}
+
+async function requireAccountKey(db: Executor, accountId: string, keyId: string): Promise<KeyView> {
+  const row = await findKeyById(db, keyId);
+  if (!row || row.account_id !== accountId) throw new AppError('not_found', `no key ${keyId}`);
+  return toKeyView(row);
+}
+
+/** Revokes the key: refused from the next API request on, in every process. */
+export async function revokeAccountKey(
+  db: Executor,
+  clock: Clock,
+  accountId: string,
+  keyId: string,
+): Promise<KeyItem> {
+  await requireAccountKey(db, accountId, keyId);
+  const view = await revokeKey(db, clock, keyId);
+  const lastUses = await lastUsesOfAccountKeys(db, accountId);
+  return toKeyItem(view, lastUses.get(view.id) ?? null);
+}
+
+/**
+ * Creates a replacement with the key's name, kind and scopes; the old key stays active until
+ * the user revokes it (once the new secret is in place). Needs a free slot under the limit.
+ */
+export async function rotateAccountKey(
+  db: Executor,
+  clock: Clock,
+  accountId: string,
+  keyId: string,
+): Promise<CreatedKey> {
+  const old = await requireAccountKey(db, accountId, keyId);
+  if (old.status === 'revoked')
+    throw new AppError('invalid_request', 'this key is revoked; create a new key instead of rotating it');
+  const { key, record } = await createKey(db, clock, {
+    accountId,
+    kind: old.kind,
+    scopes: old.scopes,
+    name: old.name,
+  });
+  return { key: toKeyItem(record, null), secret: key, replaces: old.id };
+}

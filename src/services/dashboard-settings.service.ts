@@ -1,0 +1,57 @@
+/**
+ * The dashboard's settings: the account's notification address (the `email` of the account,
+ * where job notifications go) and its webhook signing secret, revealed on demand and rotated.
+ */
+import type { Clock } from '../clock.js';
+import type { Settings } from '../dashboard/contract.js';
+import { AppError } from '../errors.js';
+import { updateAccount } from '../store/account.store.js';
+import { setWebhookSecret } from '../store/account-settings.store.js';
+import type { Executor } from '../store/executor.js';
+import { getAccount } from './accounts.service.js';
+import { normalizeEmail } from './members.service.js';
+import { newWebhookSecret } from './webhooks/sign.js';
+import { webhookSecretFor } from './webhooks/secret.js';
+
+/** Characters of the secret the settings page shows without revealing it. */
+const HINT_LENGTH = 4;
+
+export async function getSettings(
+  db: Executor,
+  accountId: string,
+  relayConfigured: boolean,
+): Promise<Settings> {
+  const account = await getAccount(db, accountId);
+  const secret = await webhookSecretFor(db, accountId);
+  return {
+    notification_email: account.email,
+    webhook_secret_hint: `…${secret.slice(-HINT_LENGTH)}`,
+    relay_configured: relayConfigured,
+  };
+}
+
+export async function setNotificationEmail(
+  db: Executor,
+  clock: Clock,
+  accountId: string,
+  email: string,
+): Promise<void> {
+  // Checked as a member's address is, but kept as written: a mailbox's local part may care about case.
+  normalizeEmail(email);
+  const row = await updateAccount(db, accountId, {
+    email: email.trim(),
+    updated_at: clock.now().toISOString(),
+  });
+  if (!row) throw new AppError('not_found', `no account ${accountId}`);
+}
+
+/**
+ * A new signing secret: webhooks sent from now on are signed with it (receivers must switch;
+ * docs/webhooks.md). Returns it.
+ */
+export async function rotateWebhookSecret(db: Executor, accountId: string): Promise<string> {
+  const secret = newWebhookSecret();
+  if (!(await setWebhookSecret(db, accountId, secret)))
+    throw new AppError('not_found', `no account ${accountId}`);
+  return secret;
+}

@@ -1,0 +1,62 @@
+/**
+ * The e-mails that carry a dashboard link: an invitation, a password reset. Sent through the
+ * configured SMTP relay with nodemailer, as job notifications are (jobs/notify.ts); without a
+ * relay there is no mailer and the link is only shown (CLI, the inviter's screen).
+ */
+import nodemailer from 'nodemailer';
+import type { Config } from '../config.js';
+import { SECOND } from '../clock.js';
+import type { MemberTokenKind } from '../store/schema/dashboard.schema.js';
+
+export interface MemberMailer {
+  /** Sends the link; rejects when the relay does not take the message. */
+  send(to: string, kind: MemberTokenKind, link: string, expiresAt: string): Promise<void>;
+  close(): void;
+}
+
+/** A relay that does not answer must not hold a dashboard request for nodemailer's default minutes. */
+const RELAY_TIMEOUT_MS = 15 * SECOND;
+
+export function createMemberMailer(config: Pick<Config, 'smtpRelayUrl' | 'notifyFrom'>): MemberMailer | null {
+  if (config.smtpRelayUrl === null) return null;
+  const transport = nodemailer.createTransport({
+    url: config.smtpRelayUrl,
+    connectionTimeout: RELAY_TIMEOUT_MS,
+    greetingTimeout: RELAY_TIMEOUT_MS,
+    socketTimeout: RELAY_TIMEOUT_MS,
+  });
+  return {
+    async send(to, kind, link, expiresAt) {
+      const message = memberMessage(kind, link, expiresAt);
+      await transport.sendMail({ from: config.notifyFrom, to, subject: message.subject, text: message.text });
+    },
+    close: () => transport.close(),
+  };
+}
+
+export function memberMessage(
+  kind: MemberTokenKind,
+  link: string,
+  expiresAt: string,
+): { subject: string; text: string } {
+  const lines =
+    kind === 'invitation'
+      ? [
+          'You have been invited to a mailverdict account.',
+          '',
+          'Open this link to choose your password and sign in to the dashboard:',
+          link,
+        ]
+      : [
+          'Someone asked to reset the password of your mailverdict dashboard account.',
+          '',
+          'Open this link to choose a new one:',
+          link,
+          '',
+          'If it was not you, ignore this message: your password stays as it is.',
+        ];
+  return {
+    subject: kind === 'invitation' ? 'Your mailverdict invitation' : 'Reset your mailverdict password',
+    text: `${[...lines, '', `The link works once, until ${expiresAt}.`].join('\n')}\n`,
+  };
+}

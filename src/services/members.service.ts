@@ -1,0 +1,269 @@
+/**
+ * Dashboard members: the people who sign in to an account's dashboard (docs/dashboard.md).
+ * Nobody signs up: an operator (CLI) or a member (dashboard) invites an address, which gets a
+ * one-time link valid 24 hours where the person sets a password. A password reset is the same
+ * kind of link. Only the SHA-256 of a link's token is stored; the token itself is shown once
+ * (and e-mailed when a relay is configured).
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import type { Logger } from 'pino';
+import { HOUR, type Clock } from '../clock.js';
+import type { Config } from '../config.js';
+import { AppError } from '../errors.js';
+import type { Executor } from '../store/executor.js';
+import {
+  deleteMember,
+  deleteUnusedTokens,
+  findAccountMember,
+  findMemberByEmail,
+  findMemberById,
+  findUsableToken,
+  insertMember,
+  insertMemberToken,
+  listAccountMembers,
+  setMemberPassword,
+  useToken,
+} from '../store/member.store.js';
+import type { MemberRole, MemberRow, MemberTokenKind } from '../store/schema/dashboard.schema.js';
+import { deleteMemberSessions } from '../store/session.store.js';
+import { getAccount } from './accounts.service.js';
+import { randomBase62 } from './ids.js';
+import type { MemberMailer } from './member-mail.js';
+import { hashPassword, verifyPassword } from './passwords.js';
+
+/** How long an invitation or a password-reset link works. */
+export const LINK_TTL_MS = 24 * HOUR;
+
+/** A member as the dashboard and the CLI show it (src/dashboard/contract.ts `Member`). */
+export interface MemberView {
+  id: string;
+  email: string;
+  role: MemberRole;
+  created_at: string;
+  joined_at: string | null;
+}
+
+export function toMemberView(row: MemberRow): MemberView {
+  return {
+    id: row.id,
+    email: row.email,
+    role: row.role,
+    created_at: row.created_at,
+    joined_at: row.joined_at,
+  };
+}
+
+/** Addresses are compared lower-cased and trimmed: `Anna@Example.org ` signs in as anna@example.org. */
+export function normalizeEmail(raw: string): string {
+  const email = raw.trim().toLowerCase();
+  if (email.length > 254 || !/^[^@\s]+@[^@\s]+$/.test(email))
+    throw new AppError('invalid_request', `email must be an e-mail address, got "${raw.trim()}"`);
+  return email;
+}
+
+export function hashToken(token: string): string {
+  return createHash('sha256').update(token).digest('hex');
+}
+
+/** The page a link opens; the token travels in the fragment, so it never reaches a server log or a Referer. */
+export function memberLink(publicBaseUrl: string, kind: MemberTokenKind, token: string): string {
+  return `${publicBaseUrl}/${kind === 'invitation' ? 'accept-invite' : 'reset-password'}#${token}`;
+}
+
+export interface IssuedLink {
+  member: MemberView;
+  token: string;
+  expiresAt: string;
+}
+
+/** A new one-time token of `kind` for the member, replacing its unused ones of that kind. */
+async function issueToken(
+  db: Executor,
+  clock: Clock,
+  member: MemberRow,
+  kind: MemberTokenKind,
+): Promise<IssuedLink> {
+  const now = clock.now();
+  const token = randomBytes(32).toString('base64url');
+  const expiresAt = new Date(now.getTime() + LINK_TTL_MS).toISOString();
+  await deleteUnusedTokens(db, member.id, kind);
+  await insertMemberToken(db, {
+    token_hash: hashToken(token),
+    member_id: member.id,
+    kind,
+    created_at: now.toISOString(),
+    expires_at: expiresAt,
+  });
+  return { member: toMemberView(member), token, expiresAt };
+}
+
+/**
+ * Creates the member (no password yet) and its invitation; inviting an address again before it
+ * joined replaces the earlier link. 409 `member_exists` when the address already joined, or
+ * belongs to another account. Runs in the caller's transaction (bootstrap creates the owner so).
+ */
+export async function issueInvitation(
+  db: Executor,
+  clock: Clock,
+  input: { accountId: string; email: string; role?: MemberRole },
+): Promise<IssuedLink> {
+  const email = normalizeEmail(input.email);
+  await getAccount(db, input.accountId);
+  let member = await findMemberByEmail(db, email);
+  if (member && (member.account_id !== input.accountId || member.joined_at !== null))
+    throw new AppError(
+      'member_exists',
+      member.account_id === input.accountId
+        ? `${email} is already a member of this account`
+        : `${email} is already a member of another account`,
+    );
+  member ??= await insertMember(db, {
+    id: `mem_${randomBase62(16)}`,
+    account_id: input.accountId,
+    email,
+    role: input.role ?? 'member',
+    password_hash: null,
+    created_at: clock.now().toISOString(),
+    joined_at: null,
+  });
+  return issueToken(db, clock, member, 'invitation');
+}
+
+export interface MembersDeps {
+  db: Executor;
+  clock: Clock;
+  config: Pick<Config, 'publicBaseUrl'>;
+  /** Null: no relay configured, links are only shown. */
+  mailer: MemberMailer | null;
+  logger: Pick<Logger, 'warn'>;
+}
+
+export interface SentLink extends IssuedLink {
+  link: string;
+  /** Whether the relay took the e-mail carrying the link. */
+  emailed: boolean;
+}
+
+async function mailLink(deps: MembersDeps, kind: MemberTokenKind, issued: IssuedLink): Promise<SentLink> {
+  const link = memberLink(deps.config.publicBaseUrl, kind, issued.token);
+  let emailed = false;
+  if (deps.mailer !== null) {
+    try {
+      await deps.mailer.send(issued.member.email, kind, link, issued.expiresAt);
+      emailed = true;
+    } catch (err) {
+      deps.logger.warn({ err, kind }, 'the relay did not take the e-mail with a dashboard link');
+    }
+  }
+  return { ...issued, link, emailed };
+}
+
+/** Invites an address to the account: the link, e-mailed too when a relay is configured. */
+export async function inviteMember(
+  deps: MembersDeps,
+  input: { accountId: string; email: string },
+): Promise<SentLink> {
+  const issued = await deps.db.transaction().execute((trx) => issueInvitation(trx, deps.clock, input));
+  return mailLink(deps, 'invitation', issued);
+}
+
+/**
+ * A password-reset link for the member with this address, e-mailed when a relay is configured;
+ * null when no member has it (the dashboard answers the same either way).
+ */
+export async function requestPasswordReset(deps: MembersDeps, rawEmail: string): Promise<SentLink | null> {
+  const email = normalizeEmail(rawEmail);
+  const issued = await deps.db.transaction().execute(async (trx) => {
+    const member = await findMemberByEmail(trx, email);
+    return member ? issueToken(trx, deps.clock, member, 'password_reset') : null;
+  });
+  return issued === null ? null : mailLink(deps, 'password_reset', issued);
+}
+
+const UNUSABLE_LINK =
+  'this link is not valid: it has expired, was already used, or was replaced by a newer one';
+
+/** What the invitation page shows before the password is chosen. */
+export async function describeInvitation(
+  db: Executor,
+  clock: Clock,
+  token: string,
+): Promise<{ email: string; expires_at: string }> {
+  const found = await findUsableToken(db, hashToken(token), 'invitation', clock.now().toISOString());
+  if (!found) throw new AppError('not_found', UNUSABLE_LINK);
+  return { email: found.email, expires_at: found.expires_at };
+}
+
+/**
+ * Uses a link: sets the member's password (joining the account, for an invitation). A reset
+ * also ends every session of the member. 404 `not_found` for a link that cannot be used, the
+ * same whatever the cause. Returns the member, for the caller to sign in.
+ */
+export async function acceptLink(
+  db: Executor,
+  clock: Clock,
+  input: { token: string; password: string; kind: MemberTokenKind },
+): Promise<MemberRow> {
+  // Hashed before the transaction: a SQLite write lock is not held for the hash's 100+ ms.
+  const passwordHash = await hashPassword(input.password);
+  return db.transaction().execute(async (trx) => {
+    const now = clock.now().toISOString();
+    const tokenHash = hashToken(input.token);
+    const found = await findUsableToken(trx, tokenHash, input.kind, now);
+    if (!found || !(await useToken(trx, tokenHash, now))) throw new AppError('not_found', UNUSABLE_LINK);
+    const member = await setMemberPassword(trx, found.member_id, passwordHash, now);
+    if (!member) throw new AppError('not_found', UNUSABLE_LINK);
+    if (input.kind === 'password_reset') await deleteMemberSessions(trx, member.id);
+    return member;
+  });
+}
+
+export async function listMembers(db: Executor, accountId: string): Promise<MemberView[]> {
+  return (await listAccountMembers(db, accountId)).map(toMemberView);
+}
+
+/**
+ * Removes a member of the account; its sessions end with it (the store cascades). 404 for
+ * another account's member, 409 `owner_not_removable` for the owner.
+ */
+export async function removeMember(db: Executor, accountId: string, memberId: string): Promise<MemberView> {
+  return db.transaction().execute(async (trx) => {
+    const member = await findAccountMember(trx, accountId, memberId);
+    if (!member) throw new AppError('not_found', `no member ${memberId}`);
+    if (member.role === 'owner')
+      throw new AppError('owner_not_removable', "the account's owner cannot be removed");
+    await deleteMember(trx, member.id);
+    return toMemberView(member);
+  });
+}
+
+/** The CLI's removal, by address. */
+export async function removeMemberByEmail(
+  db: Executor,
+  accountId: string,
+  email: string,
+): Promise<MemberView> {
+  const member = await findMemberByEmail(db, normalizeEmail(email));
+  if (!member || member.account_id !== accountId)
+    throw new AppError('not_found', `${normalizeEmail(email)} is not a member of account ${accountId}`);
+  return removeMember(db, accountId, member.id);
+}
+
+/**
+ * Changes the signed-in member's password after checking the current one (401
+ * `invalid_credentials`); the member's other sessions end, the one asking stays.
+ */
+export async function changePassword(
+  db: Executor,
+  clock: Clock,
+  input: { memberId: string; current: string; next: string; keepSessionId: string },
+): Promise<void> {
+  const member = await findMemberById(db, input.memberId);
+  if (!member?.password_hash || !(await verifyPassword(input.current, member.password_hash)))
+    throw new AppError('invalid_credentials', 'the current password is not correct');
+  const passwordHash = await hashPassword(input.next);
+  await db.transaction().execute(async (trx) => {
+    await setMemberPassword(trx, member.id, passwordHash, clock.now().toISOString());
+    await deleteMemberSessions(trx, member.id, input.keepSessionId);
+  });
+}

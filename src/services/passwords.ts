@@ -1,0 +1,93 @@
+/**
+ * Dashboard passwords, hashed with scrypt from node:crypto: memory-hard (each guess costs
+ * 128·N·r bytes of memory as well as time, which is what makes GPU and ASIC guessing expensive),
+ * in Node itself, so no native package has to build or ship a binary (argon2 would need one).
+ * It runs on libuv's thread pool, off the event loop.
+ *
+ * Parameters: N = 2^15, r = 8, p = 1 (32 MiB and, measured on this 2-core machine under load,
+ * 100-220 ms per hash; N = 2^17, OWASP's figure, took 730 ms and 128 MiB per sign-in). They are
+ * stored with each hash (`scrypt$N$r$p$salt$hash`), so they can be raised later: a hash made
+ * with weaker ones still verifies and `needsRehash` says to replace it at the next sign-in.
+ * Every password has its own 16-byte random salt; hashes are compared in constant time.
+ */
+import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+
+interface ScryptParams {
+  N: number;
+  r: number;
+  p: number;
+}
+
+const CURRENT: ScryptParams = { N: 2 ** 15, r: 8, p: 1 };
+const SALT_BYTES = 16;
+const KEY_BYTES = 32;
+/** Highest N a stored hash may ask for: a tampered row must not make us allocate gigabytes. */
+const MAX_N = 2 ** 20;
+
+function derive(password: string, salt: Buffer, params: ScryptParams): Promise<Buffer> {
+  const options: ScryptOptions = {
+    N: params.N,
+    r: params.r,
+    p: params.p,
+    // scrypt needs 128·N·r bytes; Node refuses above maxmem (32 MiB by default, exactly our need).
+    maxmem: 256 * params.N * params.r,
+  };
+  return new Promise((resolve, reject) => {
+    scrypt(password.normalize('NFC'), salt, KEY_BYTES, options, (err, key) =>
+      err ? reject(err) : resolve(key),
+    );
+  });
+}
+
+/** The stored form of a new password. */
+export async function hashPassword(password: string): Promise<string> {
+  const salt = randomBytes(SALT_BYTES);
+  const key = await derive(password, salt, CURRENT);
+  const { N, r, p } = CURRENT;
+  return `scrypt$${N}$${r}$${p}$${salt.toString('base64')}$${key.toString('base64')}`;
+}
+
+interface ParsedHash {
+  params: ScryptParams;
+  salt: Buffer;
+  key: Buffer;
+}
+
+function parseHash(stored: string): ParsedHash | null {
+  const parts = stored.split('$');
+  if (parts.length !== 6 || parts[0] !== 'scrypt') return null;
+  const [N, r, p] = parts.slice(1, 4).map(Number) as [number, number, number];
+  if (![N, r, p].every((n) => Number.isInteger(n) && n > 0) || N > MAX_N || r > 32 || p > 16) return null;
+  return {
+    params: { N, r, p },
+    salt: Buffer.from(parts[4]!, 'base64'),
+    key: Buffer.from(parts[5]!, 'base64'),
+  };
+}
+
+/** Whether `password` is the one `stored` was made from. */
+export async function verifyPassword(password: string, stored: string): Promise<boolean> {
+  const parsed = parseHash(stored);
+  if (parsed === null || parsed.key.length !== KEY_BYTES) return false;
+  const key = await derive(password, parsed.salt, parsed.params);
+  return timingSafeEqual(key, parsed.key);
+}
+
+/** Whether `stored` was made with weaker parameters than today's. */
+export function needsRehash(stored: string): boolean {
+  const parsed = parseHash(stored);
+  if (parsed === null) return true;
+  const { N, r, p } = parsed.params;
+  return N < CURRENT.N || r < CURRENT.r || p < CURRENT.p;
+}
+
+let dummy: Promise<string> | undefined;
+
+/**
+ * A hash no password matches, made once: signing in as an unknown address verifies against it,
+ * so that the answer takes as long as for a known address with a wrong password.
+ */
+export function dummyHash(): Promise<string> {
+  dummy ??= hashPassword(randomBytes(32).toString('base64'));
+  return dummy;
+}

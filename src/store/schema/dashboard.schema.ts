@@ -1,0 +1,116 @@
+/**
+ * Tables of the account dashboard (migration 0005; docs/dashboard.md). Timestamps are ISO 8601
+ * UTC strings (see store/db.ts).
+ */
+import type { Generated, Selectable } from 'kysely';
+
+export type MemberRole = 'owner' | 'member';
+
+export interface MembersTable {
+  /** `mem_<base62>`. */
+  id: string;
+  account_id: string;
+  /** Lower-cased; unique across the store. */
+  email: string;
+  role: MemberRole;
+  /** `scrypt$…` (services/passwords.ts); null until the invitation is accepted. */
+  password_hash: string | null;
+  created_at: string;
+  joined_at: string | null;
+}
+
+export interface DashboardSessionsTable {
+  /** Hex SHA-256 of the cookie's secret. */
+  id: string;
+  member_id: string;
+  created_at: string;
+  /** Moved forward at most once a minute (the idle expiry counts from it). */
+  last_seen_at: string;
+  /** Absolute end of the session, whatever its use. */
+  expires_at: string;
+}
+
+export type MemberTokenKind = 'invitation' | 'password_reset';
+
+export interface MemberTokensTable {
+  /** Hex SHA-256 of the one-time token in the link. */
+  token_hash: string;
+  member_id: string;
+  kind: MemberTokenKind;
+  created_at: string;
+  expires_at: string;
+  used_at: string | null;
+}
+
+export interface UsageDaysTable {
+  account_id: string;
+  /** YYYY-MM-DD (UTC). */
+  day: string;
+  /** Live single verifications counted that day. */
+  single: Generated<number>;
+  /** Live batch addresses counted that day, less what cancelled jobs gave back. */
+  batch: Generated<number>;
+}
+
+export interface ApiKeyUsageTable {
+  key_id: string;
+  last_used_at: string;
+}
+
+export interface ListUploadsTable {
+  /** `upl_<base62>`. */
+  id: string;
+  account_id: string;
+  /** Null while the file is being read; set in the transaction that stores the job. */
+  job_id: string | null;
+  /** The file's name as the user gave it. */
+  name: string;
+  /** JSON array of the first row's cells when the file had a header row; null otherwise. */
+  header: string | null;
+  email_column: number;
+  /** The widest row's number of cells (the header's included). */
+  column_count: number;
+  created_at: string;
+}
+
+export interface ListUploadRowsTable {
+  upload_id: string;
+  /** The job chunk these rows belong to. */
+  seq: number;
+  job_id: string | null;
+  /** JSON array, one entry per address of the chunk: the row's cells without the address. */
+  cells: string;
+}
+
+export interface JobResultCountsTable {
+  job_id: string;
+  /** JSON object: verdict → count. */
+  by_status: string;
+  /** JSON object: reason → count (rows with a reason only). */
+  by_reason: string;
+}
+
+export interface SignInFailuresTable {
+  /** Hex SHA-256 of the lower-cased address tried. */
+  key: string;
+  window_start: string;
+  failures: number;
+}
+
+export interface DashboardTables {
+  members: MembersTable;
+  dashboard_sessions: DashboardSessionsTable;
+  member_tokens: MemberTokensTable;
+  usage_days: UsageDaysTable;
+  api_key_usage: ApiKeyUsageTable;
+  list_uploads: ListUploadsTable;
+  list_upload_rows: ListUploadRowsTable;
+  job_result_counts: JobResultCountsTable;
+  sign_in_failures: SignInFailuresTable;
+}
+
+export type MemberRow = Selectable<MembersTable>;
+export type SessionRow = Selectable<DashboardSessionsTable>;
+export type MemberTokenRow = Selectable<MemberTokensTable>;
+export type UsageDayRow = Selectable<UsageDaysTable>;
+export type ListUploadRow = Selectable<ListUploadsTable>;

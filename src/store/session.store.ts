@@ -1,0 +1,117 @@
+/**
+ * SQL for dashboard sessions (services/sessions.service.ts) and the failed sign-ins counted per
+ * address. A session row is keyed by the SHA-256 of the cookie's secret.
+ */
+import { sql, type Insertable } from 'kysely';
+import type { Executor } from './executor.js';
+import type { DashboardSessionsTable, MemberRole } from './schema/dashboard.schema.js';
+
+export async function insertSession(db: Executor, row: Insertable<DashboardSessionsTable>): Promise<void> {
+  await db.insertInto('dashboard_sessions').values(row).execute();
+}
+
+/** A session with what every dashboard request needs of its member and account, in one query. */
+export interface SessionWithMember {
+  id: string;
+  member_id: string;
+  created_at: string;
+  last_seen_at: string;
+  expires_at: string;
+  email: string;
+  role: MemberRole;
+  member_created_at: string;
+  joined_at: string | null;
+  account_id: string;
+  account_plan: string;
+  account_email: string;
+}
+
+export async function findSessionWithMember(
+  db: Executor,
+  id: string,
+): Promise<SessionWithMember | undefined> {
+  return db
+    .selectFrom('dashboard_sessions as s')
+    .innerJoin('members as m', 'm.id', 's.member_id')
+    .innerJoin('accounts as a', 'a.id', 'm.account_id')
+    .select([
+      's.id',
+      's.member_id',
+      's.created_at',
+      's.last_seen_at',
+      's.expires_at',
+      'm.email',
+      'm.role',
+      'm.created_at as member_created_at',
+      'm.joined_at',
+      'm.account_id',
+      'a.plan as account_plan',
+      'a.email as account_email',
+    ])
+    .where('s.id', '=', id)
+    .executeTakeFirst();
+}
+
+/** Moves last_seen_at forward (only forward: two requests at once cannot move it back). */
+export async function touchSession(db: Executor, id: string, now: string): Promise<void> {
+  await db
+    .updateTable('dashboard_sessions')
+    .set({ last_seen_at: now })
+    .where('id', '=', id)
+    .where('last_seen_at', '<', now)
+    .execute();
+}
+
+export async function deleteSession(db: Executor, id: string): Promise<void> {
+  await db.deleteFrom('dashboard_sessions').where('id', '=', id).execute();
+}
+
+/** Ends every session of the member, except `keep` when given (the one changing its password). */
+export async function deleteMemberSessions(db: Executor, memberId: string, keep?: string): Promise<number> {
+  let q = db.deleteFrom('dashboard_sessions').where('member_id', '=', memberId);
+  if (keep !== undefined) q = q.where('id', '!=', keep);
+  const res = await q.executeTakeFirst();
+  return Number(res.numDeletedRows);
+}
+
+/** Deletes sessions past their absolute end, or idle since before `idleSince`. */
+export async function deleteExpiredSessions(db: Executor, now: string, idleSince: string): Promise<number> {
+  const res = await db
+    .deleteFrom('dashboard_sessions')
+    .where((eb) => eb.or([eb('expires_at', '<=', now), eb('last_seen_at', '<=', idleSince)]))
+    .executeTakeFirst();
+  return Number(res.numDeletedRows);
+}
+
+/** Failed sign-ins counted for `key` in the window that started at `windowStart`. */
+export async function countSignInFailures(db: Executor, key: string, windowStart: string): Promise<number> {
+  const row = await db
+    .selectFrom('sign_in_failures')
+    .select('failures')
+    .where('key', '=', key)
+    .where('window_start', '=', windowStart)
+    .executeTakeFirst();
+  return row?.failures ?? 0;
+}
+
+/** Counts one more failure in the window, in one atomic upsert. */
+export async function addSignInFailure(db: Executor, key: string, windowStart: string): Promise<void> {
+  await db
+    .insertInto('sign_in_failures')
+    .values({ key, window_start: windowStart, failures: 1 })
+    .onConflict((oc) =>
+      oc
+        .columns(['key', 'window_start'])
+        .doUpdateSet({ failures: sql<number>`sign_in_failures.failures + 1` }),
+    )
+    .execute();
+}
+
+export async function deleteSignInFailures(db: Executor, key: string): Promise<void> {
+  await db.deleteFrom('sign_in_failures').where('key', '=', key).execute();
+}
+
+/** Forgets windows that started before `before`. */
+export async function deleteOldSignInFailures(db: Executor, before: string): Promise<void> {
+  await db.deleteFrom('sign_in_failures').where('window_start', '<', before).execute();
+}
