@@ -39,7 +39,7 @@ describe('usage reads and the usage cache', () => {
       headers: { authorization: `Bearer ${key}` },
     });
     expect(res.statusCode).toBe(200);
-    return res.json().quota.used;
+    return (res.json() as { quota: { used: number } }).quota.used;
   };
 
   it("shows this process's own count on the next read, however long the TTL", async () => {
@@ -88,7 +88,7 @@ describe('usage reads and the usage cache', () => {
           url: '/v1/account/usage',
           headers: { authorization: `Bearer ${h?.liveKey}` },
         })
-      ).json().plan;
+      ).json<{ plan: string }>().plan;
     expect(await planVia(other)).toBe('free');
     await setAccountPlan(h.runtime.ctx.db, h.clock, h.accountId, 'growth');
     expect(await planVia(other)).toBe('growth');
