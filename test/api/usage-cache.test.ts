@@ -39,7 +39,7 @@ describe('usage reads and the usage cache', () => {
       headers: { authorization: `Bearer ${key}` },
     });
     expect(res.statusCode).toBe(200);
-    return (res.json() as { quota: { used: number } }).quota.used;
+    return res.json<{ quota: { used: number } }>().quota.used;
   };
 
   it("shows this process's own count on the next read, however long the TTL", async () => {
