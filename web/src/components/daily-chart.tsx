@@ -8,6 +8,7 @@ import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import type { DayCount } from '../api/contract';
 import { formatDay, formatNumber } from './format';
+import { TableScroll } from './table-scroll';
 
 const SERIES = [
   { label: 'This period, single', stroke: '#1f5eff', dash: undefined, period: 'current', kind: 'single' },
@@ -125,7 +126,7 @@ export function DailyChart(props: DailyChartProps) {
       </figcaption>
       <details className="chart-table">
         <summary>Show the numbers as a table</summary>
-        <div className="table-scroll">
+        <TableScroll label="Verifications per day">
           <table className="table">
             <caption className="sr-only">Verifications per day</caption>
             <thead>
@@ -157,7 +158,7 @@ export function DailyChart(props: DailyChartProps) {
               })}
             </tbody>
           </table>
-        </div>
+        </TableScroll>
       </details>
     </figure>
   );

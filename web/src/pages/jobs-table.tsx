@@ -3,6 +3,7 @@ import { Link } from 'wouter';
 import type { JobItem } from '../api/contract';
 import { formatDateTime, formatNumber, formatPercent } from '../components/format';
 import { JobStatusBadge } from '../components/verdict';
+import { TableScroll } from '../components/table-scroll';
 
 export const jobName = (job: JobItem): string => job.name ?? `API batch ${job.job_id}`;
 
@@ -34,7 +35,7 @@ export function JobsTable({
   actions?: (job: JobItem) => ReactNode;
 }) {
   return (
-    <div className="table-scroll">
+    <TableScroll label={caption}>
       <table className="table">
         <caption className="sr-only">{caption}</caption>
         <thead>
@@ -70,6 +71,6 @@ export function JobsTable({
           ))}
         </tbody>
       </table>
-    </div>
+    </TableScroll>
   );
 }

@@ -23,6 +23,7 @@ import { ConfirmDialog, Dialog } from '../components/dialog';
 import { formatDateTime } from '../components/format';
 import { PageTitle } from '../components/shell';
 import { EmptyState, ErrorMessage, Loading } from '../components/status';
+import { TableScroll } from '../components/table-scroll';
 
 /** From this many active keys on, the limit is explained before it bites. */
 export const WARN_AT = 8;
@@ -290,7 +291,7 @@ export function KeysPage() {
         </EmptyState>
       ) : null}
       {data && data.keys.length > 0 ? (
-        <div className="table-scroll">
+        <TableScroll label="API keys">
           <table className="table">
             <caption className="sr-only">API keys</caption>
             <thead>
@@ -318,8 +319,8 @@ export function KeysPage() {
                   </td>
                   <td className="mono small">{key.scopes.join(', ')}</td>
                   <td className="mono small nowrap">{key.display}</td>
-                  <td className="nowrap">{formatDateTime(key.created_at)}</td>
-                  <td className="nowrap">{formatDateTime(key.last_used_at, 'Never')}</td>
+                  <td>{formatDateTime(key.created_at)}</td>
+                  <td>{formatDateTime(key.last_used_at, 'Never')}</td>
                   <td>
                     {key.status === 'active' ? (
                       <span className="badge status-active">Active</span>
@@ -357,7 +358,7 @@ export function KeysPage() {
               ))}
             </tbody>
           </table>
-        </div>
+        </TableScroll>
       ) : null}
 
       {creating && data ? (

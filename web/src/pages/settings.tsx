@@ -30,6 +30,7 @@ import { formatDateTime } from '../components/format';
 import { PageTitle } from '../components/shell';
 import { ErrorMessage, Loading } from '../components/status';
 import { NewPasswordFields, passwordProblem } from './set-password';
+import { TableScroll } from '../components/table-scroll';
 
 function Members() {
   const api = useApi();
@@ -63,7 +64,7 @@ function Members() {
       {members.isPending ? <Loading what="the members" /> : null}
       <ErrorMessage action="Could not load the members" error={members.data ? null : members.error} />
       {members.data ? (
-        <div className="table-scroll">
+        <TableScroll label="Members">
           <table className="table">
             <caption className="sr-only">Members</caption>
             <thead>
@@ -107,7 +108,7 @@ function Members() {
               ))}
             </tbody>
           </table>
-        </div>
+        </TableScroll>
       ) : null}
       <form className="form form-inline" onSubmit={submit}>
         <div className="field grow">

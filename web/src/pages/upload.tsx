@@ -27,6 +27,7 @@ import type { ListParser } from '../lists/parser';
 import { Choice } from '../components/choice';
 import { formatNumber, plural } from '../components/format';
 import { ErrorMessage } from '../components/status';
+import { TableScroll } from '../components/table-scroll';
 
 const XLSX_TYPE = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
 const MiB = 1024 * 1024;
@@ -124,7 +125,7 @@ function Stats({ analysis, mode, usage }: { analysis: ListAnalysis; mode: 'live'
 function Preview({ analysis }: { analysis: ListAnalysis }) {
   const { columns, preview, choice } = analysis;
   return (
-    <div className="table-scroll">
+    <TableScroll label="Preview">
       <table className="table table-compact">
         <caption className="table-caption">Preview (first {preview.length} rows)</caption>
         <thead>
@@ -149,7 +150,7 @@ function Preview({ analysis }: { analysis: ListAnalysis }) {
           ))}
         </tbody>
       </table>
-    </div>
+    </TableScroll>
   );
 }
 

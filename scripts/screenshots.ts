@@ -1,0 +1,251 @@
+/**
+ * `npm run screenshots`: pictures of every dashboard page at desktop (1280×800) and phone
+ * (390×844) width, into docs/screenshots/ (the README shows the overview).
+ *
+ * It runs what the end-to-end tests run (test/e2e/kit.ts): the built `serve` on a throwaway data
+ * directory, an in-process DNS server (so live verifications never leave the machine: unknown
+ * domains answer NXDOMAIN), Debian's Chromium. The account is filled the way a person would fill
+ * it, through the dashboard's API and the v1 API: keys (one revoked), a member and an invitation,
+ * a finished test list and a live one, live verifications. Only the previous billing period's
+ * daily counts are written straight into the store, because no API can verify in the past.
+ *
+ * Needs `npm run build` first.
+ */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { BrowserContext, Page } from 'playwright-core';
+import type { CreatedKey, Overview, SessionView } from '../src/dashboard/contract.js';
+import { openDatabase } from '../src/store/db.js';
+import { addDayUsage } from '../src/store/usage-day.store.js';
+import {
+  NXDOMAIN,
+  TEST_DOMAIN,
+  acceptInvitation,
+  addMember,
+  callApi,
+  newContext,
+  signIn,
+  startE2e,
+  type Dashboard,
+} from '../test/e2e/kit.js';
+
+const OUT = fileURLToPath(new URL('../docs/screenshots/', import.meta.url));
+const VIEWPORTS = {
+  desktop: { width: 1280, height: 800 },
+  phone: { width: 390, height: 844 },
+} as const;
+
+interface Shot {
+  name: string;
+  path: string;
+  /** Waits for the page's content (and opens what the picture shows). */
+  ready(page: Page): Promise<void>;
+  /** Signed out (the sign-in page). */
+  visitor?: boolean;
+}
+
+async function post<T>(
+  context: BrowserContext,
+  session: SessionView,
+  path: string,
+  data: unknown,
+): Promise<T> {
+  const res = await context.request.post(`/dashboard/api${path}`, {
+    headers: { 'x-csrf-token': session.csrf_token },
+    data,
+  });
+  if (!res.ok()) throw new Error(`POST ${path}: ${res.status()} ${await res.text()}`);
+  return (await res.json()) as T;
+}
+
+async function uploadList(
+  context: BrowserContext,
+  session: SessionView,
+  name: string,
+  mode: 'live' | 'test',
+  csv: string,
+): Promise<string> {
+  const res = await context.request.post(
+    `/dashboard/api/lists?name=${encodeURIComponent(name)}&email_column=2&header=true&mode=${mode}`,
+    { headers: { 'content-type': 'text/csv', 'x-csrf-token': session.csrf_token }, data: csv },
+  );
+  if (res.status() !== 202) throw new Error(`upload of ${name}: ${res.status()} ${await res.text()}`);
+  const jobId = ((await res.json()) as { job_id: string }).job_id;
+  for (let i = 0; i < 300; i++) {
+    const detail = (await (await context.request.get(`/dashboard/api/jobs/${jobId}`)).json()) as {
+      job: { status: string };
+    };
+    if (detail.job.status === 'completed') return jobId;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error(`the list ${name} did not complete within a minute`);
+}
+
+function contacts(rows: number, domains: string[]): string {
+  const lines = ['id,first_name,email,company'];
+  const names = ['Ada', 'Bo', 'Cleo', 'Dev', 'Eli', 'Fay', 'Gus', 'Hana', 'Ivo', 'Jun'];
+  for (let i = 0; i < rows; i++) {
+    const first = names[i % names.length]!;
+    lines.push(
+      `${100 + i},${first},${first.toLowerCase()}.${i}@${domains[i % domains.length]},Company ${i % 17}`,
+    );
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/** The account as a person would have it after a few weeks. */
+async function seed(dashboard: Dashboard, context: BrowserContext): Promise<{ jobId: string }> {
+  await acceptInvitation(dashboard, dashboard.ownerInvitationLink);
+  await addMember(dashboard, dashboard.accountId, 'sam@example.org');
+  await dashboard.cli('members', 'invite', '--account', dashboard.accountId, '--email', 'lee@example.org');
+  const session = await signIn(context, dashboard.ownerEmail);
+
+  await post(context, session, '/keys', { name: 'signup form', kind: 'live', scopes: ['verify'] });
+  await post(context, session, '/keys', { name: 'CRM import', kind: 'live', scopes: ['verify', 'batch'] });
+  const old = await post<CreatedKey>(context, session, '/keys', {
+    name: 'old integration',
+    kind: 'test',
+    scopes: ['verify'],
+  });
+  await post(context, session, `/keys/${old.key.id}/revoke`, undefined);
+
+  // A live list (its domains do not exist: undeliverable, counted as batch usage) and a test list.
+  await uploadList(
+    context,
+    session,
+    'trade fair leads',
+    'live',
+    contacts(24, [NXDOMAIN, `gone.${NXDOMAIN}`]),
+  );
+  const jobId = await uploadList(
+    context,
+    session,
+    'newsletter subscribers',
+    'test',
+    contacts(400, [
+      `valid.${TEST_DOMAIN}`,
+      `valid.${TEST_DOMAIN}`,
+      `valid.${TEST_DOMAIN}`,
+      `invalid.${TEST_DOMAIN}`,
+      `disposable.${TEST_DOMAIN}`,
+      'mail.elsewhere.test',
+    ]),
+  );
+  for (let i = 0; i < 9; i++) {
+    const res = await callApi(`${dashboard.url}/v1/verify`, dashboard.liveKey, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: `visitor${i}@${NXDOMAIN}` }),
+    });
+    await res.arrayBuffer();
+  }
+
+  const overview = (await (await context.request.get('/dashboard/api/overview')).json()) as Overview;
+  const db = openDatabase({ dataDir: dashboard.dataDir });
+  try {
+    for (const [i, day] of overview.daily.previous.entries()) {
+      const single = 4 + ((i * 7) % 11);
+      await addDayUsage(db, {
+        accountId: dashboard.accountId,
+        day: day.date,
+        source: 'single',
+        count: single,
+      });
+      if (i % 5 === 2)
+        await addDayUsage(db, {
+          accountId: dashboard.accountId,
+          day: day.date,
+          source: 'batch',
+          count: 20 + i,
+        });
+    }
+  } finally {
+    await db.destroy();
+  }
+  return { jobId };
+}
+
+function shots(jobId: string): Shot[] {
+  const h1 = (name: string) => async (page: Page) => {
+    await page.getByRole('heading', { name, level: 1 }).waitFor();
+  };
+  return [
+    { name: 'sign-in', path: '/sign-in', ready: h1('Sign in'), visitor: true },
+    {
+      name: 'overview',
+      path: '/',
+      ready: async (page) => {
+        await page.getByRole('meter', { name: 'Quota used' }).waitFor();
+        await page.locator('.chart-canvas canvas').first().waitFor();
+      },
+    },
+    {
+      name: 'keys',
+      path: '/keys',
+      ready: async (page) => page.getByRole('table', { name: 'API keys' }).waitFor(),
+    },
+    {
+      name: 'lists',
+      path: '/lists',
+      ready: async (page) => page.getByRole('table', { name: 'Your lists' }).waitFor(),
+    },
+    {
+      name: 'list',
+      path: `/lists/${jobId}`,
+      ready: async (page) => page.getByRole('figure', { name: 'By verdict' }).waitFor(),
+    },
+    {
+      name: 'verify',
+      path: '/verify',
+      ready: async (page) => {
+        // A typo of a free provider: the page suggests the right domain (the DNS answers NXDOMAIN).
+        await page.getByLabel('E-mail address').fill('anna@gmial.com');
+        await page.getByRole('button', { name: 'Verify' }).click();
+        await page.getByRole('list', { name: 'Checks' }).waitFor();
+      },
+    },
+    {
+      name: 'settings',
+      path: '/settings',
+      ready: async (page) => page.getByRole('table', { name: 'Members' }).waitFor(),
+    },
+  ];
+}
+
+async function main(): Promise<void> {
+  mkdirSync(OUT, { recursive: true });
+  const { dashboard, browser } = await startE2e();
+  try {
+    const seeding = await newContext(browser, dashboard);
+    const { jobId } = await seed(dashboard, seeding);
+    await seeding.close();
+    for (const [size, viewport] of Object.entries(VIEWPORTS)) {
+      const visitor = await newContext(browser, dashboard, { viewport, colorScheme: 'light' });
+      const member = await newContext(browser, dashboard, { viewport, colorScheme: 'light' });
+      await signIn(member, dashboard.ownerEmail);
+      for (const shot of shots(jobId)) {
+        const page = await (shot.visitor ? visitor : member).newPage();
+        await page.goto(shot.path);
+        await shot.ready(page);
+        await page.waitForLoadState('networkidle');
+        // The whole page in a window as tall as it, so that the sidebar (100vh) reaches its foot,
+        // as it does on screen while scrolling; a full-page capture would cut it at one viewport.
+        const height = Number(await page.evaluate('document.documentElement.scrollHeight'));
+        await page.setViewportSize({ width: viewport.width, height: Math.max(viewport.height, height) });
+        await page.waitForLoadState('networkidle');
+        const file = join(OUT, `${shot.name}-${size}.png`);
+        await page.screenshot({ path: file, animations: 'disabled' });
+        console.log(`wrote ${file}`);
+        await page.close();
+      }
+      await visitor.close();
+      await member.close();
+    }
+  } finally {
+    await browser.close();
+    await dashboard.stop();
+  }
+}
+
+await main();
