@@ -14,8 +14,9 @@
  * `--mta postfix` runs part 2b instead (bench/kit/postfix-run.ts): MX hosts that keep Postfix's
  * rules for a prober (in_flow_delay, error limits, connection limit) and the engine as a fraction
  * of the throughput those rules allow. Its options: --addresses N --domains N --hosts N
- * --latency MS --egress N --max-rejects N --recipients-per-transaction N --recipients-per-session N
- * --no-write (defaults: 4 hosts, 10,000 addresses per host, 100 per domain, 1 egress address).
+ * --latency MS --egress N[,N...] --max-rejects N --recipients-per-transaction N --recipients-per-session N
+ * --no-write (defaults: 4 hosts, 10,000 addresses per host and egress address, 100 per domain,
+ * runs with 1 and with 4 egress addresses).
  */
 import os from 'node:os';
 import { batchEngineOptions, loadConfig } from '../src/config.js';
@@ -65,7 +66,6 @@ const POSTFIX_FLAGS: Record<string, keyof PostfixArgs> = {
   '--domains': 'domains',
   '--hosts': 'hosts',
   '--latency': 'latency',
-  '--egress': 'egress',
   '--max-rejects': 'maxRejects',
   '--recipients-per-transaction': 'recipientsPerTransaction',
   '--recipients-per-session': 'recipientsPerSession',
@@ -76,7 +76,13 @@ function parsePostfixArgs(argv: string[]): PostfixArgs {
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i]!;
     if (flag === '--no-write') args.write = false;
-    else {
+    else if (flag === '--egress') {
+      // A comma list of egress address counts, one run each: "1,4" (the default), "4".
+      const counts = (argv[++i] ?? '').split(',').map(Number);
+      if (counts.length === 0 || counts.some((n) => !Number.isInteger(n) || n < 1 || n > 250))
+        throw new Error('bad option --egress (egress address counts, e.g. 1,4)');
+      args.egress = counts;
+    } else {
       const key = POSTFIX_FLAGS[flag];
       const value = Number(argv[++i]);
       if (key === undefined || !Number.isInteger(value) || value < 1) throw new Error(`bad option ${flag}`);

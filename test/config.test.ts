@@ -53,6 +53,30 @@ describe('config', () => {
     expect(() => loadConfig({}, { MAILVERDICT_PROXIES: 'http://proxy:3128' })).toThrow(/--proxy/);
   });
 
+  it('reads egress source addresses, each optionally with its own HELO name, from the flag or the environment', () => {
+    expect(loadConfig({}, {}).engine.smtp.sourceAddresses).toEqual([]);
+    const env = {
+      MAILVERDICT_SOURCE_ADDRESSES: '192.0.2.10=mx1.example.net, 192.0.2.11,2001:db8::5=mx3.example.net',
+    };
+    expect(loadConfig({}, env).engine.smtp.sourceAddresses).toEqual([
+      '192.0.2.10=mx1.example.net',
+      '192.0.2.11',
+      '2001:db8::5=mx3.example.net',
+    ]);
+    expect(
+      loadConfig({ sourceAddress: ['127.0.0.2', '127.0.0.3=b.test'] }, env).engine.smtp.sourceAddresses,
+    ).toEqual(['127.0.0.2', '127.0.0.3=b.test']);
+  });
+
+  it('stops start-up on a source address that is not an IP address or a HELO name that is not a host name, naming the setting', () => {
+    expect(() => loadConfig({}, { MAILVERDICT_SOURCE_ADDRESSES: '192.0.2.10,mail.example.net' })).toThrow(
+      /MAILVERDICT_SOURCE_ADDRESSES: "mail.example.net" is not an IP address/,
+    );
+    expect(() => loadConfig({ sourceAddress: ['192.0.2.10=bad name!'] }, {})).toThrow(
+      /--source-address: .*is not a host name/,
+    );
+  });
+
   it('does not let the service probe internal mail hosts unless told to', () => {
     expect(loadConfig({}, {}).engine.dns.allowInternalTargets).toBe(false);
     expect(loadConfig({ allowInternalTargets: true }, {}).engine.dns.allowInternalTargets).toBe(true);

@@ -4,11 +4,14 @@
  * in_flow_delay, the soft and hard error limits, the per-client connection limit), as a fraction
  * of the throughput those rules and the per-host cap allow (bench/kit/throughput-bound.ts).
  *
- * Runs the engine twice on the same list: with its defaults, and tuned for these rules (reject
- * budget one under the soft error limit, one transaction per session); `--max-rejects`,
- * `--recipients-per-transaction` and `--recipients-per-session` change the tuned run. Prints the
- * settings, the bound with its formula, the measured rates and their fraction of the bound, and
- * the most sessions any host and any (host, client address) saw, which must stay within the caps.
+ * Runs the engine with its defaults once per egress count of `--egress` (default 1 and 4: that
+ * many source addresses 127.0.0.2, 127.0.0.3..., each with its own per-host cap, so the bound
+ * multiplies), on a list of 10,000 addresses per host and egress address, so that each run lasts
+ * about as long; `--max-rejects`, `--recipients-per-transaction` and `--recipients-per-session`
+ * add a run with those settings. Prints the settings, the bound with its formula, the measured
+ * rates and their fraction of the bound, the ratio of the largest egress count's rate to the
+ * single address's, and the most sessions any host and any (host, client address) saw, which
+ * must stay within the caps.
  */
 import os from 'node:os';
 import { batchEngineOptions, loadConfig } from '../../src/config.js';
@@ -32,7 +35,8 @@ export interface PostfixArgs {
   domains: number | null;
   hosts: number;
   latency: number;
-  egress: number;
+  /** Egress address counts, one run each (default 1 and 4). */
+  egress: number[];
   write: boolean;
   /** Tuned run's settings; null: derived from the rules. */
   maxRejects: number | null;
@@ -45,7 +49,7 @@ export const POSTFIX_ARG_DEFAULTS: PostfixArgs = {
   domains: null,
   hosts: 4,
   latency: 20,
-  egress: 1,
+  egress: [1, 4],
   write: true,
   maxRejects: null,
   recipientsPerTransaction: null,
@@ -68,18 +72,45 @@ interface Measured {
   server: PostfixLikeStats;
 }
 
+/** One egress count's list, bound and runs. */
+interface EgressRun {
+  egress: number;
+  work: HostWork[];
+  bound: Bound;
+  measured: Measured[];
+}
+
 export async function runPostfixBench(args: PostfixArgs): Promise<void> {
-  if (args.egress > 1) {
-    // Egress pools (issue 10 part 4) are not built yet. When the engine takes several source
-    // addresses, give it 127.0.0.1..127.0.0.N here; the bound already multiplies the per-host
-    // cap by `egress`, and the MTA counts sessions per (host, client address).
-    console.error(
-      `--egress ${args.egress}: egress pools (several source addresses) are not built yet; only --egress 1 runs`,
-    );
-    process.exitCode = 2;
-    return;
+  const rules: PostfixRules = { ...POSTFIX_DEFAULTS };
+  const serverRules: ServerRules = { ...rules, latencyMs: args.latency };
+  const loadBefore = os.loadavg()[0]!;
+  const runs: EgressRun[] = [];
+  for (const egress of args.egress) runs.push(await runWithEgress(args, egress, rules, serverRules));
+  const summary = summaryLines(runs);
+  console.log('');
+  for (const line of summary) console.log(line);
+  if (runs.some((r) => r.measured.some((m) => !withinCaps(m.server, rules)))) {
+    console.error('a host saw more sessions than the caps allow, or the rules slowed or dropped the client');
+    process.exitCode = 1;
   }
-  const addresses = args.addresses ?? 10_000 * args.hosts * args.egress;
+  if (args.write) {
+    await writeDocsBlock('batch-postfix', docsText(args, runs, rules, serverRules, loadBefore, summary));
+    console.log('docs/benchmarks.md updated (Batch > Batch engine against a Postfix-like MTA)');
+  }
+}
+
+/** The source addresses of `egress` egresses: 127.0.0.2, 127.0.0.3... (all of 127/8 is loopback). */
+function sourceAddresses(egress: number): string[] {
+  return Array.from({ length: egress }, (_, i) => `127.0.0.${i + 2}`);
+}
+
+async function runWithEgress(
+  args: PostfixArgs,
+  egress: number,
+  rules: PostfixRules,
+  serverRules: ServerRules,
+): Promise<EgressRun> {
+  const addresses = args.addresses ?? 10_000 * args.hosts * egress;
   const list = buildList({
     addresses,
     domains: args.domains ?? Math.ceil(addresses / 100),
@@ -87,29 +118,31 @@ export async function runPostfixBench(args: PostfixArgs): Promise<void> {
     spreadCatchAll: true,
   });
   const work = hostWork(list);
-  const rules: PostfixRules = { ...POSTFIX_DEFAULTS };
-  const serverRules: ServerRules = { ...rules, latencyMs: args.latency };
   const limits: ClientLimits = {
     perHostConcurrency: PER_HOST_CONCURRENCY,
     globalConcurrency: GLOBAL_CONCURRENCY,
-    egress: args.egress,
+    egress,
     clientConnectionLimit: rules.clientConnectionLimit,
   };
   const bound = throughputBound(work, limits, serverRules);
-  const configurations: Configuration[] = [
-    { label: 'engine defaults', tuning: {} },
-    {
-      label: 'tuned for these rules',
+  const configurations: Configuration[] = [{ label: 'engine defaults', tuning: {} }];
+  if (
+    args.maxRejects !== null ||
+    args.recipientsPerTransaction !== null ||
+    args.recipientsPerSession !== null
+  ) {
+    configurations.push({
+      label: 'with the given settings',
       tuning: {
-        maxRejectsPerSession: args.maxRejects ?? rules.softErrorLimit - 1,
-        recipientsPerTransaction:
-          args.recipientsPerTransaction ?? args.recipientsPerSession ?? BATCH_DEFAULTS.recipientsPerSession,
+        ...(args.maxRejects === null ? {} : { maxRejectsPerSession: args.maxRejects }),
+        ...(args.recipientsPerTransaction === null
+          ? {}
+          : { recipientsPerTransaction: args.recipientsPerTransaction }),
         ...(args.recipientsPerSession === null ? {} : { recipientsPerSession: args.recipientsPerSession }),
       },
-    },
-  ];
+    });
+  }
 
-  const loadBefore = os.loadavg()[0]!;
   const childWorld: PostfixWorld = {
     hosts: list.hosts,
     latencyMs: args.latency,
@@ -127,7 +160,8 @@ export async function runPostfixBench(args: PostfixArgs): Promise<void> {
     say(
       `batch probing against a Postfix-like MTA: ${list.emails.length} addresses, ` +
         `${Object.keys(list.domains).length} domains over ${args.hosts} MX hosts, ${args.latency} ms per SMTP reply ` +
-        `and DNS answer, ${args.egress} egress address(es), per-host cap ${PER_HOST_CONCURRENCY}, global cap ${GLOBAL_CONCURRENCY}`,
+        `and DNS answer, ${egress} egress address(es) (${sourceAddresses(egress).join(', ')}), ` +
+        `per-host cap ${PER_HOST_CONCURRENCY} per egress, global cap ${GLOBAL_CONCURRENCY}`,
     );
     say(`  rules: ${describeRules(rules)}`);
     say(`  work: ${describeWork(work)}`);
@@ -136,11 +170,11 @@ export async function runPostfixBench(args: PostfixArgs): Promise<void> {
       const policy = policyOf(configuration.tuning);
       const ceiling = policyRate(work, limits, serverRules, policy);
       const options = {
-        ...batchEngineOptions(engineConfig(child), { timeoutMs: 5000 }),
+        ...batchEngineOptions(engineConfig(child, egress), { timeoutMs: 5000 }),
         ...configuration.tuning,
       };
       child.reset();
-      const run = await runEngine(list.emails, options, configuration.label);
+      const run = await runEngine(list.emails, options, `${configuration.label}, ${egress} egress`);
       const server = await child.stats();
       measured.push({ configuration, policy, ceiling, run, server });
       for (const line of describeRun(measured.at(-1)!, bound, rules)) say(`  ${line}`);
@@ -148,22 +182,40 @@ export async function runPostfixBench(args: PostfixArgs): Promise<void> {
   } finally {
     await child.close();
   }
-  if (measured.some((m) => !withinCaps(m.server, rules))) {
-    console.error('a host saw more sessions than the caps allow, or the rules slowed or dropped the client');
-    process.exitCode = 1;
-  }
-  if (args.write) {
-    await writeDocsBlock(
-      'batch-postfix',
-      docsText(args, measured, bound, work, rules, serverRules, loadBefore),
-    );
-    console.log('docs/benchmarks.md updated (Batch > Batch engine against a Postfix-like MTA)');
-  }
+  return { egress, work, bound, measured };
 }
 
-function engineConfig(child: BenchChild<PostfixLikeStats>): ReturnType<typeof loadConfig> {
+/** Each egress count's defaults run against its bound, and the largest count's rate against one address's. */
+function summaryLines(runs: EgressRun[]): string[] {
+  const lines = runs.map((r) => {
+    const m = r.measured[0]!;
+    const bound = r.bound.addressesPerSecond;
+    return (
+      `egress ${r.egress}: ${Math.round(m.run.perSecond).toLocaleString('en')} addresses/s = ` +
+      `${percent(m.run.perSecond / bound)} of the bound ${Math.round(bound).toLocaleString('en')} ` +
+      `(steady ${percent(m.run.steadyPerSecond / bound)}); max ${peakPerClient(m.server)} sessions per (client address, host)`
+    );
+  });
+  const single = runs.find((r) => r.egress === 1);
+  const most = runs.reduce<EgressRun | undefined>(
+    (a, r) => (a === undefined || r.egress > a.egress ? r : a),
+    undefined,
+  );
+  if (single !== undefined && most !== undefined && most.egress > 1) {
+    const ratio = most.measured[0]!.run.perSecond / single.measured[0]!.run.perSecond;
+    const steady = most.measured[0]!.run.steadyPerSecond / single.measured[0]!.run.steadyPerSecond;
+    lines.push(
+      `${most.egress} egress addresses vs 1, same machine, same run: ${ratio.toFixed(2)}× (steady ${steady.toFixed(2)}×; ` +
+        `the bound ${(most.bound.addressesPerSecond / single.bound.addressesPerSecond).toFixed(2)}×)`,
+    );
+  }
+  return lines;
+}
+
+function engineConfig(child: BenchChild<PostfixLikeStats>, egress: number): ReturnType<typeof loadConfig> {
   return loadConfig(
     {
+      sourceAddress: sourceAddresses(egress),
       dnsServer: child.dns,
       smtpPort: String(child.port),
       concurrency: String(GLOBAL_CONCURRENCY),
@@ -290,67 +342,81 @@ function describeTime(m: Measured, sessionsPerHost: number): string {
 
 function docsText(
   args: PostfixArgs,
-  measured: Measured[],
-  bound: Bound,
-  work: HostWork[],
+  runs: EgressRun[],
   rules: PostfixRules,
   serverRules: ServerRules,
   loadBefore: number,
+  summary: string[],
 ): string {
   const cpus = os.cpus();
   const when = new Date().toISOString().slice(0, 16).replace('T', ' ');
   const command =
     'node --import tsx bench/batch-probe.bench.ts --mta postfix' +
-    (args.egress !== 1 ? ` --egress ${args.egress}` : '') +
+    (args.egress.join(',') !== POSTFIX_ARG_DEFAULTS.egress.join(',')
+      ? ` --egress ${args.egress.join(',')}`
+      : '') +
     (args.maxRejects !== null ? ` --max-rejects ${args.maxRejects}` : '') +
     (args.recipientsPerTransaction !== null
       ? ` --recipients-per-transaction ${args.recipientsPerTransaction}`
       : '') +
     (args.recipientsPerSession !== null ? ` --recipients-per-session ${args.recipientsPerSession}` : '');
-  const first = measured[0]!;
-  const rows = measured.map((m) => {
-    const f = (rate: number): string => percent(rate / bound.addressesPerSecond);
-    const sessions = Object.values(m.server.sessionsByHost).reduce((a, b) => a + b, 0);
-    return (
-      `| ${m.configuration.label} | ${m.policy.maxRejectsPerSession} / ${m.policy.recipientsPerTransaction} / ` +
-      `${m.policy.recipientsPerSession} | ${Math.round(m.ceiling.addressesPerSecond).toLocaleString('en')} (${f(m.ceiling.addressesPerSecond)}) | ` +
-      `**${Math.round(m.run.perSecond).toLocaleString('en')} (${f(m.run.perSecond)})** | ` +
-      `${Math.round(m.run.steadyPerSecond).toLocaleString('en')} (${f(m.run.steadyPerSecond)}) | ${sessions.toLocaleString('en')} | ` +
-      `${(m.server.transactions / Math.max(1, sessions)).toFixed(2)} | ${peakPerHost(m.server)} / ${peakPerClient(m.server)} | ` +
-      `${m.server.maxErrorsPerSession} | ${m.server.errorSleeps} / ${m.server.errorLimitDisconnects} / ${m.server.connectionLimitRefusals} |`
-    );
-  });
+  const first = runs[0]!;
+  const rows = runs.flatMap((r) =>
+    r.measured.map((m) => {
+      const f = (rate: number): string => percent(rate / r.bound.addressesPerSecond);
+      const sessions = Object.values(m.server.sessionsByHost).reduce((a, b) => a + b, 0);
+      return (
+        `| ${r.egress} | ${m.run.addresses.toLocaleString('en')} | ${m.configuration.label} | ${m.policy.maxRejectsPerSession} / ${m.policy.recipientsPerTransaction} / ` +
+        `${m.policy.recipientsPerSession} | ${Math.round(r.bound.addressesPerSecond).toLocaleString('en')} | ` +
+        `${Math.round(m.ceiling.addressesPerSecond).toLocaleString('en')} (${f(m.ceiling.addressesPerSecond)}) | ` +
+        `**${Math.round(m.run.perSecond).toLocaleString('en')} (${f(m.run.perSecond)})** | ` +
+        `${Math.round(m.run.steadyPerSecond).toLocaleString('en')} (${f(m.run.steadyPerSecond)}) | ${sessions.toLocaleString('en')} | ` +
+        `${(m.server.transactions / Math.max(1, sessions)).toFixed(2)} | ${peakPerHost(m.server)} / ${peakPerClient(m.server)} | ` +
+        `${m.server.maxErrorsPerSession} | ${m.server.errorSleeps} / ${m.server.errorLimitDisconnects} / ${m.server.connectionLimitRefusals} |`
+      );
+    }),
+  );
   return [
     `### Batch engine against a Postfix-like MTA (${when.slice(0, 10)})`,
     '',
     `Measured ${when} UTC with \`${command}\` (part of \`npm run bench:batch\`), Node.js ${process.version}, ` +
-      `${cpus.length} × ${cpus[0]?.model.trim() ?? 'CPU'}; load average ${loadBefore.toFixed(1)} before the run, ` +
+      `${cpus.length} × ${cpus[0]?.model.trim() ?? 'CPU'}; load average ${loadBefore.toFixed(1)} before the runs, ` +
       `${os.loadavg()[0]!.toFixed(1)} after (the machine was shared with other work).`,
     '',
     `The MX hosts keep Postfix's rules for a prober (\`test/kit/postfix-like-mta.ts\`, in a child process): ` +
       `${describeRules(rules)}; ${serverRules.latencyMs} ms is added to every SMTP reply and DNS answer. ` +
-      `${first.run.addresses.toLocaleString('en')} addresses over ${work.length} MX hosts (100 per domain, 10% unknown ` +
-      `mailboxes, 5% catch-all domains spread over the hosts, shuffled): ${describeWork(work)}. ` +
-      `${args.egress} egress address; per-host cap ${PER_HOST_CONCURRENCY}, global cap ${GLOBAL_CONCURRENCY}.`,
+      `10,000 addresses per MX host and egress address over ${first.work.length} MX hosts (100 per domain, 10% unknown ` +
+      `mailboxes, 5% catch-all domains spread over the hosts, shuffled): ${describeWork(first.work)} ` +
+      `(with one egress address). Egress addresses are source addresses 127.0.0.2, 127.0.0.3...; ` +
+      `per-host cap ${PER_HOST_CONCURRENCY} per (egress, host), global cap ${GLOBAL_CONCURRENCY}.`,
     '',
     'The bound (`bench/kit/throughput-bound.ts`, [batch-engine.md](batch-engine.md#the-throughput-bound-against-postfix)), ' +
-      'for a client that is never slowed down or dropped:',
+      'for a client that is never slowed down or dropped, with each egress count (sessions per host = cap × egress addresses):',
     '',
     '```',
-    ...describeBound(bound, serverRules),
+    ...runs.flatMap((r) => [`${r.egress} egress address(es):`, ...describeBound(r.bound, serverRules)]),
+    '```',
+    '',
+    'Summary:',
+    '',
+    '```',
+    ...summary,
     '```',
     '',
     '"Own ceiling" is the same computation with the run\'s settings; "steady" is the rate between 10% and 90% ' +
-      'of the addresses settled (without the start, which parses the whole list before the first DNS query, and ' +
-      'the tail).',
+      'of the addresses settled (without the start and the tail).',
     '',
-    '| run | reject budget / RCPTs per transaction / per session | own ceiling, addresses/s (of the bound) | measured, whole run | steady (10%-90%) | sessions | transactions per session | peak sessions per host / per (host, client) | max errors in a session | error sleeps / error-limit drops / connection refusals |',
-    '|---|---|---|---|---|---|---|---|---|---|',
+    '| egress addresses | addresses | run | reject budget / RCPTs per transaction / per session | bound, addresses/s | own ceiling (of the bound) | measured, whole run | steady (10%-90%) | sessions | transactions per session | peak sessions per host / per (host, client) | max errors in a session | error sleeps / error-limit drops / connection refusals |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|---|',
     ...rows,
     '',
     'Where the time went, seen from the MTA:',
     '',
-    ...measured.map((m) => `- ${m.configuration.label}: ${describeTime(m, bound.sessionsPerHost)}.`),
+    ...runs.flatMap((r) =>
+      r.measured.map(
+        (m) => `- ${r.egress} egress, ${m.configuration.label}: ${describeTime(m, r.bound.sessionsPerHost)}.`,
+      ),
+    ),
   ].join('\n');
 }
 

@@ -125,8 +125,14 @@ export interface SmtpOptions {
   port: number;
   heloName: string;
   mailFrom: string;
-  /** socks5://[user:pass@]host:port URLs; one is picked per connection. Empty: direct. */
+  /** socks5://[user:pass@]host:port URLs; each is an egress (net/egress.ts). Empty: direct. */
   proxies: string[];
+  /**
+   * Source addresses to connect from, `ip` or `ip=helo-name` (that egress's EHLO name; default
+   * `heloName`); each is an egress with its own per-host politeness (net/egress.ts). Absent or
+   * empty: the system picks the source address.
+   */
+  sourceAddresses?: string[];
   /** How many MX hosts one probe tries at most. */
   maxMxHosts: number;
 }

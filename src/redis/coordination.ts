@@ -1,6 +1,9 @@
 /**
  * The engine's coordination (src/engine/coordination.ts) in Redis, shared by every worker process
- * on every machine: session slots per MX host, host health, and caches of answers.
+ * on every machine: session slots and health per (egress, MX host) pair, and caches of answers.
+ * The engine chooses the keys (src/engine/net/egress.ts `pairKey`: the host's IP address alone
+ * for the single default egress, `<egress>|<host IP>` in an egress pool), so the per-egress caps
+ * and rests are the shared ones.
  *
  * Session slots are a counting semaphore per key: a sorted set of lease tokens scored by their
  * expiry on the Redis server's clock. Acquire and renew are Lua scripts (expired leases are

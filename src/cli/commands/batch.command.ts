@@ -76,7 +76,10 @@ export function registerBatchCommand(program: Command): void {
     .option('--helo <name>', 'HELO/EHLO name (a domain you own, with matching reverse DNS)')
     .option('--mail-from <address>', 'MAIL FROM address of the probe')
     .option('--proxy <socks5-url>', 'SOCKS5 proxy or comma-separated list of them')
-    .option('--source-address <ip[=helo]>', 'source address(es) to probe from, comma-separated: an egress pool')
+    .option(
+      '--source-address <ip[=helo]>',
+      'source address(es) to probe from, comma-separated: an egress pool',
+    )
     .option('--timeout-ms <n>', `per-step SMTP time budget, ${MIN_TIMEOUT_MS}-${MAX_TIMEOUT_MS}`, timeoutMs)
     .option('--concurrency <n>', 'SMTP sessions in flight at most (default 200)')
     .option('--per-host-concurrency <n>', 'SMTP sessions per MX host at most (default 5)')

@@ -19,6 +19,7 @@ interface VerifyFlags {
   helo?: string;
   mailFrom?: string;
   proxy?: string[];
+  sourceAddress?: string[];
   allowInternalTargets?: boolean;
 }
 
@@ -43,6 +44,7 @@ export function registerVerifyCommand(program: Command): void {
     .option('--helo <name>', 'name sent in EHLO/HELO')
     .option('--mail-from <address>', 'sender sent in MAIL FROM')
     .option('--proxy <url>', 'socks5://[user:pass@]host:port (repeatable or comma-separated)', collect)
+    .option('--source-address <ip[=helo]>', 'source address(es) to probe from, taken in turn', collect)
     .action(async (addresses: string[], flags: VerifyFlags) => {
       await runVerify(addresses, flags);
     });
@@ -55,6 +57,7 @@ async function runVerify(addresses: string[], flags: VerifyFlags): Promise<void>
     helo: flags.helo,
     mailFrom: flags.mailFrom,
     proxy: flags.proxy,
+    sourceAddress: flags.sourceAddress,
     allowInternalTargets: flags.allowInternalTargets,
   });
   const invalid = invalidDnsServers(config.engine.dns.servers);

@@ -14,7 +14,7 @@
 import type { Clock } from '../../clock.js';
 import { SECOND, systemClock } from '../../clock.js';
 import { MailHostResolver } from '../dns/resolver.js';
-import { parseProxyUrl } from '../smtp/connection.js';
+import { DEFAULT_EGRESS_REST_MS, buildEgresses } from '../net/egress.js';
 import type { VerificationResult } from '../types.js';
 import { MAX_TIMEOUT_MS, MIN_TIMEOUT_MS } from '../types.js';
 import { BatchRun } from './batch-run.js';
@@ -47,15 +47,16 @@ export interface BatchEngineDeps {
 /** Tuning defaults; docs/batch-engine.md gives the reasons and the measurements behind them. */
 export const BATCH_DEFAULTS = {
   pipelineDepth: 32,
-  recipientsPerTransaction: 100,
+  recipientsPerTransaction: 500,
   recipientsPerSession: 500,
-  maxRejectsPerSession: 8,
+  maxRejectsPerSession: 9,
   hostBackoffMs: DEFAULT_HOST_BACKOFF_MS,
   hostBackoffMaxMs: DEFAULT_HOST_BACKOFF_MAX_MS,
   maxHostFailures: 3,
   itemsPerSession: 50,
   maxDrops: 2,
   sessionLeaseMs: 15_000,
+  egressRestMs: DEFAULT_EGRESS_REST_MS,
 } as const;
 
 /** Between two log lines about a failing shared coordination. */
@@ -108,13 +109,12 @@ export function createBatchEngine(options: BatchEngineOptions, deps: BatchEngine
     coordination === null
       ? null
       : new SharedGreylistSchedule(coordination, options, { now, background, failed: coordinationFailed });
-  const proxies = options.smtp.proxies.map(parseProxyUrl);
+  const egresses = buildEgresses(options.smtp);
   // The per-address baseline runs the same sessions with one address each and no PIPELINING:
   // the comparison then measures connection reuse and pipelining, nothing else.
   const sessionOptions = {
     port: options.smtp.port,
     pipelining: pooled,
-    heloName: options.smtp.heloName,
     mailFrom: options.smtp.mailFrom,
     stepTimeoutMs: timeoutMs,
     pipelineDepth: tuning.pipelineDepth,
@@ -124,8 +124,6 @@ export function createBatchEngine(options: BatchEngineOptions, deps: BatchEngine
     greylistRetries: options.greylistRetries,
     greylistDelayMs: options.greylistDelayMs,
     maxDrops: tuning.maxDrops,
-    pickProxy: () =>
-      proxies.length === 0 ? null : proxies[Math.floor(random() * proxies.length) % proxies.length]!,
   };
 
   const scheduler: ProbeScheduler = new ProbeScheduler(
@@ -137,17 +135,19 @@ export function createBatchEngine(options: BatchEngineOptions, deps: BatchEngine
       maxHostFailures: tuning.maxHostFailures,
       itemsPerSession: pooled ? tuning.itemsPerSession : 1,
       sessionLeaseMs: tuning.sessionLeaseMs,
+      egresses,
+      egressRestMs: tuning.egressRestMs,
     },
     {
       now,
       random,
-      runSession: (queue, slot) =>
-        runPooledSession(queue, slot, sessionOptions, { scheduler, catchAll, greylist, now }),
-      sessionOpened: (queue) => deps.observer?.onSessionOpen?.(queue.key, 'default'),
-      sessionClosed: (queue) => deps.observer?.onSessionClose?.(queue.key, 'default'),
-      hostGivenUp: (queue, failure, given, failures) => {
+      runSession: (lane, slot) =>
+        runPooledSession(lane, slot, sessionOptions, { scheduler, catchAll, greylist, now }),
+      sessionOpened: (lane) => deps.observer?.onSessionOpen?.(lane.queue.key, lane.egress.id),
+      sessionClosed: (lane) => deps.observer?.onSessionClose?.(lane.queue.key, lane.egress.id),
+      hostGivenUp: ({ queue, egress }, failure, given, failures) => {
         const addresses = given.length;
-        deps.observer?.onHostGivenUp?.(queue.key, 'default', failure.kind, {
+        deps.observer?.onHostGivenUp?.(queue.key, egress.id, failure.kind, {
           stage: failure.stage,
           addresses,
           failures,

@@ -129,6 +129,12 @@ export class HostLimiter {
     return state.notBefore;
   }
 
+  /** No new session to `host` before epoch ms `until` (an egress resting after a policy refusal). */
+  restUntil(host: string, until: number): void {
+    const state = this.#state(host);
+    state.notBefore = Math.max(state.notBefore, until);
+  }
+
   /** Failures in a row of `host`. */
   failuresOf(host: string): number {
     return this.#hosts.get(host)?.failuresInARow ?? 0;

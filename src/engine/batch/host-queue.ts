@@ -3,13 +3,38 @@
  * items (greylisted recipients waiting for their next try). Sessions to the host take batches
  * from here; items of aborted runs are dropped as they come up.
  */
+import type { Egress } from '../net/egress.js';
 import type { Work } from './work.js';
+
+/**
+ * A host's queue as reached through one egress: the unit of politeness (session cap, back-off,
+ * failure streak, rest after a policy refusal), keyed by `pairKey(egress, host)`.
+ */
+export interface Lane {
+  readonly queue: HostQueue;
+  readonly egress: Egress;
+  readonly key: string;
+  /**
+   * Sessions the host allows from this egress at once, when it said so ("421 too many
+   * connections from your address" while others were open) and that is below the per-host cap;
+   * Infinity until then. Kept as long as the queue.
+   */
+  sessionCap: number;
+}
 
 export class HostQueue {
   /** The IP address sessions connect to. */
   readonly key: string;
   /** The MX host name (TLS server name, evidence). */
   readonly exchange: string;
+  /** The egresses that reach this host, as lanes; set by the scheduler when it creates the queue. */
+  lanes: readonly Lane[] = [];
+  /**
+   * RCPTs per transaction the host took before it answered "452 too many recipients" (RFC 5321
+   * §4.5.3.1.10), learnt by one session and kept by the next ones; Infinity until then. Without
+   * it every new session paid one refused RCPT (a reject of its budget) to learn it again.
+   */
+  transactionLimit = Infinity;
   #ready: Work[] = [];
   #head = 0;
   readonly #delayed: { at: number; work: Work }[] = [];

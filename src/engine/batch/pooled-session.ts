@@ -18,13 +18,13 @@
  */
 import type { SmtpOutcome } from '../outcome.js';
 import { classifyReply } from '../smtp/classify.js';
-import type { SocksProxyOptions } from '../smtp/connection.js';
+import { refusesTheClient } from '../net/egress.js';
 import type { SmtpReply } from '../smtp/reply.js';
 import type { HostFailure, SessionStage, SmtpSession } from '../smtp/session.js';
 import { describe, failureOf, openSession, stepDeadlines } from '../smtp/session.js';
 import { addressNeedsSmtpUtf8, unicodeUnsupported } from '../smtp/smtputf8.js';
 import type { CatchAllTracker } from './catch-all.js';
-import type { HostQueue } from './host-queue.js';
+import type { Lane } from './host-queue.js';
 import type { ProbeScheduler } from './scheduler.js';
 import type { SharedGreylistSchedule } from './shared-greylist.js';
 import type { HeldSlot } from './shared-politeness.js';
@@ -34,7 +34,6 @@ export interface PooledSessionOptions {
   port: number;
   /** Use PIPELINING when offered. */
   pipelining: boolean;
-  heloName: string;
   mailFrom: string;
   stepTimeoutMs: number;
   pipelineDepth: number;
@@ -45,7 +44,6 @@ export interface PooledSessionOptions {
   greylistDelayMs: number;
   /** Sessions that may fail while carrying one item before it gives up. */
   maxDrops: number;
-  pickProxy: () => SocksProxyOptions | null;
 }
 
 export interface PooledSessionDeps {
@@ -78,6 +76,8 @@ interface SessionState {
   blockedInARow: number;
   /** The server answered about a recipient in this session (its host's failure streak ended). */
   answered: boolean;
+  /** Recipients refused here by policy that another egress will ask, queued again at the end. */
+  elsewhere: Work[];
 }
 
 /**
@@ -88,27 +88,29 @@ interface SessionState {
 const BLOCKED_IN_A_ROW = 3;
 
 /**
- * Runs one session on `queue` until its work or its limits run out, or until its shared `slot`
+ * Runs one session on `lane` (a host's queue, through one egress: its source address or proxy
+ * and its HELO name) until its work or its limits run out, or until its shared `slot`
  * is lost (the session then ends after its round trip). Never rejects; resolves once the server
  * no longer counts the connection.
  */
 export async function runPooledSession(
-  queue: HostQueue,
+  lane: Lane,
   slot: HeldSlot,
   options: PooledSessionOptions,
   deps: PooledSessionDeps,
 ): Promise<void> {
   const opened = await openSession(
-    { exchange: queue.exchange, address: queue.key },
+    { exchange: lane.queue.exchange, address: lane.queue.key },
     {
       port: options.port,
-      heloName: options.heloName,
-      proxy: options.pickProxy(),
+      heloName: lane.egress.heloName,
+      proxy: lane.egress.proxy,
+      localAddress: lane.egress.localAddress,
       deadlines: stepDeadlines(options.stepTimeoutMs),
     },
   );
   if (!opened.ok) {
-    deps.scheduler.hostFailed(queue, opened.failure, []);
+    deps.scheduler.hostFailed(lane, opened.failure, []);
     await opened.closed;
     return;
   }
@@ -119,9 +121,10 @@ export async function runPooledSession(
     inTransaction: 0,
     acceptedInTransaction: 0,
     transactionOpen: false,
-    transactionLimit: options.recipientsPerTransaction,
+    transactionLimit: Math.min(options.recipientsPerTransaction, lane.queue.transactionLimit),
     blockedInARow: 0,
     answered: false,
+    elsewhere: [],
   };
   let batch: Work[] = [];
   let failed = false;
@@ -129,11 +132,11 @@ export async function runPooledSession(
     while (session.usable && !deps.scheduler.closed && !slot.lost) {
       const window = nextWindow(session, state, options);
       if (window <= 0) break;
-      const taken = queue.take(window);
+      const taken = lane.queue.take(window);
       if (taken.length === 0) break;
       batch = session.extensions.smtpUtf8 ? taken : settleUnwritable(taken, session, deps);
       if (batch.length === 0) continue;
-      const after = await runGroup(session, queue, batch, state, options, deps);
+      const after = await runGroup(session, lane, batch, state, options, deps);
       batch = [];
       if (after === 'failed') failed = true;
       if (after !== 'go on') break;
@@ -145,18 +148,20 @@ export async function runPooledSession(
     failed = true;
     session.destroy();
     deps.scheduler.hostFailed(
-      queue,
+      lane,
       { kind: 'unavailable', stage: 'rcpt', cause: 'destroyed', reply: null, detail, tls: session.tls },
       batch,
     );
   }
+  // Queued again once this session has left them (the host may have been given up meanwhile).
+  deps.scheduler.requeue(state.elsewhere);
   const tls = session.tls;
   const closed = await session.quit();
   // A server that does not close after QUIT holds the session open: it counts against the host
   // (backs it off) even though its recipients were answered.
   if (closed === 'timeout' && !failed) {
     deps.scheduler.hostFailed(
-      queue,
+      lane,
       {
         kind: 'timeout',
         stage: 'quit',
@@ -211,7 +216,7 @@ type GroupEnd = 'go on' | 'end' | 'failed';
  */
 async function runGroup(
   session: SmtpSession,
-  queue: HostQueue,
+  lane: Lane,
   batch: Work[],
   state: SessionState,
   options: PooledSessionOptions,
@@ -243,12 +248,12 @@ async function runGroup(
     const stage: SessionStage = prefix[i] === 'RSET' ? 'rset' : 'mail';
     if (reply === undefined) {
       const failure = error === null ? noReply(stage, session.tls) : failureOf(error, stage, session.tls);
-      return sessionFailed(queue, batch, failure, options, deps);
+      return sessionFailed(lane, batch, failure, options, deps);
     }
     if (stage === 'rset') {
       if (reply.code >= 300)
         return sessionFailed(
-          queue,
+          lane,
           batch,
           replyFailure('unavailable', stage, reply, session.tls),
           options,
@@ -265,12 +270,12 @@ async function runGroup(
       // A temporary refusal of the sender: each recipient waits for its next try, as when
       // greylisted, and the host is backed off like any host that fails.
       for (const work of batch)
-        settleReply(queue, work, 'greylisted', reply, session.tls, durationMs, options, deps);
-      deps.scheduler.hostFailed(queue, replyFailure('greylisted', stage, reply, session.tls), []);
+        settleReply(lane, work, 'greylisted', reply, session.tls, durationMs, options, deps);
+      deps.scheduler.hostFailed(lane, replyFailure('greylisted', stage, reply, session.tls), []);
       return 'failed';
     }
     const kind = verdict === 'blocked' ? 'blocked' : 'unavailable';
-    return sessionFailed(queue, batch, replyFailure(kind, stage, reply, session.tls), options, deps);
+    return sessionFailed(lane, batch, replyFailure(kind, stage, reply, session.tls), options, deps);
   }
 
   const retryInNewTransaction: Work[] = [];
@@ -278,9 +283,9 @@ async function runGroup(
     const work = batch[b]!;
     const reply = replies[prefix.length + b];
     if (reply === undefined) {
-      queue.pushFront(retryInNewTransaction);
+      lane.queue.pushFront(retryInNewTransaction);
       const failure = error === null ? noReply('rcpt', session.tls) : failureOf(error, 'rcpt', session.tls);
-      return sessionFailed(queue, batch.slice(b), failure, options, deps);
+      return sessionFailed(lane, batch.slice(b), failure, options, deps);
     }
     state.sent += 1;
     state.inTransaction += 1;
@@ -290,32 +295,43 @@ async function runGroup(
     // classified like any other 4xx (greylisted, tried again later, bounded).
     if (isTooManyRecipients(reply) && state.acceptedInTransaction > 0) {
       state.transactionLimit = state.acceptedInTransaction;
+      // Kept for the host's next sessions, which would otherwise each spend a reject to learn it.
+      lane.queue.transactionLimit = Math.min(lane.queue.transactionLimit, state.acceptedInTransaction);
       retryInNewTransaction.push(work);
       continue;
     }
     const verdict = classifyReply('rcpt', reply);
     if (verdict === 'continue' || verdict === 'next_host') {
       // 421 (going away) or a reply that breaks the dialogue: this host cannot answer now.
-      queue.pushFront(retryInNewTransaction);
+      lane.queue.pushFront(retryInNewTransaction);
       const failure = replyFailure('unavailable', 'rcpt', reply, session.tls);
-      return sessionFailed(queue, batch.slice(b), failure, options, deps);
+      return sessionFailed(lane, batch.slice(b), failure, options, deps);
     }
     if (!state.answered) {
       state.answered = true;
-      deps.scheduler.hostAnswered(queue);
+      deps.scheduler.hostAnswered(lane);
     }
     if (verdict === 'accepted') state.acceptedInTransaction += 1;
-    state.blockedInARow =
-      verdict === 'blocked' ? state.blockedInARow + 1 : verdict === 'greylisted' ? state.blockedInARow : 0;
-    settleReply(queue, work, verdict, reply, session.tls, durationMs, options, deps);
+    // Only refusals of our address count towards "the host refuses the prober"; a bare 550 the
+    // reply table does not know (blocked: could not find out) may be a server refusing unknown
+    // users tersely, and must not settle the whole queue. It neither counts nor ends the streak.
+    const policy = refusesTheClient(reply);
+    state.blockedInARow = policy
+      ? state.blockedInARow + 1
+      : verdict === 'greylisted' || verdict === 'blocked'
+        ? state.blockedInARow
+        : 0;
+    // About our address, not the recipient: while another egress may ask, that one does.
+    if (policy && deps.scheduler.mayAskElsewhere(lane, work)) state.elsewhere.push(work);
+    else settleReply(lane, work, verdict, reply, session.tls, durationMs, options, deps);
     if (state.blockedInARow >= BLOCKED_IN_A_ROW) {
       const failure = replyFailure('blocked', 'rcpt', reply, session.tls);
-      deps.scheduler.hostFailed(queue, failure, [...retryInNewTransaction, ...batch.slice(b + 1)]);
+      deps.scheduler.hostFailed(lane, failure, [...retryInNewTransaction, ...batch.slice(b + 1)]);
       return 'failed';
     }
   }
   if (retryInNewTransaction.length > 0) {
-    queue.pushFront(retryInNewTransaction);
+    lane.queue.pushFront(retryInNewTransaction);
     state.inTransaction = Math.max(state.inTransaction, state.transactionLimit);
   }
   return state.rejects < options.maxRejectsPerSession ? 'go on' : 'end';
@@ -323,7 +339,7 @@ async function runGroup(
 
 /** Settles (or delays, when greylisted) one item by its RCPT reply. */
 function settleReply(
-  queue: HostQueue,
+  lane: Lane,
   work: Work,
   verdict: Exclude<ReturnType<typeof classifyReply>, 'continue' | 'next_host'>,
   reply: SmtpReply,
@@ -343,7 +359,7 @@ function settleReply(
     deps.greylist?.record(work, retryAt, work.greylistTries + 1);
     if (work.greylistTries < options.greylistRetries) {
       work.greylistTries += 1;
-      deps.scheduler.delay(queue, work, retryAt);
+      deps.scheduler.delay(lane.queue, work, retryAt);
       return;
     }
   } else deps.greylist?.answered(work);
@@ -370,14 +386,14 @@ function settleReply(
  * `maxDrops` + 1 failed sessions. Either way the host is charged the failure.
  */
 function sessionFailed(
-  queue: HostQueue,
+  lane: Lane,
   unanswered: readonly Work[],
   failure: HostFailure,
   options: PooledSessionOptions,
   deps: PooledSessionDeps,
 ): 'failed' {
   if (failure.kind === 'blocked') {
-    deps.scheduler.hostFailed(queue, failure, unanswered);
+    deps.scheduler.hostFailed(lane, failure, unanswered);
     return 'failed';
   }
   const retry: Work[] = [];
@@ -386,7 +402,7 @@ function sessionFailed(
     work.drops += 1;
     (work.drops <= options.maxDrops ? retry : spent).push(work);
   }
-  deps.scheduler.hostFailed(queue, failure, retry, spent);
+  deps.scheduler.hostFailed(lane, failure, retry, spent);
   return 'failed';
 }
 

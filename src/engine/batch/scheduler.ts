@@ -11,8 +11,12 @@
  * sessions in a row (plus those already open when the last one failed) before its work is
  * given up, each new one after its back-off; docs/batch-engine.md gives the bound.
  *
- * Per-host state (queues, limiter, back-off, hosts given up on) is keyed by the queue key, the
- * address sessions connect to; egress pools will make it (egress, host).
+ * Queues are per host (the address sessions connect to); politeness is per lane, an (egress,
+ * host) pair (../net/egress.ts): the per-host cap, back-off and failure streak hold for each
+ * egress separately, new sessions go to the lane with the fewest open, and an egress that a host
+ * refuses by policy rests for that host (`egressRestMs`) while the other egresses carry on. A
+ * host is given up when every egress has failed `maxHostFailures` times in a row there or rests;
+ * with one egress (the default) that is the host's own streak, as before egress pools.
  *
  * Given a coordination shared with other processes, a session to a host also needs one of the
  * host's slots in it, and the shared back-off (shared-politeness.ts): N processes then open at
@@ -22,7 +26,10 @@
  */
 import type { EngineCoordination } from '../coordination.js';
 import type { SmtpOutcome } from '../outcome.js';
+import type { Egress } from '../net/egress.js';
+import { egressesFor, pairKey, refusesTheClient } from '../net/egress.js';
 import { HostLimiter } from './host-limiter.js';
+import type { Lane } from './host-queue.js';
 import { HostQueue } from './host-queue.js';
 import type { HostFailure } from '../smtp/session.js';
 import { connectionRefused } from '../smtp/session.js';
@@ -46,6 +53,16 @@ export interface SchedulerOptions {
   itemsPerSession: number;
   /** Lease of a shared session slot (only with a shared coordination). */
   sessionLeaseMs: number;
+  /** The egress pool (net/egress.ts); at least one. */
+  egresses: readonly Egress[];
+  /** How long an egress refused by policy stays away from the host that refused it. */
+  egressRestMs: number;
+}
+
+/** A host given up on: the failure, and the failures in a row of the lane that ended it. */
+interface GivenUp {
+  failure: HostFailure;
+  failures: number;
 }
 
 export interface SchedulerHooks {
@@ -53,17 +70,17 @@ export interface SchedulerHooks {
    * Runs one session on `queue`, ending it after the round trip in which `slot.lost` turns true.
    * Must never reject: it puts back what it could not finish.
    */
-  runSession(queue: HostQueue, slot: HeldSlot): Promise<void>;
+  runSession(lane: Lane, slot: HeldSlot): Promise<void>;
   /** `work` is finished without an answer from any host. */
   giveUp(work: Work, outcome: SmtpOutcome): void;
   /**
    * A host's remaining work was given up (blocked us, or failed `maxHostFailures` times in a row):
    * `given` is that work, `failures` the failures in a row.
    */
-  hostGivenUp?(queue: HostQueue, failure: HostFailure, given: readonly Work[], failures: number): void;
-  /** A session to `queue`'s host opened / ended (metrics). */
-  sessionOpened?(queue: HostQueue): void;
-  sessionClosed?(queue: HostQueue): void;
+  hostGivenUp?(lane: Lane, failure: HostFailure, given: readonly Work[], failures: number): void;
+  /** A session on `lane` opened / ended (metrics). */
+  sessionOpened?(lane: Lane): void;
+  sessionClosed?(lane: Lane): void;
   /** A call to the shared coordination failed (the session waits and asks again). */
   coordinationFailed?(error: unknown, operation: string): void;
   now(): number;
@@ -86,7 +103,9 @@ export class ProbeScheduler {
    * dead host cost a 500,000-address job one back-off per chunk (3, 4, 8, 16 s... measured in
    * test/faults/mx-resets.test.ts). After the back-off the host gets one new try.
    */
-  readonly #givenUp: TtlMap<string, HostFailure>;
+  readonly #givenUp: TtlMap<string, GivenUp>;
+  /** Lanes resting after a policy refusal, until their rest ends (the refusal as evidence). */
+  readonly #resting: TtlMap<string, HostFailure>;
   /** Open sessions, and sessions waiting for their shared slot. */
   readonly #sessions = new Set<Promise<void>>();
   readonly #shared: SharedPoliteness | null;
@@ -104,6 +123,7 @@ export class ProbeScheduler {
     this.#hooks = hooks;
     this.limiter = new HostLimiter(options, () => hooks.now());
     this.#givenUp = new TtlMap(MAX_REMEMBERED_HOSTS, () => hooks.now());
+    this.#resting = new TtlMap(MAX_REMEMBERED_HOSTS, () => hooks.now());
     this.#shared =
       coordination === null
         ? null
@@ -134,22 +154,58 @@ export class ProbeScheduler {
    */
   enqueue(work: Work, front = false, notBefore = 0): void {
     const key = hostKey(work);
-    const givenUp = this.limiter.activeFor(key) === 0 ? this.#givenUp.get(key) : undefined;
+    let queue = this.#queues.get(key);
+    const givenUp = queue === undefined || this.#openAt(queue) === 0 ? this.#givenUp.get(key) : undefined;
     if (givenUp !== undefined) {
-      if (givenUp.kind !== 'blocked' && moveOn(work, connectionRefused(givenUp)))
-        this.enqueue(work, false, notBefore);
-      else this.#hooks.giveUp(work, outcomeOf(givenUp, work, this.limiter.failuresOf(key)));
+      this.#passOn(work, givenUp, notBefore);
       return;
     }
-    let queue = this.#queues.get(key);
     if (queue === undefined) {
-      queue = new HostQueue(key, work.hosts[work.hostIndex]!.exchange);
+      const created = new HostQueue(key, work.hosts[work.hostIndex]!.exchange);
+      created.lanes = egressesFor(this.#options.egresses, key).map((egress) => ({
+        queue: created,
+        egress,
+        key: pairKey(egress, key),
+        sessionCap: Infinity,
+      }));
+      queue = created;
       this.#queues.set(key, queue);
     }
     if (notBefore > this.#hooks.now()) queue.delay(work, notBefore);
     else if (front) queue.pushFront([work]);
     else queue.push(work);
     this.pump();
+  }
+
+  /**
+   * Whether `work`, refused on `lane` by a policy about our address, may be asked through another
+   * egress: one that does not rest, and at most once per other egress of the host. Counts it.
+   */
+  mayAskElsewhere(lane: Lane, work: Work): boolean {
+    const lanes = lane.queue.lanes;
+    const refusals = work.egressRefusals ?? 0;
+    if (refusals >= lanes.length - 1) return false;
+    if (!lanes.some((each) => each !== lane && !this.#rests(each))) return false;
+    work.egressRefusals = refusals + 1;
+    return true;
+  }
+
+  /** Queues `works` again at the front of their hosts (handed over by a session that ended). */
+  requeue(works: readonly Work[]): void {
+    for (const work of works) {
+      // The session that hands them over may still count as open at a host given up meanwhile.
+      const givenUp = this.#givenUp.get(hostKey(work));
+      if (givenUp === undefined) this.enqueue(work, true);
+      else this.#passOn(work, givenUp, 0);
+    }
+  }
+
+  /** `work` for a host given up: to its next host when the failure allows, given up otherwise. */
+  #passOn(work: Work, givenUp: GivenUp, notBefore: number): void {
+    const { failure, failures } = givenUp;
+    if (failure.kind !== 'blocked' && moveOn(work, connectionRefused(failure)))
+      this.enqueue(work, false, notBefore);
+    else this.#hooks.giveUp(work, outcomeOf(failure, work, failures));
   }
 
   /** Holds `work` at its host until epoch ms `at` (a greylisted recipient's next try). */
@@ -165,44 +221,64 @@ export class ProbeScheduler {
   }
 
   /** A session got an answer about a recipient: the host's failure streak ends. A greeting alone does not. */
-  hostAnswered(queue: HostQueue): void {
-    this.limiter.succeeded(queue.key);
-    this.#shared?.recordSuccess(queue.key);
+  hostAnswered(lane: Lane): void {
+    this.limiter.succeeded(lane.key);
+    this.#shared?.recordSuccess(lane.key);
   }
 
   /**
-   * A session to `queue`'s host failed, at any stage: refused, 421, 4xx or 5xx where the dialogue
+   * A session on `lane` failed, at any stage: refused, 421, 4xx or 5xx where the dialogue
    * needed 2xx, closed, reset, silent, garbage. `unfinished` goes back to the front; `spent` (work
    * that rode `maxDrops` + 1 failed sessions) gives up, with the host's when that goes. The host is
    * backed off; when no other session to it is open, its ready work moves to each domain's next
-   * MX; after `maxHostFailures` in a row (whatever is open) the rest gives up. A refusal of the
-   * prober (`blocked`) gives everything up at once. A failure at QUIT (the server did not close)
-   * only backs the host off: everything was answered. Called by the failing session before its
-   * slot is released.
+   * MX; after `maxHostFailures` in a row on every lane (whatever is open) the rest gives up. A
+   * refusal of the egress by policy (5.7.x, "too many connections from your address", a
+   * blocklist) rests the lane while another egress can still reach the host, its work going back
+   * to the queue; with none left, a refusal of the prober (`blocked`) gives everything up at once.
+   * A failure at QUIT (the server did not close) only backs the lane off: everything was
+   * answered. Called by the failing session before its slot is released.
    */
   hostFailed(
-    queue: HostQueue,
+    lane: Lane,
     failure: HostFailure,
     unfinished: readonly Work[],
     spent: readonly Work[] = [],
   ): void {
-    const key = queue.key;
+    const { queue, key } = lane;
     this.limiter.failed(key);
     this.#shared?.recordFailure(key);
     if (failure.stage === 'quit') {
       this.pump();
       return;
     }
+    const others = this.limiter.activeFor(key) - 1;
+    if (failure.stage === 'banner' && failure.kind !== 'blocked' && others > 0 && refusedByPolicy(failure)) {
+      // "421 too many connections from your address" while this egress had others open: the
+      // host's limit per client address is below our cap. Keep to it rather than knock again.
+      lane.sessionCap = Math.min(lane.sessionCap, others);
+      queue.pushFront(unfinished);
+      for (const work of spent) this.#hooks.giveUp(work, outcomeOf(failure, work));
+      this.pump();
+      return;
+    }
+    if (refusedByPolicy(failure) && this.#rest(lane, failure)) {
+      // Another egress asks these recipients; the answer was about our address, not them.
+      queue.pushFront(unfinished);
+      for (const work of spent) this.#hooks.giveUp(work, outcomeOf(failure, work));
+      this.pump();
+      return;
+    }
     if (failure.kind === 'blocked') {
       // A refusal of the prober itself holds for every recipient at this host.
-      this.#giveUpHost(queue, failure, [...unfinished, ...spent, ...queue.drain()]);
+      this.#giveUpHost(lane, failure, [...unfinished, ...spent, ...queue.drain()]);
       this.pump();
       return;
     }
     queue.pushFront(unfinished);
-    const failures = this.limiter.failuresOf(key);
-    const exhausted = failures >= this.#options.maxHostFailures;
-    if (this.limiter.activeFor(key) <= 1 || exhausted) {
+    const exhausted = queue.lanes.every(
+      (each) => this.limiter.failuresOf(each.key) >= this.#options.maxHostFailures || this.#rests(each),
+    );
+    if (this.#openAt(queue) <= 1 || exhausted) {
       const stay: Work[] = [];
       for (const work of queue.drainReady()) {
         if (moveOn(work, connectionRefused(failure))) this.enqueue(work);
@@ -210,20 +286,47 @@ export class ProbeScheduler {
       }
       queue.pushFront(stay);
     }
-    if (exhausted) this.#giveUpHost(queue, failure, [...spent, ...queue.drain()]);
+    if (exhausted) this.#giveUpHost(lane, failure, [...spent, ...queue.drain()]);
     else for (const work of spent) this.#hooks.giveUp(work, outcomeOf(failure, work));
     this.pump();
   }
 
-  /** Settles `given` (all of `queue`'s work) with `failure` and remembers the host as given up. */
-  #giveUpHost(queue: HostQueue, failure: HostFailure, given: readonly Work[]): void {
-    const failures = this.limiter.failuresOf(queue.key);
+  /**
+   * Rests `lane` after a policy refusal, unless it is the last lane of its host that does not
+   * rest (then the refusal holds for the host, as with one egress). True when it rests.
+   */
+  #rest(lane: Lane, failure: HostFailure): boolean {
+    const others = lane.queue.lanes.some((each) => each !== lane && !this.#rests(each));
+    if (!others) return false;
+    const until = this.#hooks.now() + this.#options.egressRestMs;
+    this.limiter.restUntil(lane.key, until);
+    this.#resting.setUntil(lane.key, failure, until);
+    this.#shared?.restUntil(lane.key, until);
+    return true;
+  }
+
+  /** Whether `lane` rests after a policy refusal. */
+  #rests(lane: Lane): boolean {
+    return this.#resting.get(lane.key) !== undefined;
+  }
+
+  /** Sessions open or being opened to `queue`'s host, over every egress. */
+  #openAt(queue: HostQueue): number {
+    let open = 0;
+    for (const lane of queue.lanes)
+      open += this.limiter.activeFor(lane.key) + this.limiter.pendingFor(lane.key);
+    return open;
+  }
+
+  /** Settles `given` (all of the host's work) with `failure` and remembers the host as given up. */
+  #giveUpHost(lane: Lane, failure: HostFailure, given: readonly Work[]): void {
+    const failures = this.limiter.failuresOf(lane.key);
     for (const work of given) this.#hooks.giveUp(work, outcomeOf(failure, work, failures));
     // Work queued for the host later (a later chunk, another job) gives up or moves on at once
     // until the back-off then in force ends; after it, the host gets one new try.
-    const until = this.limiter.backedOffUntil(queue.key);
-    if (until > 0) this.#givenUp.setUntil(queue.key, failure, until);
-    if (given.length > 0) this.#hooks.hostGivenUp?.(queue, failure, given, failures);
+    const until = this.limiter.backedOffUntil(lane.key);
+    if (until > 0) this.#givenUp.setUntil(lane.queue.key, { failure, failures }, until);
+    if (given.length > 0) this.#hooks.hostGivenUp?.(lane, failure, given, failures);
   }
 
   /** Asks for a pump soon; many requests in one tick make one pump. */
@@ -251,9 +354,9 @@ export class ProbeScheduler {
       queue.promote(now);
       if (queue.isEmpty) {
         // A session waiting for its shared slot still refers to this queue.
-        if (this.limiter.activeFor(key) === 0 && this.limiter.pendingFor(key) === 0) {
+        if (this.#openAt(queue) === 0) {
           this.#queues.delete(key);
-          this.#shared?.forget(key);
+          for (const lane of queue.lanes) this.#shared?.forget(lane.key);
         }
         continue;
       }
@@ -261,21 +364,31 @@ export class ProbeScheduler {
         wakeAt = Math.min(wakeAt, queue.nextDueAt());
         continue;
       }
-      const backedOff = this.limiter.backedOffUntil(key);
-      if (backedOff > 0) {
-        wakeAt = Math.min(wakeAt, backedOff);
-        continue;
+      for (const lane of queue.lanes) {
+        const backedOff = this.limiter.backedOffUntil(lane.key);
+        if (backedOff > 0) wakeAt = Math.min(wakeAt, backedOff);
       }
-      if (this.#shared === null) {
-        while (queue.readyCount > 0 && this.limiter.canOpen(key) && this.#wantsAnother(queue)) {
-          this.limiter.acquire(key);
-          this.#start(queue, null);
+      const shared = this.#shared;
+      if (shared === null) {
+        // Each new session goes out through the lane with the fewest open, so that the egresses
+        // share the work evenly and each stays far from its own cap.
+        for (let lane = this.#quietestLane(queue); lane !== null; lane = this.#quietestLane(queue)) {
+          this.limiter.acquire(lane.key);
+          this.#start(lane, null);
         }
-      } else if (this.limiter.pendingFor(key) === 0) {
-        // One acquisition per host at a time; its end pumps again for the next one.
-        const wait = this.#shared.waitUntil(key, now);
-        if (wait > 0) wakeAt = Math.min(wakeAt, wait);
-        else if (this.limiter.canOpen(key) && this.#wantsAnother(queue)) this.#acquire(queue, this.#shared);
+      } else {
+        for (const lane of queue.lanes) {
+          // One acquisition per lane at a time; its end pumps again for the next one.
+          if (this.limiter.pendingFor(lane.key) > 0 || this.limiter.backedOffUntil(lane.key) > 0) continue;
+          const wait = shared.waitUntil(lane.key, now);
+          if (wait > 0) wakeAt = Math.min(wakeAt, wait);
+          else if (
+            this.limiter.activeFor(lane.key) < lane.sessionCap &&
+            this.limiter.canOpen(lane.key) &&
+            this.#wantsAnother(queue)
+          )
+            this.#acquire(lane, shared);
+        }
       }
       if (queue.delayedCount > 0) wakeAt = Math.min(wakeAt, queue.nextDueAt());
     }
@@ -283,13 +396,29 @@ export class ProbeScheduler {
   };
 
   #wantsAnother(queue: HostQueue): boolean {
-    const open = this.limiter.activeFor(queue.key) + this.limiter.pendingFor(queue.key);
+    const open = this.#openAt(queue);
     return open === 0 || queue.readyCount > open * this.#options.itemsPerSession;
   }
 
-  /** Reserves a session to `queue`'s host and asks for its shared slot; opens it when given one. */
-  #acquire(queue: HostQueue, shared: SharedPoliteness): void {
-    const key = queue.key;
+  /** The lane a new session to `queue`'s host should use now (fewest open), or null for none. */
+  #quietestLane(queue: HostQueue): Lane | null {
+    if (queue.readyCount === 0 || !this.#wantsAnother(queue)) return null;
+    let best: Lane | null = null;
+    let bestOpen = Infinity;
+    for (const lane of queue.lanes) {
+      const open = this.limiter.activeFor(lane.key);
+      if (open >= lane.sessionCap || !this.limiter.canOpen(lane.key)) continue;
+      if (open < bestOpen) {
+        best = lane;
+        bestOpen = open;
+      }
+    }
+    return best;
+  }
+
+  /** Reserves a session on `lane` and asks for its shared slot; opens it when given one. */
+  #acquire(lane: Lane, shared: SharedPoliteness): void {
+    const { queue, key } = lane;
     this.limiter.reserve(key);
     const acquiring: Promise<void> = shared
       .acquire(key)
@@ -298,7 +427,7 @@ export class ProbeScheduler {
         const open =
           lease !== null && !this.#closed && queue.readyCount > 0 && this.limiter.backedOffUntil(key) === 0;
         this.limiter.endReservation(key, open);
-        if (open) this.#start(queue, shared.hold(lease));
+        if (open) this.#start(lane, shared.hold(lease));
         else if (lease !== null) await shared.release(lease);
       })
       .finally(() => {
@@ -309,15 +438,15 @@ export class ProbeScheduler {
   }
 
   /** Runs a session counted as opened in the limiter; `holding` is its shared slot, if any. */
-  #start(queue: HostQueue, holding: SlotHolding | null): void {
-    this.#hooks.sessionOpened?.(queue);
-    const ran = this.#hooks.runSession(queue, holding?.slot ?? OWN_SLOT);
+  #start(lane: Lane, holding: SlotHolding | null): void {
+    this.#hooks.sessionOpened?.(lane);
+    const ran = this.#hooks.runSession(lane, holding?.slot ?? OWN_SLOT);
     // The shared slot goes back before the local count drops, so that this process's next
     // acquisition does not find it still taken.
     const ended = holding === null ? ran : ran.finally(() => holding.release());
     const session: Promise<void> = ended.finally(() => {
-      this.limiter.release(queue.key);
-      this.#hooks.sessionClosed?.(queue);
+      this.limiter.release(lane.key);
+      this.#hooks.sessionClosed?.(lane);
       this.#sessions.delete(session);
       this.pump();
     });
@@ -337,6 +466,11 @@ export class ProbeScheduler {
       Math.max(1, at - now),
     );
   }
+}
+
+/** A refusal of our address rather than of a recipient: the egress may rest and another ask. */
+function refusedByPolicy(failure: HostFailure): boolean {
+  return failure.kind === 'blocked' || (failure.reply !== null && refusesTheClient(failure.reply));
 }
 
 /**

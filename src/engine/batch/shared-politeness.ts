@@ -1,9 +1,10 @@
 /**
  * The scheduler's use of the engine's coordination (../coordination.ts) when politeness is shared
- * with other processes (Redis in the scale-out mode): before a session to a host opens, one of the
- * host's `perHostConcurrency` slots is taken from the shared semaphore, as a lease renewed every
- * third of its length while the session runs and released when it ends; failures and successes
- * go to the shared host health, and a host that any process backed off gets no new session here
+ * with other processes (Redis in the scale-out mode). Keys are lanes, (egress, host) pairs
+ * (../net/egress.ts): before a session on a lane opens, one of its `perHostConcurrency` slots is
+ * taken from the shared semaphore, as a lease renewed every third of its length while the session
+ * runs and released when it ends; failures, successes and rests after a policy refusal go to the
+ * shared health, and a lane that any process backed off or rested gets no new session here
  * either.
  *
  * The scheduler's pump is synchronous and this is not: the pump asks `waitUntil` (what is known
@@ -161,6 +162,21 @@ export class SharedPoliteness {
           this.#health.set(key, { state, fetchedAt: this.#deps.now() });
           this.#deps.changed();
         }),
+    );
+  }
+
+  /** `key` rests until epoch ms `until` for every process (an egress refused by policy). */
+  restUntil(key: string, until: number): void {
+    this.#background.track(
+      'health',
+      this.#coordination.health.restUntil(key, until).then(() => {
+        const cached = this.#health.get(key);
+        const state = cached?.state ?? { failuresInARow: 0, notBefore: 0 };
+        this.#health.set(key, {
+          state: { ...state, notBefore: Math.max(state.notBefore, until) },
+          fetchedAt: this.#deps.now(),
+        });
+      }),
     );
   }
 

@@ -45,6 +45,11 @@ export interface BatchEngineOptions extends EngineOptions {
    * the session runs: how long the slots of a worker that died stay taken.
    */
   sessionLeaseMs?: number;
+  /**
+   * How long an egress that a host refused by policy (5.7.x, "too many connections from your
+   * address", a blocklist) stays away from that host while other egresses carry on.
+   */
+  egressRestMs?: number;
 }
 
 export interface VerifyManyOptions {

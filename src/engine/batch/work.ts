@@ -26,6 +26,11 @@ export interface WorkBase {
   addressIndex: number;
   /** Sessions that failed while carrying it (connection lost before its reply). */
   drops: number;
+  /**
+   * Egresses that refused to ask about it by policy (our address, not the recipient) and handed
+   * it to another egress; at most one fewer than the host's egresses (absent: none).
+   */
+  egressRefusals?: number;
 }
 
 export interface RecipientWork extends WorkBase {

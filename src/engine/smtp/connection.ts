@@ -68,6 +68,8 @@ export interface OpenOptions {
   /** Connect and banner must complete before this `performance.now()` instant. */
   deadlineAt: number;
   proxy?: SocksProxyOptions | null;
+  /** Local address to connect from (an egress's source address); through a proxy it is unused. */
+  localAddress?: string | null;
   /** Aborting destroys the connection (and fails what is pending with kind `destroyed`). */
   signal?: AbortSignal;
   /** Called once when the connection is finished with, whatever the reason (owner's bookkeeping). */
@@ -132,7 +134,8 @@ export class SmtpConnection {
     if (options.proxy) {
       socket = await connectThroughProxy(options);
     } else {
-      socket = net.connect({ host: options.address, port: options.port, noDelay: true });
+      const localAddress = options.localAddress ?? undefined;
+      socket = net.connect({ host: options.address, port: options.port, noDelay: true, localAddress });
     }
     const connection = new SmtpConnection(socket, options.address, options.signal, options.onClose);
     if (options.signal?.aborted) connection.destroy();

@@ -14,6 +14,11 @@
  * the next MX, or end with its last failure as evidence. An answer about a recipient ends its
  * failure streak; a greeting alone does not.
  *
+ * With several egresses (source addresses, SOCKS5 proxies: ../net/egress.ts) probes take them in
+ * turn, skipping one that rests for the host; back-off and rests are kept per (egress, host). A
+ * refusal of our address by policy rests that egress for that host (`egressRestMs`) while there
+ * are others; the probe that got it still reports it.
+ *
  * An address whose local part is not ASCII is asked about only where the server offers SMTPUTF8
  * (smtputf8.ts). The first host that greets decides that too, as for a reply to RCPT: the probe
  * QUITs without MAIL FROM and does not try the next MX, because a sending MTA does not either
@@ -30,8 +35,15 @@ import type { SmtpOptions } from '../types.js';
 import { CatchAllCache } from './catch-all-cache.js';
 import type { ReplyVerdict } from './classify.js';
 import { classifyReply } from './classify.js';
-import type { SocksProxyOptions } from './connection.js';
-import { SmtpConnectionError, parseProxyUrl } from './connection.js';
+import type { Egress } from '../net/egress.js';
+import {
+  DEFAULT_EGRESS_REST_MS,
+  buildEgresses,
+  egressesFor,
+  pairKey,
+  refusesTheClient,
+} from '../net/egress.js';
+import { SmtpConnectionError } from './connection.js';
 import type { SmtpReply } from './reply.js';
 import type { HostFailure, SessionStage, SmtpSession } from './session.js';
 import { budgetDeadlines, connectionRefused, describe, failureOf, openSession } from './session.js';
@@ -69,6 +81,16 @@ export interface ProberOptions extends SmtpOptions {
   hostBackoffMs?: number;
   /** Longest back-off (default 60 s). */
   hostBackoffMaxMs?: number;
+  /** How long an egress refused by policy stays away from that host, when there are others (default 15 min). */
+  egressRestMs?: number;
+}
+
+/** The egress a probe of one host address goes out through, and whether it rests there. */
+interface Route {
+  egress: Egress;
+  /** The (egress, host) key of the back-off. */
+  key: string;
+  resting: HostFailure | null;
 }
 
 const LOCAL_ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789';
@@ -111,7 +133,9 @@ export class SmtpProber {
   readonly #options: ProberOptions;
   readonly #clock: () => number;
   readonly #random: () => number;
-  readonly #proxies: SocksProxyOptions[];
+  readonly #egresses: Egress[];
+  /** Turn of the next probe in the egress rotation. */
+  #turn = 0;
   readonly #catchAll: CatchAllCache;
   readonly #health: HostHealth;
   readonly #backoffMs: number;
@@ -125,7 +149,7 @@ export class SmtpProber {
     this.#options = options;
     this.#clock = deps.clock ?? Date.now;
     this.#random = deps.random ?? cryptoRandom();
-    this.#proxies = options.proxies.map(parseProxyUrl);
+    this.#egresses = buildEgresses(options);
     this.#catchAll = new CatchAllCache(options.catchAllTtlMs, this.#clock);
     this.#health = deps.health ?? createLocalHealth(this.#clock);
     this.#backoffMs = options.hostBackoffMs ?? DEFAULT_HOST_BACKOFF_MS;
@@ -156,7 +180,8 @@ export class SmtpProber {
           break;
         }
         lastHost = host.exchange;
-        const resting = await this.#resting(address);
+        const route = await this.#route(address);
+        const resting = route.resting;
         if (resting !== null) {
           // A refusal of the prober (blocked, or deferred at MAIL FROM) holds as it was given:
           // the first host that decides, decides, as when it answers.
@@ -174,7 +199,7 @@ export class SmtpProber {
         }
         // Connect and banner get this host's share of what is left; the dialogue gets the rest.
         const greetingAt = now + (deadlineAt - now) / (hosts.length - i);
-        const result = await this.#ask(host, address, request, greetingAt, deadlineAt);
+        const result = await this.#ask(host, address, route, request, greetingAt, deadlineAt);
         if (result.type === 'decided') {
           return {
             kind: result.kind,
@@ -221,16 +246,21 @@ export class SmtpProber {
   async #ask(
     host: MailHost,
     address: string,
+    route: Route,
     request: ProbeRequest,
     greetingAt: number,
     deadlineAt: number,
   ): Promise<HostResult> {
-    const result = await this.#session(host, address, request, greetingAt, deadlineAt);
-    if (result.type === 'failed') this.#failed(address, result.failure);
-    else if (result.type === 'decided' && result.stage !== 'rcpt') {
+    const { key } = route;
+    const result = await this.#session(host, address, route.egress, request, greetingAt, deadlineAt);
+    if (result.type === 'failed') {
+      this.#failed(key, result.failure);
+      if (result.failure.reply !== null && refusesTheClient(result.failure.reply)) this.#rest(address, key);
+    } else if (result.type === 'decided' && result.stage !== 'rcpt') {
       // A refusal of the prober at the banner, EHLO or MAIL FROM: a failure of the host too.
       const reply = result.reply;
-      this.#failed(address, {
+      if (result.kind === 'blocked' || refusesTheClient(reply)) this.#rest(address, key);
+      this.#failed(key, {
         kind: result.kind === 'greylisted' ? 'greylisted' : 'blocked',
         stage: result.stage,
         cause: 'reply',
@@ -238,13 +268,17 @@ export class SmtpProber {
         detail: `${result.stage}: ${describe(reply)}`,
         tls: result.tls,
       });
-    } else if (result.type === 'decided') this.#answered(address);
+    } else if (result.type === 'decided') {
+      if (result.kind === 'blocked' && refusesTheClient(result.reply)) this.#rest(address, key);
+      this.#answered(key);
+    }
     return result;
   }
 
   async #session(
     host: MailHost,
     address: string,
+    egress: Egress,
     request: ProbeRequest,
     greetingAt: number,
     deadlineAt: number,
@@ -253,8 +287,9 @@ export class SmtpProber {
       { exchange: host.exchange, address },
       {
         port: this.#options.port,
-        heloName: this.#options.heloName,
-        proxy: this.#pickProxy(),
+        heloName: egress.heloName,
+        proxy: egress.proxy,
+        localAddress: egress.localAddress,
         deadlines: budgetDeadlines(greetingAt, deadlineAt),
         signal: this.#closing.signal,
       },
@@ -375,9 +410,30 @@ export class SmtpProber {
     this.#health.recordSuccess(key).catch(() => undefined);
   }
 
-  #pickProxy(): SocksProxyOptions | null {
-    if (this.#proxies.length === 0) return null;
-    return this.#proxies[Math.floor(this.#random() * this.#proxies.length) % this.#proxies.length]!;
+  /**
+   * The next egress in turn for host `address`, skipping those that rest there; when all rest,
+   * the one whose turn it was, with its rest (the probe then reports it without connecting).
+   */
+  async #route(address: string): Promise<Route> {
+    const egresses = egressesFor(this.#egresses, address);
+    const turn = this.#turn;
+    this.#turn = (turn + 1) % 1_000_000;
+    let first: Route | null = null;
+    for (let i = 0; i < egresses.length; i++) {
+      const egress = egresses[(turn + i) % egresses.length]!;
+      const key = pairKey(egress, address);
+      const route = { egress, key, resting: await this.#resting(key) };
+      if (route.resting === null) return route;
+      first ??= route;
+    }
+    return first!;
+  }
+
+  /** The egress of `key` rests for host `address` after a policy refusal, while others can reach it. */
+  #rest(address: string, key: string): void {
+    if (egressesFor(this.#egresses, address).length < 2) return;
+    const until = this.#clock() + (this.#options.egressRestMs ?? DEFAULT_EGRESS_REST_MS);
+    this.#health.restUntil(key, until).catch(() => undefined);
   }
 }
 

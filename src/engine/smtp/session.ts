@@ -74,6 +74,8 @@ export interface SessionOptions {
   port: number;
   heloName: string;
   proxy: SocksProxyOptions | null;
+  /** The egress's source address to connect from (unused through a proxy); absent: the system's. */
+  localAddress?: string | null;
   deadlines: Deadlines;
   /** Aborting destroys the connection; what is pending fails with cause `destroyed`. */
   signal?: AbortSignal;
@@ -227,6 +229,7 @@ async function greet(target: SessionTarget, options: SessionOptions, retry: bool
       port: options.port,
       deadlineAt: options.deadlines.greeting(retry),
       proxy: options.proxy,
+      localAddress: options.localAddress ?? null,
       ...(options.signal === undefined ? {} : { signal: options.signal }),
       onClose: () => markClosed(),
     });
