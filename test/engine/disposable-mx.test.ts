@@ -10,23 +10,14 @@ import { DISPOSABLE_MX_PROVIDERS } from '../../src/engine/lists/disposable-mx-ho
 import { disposableMxHost, isDisposableDomain } from '../../src/engine/lists/disposable.js';
 import { startDnsServer, type FakeDnsServer } from '../kit/dns-server.js';
 import { startSmtpServers, type SmtpKit } from '../kit/smtp-servers.js';
+import { kitEngineOptions } from '../kit/engine-options.js';
 
 let kit: SmtpKit;
 let dns: FakeDnsServer;
 let verifier: Verifier;
 
 function engineOptions(): EngineOptions {
-  return {
-    dns: { servers: [dns.address], timeoutMs: 300, tries: 1, positiveTtlMs: 60_000, negativeTtlMs: 60_000 },
-    smtp: {
-      port: kit.port,
-      heloName: 'probe.mailverdict.test',
-      mailFrom: 'verify@probe.mailverdict.test',
-      proxies: [],
-      maxMxHosts: 3,
-    },
-    catchAllTtlMs: 60_000,
-  };
+  return kitEngineOptions(dns.address, kit.port);
 }
 
 /** `domain`'s MX records name `exchanges`; each of them resolves to the kit's MTA. */

@@ -13,6 +13,7 @@ import type { FakeDnsServer } from '../kit/dns-server.js';
 import { startDnsServer } from '../kit/dns-server.js';
 import type { ScriptedReply, SmtpKit } from '../kit/smtp-servers.js';
 import { startSmtpServers } from '../kit/smtp-servers.js';
+import { kitEngineOptions } from '../kit/engine-options.js';
 
 type Verdict = { status: string; reason: string };
 
@@ -66,17 +67,7 @@ beforeAll(async () => {
   dns = await startDnsServer();
   dns.setDomain('vendors.test', { mx: [{ exchange: 'mx.vendors.test', priority: 10 }] });
   dns.setDomain('mx.vendors.test', { a: [kit.hosts.vendors!.ip] });
-  verifier = createVerifier({
-    dns: { servers: [dns.address], timeoutMs: 300, tries: 1, positiveTtlMs: 60_000, negativeTtlMs: 60_000 },
-    smtp: {
-      port: kit.port,
-      heloName: 'probe.mailverdict.test',
-      mailFrom: 'verify@probe.mailverdict.test',
-      proxies: [],
-      maxMxHosts: 3,
-    },
-    catchAllTtlMs: 60_000,
-  });
+  verifier = createVerifier(kitEngineOptions(dns.address, kit.port));
   // A few sessions at a time: each is a full dialogue (about 0.1 s on this kit), one per row.
   const queue = REPLY_PATTERNS.map((_row, i) => i);
   const work = async (): Promise<void> => {

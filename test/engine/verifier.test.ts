@@ -9,23 +9,14 @@ import type { FakeDnsServer } from '../kit/dns-server.js';
 import { startDnsServer } from '../kit/dns-server.js';
 import type { KitHost, SmtpKit } from '../kit/smtp-servers.js';
 import { REPLIES, startSmtpServers } from '../kit/smtp-servers.js';
+import { kitEngineOptions } from '../kit/engine-options.js';
 
 let kit: SmtpKit;
 let dns: FakeDnsServer;
 let verifier: Verifier;
 
 function engineOptions(): EngineOptions {
-  return {
-    dns: { servers: [dns.address], timeoutMs: 300, tries: 1, positiveTtlMs: 60_000, negativeTtlMs: 60_000 },
-    smtp: {
-      port: kit.port,
-      heloName: 'probe.mailverdict.test',
-      mailFrom: 'verify@probe.mailverdict.test',
-      proxies: [],
-      maxMxHosts: 3,
-    },
-    catchAllTtlMs: 60_000,
-  };
+  return kitEngineOptions(dns.address, kit.port);
 }
 
 /** Points `domain` at kit hosts: one MX per host, preference 10, 20... */

@@ -13,6 +13,7 @@ import type { FakeDnsServer } from '../kit/dns-server.js';
 import { startDnsServer } from '../kit/dns-server.js';
 import type { KitHost, SmtpKit } from '../kit/smtp-servers.js';
 import { startSmtpServers } from '../kit/smtp-servers.js';
+import { kitEngineOptions } from '../kit/engine-options.js';
 
 let kit: SmtpKit;
 let dns: FakeDnsServer;
@@ -34,17 +35,7 @@ beforeAll(async () => {
     dns.setDomain(domain, { mx: [{ exchange: `mx.${domain}`, priority: 10 }] });
     dns.setDomain(`mx.${domain}`, { a: [kit.hosts[host]!.ip] });
   }
-  const engine: EngineOptions = {
-    dns: { servers: [dns.address], timeoutMs: 300, tries: 1, positiveTtlMs: 60_000, negativeTtlMs: 60_000 },
-    smtp: {
-      port: kit.port,
-      heloName: 'probe.mailverdict.test',
-      mailFrom: 'verify@probe.mailverdict.test',
-      proxies: [],
-      maxMxHosts: 3,
-    },
-    catchAllTtlMs: 60_000,
-  };
+  const engine: EngineOptions = kitEngineOptions(dns.address, kit.port);
   verifier = createVerifier(engine);
   batch = createBatchEngine({
     ...engine,
