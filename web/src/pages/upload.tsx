@@ -254,8 +254,10 @@ export function UploadList() {
         contentType: 'text/csv',
       });
     },
-    onSuccess: async (job) => {
-      await invalidate(keys.jobs, keys.overview);
+    onSuccess: (job) => {
+      // Not awaited: the job's page need not wait for the lists and the overview to be fetched
+      // again, which is slow while an embedded worker starts on a large job.
+      void invalidate(keys.jobs, keys.overview);
       reset();
       navigate(`/lists/${encodeURIComponent(job.job_id)}`);
     },
