@@ -7,8 +7,10 @@ process.env.MAILVERDICT_TEST_RUN_ID ??= randomBytes(4).toString('hex');
 
 export default defineConfig({
   test: {
-    testTimeout: 20_000,
-    hookTimeout: 20_000,
+    // Generous: a suite that spawns the CLI through tsx pays 2-9 s of start-up per process on two
+    // busy cores (seen at 12-14 s for a test with two spawns during a CI run). A hang still fails.
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
     // Many suites bind loopback sockets and SQLite files; two cores cannot run many at once.
     maxWorkers: 2,
     reporters: ['default'],
