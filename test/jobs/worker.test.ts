@@ -149,7 +149,10 @@ describe('worker leases', () => {
 
   it('abandons a chunk whose job is cancelled while it runs', async () => {
     let aborted = false;
+    let started!: () => void;
+    const verifying = new Promise<void>((resolve) => (started = resolve));
     const slow: ChunkVerifier = async (_mode, emails, signal) => {
+      started();
       await new Promise((resolve) => {
         signal.addEventListener('abort', () => {
           aborted = true;
@@ -162,7 +165,8 @@ describe('worker leases', () => {
     const h = await harness({ verifyChunk: slow, flags: { lease: '300ms' } });
     const jobId = await submit(h, 5);
     const run = h.worker.runOnce();
-    await sleep(50);
+    // Cancelled once the chunk is being verified (a fixed sleep lost the race on a busy PostgreSQL).
+    await verifying;
     await h.inject({
       method: 'DELETE',
       url: `/v1/jobs/${jobId}`,
