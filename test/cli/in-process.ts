@@ -2,11 +2,13 @@
 import { Command } from 'commander';
 import { registerAccountsCommand } from '../../src/cli/commands/accounts.command.js';
 import { registerKeysCommand } from '../../src/cli/commands/keys.command.js';
+import { registerMembersCommand } from '../../src/cli/commands/members.command.js';
 
 export async function runInProcess(args: string[]): Promise<string> {
   const program = new Command('mailverdict').exitOverride();
   registerAccountsCommand(program);
   registerKeysCommand(program);
+  registerMembersCommand(program);
   let out = '';
   const write = process.stdout.write.bind(process.stdout);
   process.stdout.write = (chunk: string | Uint8Array) => {

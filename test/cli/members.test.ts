@@ -7,37 +7,17 @@ import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Command } from 'commander';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/api/app.js';
-import { registerAccountsCommand } from '../../src/cli/commands/accounts.command.js';
-import { registerMembersCommand } from '../../src/cli/commands/members.command.js';
 import { loadConfig } from '../../src/config.js';
 import { createRuntime } from '../../src/runtime.js';
 import { startMailSink } from '../dashboard/kit.js';
+import { runInProcess } from './in-process.js';
 import { cleanEnv, spawnCli } from './run-cli.js';
 
 /** Each test hashes passwords with scrypt (100-200 ms idle, seconds on a loaded 2-core machine). */
 const SLOW = { timeout: 60_000 };
-
-async function run(args: string[]): Promise<string> {
-  const program = new Command('mailverdict').exitOverride();
-  registerAccountsCommand(program);
-  registerMembersCommand(program);
-  let out = '';
-  const write = process.stdout.write.bind(process.stdout);
-  process.stdout.write = (chunk: string | Uint8Array) => {
-    out += chunk.toString();
-    return true;
-  };
-  try {
-    await program.parseAsync(args, { from: 'user' });
-  } finally {
-    process.stdout.write = write;
-  }
-  return out;
-}
 
 describe('mailverdict members', SLOW, () => {
   let dir: string;
@@ -45,7 +25,7 @@ describe('mailverdict members', SLOW, () => {
   const store = () => ['--data-dir', dir];
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- JSON printed by the command
   const json = async (...args: string[]): Promise<any> =>
-    JSON.parse(await run([...args, ...store(), '--json']));
+    JSON.parse(await runInProcess([...args, ...store(), '--json']));
 
   /** Uses a link's token against the dashboard's API of a real app on the same store. */
   async function accept(link: string, password: string, kind: 'invitations' | 'password-resets') {
@@ -76,7 +56,7 @@ describe('mailverdict members', SLOW, () => {
 
   it('invites an address and prints its one-time link, valid 24 hours', async () => {
     const before = Date.now();
-    const out = await run([
+    const out = await runInProcess([
       'members',
       'invite',
       '--account',
@@ -143,14 +123,24 @@ describe('mailverdict members', SLOW, () => {
   });
 
   it('refuses unknown accounts and members', async () => {
-    await expect(run(['members', 'list', '--account', 'acct_nope', ...store()])).rejects.toMatchObject({
+    await expect(
+      runInProcess(['members', 'list', '--account', 'acct_nope', ...store()]),
+    ).rejects.toMatchObject({
       code: 'not_found',
     });
     await expect(
-      run(['members', 'reset', '--email', 'nobody@example.org', ...store()]),
+      runInProcess(['members', 'reset', '--email', 'nobody@example.org', ...store()]),
     ).rejects.toMatchObject({ code: 'not_found' });
     await expect(
-      run(['members', 'remove', '--account', accountId, '--email', 'nobody@example.org', ...store()]),
+      runInProcess([
+        'members',
+        'remove',
+        '--account',
+        accountId,
+        '--email',
+        'nobody@example.org',
+        ...store(),
+      ]),
     ).rejects.toMatchObject({
       code: 'not_found',
     });
