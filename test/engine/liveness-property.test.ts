@@ -65,8 +65,9 @@ const sessionScript: fc.Arbitrary<SessionScript> = fc
     split: fc.subarray([...STAGES]),
     offerTls: fc.boolean(),
     brokenTls: fc.oneof(
-      { weight: 5, arbitrary: fc.constant(false) },
+      { weight: 10, arbitrary: fc.constant(false) },
       { weight: 1, arbitrary: fc.constant(true) },
+      { weight: 1, arbitrary: fc.constant('waits' as const) },
     ),
     pipelining: fc.boolean(),
   })
@@ -277,7 +278,7 @@ function failsEveryGreeting(scripts: SessionScript[]): boolean {
   const ends = (b: Behaviour | undefined): boolean => b !== undefined && b !== 'ok' && b !== 'split';
   return scripts.every((script) => {
     const stages = script.stages ?? {};
-    if (script.brokenTls === true) return false;
+    if (script.brokenTls === true || script.brokenTls === 'waits') return false;
     // A 5xx to EHLO is followed by HELO, answered the same: refused too.
     if (ends(stages.banner) || ends(stages.ehlo)) return true;
     // STARTTLS refused with 4xx/5xx goes on in clear text: only the others end the session.
@@ -295,11 +296,26 @@ function expectOneResultEach(emails: string[], results: VerificationResult[], re
   expect([...reported].sort((a, b) => a - b)).toEqual(emails.map((_, i) => i));
 }
 
+/**
+ * Runs a property; a failure names the command that replays exactly its failing run (printed on
+ * its own line too, so that it is found in a long CI log).
+ */
+async function check<T>(testName: string, property: fc.IAsyncProperty<T>): Promise<void> {
+  const details = await fc.check(property, FC_OPTIONS as fc.Parameters<T>);
+  if (!details.failed) return;
+  const replay =
+    `LIVENESS_SEED=${details.seed} LIVENESS_PATH=${details.counterexamplePath ?? ''} ` +
+    `npx vitest run test/engine/liveness-property.test.ts -t '${testName}'`;
+  console.error(`Replay the failing liveness run: ${replay}`);
+  throw new Error(`${fc.defaultReportMessage(details) ?? 'property failed'}\nReplay: ${replay}`);
+}
+
 // ---------------------------------------------------------------------------------------------
 
 describe('liveness properties', () => {
   it('verifyMany ends within its bound, answers each address once, keeps to the per-host cap and back-off', async () => {
-    await fc.assert(
+    await check(
+      'verifyMany ends within its bound',
       fc.asyncProperty(world, settings, async (w, s) => {
         const running = await start(w, s);
         const engine = createBatchEngine(running.options);
@@ -347,12 +363,12 @@ describe('liveness properties', () => {
           await running.cleanup();
         }
       }),
-      FC_OPTIONS,
     );
   }, 240_000);
 
   it('verify ends within its budget, answers once, and connects to no host again while it is backed off', async () => {
-    await fc.assert(
+    await check(
+      'verify ends within its budget',
       fc.asyncProperty(world, async (w) => {
         const running = await start(w, {});
         // A clock that stands still: a host backed off stays backed off for the whole run.
@@ -381,7 +397,6 @@ describe('liveness properties', () => {
           await running.cleanup();
         }
       }),
-      FC_OPTIONS,
     );
   }, 240_000);
 });

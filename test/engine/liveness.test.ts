@@ -143,6 +143,35 @@ describe('the greeting, one module for the single probe and the batch sessions',
   });
 });
 
+describe('the per-host cap, as the server counts connections', () => {
+  // Issue 20: a connection counts for the server until it has let go of it. The clear-text retry
+  // after a broken TLS handshake, or the next session after one the client ended, must not open
+  // before the server has read the end of the one before.
+  it.each([
+    ['the server closes after breaking TLS', true],
+    ['the server waits for the client after breaking TLS', 'waits'],
+  ] as const)('keeps to one connection at a time when %s', async (_, brokenTls) => {
+    const w = await world(
+      { [MX]: [{ offerTls: true, brokenTls }, { stages: { ehlo: 'garbage' } }, {}] },
+      { 'cap.test': [MX] },
+    );
+    const engine = createBatchEngine({ ...w.options, perHostConcurrency: 1, itemsPerSession: 1 });
+    const verifier = createVerifier(w.options);
+    cleanups.push(
+      () => engine.close(),
+      () => verifier.close(),
+    );
+    const emails = ['user1@cap.test', 'user2@cap.test', 'nobody@cap.test', 'user3@cap.test'];
+    const results = await within(10_000, engine.verifyMany(emails), 'verifyMany');
+    expect(results).toHaveLength(emails.length);
+    expect(w.mtas.host(MX).sessions.length).toBeGreaterThanOrEqual(3);
+    expect(w.mtas.host(MX).peakConcurrent).toBe(1);
+    // A single verification's retry in clear text too.
+    await verifier.verify('user4@cap.test', { timeoutMs: 2_000 });
+    expect(w.mtas.host(MX).peakConcurrent).toBe(1);
+  });
+});
+
 /** The ways a stage can fail (liveness-mta.ts), and 'split': a normal reply in two packets. */
 const HOW: readonly Behaviour[] = ['split', '4xx', '5xx', '421', 'close', 'reset', 'silence', 'garbage'];
 
