@@ -28,6 +28,8 @@ import { BEHAVIOURS, STAGES, startScriptedMtas } from './liveness-mta.js';
 
 const IPS = ['127.0.8.1', '127.0.8.2', '127.0.8.3'];
 const RUNS = Number(process.env.LIVENESS_RUNS ?? 40);
+/** A bound on each property's whole run that grows with LIVENESS_RUNS (a run takes 0.2-0.5 s). */
+const TEST_TIMEOUT_MS = Math.max(240_000, RUNS * 1_000);
 /** LIVENESS_SEED and LIVENESS_PATH (as fast-check printed them) replay a reported failure. */
 const FC_OPTIONS: fc.Parameters<unknown> = {
   numRuns: RUNS,
@@ -364,7 +366,7 @@ describe('liveness properties', () => {
         }
       }),
     );
-  }, 240_000);
+  }, TEST_TIMEOUT_MS);
 
   it('verify ends within its budget, answers once, and connects to no host again while it is backed off', async () => {
     await check(
@@ -398,5 +400,5 @@ describe('liveness properties', () => {
         }
       }),
     );
-  }, 240_000);
+  }, TEST_TIMEOUT_MS);
 });
