@@ -201,9 +201,10 @@ export function parseDuration(raw: string, name = 'duration'): number {
   return Math.round(ms);
 }
 
-/** A duration in the largest unit that states it exactly: 72h, 7d, 500ms. */
+/** A duration in the largest unit that states it exactly (hours up to 72h, the figures people know): 72h, 7d, 500ms. */
 export function formatDuration(ms: number): string {
-  for (const unit of ['d', 'h', 'm', 's'] as const)
+  if (ms > 3 * DAY && ms % DAY === 0) return `${ms / DAY}d`;
+  for (const unit of ['h', 'm', 's'] as const)
     if (ms >= UNITS[unit]! && ms % UNITS[unit]! === 0) return `${ms / UNITS[unit]!}${unit}`;
   return `${ms}ms`;
 }
@@ -280,7 +281,10 @@ interface BaseSettings {
  * docs/configuration.md (`npm run docs:config`) are made from these rows.
  */
 export type Setting<T> = {
-  /** commander's flag, `--name <value>`; `--no-name` for a setting that is on by default. */
+  /**
+   * commander's flag: `--name <value>`; `--name [value]` when the flag alone means true; `--no-name`
+   * for a setting that is on by default.
+   */
   flag: string;
   env: `MAILVERDICT_${string}`;
   parser: ValueType<T>;
@@ -672,11 +676,11 @@ export const SETTINGS = {
     commands: ['serve'],
   }),
   trustProxy: setting({
-    flag: '--trust-proxy <proxies>',
+    flag: '--trust-proxy [proxies]',
     env: 'MAILVERDICT_TRUST_PROXY',
     parser: trustProxy,
     default: false,
-    help: 'believe `X-Forwarded-For` for the client address: `true`, a hop count, or the proxies’ addresses/CIDRs (comma list); leave `false` unless a proxy you run sets it',
+    help: 'believe `X-Forwarded-For` for the client address: `true` (also the flag alone), a hop count, or the proxies’ addresses/CIDRs (comma list); leave `false` unless a proxy you run sets it',
     commands: ['serve'],
   }),
   allowInsecureWebhooks: setting({
