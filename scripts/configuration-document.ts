@@ -22,12 +22,8 @@ export function commandsOf(program: Command): { path: string; command: Command }
 
 /** Whether the option is one of the settings (they are documented once, in the settings table). */
 export function isSetting(option: Option): boolean {
-  return Object.hasOwn(SETTINGS, option.attributeName()) && settingFlag(option) !== undefined;
-}
-
-function settingFlag(option: Option): string | undefined {
   const s = (SETTINGS as Record<string, Setting<unknown> | undefined>)[option.attributeName()];
-  return s !== undefined && s.flag === option.flags ? s.flag : undefined;
+  return s?.flag === option.flags;
 }
 
 const cell = (text: string): string => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');

@@ -2,6 +2,7 @@
  * The one reader of the environment. Every setting is parsed and validated here, once, from
  * (in order of precedence) a CLI flag, a `MAILVERDICT_*` environment variable, or its default.
  * A bad value throws `ConfigError` naming the setting, and start-up stops with that message.
+ * Each setting is one row of SETTINGS: the commands' flags and docs/configuration.md come from it.
  */
 import { SECOND, MINUTE, HOUR, DAY } from './clock.js';
 import type { BatchEngineOptions } from './engine/batch/types.js';
@@ -213,7 +214,7 @@ const duration: ValueType<number> = { parse: (raw, name) => parseDuration(raw, n
 /** A duration, or 0 / "off" for none. */
 const durationOrOff: ValueType<number> = {
   parse: (raw, name) => (/^\s*(0|off)\s*$/i.test(raw) ? 0 : parseDuration(raw, name)),
-  show: (ms) => (ms === 0 ? '0 (off)' : formatDuration(ms)),
+  show: (ms) => (ms === 0 ? 'off' : formatDuration(ms)),
 };
 
 /** The value with any `user:password@` part masked: URLs of stores and relays carry secrets. */
