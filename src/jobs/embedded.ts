@@ -14,7 +14,7 @@ import type { BatchEngine } from '../engine/batch/types.js';
 import type { EngineCoordination } from '../engine/coordination.js';
 import { createRedisCoordination } from '../redis/coordination.js';
 import { systemResolver, type HostResolver } from '../services/webhooks/ssrf.js';
-import { createChunkVerifier } from './chunk-verifier.js';
+import { createChunkVerifier } from '../services/chunk-verifier.js';
 import { DeliveryRunner } from './delivery-runner.js';
 import type { JobMetrics } from './job-metrics.js';
 import { createMailNotifier } from './notify.js';

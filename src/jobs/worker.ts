@@ -17,7 +17,7 @@ import type { Executor } from '../store/executor.js';
 import { addChunkProgress, completeJobIfDone, getJob, markJobProcessing } from '../store/job.store.js';
 import type { ChunkRow } from '../store/schema/jobs.schema.js';
 import type { JobMetrics } from './job-metrics.js';
-import type { ChunkVerifier } from './chunk-verifier.js';
+import type { ChunkVerifier } from '../services/chunk-verifier.js';
 
 /**
  * A chunk claimed this many times without finishing (its workers died or lost their lease each

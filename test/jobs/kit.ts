@@ -7,7 +7,7 @@ import pino from 'pino';
 import { ManualClock } from '../../src/clock.js';
 import { createAccount } from '../../src/services/accounts.service.js';
 import { createKey } from '../../src/services/keys.service.js';
-import { createChunkVerifier, type ChunkVerifier } from '../../src/jobs/chunk-verifier.js';
+import { createChunkVerifier, type ChunkVerifier } from '../../src/services/chunk-verifier.js';
 import { Worker, type WorkerDeps } from '../../src/jobs/worker.js';
 import { createHarness, type Harness, type HarnessOptions } from '../api/harness.js';
 

@@ -10,7 +10,7 @@ import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SECOND, systemClock } from '../../src/clock.js';
 import { loadConfig } from '../../src/config.js';
-import type { ChunkVerifier } from '../../src/jobs/chunk-verifier.js';
+import type { ChunkVerifier } from '../../src/services/chunk-verifier.js';
 import { Worker } from '../../src/jobs/worker.js';
 import { createAccount } from '../../src/services/accounts.service.js';
 import { intakeAll } from '../../src/services/batch-intake.js';
