@@ -19,7 +19,7 @@ import { DeliveryRunner } from './delivery-runner.js';
 import type { JobMetrics } from './job-metrics.js';
 import { createMailNotifier } from './notify.js';
 import { sweepOnce } from './sweep.js';
-import { Worker } from './worker.js';
+import { createWorker, type Worker } from './worker.js';
 import { SECOND, MINUTE } from '../clock.js';
 
 export interface BackgroundJobs {
@@ -45,6 +45,8 @@ export interface BackgroundOptions {
    * URL): without Redis, a start-up warning says that each applies its own per-host cap.
    */
   storeShared?: boolean;
+  /** The chunk worker's lease owner id; default a fresh one. */
+  workerId?: string;
 }
 
 /** How often due webhook/e-mail deliveries are looked for. */
@@ -74,7 +76,8 @@ export function startEmbeddedWorkers(ctx: AppContext, options: BackgroundOptions
       ...(coordination ? { coordination } : {}),
       ...(options.metrics ? { observer: options.metrics.engineObserver } : {}),
     });
-  const worker = new Worker({
+  const worker = createWorker({
+    ...(options.workerId === undefined ? {} : { workerId: options.workerId }),
     db: ctx.db,
     clock: ctx.clock,
     config,
