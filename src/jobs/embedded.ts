@@ -18,13 +18,14 @@ import { createChunkVerifier } from '../services/chunk-verifier.js';
 import { DeliveryRunner } from './delivery-runner.js';
 import type { JobMetrics } from './job-metrics.js';
 import { createMailNotifier } from './notify.js';
-import { sweepOnce } from './sweep.js';
+import { createSweeper, type Sweeper } from './sweep.js';
 import { createWorker, type Worker } from './worker.js';
 import { SECOND, MINUTE } from '../clock.js';
 
 export interface BackgroundJobs {
   worker: Worker;
   deliveries: DeliveryRunner;
+  sweeper: Sweeper;
   /** Stops claiming, hands unfinished chunks back, waits for in-flight deliveries, closes the engine. */
   stop(): Promise<void>;
 }
@@ -103,16 +104,8 @@ export function startEmbeddedWorkers(ctx: AppContext, options: BackgroundOptions
     ...(options.metrics ? { metrics: options.metrics } : {}),
   });
 
-  let sweeping: Promise<unknown> = Promise.resolve();
-  const sweep = (): void => {
-    sweeping = sweepOnce(ctx.db, ctx.clock)
-      .then((r) => {
-        if (r.jobs > 0 || r.idempotencyKeys > 0) logger.info(r, 'retention sweep');
-      })
-      .catch((err: unknown) => logger.error({ err }, 'retention sweep failed'));
-  };
-  const sweepTimer = setInterval(sweep, SWEEP_INTERVAL_MS);
-  sweep();
+  const sweeper = createSweeper({ db: ctx.db, clock: ctx.clock, logger });
+  sweeper.start(SWEEP_INTERVAL_MS);
 
   worker.start();
   deliveries.start(DELIVERY_POLL_MS);
@@ -122,10 +115,10 @@ export function startEmbeddedWorkers(ctx: AppContext, options: BackgroundOptions
   return {
     worker,
     deliveries,
+    sweeper,
     stop: () =>
       (stopped ??= (async () => {
-        clearInterval(sweepTimer);
-        await Promise.all([worker.stop(), deliveries.stop(), sweeping]);
+        await Promise.all([worker.stop(), deliveries.stop(), sweeper.stop()]);
         notifier?.close();
         if (options.batchEngine === undefined) await batchEngine.close();
         await coordination?.close();
