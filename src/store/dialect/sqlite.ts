@@ -5,7 +5,7 @@
  * with the same shape.
  */
 import type BetterSqlite3 from 'better-sqlite3';
-import { Sqlite } from './sqlite-driver.js';
+import { Sqlite } from './better-sqlite3.js';
 import {
   CompiledQuery,
   SqliteAdapter,

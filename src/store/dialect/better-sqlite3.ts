@@ -1,5 +1,6 @@
 /**
- * Which better-sqlite3 build this Node.js can run.
+ * Which better-sqlite3 build this Node.js can run: the package every SQLite file of the store
+ * is opened with (the dialect, `store copy`).
  *
  * better-sqlite3 12 derives its Statement from node::ObjectWrap; from Node 24.19 on, an
  * ObjectWrap finalised by a background GC aborts the process (`Assertion failed: (env) !=
