@@ -14,7 +14,7 @@ import { Kysely } from 'kysely';
 import type { Config } from '../config.js';
 import type { Database } from './schema.js';
 import { createPostgresDialect } from './dialect/postgres.js';
-import { createSqliteDialect } from './dialect/sqlite.js';
+import { createSqliteDialect } from './dialect/sqlite-dialect.js';
 
 export const DATABASE_FILE = 'mailverdict.db';
 

@@ -2,7 +2,7 @@
  * Everything PostgreSQL-specific lives here: the pool, the type parsers and the store backend's
  * operations (store/backend.ts) that must hold with many processes on one database under READ
  * COMMITTED; the change feed and wake-ups are in dialect/postgres-notifications.ts. The sibling
- * dialect/sqlite.ts has the same shape.
+ * dialect/sqlite-dialect.ts has the same shape.
  */
 import pg from 'pg';
 import {
