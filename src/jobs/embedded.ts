@@ -1,6 +1,6 @@
 /**
- * The background work of a process: the chunk worker, the delivery runner (webhooks and
- * e-mails) and the retention sweep. `serve` starts it when `config.batch.embeddedWorkers`;
+ * The background work of a process: the chunk worker (createWorker), the delivery runner (webhooks
+ * and e-mails) and the retention sweeper (createSweeper), on one batch engine. `serve` starts it when `config.batch.embeddedWorkers`;
  * `mailverdict worker` runs it alone. Several processes may run it on one store: every step
  * claims its work with a lease or a conditional UPDATE. Their batch engines share the per-MX-host
  * session cap and back-off, and their chunk verifiers a job's repeated addresses, only through
