@@ -59,7 +59,7 @@ function batchSubmitRoute(deps: ApiDeps, resolveHost: HostResolver): FastifyPlug
       }
       readBatchBody(payload, {
         chunkSize: deps.config.batch.chunkSize,
-        // Only live jobs share results between repeated addresses (jobs/chunk-verifier.ts).
+        // Only live jobs share results between repeated addresses (services/chunk-verifier.ts).
         trackRepeats: request.auth?.kind === 'live',
       }).then(
         (body) => done(null, body),
