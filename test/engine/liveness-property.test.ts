@@ -315,90 +315,100 @@ async function check<T>(testName: string, property: fc.IAsyncProperty<T>): Promi
 // ---------------------------------------------------------------------------------------------
 
 describe('liveness properties', () => {
-  it('verifyMany ends within its bound, answers each address once, keeps to the per-host cap and back-off', async () => {
-    await check(
-      'verifyMany ends within its bound',
-      fc.asyncProperty(world, settings, async (w, s) => {
-        const running = await start(w, s);
-        const engine = createBatchEngine(running.options);
-        try {
-          const reported: number[] = [];
-          const overrun = (): string | null => {
-            for (let index = 0; index < w.hosts.length; index++) {
-              const host = running.hostOf(index);
-              const answered = host.sessions.filter((session) => session.answeredRcpts > 0).length;
-              const allowed = sessionsAllowed(s, w, index, answered);
-              if (sessionsOf(host) > allowed)
-                return `host ${index} saw ${sessionsOf(host)} sessions, ${answered} answered: more than ${allowed}`;
-            }
-            return null;
-          };
-          const results = await within(
-            verifyManyBoundMs(s, w),
-            engine.verifyMany(running.emails, { onResult: (i) => void reported.push(i) }),
-            'verifyMany',
-            overrun,
-          );
-          expect(overrun()).toBeNull();
-          expectOneResultEach(running.emails, results, reported);
-          for (const r of results) {
-            // A mailbox that does not exist is never reported as such by a host that failed.
-            if (r.reason === 'smtp_rejected') expect(r.email.startsWith('nobody')).toBe(true);
-            if (r.status === 'deliverable') expect(r.email.startsWith('user')).toBe(true);
-          }
-          await engine.close();
-          w.hosts.forEach((scripts, index) => {
-            const host = running.hostOf(index);
-            expect(host.peakConcurrent).toBeLessThanOrEqual(s.perHostConcurrency);
-            if (!failsEveryGreeting(scripts)) return;
-            // Every session fails before any work: a new one opens only after a failure and its
-            // back-off, so any `cap` + 1 consecutive sessions span at least the first back-off.
-            const accepted = host.sessions.map((session) => session.acceptedAt);
-            for (let j = s.perHostConcurrency; j < accepted.length; j++) {
-              expect(accepted[j]! - accepted[j - s.perHostConcurrency]!).toBeGreaterThanOrEqual(
-                FIXED.hostBackoffMs - 2,
-              );
-            }
-          });
-        } finally {
-          await engine.close();
-          await running.cleanup();
-        }
-      }),
-    );
-  }, TEST_TIMEOUT_MS);
-
-  it('verify ends within its budget, answers once, and connects to no host again while it is backed off', async () => {
-    await check(
-      'verify ends within its budget',
-      fc.asyncProperty(world, async (w) => {
-        const running = await start(w, {});
-        // A clock that stands still: a host backed off stays backed off for the whole run.
-        const verifier = createVerifier(running.options, { clock: () => 1_700_000_000_000 });
-        const timeoutMs = 300;
-        try {
-          for (const email of running.emails) {
-            const result = await within(
-              verifyBound(timeoutMs),
-              verifier.verify(email, { timeoutMs }),
-              'verify',
+  it(
+    'verifyMany ends within its bound, answers each address once, keeps to the per-host cap and back-off',
+    async () => {
+      await check(
+        'verifyMany ends within its bound',
+        fc.asyncProperty(world, settings, async (w, s) => {
+          const running = await start(w, s);
+          const engine = createBatchEngine(running.options);
+          try {
+            const reported: number[] = [];
+            const overrun = (): string | null => {
+              for (let index = 0; index < w.hosts.length; index++) {
+                const host = running.hostOf(index);
+                const answered = host.sessions.filter((session) => session.answeredRcpts > 0).length;
+                const allowed = sessionsAllowed(s, w, index, answered);
+                if (sessionsOf(host) > allowed)
+                  return `host ${index} saw ${sessionsOf(host)} sessions, ${answered} answered: more than ${allowed}`;
+              }
+              return null;
+            };
+            const results = await within(
+              verifyManyBoundMs(s, w),
+              engine.verifyMany(running.emails, { onResult: (i) => void reported.push(i) }),
+              'verifyMany',
+              overrun,
             );
-            expect(result.email).toBe(email);
-            if (result.status === 'deliverable') expect(email.startsWith('user')).toBe(true);
-            if (result.reason === 'smtp_rejected') expect(email.startsWith('nobody')).toBe(true);
+            expect(overrun()).toBeNull();
+            expectOneResultEach(running.emails, results, reported);
+            for (const r of results) {
+              // A mailbox that does not exist is never reported as such by a host that failed.
+              if (r.reason === 'smtp_rejected') expect(r.email.startsWith('nobody')).toBe(true);
+              if (r.status === 'deliverable') expect(r.email.startsWith('user')).toBe(true);
+            }
+            await engine.close();
+            w.hosts.forEach((scripts, index) => {
+              const host = running.hostOf(index);
+              expect(host.peakConcurrent).toBeLessThanOrEqual(s.perHostConcurrency);
+              if (!failsEveryGreeting(scripts)) return;
+              // Every session fails before any work: a new one opens only after a failure and its
+              // back-off, so any `cap` + 1 consecutive sessions span at least the first back-off.
+              const accepted = host.sessions.map((session) => session.acceptedAt);
+              for (let j = s.perHostConcurrency; j < accepted.length; j++) {
+                expect(accepted[j]! - accepted[j - s.perHostConcurrency]!).toBeGreaterThanOrEqual(
+                  FIXED.hostBackoffMs - 2,
+                );
+              }
+            });
+          } finally {
+            await engine.close();
+            await running.cleanup();
           }
-          w.hosts.forEach((_, index) => {
-            const sessions = running.hostOf(index).sessions;
-            // After a session that got no answer about a recipient (a failure), no connection at
-            // all. A broken TLS handshake is not one: the same greeting goes on in clear text.
-            const first = sessions.findIndex((session) => !session.brokenTls && session.answeredRcpts === 0);
-            if (first !== -1) expect(sessions.length - first - 1).toBe(0);
-          });
-        } finally {
-          await verifier.close();
-          await running.cleanup();
-        }
-      }),
-    );
-  }, TEST_TIMEOUT_MS);
+        }),
+      );
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  it(
+    'verify ends within its budget, answers once, and connects to no host again while it is backed off',
+    async () => {
+      await check(
+        'verify ends within its budget',
+        fc.asyncProperty(world, async (w) => {
+          const running = await start(w, {});
+          // A clock that stands still: a host backed off stays backed off for the whole run.
+          const verifier = createVerifier(running.options, { clock: () => 1_700_000_000_000 });
+          const timeoutMs = 300;
+          try {
+            for (const email of running.emails) {
+              const result = await within(
+                verifyBound(timeoutMs),
+                verifier.verify(email, { timeoutMs }),
+                'verify',
+              );
+              expect(result.email).toBe(email);
+              if (result.status === 'deliverable') expect(email.startsWith('user')).toBe(true);
+              if (result.reason === 'smtp_rejected') expect(email.startsWith('nobody')).toBe(true);
+            }
+            w.hosts.forEach((_, index) => {
+              const sessions = running.hostOf(index).sessions;
+              // After a session that got no answer about a recipient (a failure), no connection at
+              // all. A broken TLS handshake is not one: the same greeting goes on in clear text.
+              const first = sessions.findIndex(
+                (session) => !session.brokenTls && session.answeredRcpts === 0,
+              );
+              if (first !== -1) expect(sessions.length - first - 1).toBe(0);
+            });
+          } finally {
+            await verifier.close();
+            await running.cleanup();
+          }
+        }),
+      );
+    },
+    TEST_TIMEOUT_MS,
+  );
 });
