@@ -25,6 +25,7 @@ import { createKeyUseRecorder } from '../services/key-usage.service.js';
 import { createUsageCache } from '../services/usage-cache.js';
 import { storeBackend } from '../store/backend.js';
 import { plansFromConfig } from '../services/plans.js';
+import { createMemoryRateLimiter, type RateLimiter } from '../services/rate-limit.js';
 import { installAuth } from './auth.js';
 import type { ApiDeps } from './deps.js';
 import {
@@ -36,7 +37,6 @@ import {
 } from './errors.js';
 import { createMetrics, type ApiMetrics } from './metrics.js';
 import { trackRoutesForMethodNotAllowed } from './method-not-allowed.js';
-import { createMemoryRateLimiter, type RateLimiter } from './rate-limit.js';
 import { genReqId, REQUEST_ID_HEADER } from './request-id.js';
 import { createValidatorCompiler } from './validation.js';
 import { healthRoutes } from './routes/health.routes.js';

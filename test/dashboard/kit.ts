@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { SMTPServer } from 'smtp-server';
 import { buildApp } from '../../src/api/app.js';
-import { createMemoryRateLimiter } from '../../src/api/rate-limit.js';
+import { createMemoryRateLimiter } from '../../src/services/rate-limit.js';
 import { ManualClock } from '../../src/clock.js';
 import { issueInvitation, acceptLink } from '../../src/services/members.service.js';
 import type { SessionView } from '../../src/dashboard/contract.js';
