@@ -1,10 +1,10 @@
 /**
- * The dashboard's error handler: the registry's codes and statuses (api/errors.ts translates
+ * The dashboard's error handler: the registry's codes and statuses (http/errors.ts translates
  * Fastify's own errors the same way for both), in the dashboard's envelope
  * `{error: {code, message, details?}, request_id}` (src/dashboard/contract.ts `ErrorEnvelope`).
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { HTTP_STATUS, translate } from '../api/errors.js';
+import { HTTP_STATUS, translate } from '../http/errors.js';
 import { isAppError, type AppError } from '../errors.js';
 import type { ErrorEnvelope } from './contract.js';
 

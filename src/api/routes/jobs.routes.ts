@@ -5,7 +5,8 @@
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyPluginAsync, FastifySchemaCompiler } from 'fastify';
 import { AppError } from '../../errors.js';
-import { BATCH_BODY_LIMIT, readBatchBody, type BatchBody } from '../batch-body.js';
+import { BATCH_BODY_LIMIT } from '../../services/batch-intake.js';
+import { readBatchBody, type BatchBody } from '../batch-body.js';
 import { createValidatorCompiler } from '../validation.js';
 import { submitBatch } from '../../services/batch.service.js';
 import {

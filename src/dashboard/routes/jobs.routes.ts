@@ -6,7 +6,6 @@
 import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
-import { BATCH_BODY_LIMIT } from '../../api/batch-body.js';
 import { AppError } from '../../errors.js';
 import {
   cancelJobItem,
@@ -16,6 +15,7 @@ import {
   parseVerdicts,
   toJobItem,
 } from '../../services/dashboard-jobs.service.js';
+import { BATCH_BODY_LIMIT } from '../../services/batch-intake.js';
 import { uploadList } from '../../services/uploads.service.js';
 import { findUploadByJob } from '../../store/list-upload.store.js';
 import { systemResolver } from '../../services/webhooks/ssrf.js';
