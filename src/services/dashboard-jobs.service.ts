@@ -4,7 +4,6 @@
  * uploaded file's other columns back beside the verdicts, only for the verdicts asked for.
  * Reading, cancelling and the download's checks are jobs.service.ts's, as for the v1 API.
  */
-import type { JobDetail, JobItem, JobList } from '../dashboard/contract.js';
 import { STATUSES, type Status } from '../engine/types.js';
 import { AppError } from '../errors.js';
 import { ChunkDecodeError, decodeEmails, decodeResults } from '../store/chunk-codec.js';
@@ -19,7 +18,7 @@ import {
   readUploadCells,
 } from '../store/list-upload.store.js';
 import type { ListUploadRow } from '../store/schema/dashboard.schema.js';
-import type { JobRow } from '../store/schema/jobs.schema.js';
+import type { JobMode, JobRow, JobStatus } from '../store/schema/jobs.schema.js';
 import { csvRows } from './csv-export.js';
 import { resultsExpired } from './job-view.js';
 import {
@@ -31,7 +30,44 @@ import {
   type JobsDeps,
 } from './jobs.service.js';
 
-export function toJobItem(job: JobRow, upload: ListUploadRow | undefined, now: Date): JobItem {
+/** A job's state as the dashboard shows it: v1's, and `cancelled` (docs/dashboard.md). */
+export type DashboardJobState = JobStatus | 'cancelled';
+
+/** A job as the dashboard lists it: the v1 job plus the list's name and the counts so far. */
+export interface DashboardJob {
+  job_id: string;
+  /** The uploaded file's name; null for an API batch. */
+  name: string | null;
+  status: DashboardJobState;
+  mode: JobMode;
+  total: number;
+  processed: number;
+  created_at: string;
+  completed_at: string | null;
+  results_expire_at: string;
+  /** Completed and not past retention. */
+  downloadable: boolean;
+  /** A download keeps the uploaded file's other columns. */
+  has_original_columns: boolean;
+}
+
+export interface DashboardJobPage {
+  jobs: DashboardJob[];
+  next_cursor: string | null;
+}
+
+/** Counts by verdict and by reason of a completed job. */
+export interface ResultCounts {
+  by_status: Record<string, number>;
+  by_reason: Record<string, number>;
+}
+
+export interface DashboardJobDetail {
+  job: DashboardJob;
+  counts: ResultCounts | null;
+}
+
+function toJobItem(job: JobRow, upload: ListUploadRow | undefined, now: Date): DashboardJob {
   return {
     job_id: job.id,
     name: upload?.name ?? null,
@@ -48,7 +84,7 @@ export function toJobItem(job: JobRow, upload: ListUploadRow | undefined, now: D
   };
 }
 
-async function itemsOf(db: Executor, rows: JobRow[], now: Date): Promise<JobItem[]> {
+async function itemsOf(db: Executor, rows: JobRow[], now: Date): Promise<DashboardJob[]> {
   const uploads = await findUploadsByJobs(
     db,
     rows.map((r) => r.id),
@@ -57,7 +93,11 @@ async function itemsOf(db: Executor, rows: JobRow[], now: Date): Promise<JobItem
 }
 
 /** The account's jobs, newest first, a page at a time (the cursor of GET /v1/jobs). */
-export async function listJobItems(deps: JobsDeps, accountId: string, cursor?: string): Promise<JobList> {
+export async function listJobItems(
+  deps: JobsDeps,
+  accountId: string,
+  cursor?: string,
+): Promise<DashboardJobPage> {
   const after = cursor === undefined || cursor === '' ? null : decodeCursor(cursor);
   const rows = await listAccountJobs(deps.db, accountId, DEFAULT_PAGE_SIZE + 1, after);
   const page = rows.slice(0, DEFAULT_PAGE_SIZE);
@@ -71,7 +111,11 @@ export async function listJobItems(deps: JobsDeps, accountId: string, cursor?: s
   };
 }
 
-export async function latestJobItems(deps: JobsDeps, accountId: string, count: number): Promise<JobItem[]> {
+export async function latestJobItems(
+  deps: JobsDeps,
+  accountId: string,
+  count: number,
+): Promise<DashboardJob[]> {
   return itemsOf(deps.db, await listAccountJobs(deps.db, accountId, count, null), deps.clock.now());
 }
 
@@ -81,10 +125,8 @@ async function requireJob(db: Executor, accountId: string, id: string): Promise<
   return job;
 }
 
-type Counts = NonNullable<JobDetail['counts']>;
-
 /** Tallies a completed job's results chunk by chunk (one chunk in memory at a time). */
-async function tally(db: Executor, job: JobRow): Promise<Counts> {
+async function tally(db: Executor, job: JobRow): Promise<ResultCounts> {
   const byStatus: Record<string, number> = Object.fromEntries(STATUSES.map((s) => [s, 0]));
   const byReason: Record<string, number> = {};
   for (let seq = 0; seq < job.chunk_count; seq++) {
@@ -104,7 +146,7 @@ async function tally(db: Executor, job: JobRow): Promise<Counts> {
  * a polling page does not re-read 500,000 results. Null before completion, or when the results
  * were deleted before anyone asked.
  */
-async function resultCounts(db: Executor, job: JobRow, now: Date): Promise<Counts | null> {
+async function resultCounts(db: Executor, job: JobRow, now: Date): Promise<ResultCounts | null> {
   if (job.status !== 'completed') return null;
   const stored = await findResultCounts(db, job.id);
   if (stored)
@@ -113,7 +155,7 @@ async function resultCounts(db: Executor, job: JobRow, now: Date): Promise<Count
       by_reason: JSON.parse(stored.by_reason) as Record<string, number>,
     };
   if (resultsExpired(job, now)) return null;
-  let counts: Counts;
+  let counts: ResultCounts;
   try {
     counts = await tally(db, job);
   } catch (err) {
@@ -128,7 +170,11 @@ async function resultCounts(db: Executor, job: JobRow, now: Date): Promise<Count
   return counts;
 }
 
-export async function getJobDetail(deps: JobsDeps, accountId: string, id: string): Promise<JobDetail> {
+export async function getJobDetail(
+  deps: JobsDeps,
+  accountId: string,
+  id: string,
+): Promise<DashboardJobDetail> {
   const job = await requireJob(deps.db, accountId, id);
   const now = deps.clock.now();
   return {
@@ -137,11 +183,15 @@ export async function getJobDetail(deps: JobsDeps, accountId: string, id: string
   };
 }
 
-/** Cancels as DELETE /v1/jobs/:id does (unprocessed addresses refunded), answering the job item. */
-export async function cancelJobItem(deps: JobsDeps, accountId: string, id: string): Promise<JobItem> {
-  await cancelJob(deps, accountId, id);
-  const job = await requireJob(deps.db, accountId, id);
+/** The job item of a job just submitted (an uploaded list), with its list's name. */
+export async function jobItemOf(deps: JobsDeps, job: JobRow): Promise<DashboardJob> {
   return toJobItem(job, await findUploadByJob(deps.db, job.id), deps.clock.now());
+}
+
+/** Cancels as DELETE /v1/jobs/:id does (unprocessed addresses refunded), answering the job item. */
+export async function cancelJobItem(deps: JobsDeps, accountId: string, id: string): Promise<DashboardJob> {
+  await cancelJob(deps, accountId, id);
+  return jobItemOf(deps, await requireJob(deps.db, accountId, id));
 }
 
 /** `deliverable,risky` → the verdicts kept; undefined or empty keeps every row. */

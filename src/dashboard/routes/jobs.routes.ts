@@ -13,11 +13,10 @@ import {
   listJobItems,
   openDownload,
   parseVerdicts,
-  toJobItem,
+  jobItemOf,
 } from '../../services/dashboard-jobs.service.js';
 import { BATCH_BODY_LIMIT } from '../../services/batch-intake.js';
 import { uploadList } from '../../services/uploads.service.js';
-import { findUploadByJob } from '../../store/list-upload.store.js';
 import { systemResolver } from '../../services/webhooks/ssrf.js';
 import { DownloadQuery, JobDetail, JobItem, JobList, UploadQuery } from '../contract.js';
 import type { DashboardDeps } from '../deps.js';
@@ -116,7 +115,7 @@ function uploadRoute(deps: DashboardDeps) {
             byteLimit: BATCH_BODY_LIMIT,
           },
         );
-        return reply.code(202).send(toJobItem(job, await findUploadByJob(deps.db, job.id), deps.clock.now()));
+        return reply.code(202).send(await jobItemOf(deps, job));
       },
     );
   };
