@@ -4,7 +4,7 @@
  * types (`import type`, nothing of this module reaches the bundle). Neither side keeps a copy.
  *
  * Conventions shared with v1 (docs/dashboard.md): errors use the v1 envelope
- * `{error: {code, message, details?}, request_id}`; every call is scoped to the signed-in member's
+ * `{error, message, request_id}` (`ErrorEnvelope`), one code per condition; every call is scoped to the signed-in member's
  * account, so another account's key or job answers 404 `not_found`; every request that changes
  * state carries the session's CSRF token in `X-CSRF-Token`.
  */
@@ -296,13 +296,10 @@ export type SettingsBody = Static<typeof SettingsBody>;
 export const WebhookSecret = Type.Object({ webhook_secret: Type.String() });
 export type WebhookSecret = Static<typeof WebhookSecret>;
 
-/** The error envelope, as in v1. */
+/** The error envelope, the one of the whole service (v1's, docs/api.md "Errors"). */
 export const ErrorEnvelope = Type.Object({
-  error: Type.Object({
-    code: Type.String(),
-    message: Type.String(),
-    details: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
-  }),
+  error: Type.String({ description: 'The code (src/errors.ts; docs/api.md lists them all).' }),
+  message: Type.String(),
   request_id: Type.String(),
 });
 export type ErrorEnvelope = Static<typeof ErrorEnvelope>;

@@ -39,7 +39,6 @@ export const HTTP_STATUS: Readonly<Record<ErrorCode, number>> = {
   unauthenticated: 401,
   invalid_credentials: 401,
   csrf_rejected: 403,
-  rate_limited: 429,
   member_exists: 409,
   owner_not_removable: 409,
 };

@@ -179,7 +179,7 @@ export async function createDashboardHarness(
 
 /** The dashboard's error envelope of a response. */
 export function errorCode(res: LightMyRequestResponse): string {
-  return res.json<{ error: { code: string } }>().error.code;
+  return res.json<{ error: string }>().error;
 }
 
 export interface MailSink {

@@ -57,7 +57,7 @@ export function toSessionView(session: DashboardSession): SessionView {
 
 /**
  * Takes one attempt from the client address's allowance (the API's rate limiter: in process, or
- * in Redis shared by every process); 429 `rate_limited` past it.
+ * in Redis shared by every process); 429 `rate_limit_exceeded` past it.
  */
 async function limitClient(deps: DashboardDeps, what: string, request: FastifyRequest): Promise<void> {
   const limit = deps.config.signInRateLimit;
@@ -65,7 +65,7 @@ async function limitClient(deps: DashboardDeps, what: string, request: FastifyRe
   const decision = await deps.rateLimiter.consume(`dashboard-${what}:${request.ip}`, limit);
   if (!decision.allowed)
     throw new AppError(
-      'rate_limited',
+      'rate_limit_exceeded',
       `too many attempts from this address; retry in ${decision.resetSeconds} s`,
       {
         retryAfterSeconds: decision.resetSeconds,
