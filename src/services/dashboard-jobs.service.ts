@@ -6,7 +6,7 @@
  */
 import { STATUSES, type Status } from '../engine/types.js';
 import { AppError } from '../errors.js';
-import { ChunkDecodeError, decodeEmails, decodeResults } from '../store/chunk-codec.js';
+import { ChunkDecodeError, decodeResults } from '../store/chunk-codec.js';
 import { readChunk } from '../store/chunk.store.js';
 import type { Executor } from '../store/executor.js';
 import { getAccountJob, listAccountJobs } from '../store/job.store.js';
@@ -27,6 +27,7 @@ import {
   decodeCursor,
   encodeCursor,
   openResults,
+  type JobResults,
   type JobsDeps,
 } from './jobs.service.js';
 
@@ -235,20 +236,15 @@ function decodeCells(text: string | undefined, expected: number): string[][] {
 
 async function* downloadBody(
   db: Executor,
-  job: JobRow,
+  { job, chunks }: JobResults,
   upload: ListUploadRow | undefined,
   verdicts: ReadonlySet<Status> | null,
 ): AsyncGenerator<string> {
   yield csvRows([headerRow(upload)]);
-  for (let seq = 0; seq < job.chunk_count; seq++) {
-    const chunk = await readChunk(db, job.id, seq);
-    // Deleted by the sweep while the download was running: end the response with an error.
-    if (!chunk || chunk.results === null) throw new Error(`results of chunk ${seq} of ${job.id} are gone`);
-    const emails = decodeEmails(chunk.emails, chunk.size);
-    const results = decodeResults(chunk.results, chunk.size);
-    const cells = upload ? decodeCells(await readUploadCells(db, job.id, seq), chunk.size) : null;
+  for await (const { seq, emails, rows: results } of chunks) {
+    const cells = upload ? decodeCells(await readUploadCells(db, job.id, seq), emails.length) : null;
     const rows: (string | number)[][] = [];
-    for (let i = 0; i < chunk.size; i++) {
+    for (let i = 0; i < emails.length; i++) {
       const r = results[i]!;
       if (verdicts !== null && !verdicts.has(r.status)) continue;
       const verdict = [r.status, r.score, r.reason ?? ''];
@@ -289,11 +285,10 @@ export async function openDownload(
   id: string,
   verdicts: ReadonlySet<Status> | null,
 ): Promise<Download> {
-  // openResults makes the checks; its own body (v1's CSV) is never started.
-  const { job } = await openResults(deps, accountId, id, 'csv', '');
-  const upload = await findUploadByJob(deps.db, job.id);
+  const results = await openResults(deps, accountId, id);
+  const upload = await findUploadByJob(deps.db, results.job.id);
   return {
-    filename: downloadName(job, upload, verdicts),
-    body: downloadBody(deps.db, job, upload, verdicts),
+    filename: downloadName(results.job, upload, verdicts),
+    body: downloadBody(deps.db, results, upload, verdicts),
   };
 }
