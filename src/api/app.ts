@@ -235,7 +235,7 @@ export function buildApp(options: BuildAppOptions): FastifyInstance {
   });
   // The v1 API's rules live in a scope of their own; src/runtime.ts registers the dashboard
   // (src/dashboard/plugin.ts) beside it in another with its own (CSV uploads, cookies, CSRF,
-  // security headers, its error envelope): neither changes the other's.
+  // security headers, its error handler): neither changes the other's.
   const keyUses = createKeyUseRecorder({ db: options.db, clock: options.clock, logger: options.logger });
   void app.register(async (v1) => {
     // v1 bodies are JSON: a body-carrying method without a JSON Content-Type is refused, even empty.
