@@ -14,9 +14,11 @@ import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config.js';
 import type { AppContext } from './context.js';
 import { dashboardPlugin } from './dashboard/plugin.js';
+import type { EngineCoordination } from './engine/coordination.js';
 import type { Verifier } from './engine/types.js';
 import { createVerifier } from './engine/verifier.js';
 import { closeRedis, onceEvery, openRedis, REDIS_WARN_INTERVAL_MS } from './redis/connection.js';
+import { createRedisCoordination } from './redis/coordination.js';
 import { createRedisRateLimiter } from './redis/rate-limiter.js';
 import { createRedisResultStore } from './redis/result-store.js';
 import type { MemberMailer } from './services/member-mail.js';
@@ -31,6 +33,8 @@ export interface Runtime {
   freshStore: boolean;
   /** The process's Redis connection when `config.redisUrl` is set (shared rate limits); else null. */
   redis: Redis | null;
+  /** Per-MX-host slots and back-off shared through Redis by every worker on it; null without Redis. */
+  coordination: EngineCoordination | null;
   /** Closes the engine, Redis and the store. */
   close(): Promise<void>;
 }
@@ -96,6 +100,8 @@ export async function createRuntime(
     ctx,
     freshStore,
     redis,
+    coordination:
+      redis === null ? null : createRedisCoordination(redis, { keyPrefix: config.redisKeyPrefix }),
     close: () =>
       (closed ??= (async () => {
         await verifier.close();

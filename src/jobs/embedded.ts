@@ -6,13 +6,11 @@
  * session cap and back-off, and their chunk verifiers a job's repeated addresses, only through
  * Redis; without it each process applies its own.
  */
-import type { Redis } from 'ioredis';
 import { batchEngineOptions } from '../config.js';
 import type { AppContext } from '../context.js';
 import { createBatchEngine } from '../engine/batch/batch-engine.js';
 import type { BatchEngine } from '../engine/batch/types.js';
 import type { EngineCoordination } from '../engine/coordination.js';
-import { createRedisCoordination } from '../redis/coordination.js';
 import { systemResolver, type HostResolver } from '../services/webhooks/ssrf.js';
 import { createChunkVerifier } from '../services/chunk-verifier.js';
 import { DeliveryRunner } from './delivery-runner.js';
@@ -37,10 +35,11 @@ export interface BackgroundOptions {
   /** Job metrics on the process's /metrics registry (serve); absent for a standalone worker. */
   metrics?: JobMetrics;
   /**
-   * The process's Redis connection (`Runtime.redis`): the batch engine then takes its per-host
-   * session slots and back-off from Redis, shared with every worker on it. Null or absent: its own.
+   * The process's shared coordination (`Runtime.coordination`, Redis): the batch engine then takes
+   * its per-host session slots and back-off from it, shared with every worker on it. Null or
+   * absent: its own.
    */
-  redis?: Redis | null;
+  coordination?: EngineCoordination | null;
   /**
    * Other processes may verify from the same store (a standalone worker; serve on a database
    * URL): without Redis, a start-up warning says that each applies its own per-host cap.
@@ -57,12 +56,8 @@ const SWEEP_INTERVAL_MS = 1 * MINUTE;
 
 export function startEmbeddedWorkers(ctx: AppContext, options: BackgroundOptions = {}): BackgroundJobs {
   const { config, logger } = ctx;
-  const redis = options.redis ?? null;
-  const coordination: EngineCoordination | null =
-    options.batchEngine === undefined && redis !== null
-      ? createRedisCoordination(redis, { keyPrefix: config.redisKeyPrefix })
-      : null;
-  if (options.batchEngine === undefined && redis === null && options.storeShared === true) {
+  const coordination = options.batchEngine === undefined ? (options.coordination ?? null) : null;
+  if (options.batchEngine === undefined && coordination === null && options.storeShared === true) {
     logger.warn(
       { perHostConcurrency: config.batch.perHostConcurrency },
       'no Redis configured (--redis-url): this process applies the per-MX-host session cap and back-off on its own; ' +

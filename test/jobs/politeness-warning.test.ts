@@ -26,7 +26,7 @@ async function startUpWarnings(
   const logger = pino({ level: 'warn' }, { write: (line: string) => void lines.push(line) });
   const runtime = await createRuntime(loadConfig({ dataDir, ...flags }, {}), { logger });
   try {
-    await startEmbeddedWorkers(runtime.ctx, { ...options, redis: runtime.redis }).stop();
+    await startEmbeddedWorkers(runtime.ctx, { ...options, coordination: runtime.coordination }).stop();
   } finally {
     await runtime.close();
   }

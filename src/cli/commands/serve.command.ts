@@ -109,7 +109,7 @@ async function runServe(options: Record<string, unknown>): Promise<void> {
       background = config.batch.embeddedWorkers
         ? startEmbeddedWorkers(ctx, {
             metrics: jobMetrics,
-            redis: runtime.redis,
+            coordination: runtime.coordination,
             // On a database URL, other API and worker processes may well share the store.
             storeShared: config.databaseUrl !== null,
           })

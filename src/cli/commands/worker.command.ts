@@ -25,7 +25,7 @@ async function runWorker(options: Record<string, unknown>): Promise<void> {
   const runtime = await createRuntime(config);
   try {
     // A standalone worker is one of several processes on the store by design.
-    const background = startEmbeddedWorkers(runtime.ctx, { redis: runtime.redis, storeShared: true });
+    const background = startEmbeddedWorkers(runtime.ctx, { coordination: runtime.coordination, storeShared: true });
     process.stdout.write(
       options.json === true
         ? `${JSON.stringify({ event: 'worker_started', worker: background.worker.id, data_dir: config.dataDir })}\n`
