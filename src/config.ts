@@ -48,6 +48,14 @@ export interface ResultCacheSettings {
   maxEntries: number;
 }
 
+/** `mailverdict doctor`'s own settings (services/doctor.service.ts). */
+export interface DoctorSettings {
+  /** The domain whose MX hosts the port-25 check greets. */
+  referenceDomain: string;
+  /** DNSBL zones each egress address is looked up on. */
+  dnsblZones: readonly string[];
+}
+
 export interface Config {
   port: number;
   host: string;
@@ -77,6 +85,7 @@ export interface Config {
   /** How long a process may answer usage reads from memory (services/usage-cache.ts); 0: never. */
   usageCacheTtlMs: number;
   engine: EngineOptions;
+  doctor: DoctorSettings;
   batch: BatchSettings;
   resultCache: ResultCacheSettings;
   /** Allow http:// and internal webhook targets (development and tests only). */
@@ -262,6 +271,7 @@ export type CommandName =
   | 'worker'
   | 'verify'
   | 'batch'
+  | 'doctor'
   | 'migrate'
   | 'accounts'
   | 'keys'
@@ -306,8 +316,8 @@ const setting = <T>(s: Setting<T>): Setting<T> => s;
 const STORE: readonly CommandName[] = ['serve', 'worker', 'migrate', 'accounts', 'keys', 'members'];
 /** The service's processes. */
 const SERVICE: readonly CommandName[] = ['serve', 'worker'];
-/** The verification engine: the service, and the commands that verify locally. */
-const ENGINE: readonly CommandName[] = ['serve', 'worker', 'verify', 'batch'];
+/** The verification engine: the service, the commands that verify locally, and `doctor`, which checks its set-up. */
+const ENGINE: readonly CommandName[] = ['serve', 'worker', 'verify', 'batch', 'doctor'];
 /** The batch engine. */
 const BATCH: readonly CommandName[] = ['serve', 'worker', 'batch'];
 /** Links and e-mails to people: the service, and the members commands that send a link. */
@@ -473,6 +483,22 @@ export const SETTINGS = {
     default: false,
     help: 'probe mail hosts on loopback/private/link-local addresses (tests and local use only)',
     commands: ENGINE,
+  }),
+  referenceDomain: setting({
+    flag: '--reference-domain <domain>',
+    env: 'MAILVERDICT_REFERENCE_DOMAIN',
+    parser: domain,
+    default: 'gmail.com',
+    help: '`doctor`: the domain whose MX hosts the port-25 check greets from each egress (a large provider that answers everyone; [docs/prober.md](prober.md))',
+    commands: ['doctor'],
+  }),
+  dnsblZone: setting({
+    flag: '--dnsbl-zone <zone>',
+    env: 'MAILVERDICT_DNSBL_ZONES',
+    parser: list,
+    default: ['zen.spamhaus.org', 'b.barracudacentral.org', 'bl.spamcop.net', 'psbl.surriel.com'],
+    help: '`doctor`: DNS blocklists each egress address is looked up on (repeatable or comma list); Spamhaus and Barracuda refuse queries through public resolvers, so point `--dns-server` at a resolver of your own ([docs/prober.md](prober.md#blocklists))',
+    commands: ['doctor'],
   }),
   dnsServer: setting({
     flag: '--dns-server <host[:port]>',
@@ -843,6 +869,7 @@ export function loadConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = process.e
       },
       catchAllTtlMs: s.catchAllCacheTtl,
     },
+    doctor: { referenceDomain: s.referenceDomain, dnsblZones: s.dnsblZone },
     batch: {
       concurrency: s.concurrency,
       perHostConcurrency: s.perHostConcurrency,

@@ -1,0 +1,306 @@
+/**
+ * `mailverdict doctor` through the real CLI, against an in-process DNS server (MX, A, PTR, TXT/SPF
+ * and DNSBL answers, the refused-query codes among them) and SMTP servers on loopback. Nothing
+ * here asks a real resolver: every run names the test DNS server, reference domain and zones.
+ * Source addresses are 127.0.0.20 and up (the SMTP kit's hosts are 127.0.0.2 and up).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DoctorCheck, DoctorReport } from '../../src/services/doctor.service.js';
+import { startDnsServer, type FakeDnsServer } from '../kit/dns-server.js';
+import { REPLIES, startSmtpServers, type SmtpKit } from '../kit/smtp-servers.js';
+import { cleanEnv, runCli } from './run-cli.js';
+
+let dns: FakeDnsServer;
+let smtp: SmtpKit;
+
+const ptr = (last: number): string => `${last}.0.0.127.in-addr.arpa`;
+
+beforeAll(async () => {
+  smtp = await startSmtpServers({
+    good: { kind: 'mta', mailboxes: ['postmaster'] },
+    closed: { kind: 'refuse' },
+    blocking: { kind: 'mta', bannerReply: REPLIES.spamhaus },
+    busy: { kind: 'mta', bannerReply: REPLIES.bannerBusy },
+  });
+  const { good, closed, blocking, busy } = smtp.hosts as Record<string, { ip: string }>;
+  dns = await startDnsServer({
+    // Reference domains, one per kind of port-25 outcome.
+    'reference.test': { mx: [{ exchange: 'mx.reference.test', priority: 10 }] },
+    'mx.reference.test': { a: [good!.ip] },
+    'closed.test': { mx: [{ exchange: 'mx.closed.test', priority: 10 }] },
+    'mx.closed.test': { a: [closed!.ip] },
+    'blocking.test': { mx: [{ exchange: 'mx.blocking.test', priority: 10 }] },
+    'mx.blocking.test': { a: [blocking!.ip] },
+    'busy.test': { mx: [{ exchange: 'mx.busy.test', priority: 10 }] },
+    'mx.busy.test': { a: [busy!.ip] },
+
+    // The sender domain: .20 may send, .21 soft-fails, .22 is neutral, anything else fails.
+    'prober.test': {
+      mx: [{ exchange: 'mx.prober.test', priority: 10 }],
+      txt: ['v=spf1 ip4:127.0.0.20 ~ip4:127.0.0.21 ?ip4:127.0.0.22 -all'],
+    },
+    'mx.prober.test': { a: ['127.0.0.20'] },
+    'nospf.test': { a: ['127.0.0.20'] },
+    'nullmx.test': { a: ['127.0.0.20'] },
+
+    // .20: everything right.
+    'out20.prober.test': { a: ['127.0.0.20'] },
+    [ptr(20)]: { ptr: ['out20.prober.test'] },
+    // .21: its HELO name resolves, but it has no PTR; listed on bl-a.
+    'out21.prober.test': { a: ['127.0.0.21'] },
+    '21.0.0.127.bl-a.test': { a: ['127.0.0.2'], txt: ['Listed: see https://bl-a.test/127.0.0.21'] },
+    // .22: forward-confirmed as another name than its HELO; bl-a refuses the query (public resolver).
+    'out22.prober.test': { a: ['127.0.0.22'] },
+    [ptr(22)]: { ptr: ['other22.prober.test'] },
+    'other22.prober.test': { a: ['127.0.0.22'] },
+    '22.0.0.127.bl-a.test': { a: ['127.255.255.254'] },
+    // .23: its HELO name does not resolve; its PTR name does not resolve back; bl-a fails (SERVFAIL).
+    [ptr(23)]: { ptr: ['ghost23.prober.test'] },
+    // .24: everything the resolver cannot answer.
+    // .1 (the default egress as the SMTP kit sees it): a PTR name that is not confirmed.
+    [ptr(1)]: { ptr: ['box.isp.test'] },
+    '1.0.0.127.bl-a.test': { a: ['127.255.255.255'] },
+  });
+  dns.setServfail('23.0.0.127.bl-a.test');
+  dns.setServfail('out24.prober.test');
+  dns.setServfail(ptr(24));
+  dns.setServfail('flaky.test');
+  dns.setNullMx('nullmx.test');
+});
+
+afterAll(async () => {
+  await smtp?.close();
+  await dns?.close();
+});
+
+/** The flags every run gets: the test DNS server, the kit's port, test zones. */
+function base(referenceDomain = 'reference.test'): string[] {
+  return [
+    '--dns-server',
+    dns.address,
+    '--dns-timeout',
+    '500ms',
+    '--dns-tries',
+    '1',
+    '--smtp-port',
+    String(smtp.port),
+    '--allow-internal-targets',
+    '--reference-domain',
+    referenceDomain,
+    '--dnsbl-zone',
+    'bl-a.test,bl-b.test',
+    '--timeout-ms',
+    '2000',
+  ];
+}
+
+async function doctorJson(...args: string[]): Promise<{ code: number | null; report: DoctorReport }> {
+  const run = await runCli(['doctor', '--json', ...args]);
+  const lines = run.stdout.trim().split('\n');
+  expect(lines, run.stderr).toHaveLength(1);
+  return { code: run.code, report: JSON.parse(lines[0]!) as DoctorReport };
+}
+
+function find(report: DoctorReport, id: string, egress?: string): DoctorCheck[] {
+  return report.checks.filter((c) => c.id === id && (egress === undefined || c.egress === egress));
+}
+
+function one(report: DoctorReport, id: string, egress?: string): DoctorCheck {
+  const found = find(report, id, egress);
+  expect(found, `${id} ${egress ?? ''}`).toHaveLength(1);
+  return found[0]!;
+}
+
+describe.concurrent('mailverdict doctor', () => {
+  it('passes every check of a well set-up egress and exits 0, as one JSON line of the documented shape', async () => {
+    const { code, report } = await doctorJson(
+      ...base(),
+      '--source-address',
+      '127.0.0.20=out20.prober.test',
+      '--mail-from',
+      'verify@prober.test',
+    );
+    expect(code).toBe(0);
+    expect(report.ok).toBe(true);
+    const ids = new Set(report.checks.map((c) => c.id));
+    for (const id of [
+      'port25',
+      'helo_fqdn',
+      'helo_resolves',
+      'reverse_dns',
+      'helo_matches_reverse_dns',
+      'mail_from_domain',
+      'spf',
+      'dnsbl',
+    ])
+      expect(ids).toContain(id);
+    for (const check of report.checks) {
+      expect(check.status, check.message).toBe('pass');
+      expect(Object.keys(check).sort()).toEqual(
+        check.id === 'mail_from_domain' ? ['id', 'message', 'status'] : ['egress', 'id', 'message', 'status'],
+      );
+      if (check.id !== 'mail_from_domain') expect(check.egress).toBe('127.0.0.20');
+    }
+    expect(find(report, 'dnsbl').map((c) => c.message)).toEqual([
+      '127.0.0.20 is not listed on bl-a.test',
+      '127.0.0.20 is not listed on bl-b.test',
+    ]);
+    expect(one(report, 'port25').message).toContain('sees this egress as 127.0.0.20');
+    expect(smtp.hosts.good!.commands).toContain('EHLO out20.prober.test');
+  });
+
+  it('says what is wrong with each egress, and exits 1 when a check fails', async () => {
+    const { code, report } = await doctorJson(
+      ...base(),
+      '--source-address',
+      '127.0.0.21=out21.prober.test,127.0.0.22=out22.prober.test,127.0.0.23=out23.prober.test,127.0.0.24=out24.prober.test',
+      '--mail-from',
+      'verify@prober.test',
+    );
+    expect(code).toBe(1);
+    expect(report.ok).toBe(false);
+    const status = (id: string, egress: string): string => one(report, id, egress).status;
+
+    // .21: resolves, no PTR, SPF softfail, listed with the list's reason.
+    expect(status('helo_resolves', '127.0.0.21')).toBe('pass');
+    expect(one(report, 'reverse_dns', '127.0.0.21')).toMatchObject({
+      status: 'fail',
+      message: '127.0.0.21 has no reverse DNS (PTR) name',
+    });
+    expect(status('helo_matches_reverse_dns', '127.0.0.21')).toBe('warn');
+    expect(one(report, 'spf', '127.0.0.21')).toMatchObject({
+      status: 'warn',
+      message: expect.stringContaining('softfail'),
+    });
+    const listed = find(report, 'dnsbl', '127.0.0.21');
+    expect(listed[0]).toMatchObject({
+      status: 'fail',
+      message: '127.0.0.21 is listed on bl-a.test (127.0.0.2): Listed: see https://bl-a.test/127.0.0.21',
+    });
+    expect(listed[1]!.status).toBe('pass');
+
+    // .22: confirmed under another name; SPF neutral; the list refused the query.
+    expect(status('reverse_dns', '127.0.0.22')).toBe('pass');
+    expect(one(report, 'helo_matches_reverse_dns', '127.0.0.22')).toMatchObject({
+      status: 'warn',
+      fix: 'set --source-address 127.0.0.22=other22.prober.test',
+    });
+    expect(one(report, 'spf', '127.0.0.22')).toMatchObject({
+      status: 'warn',
+      message: expect.stringContaining('neutral'),
+    });
+    expect(find(report, 'dnsbl', '127.0.0.22')[0]).toMatchObject({
+      status: 'warn',
+      message: expect.stringMatching(
+        /^cannot tell whether 127\.0\.0\.22 is listed on bl-a\.test: it answered 127\.255\.255\.254/,
+      ),
+      fix: expect.stringContaining('use your own resolver'),
+    });
+
+    // .23: HELO name and PTR name unresolvable, SPF fail, list SERVFAIL.
+    expect(status('helo_resolves', '127.0.0.23')).toBe('fail');
+    expect(one(report, 'reverse_dns', '127.0.0.23')).toMatchObject({
+      status: 'fail',
+      message: expect.stringContaining('not forward-confirmed'),
+    });
+    expect(one(report, 'spf', '127.0.0.23')).toMatchObject({
+      status: 'fail',
+      fix: 'publish (or extend) the TXT record of prober.test: "v=spf1 ip4:127.0.0.23 -all"',
+    });
+    expect(find(report, 'dnsbl', '127.0.0.23')[0]).toMatchObject({
+      status: 'warn',
+      message: expect.stringContaining('DNS ESERVFAIL'),
+    });
+
+    // .24: the resolver fails: cannot tell, never pass or fail.
+    expect(status('helo_resolves', '127.0.0.24')).toBe('warn');
+    expect(status('reverse_dns', '127.0.0.24')).toBe('warn');
+
+    for (const egress of ['127.0.0.21', '127.0.0.22', '127.0.0.23', '127.0.0.24']) {
+      expect(status('port25', egress)).toBe('pass');
+      expect(status('helo_fqdn', egress)).toBe('pass');
+    }
+    expect(one(report, 'mail_from_domain').status).toBe('pass');
+  });
+
+  it('on a fresh install, fails the HELO name and the sender domain, learns the address from the EHLO reply, and prints a table', async () => {
+    const run = await runCli(['doctor', ...base()]);
+    expect(run.code).toBe(1);
+    const lines = run.stdout.split('\n');
+    expect(lines[0]).toMatch(/^STATUS +CHECK +EGRESS +MESSAGE$/);
+    expect(run.stdout).toMatch(
+      /FAIL +mail_from_domain +- +MAIL FROM domain 'localhost' \(of verify@localhost\) is not fully qualified\n +fix: set --mail-from/,
+    );
+    expect(run.stdout).toMatch(
+      /FAIL +helo_fqdn +default +HELO name 'localhost' is not fully qualified\n +fix: set --helo to the egress's reverse-DNS name/,
+    );
+    expect(run.stdout).toMatch(
+      /PASS +port25 +default +mx\.reference\.test .* sees this egress as 127\.0\.0\.1/,
+    );
+    expect(run.stdout).toMatch(
+      /FAIL +reverse_dns +default +127\.0\.0\.1 has reverse DNS box\.isp\.test, but it does not resolve back/,
+    );
+    expect(run.stdout).toMatch(
+      /WARN +dnsbl +default +cannot tell whether 127\.0\.0\.1 is listed on bl-a\.test: it answered 127\.255\.255\.255/,
+    );
+    expect(run.stdout).toMatch(/\n\d+ failed, \d+ warnings, \d+ passed\n$/);
+  });
+
+  it('fails port25 when nothing answers on port 25, and then cannot tell the address-based checks', async () => {
+    const { code, report } = await doctorJson(...base('closed.test'), '--mail-from', 'verify@nullmx.test');
+    expect(code).toBe(1);
+    expect(one(report, 'port25')).toMatchObject({
+      status: 'fail',
+      message: expect.stringContaining('no MX host of closed.test could be reached'),
+      fix: expect.stringContaining('outbound port 25 is blocked'),
+    });
+    for (const id of ['reverse_dns', 'spf', 'dnsbl'])
+      expect(one(report, id)).toMatchObject({
+        status: 'warn',
+        message: expect.stringContaining('cannot tell'),
+      });
+    expect(one(report, 'mail_from_domain')).toMatchObject({
+      status: 'fail',
+      message: expect.stringContaining('null MX'),
+    });
+  });
+
+  it('fails port25 when the mail host refuses the prober, and learns the address its refusal names', async () => {
+    const { report } = await doctorJson(...base('blocking.test'), '--mail-from', 'verify@nowhere.test');
+    expect(one(report, 'port25')).toMatchObject({
+      status: 'fail',
+      message: expect.stringContaining('refused at banner: 554'),
+    });
+    expect(one(report, 'reverse_dns').message).toContain('127.0.0.1 has reverse DNS box.isp.test');
+    expect(one(report, 'mail_from_domain')).toMatchObject({
+      status: 'fail',
+      message: expect.stringContaining('NXDOMAIN'),
+    });
+  });
+
+  it('warns on port25 for a temporary refusal, and when the reference domain cannot be resolved', async () => {
+    const busy = await doctorJson(...base('busy.test'), '--mail-from', 'verify@flaky.test');
+    expect(one(busy.report, 'port25')).toMatchObject({
+      status: 'warn',
+      message: expect.stringContaining('421'),
+    });
+    expect(one(busy.report, 'mail_from_domain')).toMatchObject({
+      status: 'warn',
+      message: expect.stringContaining('cannot tell'),
+    });
+    const unknown = await doctorJson(...base('nxdomain.test'), '--mail-from', 'verify@nospf.test');
+    expect(one(unknown.report, 'port25')).toMatchObject({
+      status: 'warn',
+      message: "cannot tell: the reference domain 'nxdomain.test' gives nxdomain",
+    });
+    expect(one(unknown.report, 'mail_from_domain')).toMatchObject({ status: 'pass' });
+  });
+
+  it('exits 2 on bad usage', async () => {
+    const unknownFlag = await runCli(['doctor', '--no-such-flag'], cleanEnv());
+    expect(unknownFlag.code).toBe(2);
+    const badServer = await runCli(['doctor', '--dns-server', 'resolver.example']);
+    expect(badServer.code).toBe(2);
+    expect(badServer.stderr).toContain('--dns-server');
+  });
+});
