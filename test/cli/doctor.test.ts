@@ -4,11 +4,14 @@
  * here asks a real resolver: every run names the test DNS server, reference domain and zones.
  * Source addresses are 127.0.0.20 and up (the SMTP kit's hosts are 127.0.0.2 and up).
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DoctorCheck, DoctorReport } from '../../src/services/doctor.service.js';
 import { startDnsServer, type FakeDnsServer } from '../kit/dns-server.js';
 import { REPLIES, startSmtpServers, type SmtpKit } from '../kit/smtp-servers.js';
-import { cleanEnv, runCli } from './run-cli.js';
+import { cleanEnv, runCli, spawnCli } from './run-cli.js';
 
 let dns: FakeDnsServer;
 let smtp: SmtpKit;
@@ -302,5 +305,39 @@ describe.concurrent('mailverdict doctor', () => {
     const badServer = await runCli(['doctor', '--dns-server', 'resolver.example']);
     expect(badServer.code).toBe(2);
     expect(badServer.stderr).toContain('--dns-server');
+  });
+});
+
+describe('serve and worker at start-up', () => {
+  it('serve warns once about each offline problem and starts all the same', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mailverdict-doctor-'));
+    const child = spawnCli(['serve', '--port', '0', '--data-dir', dir, '--json', '--no-embedded-workers']);
+    try {
+      let stdout = '';
+      let stderr = '';
+      child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+      await new Promise<void>((resolve, reject) => {
+        child.stdout!.on('data', (d: Buffer) => {
+          stdout += d.toString();
+          if (stdout.includes('"listening"')) resolve();
+        });
+        child.on('exit', (code) => reject(new Error(`serve exited ${code}: ${stderr}`)));
+      });
+      // The log is written asynchronously: wait for both lines.
+      for (let i = 0; i < 50 && (stderr.match(/not fully qualified/g) ?? []).length < 2; i++)
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      const warnings = stderr
+        .split('\n')
+        .filter((l) => l.includes('"level":40'))
+        .map((l) => (JSON.parse(l) as { msg: string }).msg);
+      expect(warnings).toEqual([
+        "MAIL FROM domain 'localhost' (of verify@localhost) is not fully qualified: set --mail-from to an address at a domain you own, with MX or A records and an SPF record; see `mailverdict doctor`",
+        "HELO name 'localhost' is not fully qualified: set --helo to the egress's reverse-DNS name; see `mailverdict doctor`",
+      ]);
+    } finally {
+      child.kill('SIGTERM');
+      await new Promise((resolve) => child.once('close', resolve));
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
