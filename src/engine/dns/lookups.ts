@@ -91,7 +91,7 @@ export class DnsLookups {
 
 /** The PTR name of an address: `4.3.2.1.in-addr.arpa`, or the nibbles of an IPv6 under ip6.arpa. */
 export function reverseName(address: string): string {
-  return `${reversedLabels(address)}.${ipaddr.parse(address).kind() === 'ipv4' ? 'in-addr.arpa' : 'ip6.arpa'}`;
+  return `${reversedLabels(address)}.${unmapped(address).kind() === 'ipv4' ? 'in-addr.arpa' : 'ip6.arpa'}`;
 }
 
 /**
@@ -99,9 +99,7 @@ export function reverseName(address: string): string {
  * 1.2.3.4, 32 nibbles for an IPv6 address (an IPv4-mapped IPv6 address counts as IPv4).
  */
 export function reversedLabels(address: string): string {
-  let parsed = ipaddr.parse(address);
-  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress())
-    parsed = (parsed as ipaddr.IPv6).toIPv4Address();
+  const parsed = unmapped(address);
   const bytes = parsed.toByteArray();
   if (parsed.kind() === 'ipv4') return bytes.reverse().join('.');
   return bytes
@@ -109,6 +107,14 @@ export function reversedLabels(address: string): string {
     .reverse()
     .map((n) => n.toString(16))
     .join('.');
+}
+
+/** The parsed address, an IPv4-mapped IPv6 address as the IPv4 address it maps. */
+function unmapped(address: string): ipaddr.IPv4 | ipaddr.IPv6 {
+  const parsed = ipaddr.parse(address);
+  return parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()
+    ? (parsed as ipaddr.IPv6).toIPv4Address()
+    : parsed;
 }
 
 /** A DNS name as compared: lower case, without the trailing dot. */
