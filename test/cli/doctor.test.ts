@@ -9,12 +9,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DoctorCheck, DoctorReport } from '../../src/services/doctor.service.js';
+import { startSocksProxy, type SocksProxy } from '../doctor-kit/socks-proxy.js';
 import { startDnsServer, type FakeDnsServer } from '../kit/dns-server.js';
 import { REPLIES, startSmtpServers, type SmtpKit } from '../kit/smtp-servers.js';
 import { cleanEnv, runCli, spawnCli } from './run-cli.js';
 
 let dns: FakeDnsServer;
 let smtp: SmtpKit;
+/** A SOCKS5 proxy whose exit address is 127.0.0.25. */
+let proxy: SocksProxy;
 
 const ptr = (last: number): string => `${last}.0.0.127.in-addr.arpa`;
 
@@ -63,7 +66,12 @@ beforeAll(async () => {
     // .1 (the default egress as the SMTP kit sees it): a PTR name that is not confirmed.
     [ptr(1)]: { ptr: ['box.isp.test'] },
     '1.0.0.127.bl-a.test': { a: ['127.255.255.255'] },
+    // .25: the proxy's exit address, set up right, with its own sender domain.
+    'out25.prober.test': { a: ['127.0.0.25'] },
+    [ptr(25)]: { ptr: ['out25.prober.test'] },
+    'proxy.test': { a: ['127.0.0.25'], txt: ['v=spf1 ip4:127.0.0.25 -all'] },
   });
+  proxy = await startSocksProxy('127.0.0.25');
   dns.setServfail('23.0.0.127.bl-a.test');
   dns.setServfail('out24.prober.test');
   dns.setServfail(ptr(24));
@@ -72,6 +80,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  await proxy?.close();
   await smtp?.close();
   await dns?.close();
 });
@@ -150,6 +159,26 @@ describe.concurrent('mailverdict doctor', () => {
     ]);
     expect(one(report, 'port25').message).toContain('sees this egress as 127.0.0.20');
     expect(smtp.hosts.good!.commands).toContain('EHLO out20.prober.test');
+  });
+
+  it("checks a proxy's exit address, learnt from the mail server's EHLO reply", async () => {
+    const { code, report } = await doctorJson(
+      ...base(),
+      '--proxy',
+      proxy.url,
+      '--helo',
+      'out25.prober.test',
+      '--mail-from',
+      'verify@proxy.test',
+    );
+    expect(code).toBe(0);
+    const egress = proxy.url;
+    expect(one(report, 'port25', egress).message).toContain('sees this egress as 127.0.0.25');
+    expect(one(report, 'reverse_dns', egress).message).toBe(
+      '127.0.0.25 has reverse DNS out25.prober.test, forward-confirmed',
+    );
+    expect(one(report, 'spf', egress).status).toBe('pass');
+    expect(report.checks.every((c) => c.status === 'pass')).toBe(true);
   });
 
   it('says what is wrong with each egress, and exits 1 when a check fails', async () => {
@@ -308,36 +337,51 @@ describe.concurrent('mailverdict doctor', () => {
   });
 });
 
-describe('serve and worker at start-up', () => {
-  it('serve warns once about each offline problem and starts all the same', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'mailverdict-doctor-'));
-    const child = spawnCli(['serve', '--port', '0', '--data-dir', dir, '--json', '--no-embedded-workers']);
-    try {
-      let stdout = '';
-      let stderr = '';
-      child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-      await new Promise<void>((resolve, reject) => {
-        child.stdout!.on('data', (d: Buffer) => {
-          stdout += d.toString();
-          if (stdout.includes('"listening"')) resolve();
-        });
-        child.on('exit', (code) => reject(new Error(`serve exited ${code}: ${stderr}`)));
+/** Starts a service command on a fresh data directory, waits for `event`, and returns the doctor's warnings. */
+async function startupLog(command: 'serve' | 'worker', event: string): Promise<string[]> {
+  const dir = mkdtempSync(join(tmpdir(), 'mailverdict-doctor-'));
+  const extra = command === 'serve' ? ['--port', '0', '--no-embedded-workers'] : [];
+  const child = spawnCli([command, '--data-dir', dir, '--json', ...extra]);
+  try {
+    let stdout = '';
+    let stderr = '';
+    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+    await new Promise<void>((resolve, reject) => {
+      child.stdout!.on('data', (d: Buffer) => {
+        stdout += d.toString();
+        if (stdout.includes(`"${event}"`)) resolve();
       });
-      // The log is written asynchronously: wait for both lines.
-      for (let i = 0; i < 50 && (stderr.match(/not fully qualified/g) ?? []).length < 2; i++)
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      const warnings = stderr
+      child.on('exit', (code) => reject(new Error(`${command} exited ${code}: ${stderr}`)));
+    });
+    // The log is written asynchronously: wait for both lines.
+    for (let i = 0; i < 50 && (stderr.match(/not fully qualified/g) ?? []).length < 2; i++)
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    return (
+      stderr
         .split('\n')
         .filter((l) => l.includes('"level":40'))
-        .map((l) => (JSON.parse(l) as { msg: string }).msg);
-      expect(warnings).toEqual([
-        "MAIL FROM domain 'localhost' (of verify@localhost) is not fully qualified: set --mail-from to an address at a domain you own, with MX or A records and an SPF record; see `mailverdict doctor`",
-        "HELO name 'localhost' is not fully qualified: set --helo to the egress's reverse-DNS name; see `mailverdict doctor`",
-      ]);
-    } finally {
-      child.kill('SIGTERM');
-      await new Promise((resolve) => child.once('close', resolve));
-      rmSync(dir, { recursive: true, force: true });
-    }
+        .map((l) => (JSON.parse(l) as { msg: string }).msg)
+        // Other start-up warnings (no Redis for a worker) are not the doctor's.
+        .filter((msg) => msg.includes('mailverdict doctor'))
+    );
+  } finally {
+    child.kill('SIGTERM');
+    await new Promise((resolve) => child.once('close', resolve));
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const FRESH_INSTALL_WARNINGS = [
+  "MAIL FROM domain 'localhost' (of verify@localhost) is not fully qualified: set --mail-from to an address at a domain you own, with MX or A records and an SPF record; see `mailverdict doctor`",
+  "HELO name 'localhost' is not fully qualified: set --helo to the egress's reverse-DNS name; see `mailverdict doctor`",
+];
+
+describe.concurrent('serve and worker at start-up', () => {
+  it('serve warns once about each offline problem and starts all the same', async () => {
+    expect(await startupLog('serve', 'listening')).toEqual(FRESH_INSTALL_WARNINGS);
+  });
+
+  it('worker does the same', async () => {
+    expect(await startupLog('worker', 'worker_started')).toEqual(FRESH_INSTALL_WARNINGS);
   });
 });
