@@ -13,6 +13,7 @@ import { DnsLookups, hostName } from '../engine/dns/lookups.js';
 import { MailHostResolver } from '../engine/dns/resolver.js';
 import { checkSpf } from '../engine/dns/spf.js';
 import { buildEgresses, type Egress } from '../engine/net/egress.js';
+import { isInternalAddress } from '../engine/net/internal-address.js';
 import { echoedAddress, probeEhlo } from '../engine/smtp/ehlo-probe.js';
 import type { EngineOptions, SmtpOptions } from '../engine/types.js';
 
@@ -187,7 +188,12 @@ async function egressChecks(
   mailHosts: MailHostResolver,
 ): Promise<DoctorCheck[]> {
   const port25 = await port25Check(egress, options, mailHosts);
-  const address = port25.publicAddress ?? egress.localAddress;
+  const known = port25.publicAddress ?? egress.localAddress;
+  // A private source address behind NAT is not what mail servers see (tests on loopback allow it).
+  const address =
+    known !== null && isInternalAddress(known) && options.engine.dns.allowInternalTargets !== true
+      ? null
+      : known;
   const at = (check: Omit<DoctorCheck, 'egress'>): DoctorCheck => ({ ...check, egress: egress.id });
   const checks = [port25.check, heloFqdn(egress), at(await heloResolves(egress.heloName, address, lookups))];
   if (address === null) {
@@ -195,8 +201,14 @@ async function egressChecks(
       at({
         id,
         status: 'warn',
-        message: "cannot tell: the egress's public address is unknown (no mail host answered EHLO with it)",
-        fix: 'make port25 pass first; a mail server that echoes the client address in its EHLO reply shows it',
+        message:
+          known === null
+            ? "cannot tell: the egress's public address is unknown (no mail host answered EHLO with it)"
+            : `cannot tell: ${known} is an internal address, not the one mail servers see (NAT)`,
+        fix:
+          known === null
+            ? 'make port25 pass first; a mail server that echoes the client address in its EHLO reply shows it'
+            : 'set --reference-domain to a domain whose mail servers echo the client address in their EHLO reply (most large providers do)',
       });
     return [
       ...checks,

@@ -328,6 +328,21 @@ describe.concurrent('mailverdict doctor', () => {
     expect(one(unknown.report, 'mail_from_domain')).toMatchObject({ status: 'pass' });
   });
 
+  it('does not take an internal source address for the one mail servers see', async () => {
+    const args = base().filter((a) => a !== '--allow-internal-targets');
+    const { report } = await doctorJson(...args, '--source-address', '127.0.0.26=out26.prober.test');
+    // Without --allow-internal-targets the loopback MX of the reference domain is not probed either.
+    expect(one(report, 'port25')).toMatchObject({
+      status: 'warn',
+      message: expect.stringContaining('no mail host it may probe'),
+    });
+    for (const id of ['reverse_dns', 'spf', 'dnsbl'])
+      expect(one(report, id)).toMatchObject({
+        status: 'warn',
+        message: 'cannot tell: 127.0.0.26 is an internal address, not the one mail servers see (NAT)',
+      });
+  });
+
   it('exits 2 on bad usage', async () => {
     const unknownFlag = await runCli(['doctor', '--no-such-flag'], cleanEnv());
     expect(unknownFlag.code).toBe(2);
