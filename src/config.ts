@@ -4,9 +4,11 @@
  * A bad value throws `ConfigError` naming the setting, and start-up stops with that message.
  * Each setting is one row of SETTINGS: the commands' flags and docs/configuration.md come from it.
  */
+import { hostname } from 'node:os';
 import { SECOND, MINUTE, HOUR, DAY } from './clock.js';
 import type { BatchEngineOptions } from './engine/batch/types.js';
 import { parseSourceAddress } from './engine/net/egress.js';
+import { isFullyQualified } from './engine/net/host-name.js';
 import { DEFAULT_TIMEOUT_MS } from './engine/types.js';
 import type { EngineOptions, Status } from './engine/types.js';
 
@@ -312,6 +314,14 @@ export type Setting<T> = {
 
 const setting = <T>(s: Setting<T>): Setting<T> => s;
 
+/**
+ * The HELO name without `--helo`: the host's name when it is fully qualified (servers refuse
+ * anything else in HELO), otherwise `localhost`, which `serve` and `worker` warn about.
+ */
+export function defaultHeloName(host: string): string {
+  return isFullyQualified(host) ? host.toLowerCase().replace(/\.$/, '') : 'localhost';
+}
+
 /** The store: every command that opens it. */
 const STORE: readonly CommandName[] = ['serve', 'worker', 'migrate', 'accounts', 'keys', 'members'];
 /** The service's processes. */
@@ -428,8 +438,9 @@ export const SETTINGS = {
     flag: '--helo <name>',
     env: 'MAILVERDICT_HELO_NAME',
     parser: string,
-    default: 'localhost',
-    help: 'EHLO/HELO name of probes: use a real, resolvable host name (a domain you own, with matching reverse DNS)',
+    default: defaultHeloName(hostname()),
+    defaultText: 'the host’s name when it is fully qualified, else `localhost`',
+    help: 'EHLO/HELO name of probes: use a real, resolvable host name (a domain you own, with matching reverse DNS); `mailverdict doctor` checks it ([docs/prober.md](prober.md))',
     commands: ENGINE,
   }),
   mailFrom: setting({

@@ -13,6 +13,7 @@ import { DnsLookups, hostName } from '../engine/dns/lookups.js';
 import { MailHostResolver } from '../engine/dns/resolver.js';
 import { checkSpf } from '../engine/dns/spf.js';
 import { buildEgresses, type Egress } from '../engine/net/egress.js';
+import { isFullyQualified } from '../engine/net/host-name.js';
 import { isInternalAddress } from '../engine/net/internal-address.js';
 import { echoedAddress, probeEhlo } from '../engine/smtp/ehlo-probe.js';
 import type { EngineOptions, SmtpOptions } from '../engine/types.js';
@@ -53,18 +54,6 @@ export interface DoctorOptions {
 }
 
 const SEE_DOCTOR = 'see `mailverdict doctor`';
-
-// RFC 1123 host names; a HELO name also needs a dot and a top-level label that is not all digits.
-const LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/i;
-
-/** Whether `name` is a fully qualified host name a mail server takes in HELO: `mx1.example.com`. */
-export function isFullyQualified(name: string): boolean {
-  const labels = hostName(name).split('.');
-  if (labels.length < 2 || name.length > 253) return false;
-  if (!labels.every((l) => LABEL.test(l))) return false;
-  const tld = labels.at(-1)!;
-  return !/^\d+$/.test(tld) && !['localhost', 'localdomain', 'local', 'internal', 'lan'].includes(tld);
-}
 
 /** The domain of an address, lower-cased ('' when there is none). */
 function domainOf(address: string): string {

@@ -9,7 +9,9 @@ import { reverseName } from '../../src/engine/dns/lookups.js';
 import { echoedAddress } from '../../src/engine/smtp/ehlo-probe.js';
 import type { SmtpReply } from '../../src/engine/smtp/reply.js';
 import type { SmtpOptions } from '../../src/engine/types.js';
-import { isFullyQualified, offlineChecks, startupWarnings } from '../../src/services/doctor.service.js';
+import { defaultHeloName } from '../../src/config.js';
+import { isFullyQualified } from '../../src/engine/net/host-name.js';
+import { offlineChecks, startupWarnings } from '../../src/services/doctor.service.js';
 
 const smtp = (overrides: Partial<SmtpOptions>): SmtpOptions => ({
   port: 25,
@@ -47,6 +49,17 @@ describe('HELO names', () => {
     '',
   ])('%s is not', (name) => {
     expect(isFullyQualified(name)).toBe(false);
+  });
+});
+
+describe('the HELO name without --helo', () => {
+  it("is the host's name when it is fully qualified", () => {
+    expect(defaultHeloName('Prober1.Example.NET')).toBe('prober1.example.net');
+  });
+
+  it('is localhost otherwise, which the start-up warnings name', () => {
+    expect(defaultHeloName('vm')).toBe('localhost');
+    expect(defaultHeloName('box.localdomain')).toBe('localhost');
   });
 });
 
