@@ -4,9 +4,11 @@
  * A bad value throws `ConfigError` naming the setting, and start-up stops with that message.
  * Each setting is one row of SETTINGS: the commands' flags and docs/configuration.md come from it.
  */
+import { hostname } from 'node:os';
 import { SECOND, MINUTE, HOUR, DAY } from './clock.js';
 import type { BatchEngineOptions } from './engine/batch/types.js';
 import { parseSourceAddress } from './engine/net/egress.js';
+import { isFullyQualified } from './engine/net/host-name.js';
 import { DEFAULT_TIMEOUT_MS } from './engine/types.js';
 import type { EngineOptions, Status } from './engine/types.js';
 
@@ -48,6 +50,14 @@ export interface ResultCacheSettings {
   maxEntries: number;
 }
 
+/** `mailverdict doctor`'s own settings (services/doctor.service.ts). */
+export interface DoctorSettings {
+  /** The domain whose MX hosts the port-25 check greets. */
+  referenceDomain: string;
+  /** DNSBL zones each egress address is looked up on. */
+  dnsblZones: readonly string[];
+}
+
 export interface Config {
   port: number;
   host: string;
@@ -77,6 +87,7 @@ export interface Config {
   /** How long a process may answer usage reads from memory (services/usage-cache.ts); 0: never. */
   usageCacheTtlMs: number;
   engine: EngineOptions;
+  doctor: DoctorSettings;
   batch: BatchSettings;
   resultCache: ResultCacheSettings;
   /** Allow http:// and internal webhook targets (development and tests only). */
@@ -262,6 +273,7 @@ export type CommandName =
   | 'worker'
   | 'verify'
   | 'batch'
+  | 'doctor'
   | 'migrate'
   | 'accounts'
   | 'keys'
@@ -302,12 +314,20 @@ export type Setting<T> = {
 
 const setting = <T>(s: Setting<T>): Setting<T> => s;
 
+/**
+ * The HELO name without `--helo`: the host's name when it is fully qualified (servers refuse
+ * anything else in HELO), otherwise `localhost`, which `serve` and `worker` warn about.
+ */
+export function defaultHeloName(host: string): string {
+  return isFullyQualified(host) ? host.toLowerCase().replace(/\.$/, '') : 'localhost';
+}
+
 /** The store: every command that opens it. */
 const STORE: readonly CommandName[] = ['serve', 'worker', 'migrate', 'accounts', 'keys', 'members'];
 /** The service's processes. */
 const SERVICE: readonly CommandName[] = ['serve', 'worker'];
-/** The verification engine: the service, and the commands that verify locally. */
-const ENGINE: readonly CommandName[] = ['serve', 'worker', 'verify', 'batch'];
+/** The verification engine: the service, the commands that verify locally, and `doctor`, which checks its set-up. */
+const ENGINE: readonly CommandName[] = ['serve', 'worker', 'verify', 'batch', 'doctor'];
 /** The batch engine. */
 const BATCH: readonly CommandName[] = ['serve', 'worker', 'batch'];
 /** Links and e-mails to people: the service, and the members commands that send a link. */
@@ -418,8 +438,9 @@ export const SETTINGS = {
     flag: '--helo <name>',
     env: 'MAILVERDICT_HELO_NAME',
     parser: string,
-    default: 'localhost',
-    help: 'EHLO/HELO name of probes: use a real, resolvable host name (a domain you own, with matching reverse DNS)',
+    default: defaultHeloName(hostname()),
+    defaultText: 'the host’s name when it is fully qualified, else `localhost`',
+    help: 'EHLO/HELO name of probes: use a real, resolvable host name (a domain you own, with matching reverse DNS); `mailverdict doctor` checks it ([docs/prober.md](prober.md))',
     commands: ENGINE,
   }),
   mailFrom: setting({
@@ -473,6 +494,22 @@ export const SETTINGS = {
     default: false,
     help: 'probe mail hosts on loopback/private/link-local addresses (tests and local use only)',
     commands: ENGINE,
+  }),
+  referenceDomain: setting({
+    flag: '--reference-domain <domain>',
+    env: 'MAILVERDICT_REFERENCE_DOMAIN',
+    parser: domain,
+    default: 'gmail.com',
+    help: '`doctor`: the domain whose MX hosts the port-25 check greets from each egress (a large provider that answers everyone; [docs/prober.md](prober.md))',
+    commands: ['doctor'],
+  }),
+  dnsblZone: setting({
+    flag: '--dnsbl-zone <zone>',
+    env: 'MAILVERDICT_DNSBL_ZONES',
+    parser: list,
+    default: ['zen.spamhaus.org', 'b.barracudacentral.org', 'bl.spamcop.net', 'psbl.surriel.com'],
+    help: '`doctor`: DNS blocklists each egress address is looked up on (repeatable or comma list); Spamhaus and Barracuda refuse queries through public resolvers, so point `--dns-server` at a resolver of your own ([docs/prober.md](prober.md#blocklists))',
+    commands: ['doctor'],
   }),
   dnsServer: setting({
     flag: '--dns-server <host[:port]>',
@@ -843,6 +880,7 @@ export function loadConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = process.e
       },
       catchAllTtlMs: s.catchAllCacheTtl,
     },
+    doctor: { referenceDomain: s.referenceDomain, dnsblZones: s.dnsblZone },
     batch: {
       concurrency: s.concurrency,
       perHostConcurrency: s.perHostConcurrency,

@@ -12,6 +12,7 @@ import { registerBatchCommand } from './commands/batch.command.js';
 import { registerWorkerCommand } from './commands/worker.command.js';
 import { registerMigrateCommand } from './commands/migrate.command.js';
 import { registerStoreCommand } from './commands/store.command.js';
+import { registerDoctorCommand } from './commands/doctor.command.js';
 
 export function buildProgram(): Command {
   const program = new Command('mailverdict')
@@ -28,5 +29,6 @@ export function buildProgram(): Command {
   registerWorkerCommand(program);
   registerMigrateCommand(program);
   registerStoreCommand(program);
+  registerDoctorCommand(program);
   return program;
 }

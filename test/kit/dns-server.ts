@@ -1,6 +1,6 @@
 /**
  * An in-process authoritative DNS server for tests and benchmarks: UDP and TCP on one ephemeral
- * loopback port, answering MX, A and AAAA from a zone the test edits while the server runs.
+ * loopback port, answering MX, A, AAAA, PTR and TXT from a zone the test edits while the server runs.
  * Point the engine at it with `servers: [server.address]`.
  */
 import dgram from 'node:dgram';
@@ -18,6 +18,10 @@ export interface DomainRecords {
   mx?: MxEntry[];
   a?: string[];
   aaaa?: string[];
+  /** Names of a reverse-DNS name (`4.3.2.1.in-addr.arpa`). */
+  ptr?: string[];
+  /** TXT records, one string each (SPF policies, DNSBL reasons). */
+  txt?: string[];
 }
 
 export interface DnsQueryLogEntry {
@@ -224,7 +228,17 @@ function recordsFor(q: Question, entry: ZoneEntry, ttl: number): Answer[] {
   if (q.type === 'A') return (records.a ?? []).map((data) => ({ type: 'A' as const, name, ttl, data }));
   if (q.type === 'AAAA')
     return (records.aaaa ?? []).map((data) => ({ type: 'AAAA' as const, name, ttl, data }));
+  if (q.type === 'PTR') return (records.ptr ?? []).map((data) => ({ type: 'PTR' as const, name, ttl, data }));
+  if (q.type === 'TXT')
+    return (records.txt ?? []).map((text) => ({ type: 'TXT' as const, name, ttl, data: txtStrings(text) }));
   return [];
+}
+
+/** A TXT record's text as character-strings of at most 255 octets (RFC 1035 §3.3.14). */
+function txtStrings(text: string): string[] {
+  const parts: string[] = [];
+  for (let i = 0; i < text.length; i += 255) parts.push(text.slice(i, i + 255));
+  return parts.length > 0 ? parts : [''];
 }
 
 /** The UDP payload size the client advertised with EDNS(0), or the classic 512 bytes. */

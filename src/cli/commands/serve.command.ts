@@ -13,6 +13,7 @@ import { createJobMetrics } from '../../jobs/job-metrics.js';
 import { join } from 'node:path';
 import { bootstrapFirstAccount, type Bootstrap } from '../../services/bootstrap.service.js';
 import { memberLink } from '../../services/members.service.js';
+import { startupWarnings } from '../../services/doctor.service.js';
 import { addCommonOptions, settingsFlags, waitForSignal } from '../cli-support.js';
 
 export function registerServeCommand(program: Command): void {
@@ -91,6 +92,8 @@ async function runServe(options: Record<string, unknown>): Promise<void> {
   const config = loadConfig(settingsFlags(options));
   const runtime = await createRuntime(config);
   const { ctx } = runtime;
+  // The offline part of `mailverdict doctor`: warned about, never a reason not to start.
+  for (const warning of startupWarnings(config.engine.smtp)) ctx.logger.warn(warning);
   try {
     const bootstrap =
       config.bootstrap && runtime.freshStore ? await bootstrapFirstAccount(ctx.db, ctx.clock) : null;

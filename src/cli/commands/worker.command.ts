@@ -8,6 +8,7 @@ import type { Command } from 'commander';
 import { loadConfig } from '../../config.js';
 import { startEmbeddedWorkers } from '../../jobs/embedded.js';
 import { createRuntime } from '../../runtime.js';
+import { startupWarnings } from '../../services/doctor.service.js';
 import { addCommonOptions, settingsFlags, waitForSignal } from '../cli-support.js';
 
 export function registerWorkerCommand(program: Command): void {
@@ -23,6 +24,8 @@ export function registerWorkerCommand(program: Command): void {
 async function runWorker(options: Record<string, unknown>): Promise<void> {
   const config = loadConfig(settingsFlags(options));
   const runtime = await createRuntime(config);
+  // The offline part of `mailverdict doctor`: warned about, never a reason not to start.
+  for (const warning of startupWarnings(config.engine.smtp)) runtime.ctx.logger.warn(warning);
   try {
     // A standalone worker is one of several processes on the store by design.
     const background = startEmbeddedWorkers(runtime.ctx, { coordination: runtime.coordination, storeShared: true });

@@ -8,6 +8,7 @@ import { isIP, isIPv4, isIPv6 } from 'node:net';
 import type { DnsOutcome, MailHost } from '../outcome.js';
 import type { DnsOptions, MxRecordInfo } from '../types.js';
 import { classifyDnsError, dnsErrorCode } from './dns-errors.js';
+import { bounded } from './lookups.js';
 import { invalidDnsServers } from './servers.js';
 import { isInternalAddress } from '../net/internal-address.js';
 
@@ -176,14 +177,7 @@ export class MailHostResolver {
    * own later and its answer is dropped.
    */
   #bounded<T>(query: Promise<T>): Promise<T> {
-    let timer: NodeJS.Timeout | undefined;
-    const budget = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () => reject(Object.assign(new Error('DNS query budget exhausted'), { code: 'ETIMEOUT' })),
-        this.#options.timeoutMs * this.#options.tries,
-      );
-    });
-    return Promise.race([query, budget]).finally(() => clearTimeout(timer));
+    return bounded(query, this.#options.timeoutMs * this.#options.tries);
   }
 
   #remember(name: string, outcome: DnsOutcome): void {
