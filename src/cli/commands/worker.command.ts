@@ -28,7 +28,10 @@ async function runWorker(options: Record<string, unknown>): Promise<void> {
   for (const warning of startupWarnings(config.engine.smtp)) runtime.ctx.logger.warn(warning);
   try {
     // A standalone worker is one of several processes on the store by design.
-    const background = startEmbeddedWorkers(runtime.ctx, { coordination: runtime.coordination, storeShared: true });
+    const background = startEmbeddedWorkers(runtime.ctx, {
+      coordination: runtime.coordination,
+      storeShared: true,
+    });
     process.stdout.write(
       options.json === true
         ? `${JSON.stringify({ event: 'worker_started', worker: background.worker.id, data_dir: config.dataDir })}\n`
