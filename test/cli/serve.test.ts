@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createTestSchema, testBackends } from '../store/store-harness.js';
+import { createTestSchema, testBackends } from '../kit/store-harness.js';
 import { cleanEnv, runCli, spawnCli } from './run-cli.js';
 
 describe('mailverdict serve', () => {

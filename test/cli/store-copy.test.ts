@@ -31,7 +31,7 @@ import { openDatabase } from '../../src/store/db.js';
 import { migrations } from '../../src/store/migrations/index.js';
 import type { Database } from '../../src/store/schema.js';
 import { createJobsHarness, fixtureEmails, type JobsHarness } from '../jobs/kit.js';
-import { createTestSchema, openTestStore, tableNames, testBackends } from '../store/store-harness.js';
+import { createTestSchema, openTestStore, tableNames, testBackends } from '../kit/store-harness.js';
 import { runCli } from './run-cli.js';
 
 const backends = testBackends();

@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness } from '../api/harness.js';
-import { createTestSchema, testBackends } from '../store/store-harness.js';
+import { createTestSchema, testBackends } from '../kit/store-harness.js';
 import { CuttableProxy } from './cuttable-proxy.js';
 
 const backends = testBackends();

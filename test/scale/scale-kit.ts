@@ -19,7 +19,7 @@ import { openDatabase } from '../../src/store/db.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
 import type { Database } from '../../src/store/schema.js';
 import { cleanEnv, runCli, spawnCli, type CliResult } from '../cli/run-cli.js';
-import { createTestSchema, TEST_DATABASE_URL } from '../store/store-harness.js';
+import { createTestSchema, TEST_DATABASE_URL } from '../kit/store-harness.js';
 import { testRedis, TEST_REDIS_URL, type TestRedis } from '../redis/redis-kit.js';
 
 /** How long a child gets to print its first line: tsx compiles the sources, on two shared cores. */
