@@ -4,7 +4,7 @@
  */
 import { parseArgs } from 'node:util';
 import fc from 'fast-check';
-import { createHarness } from '../test/api/harness.js';
+import { createHarness } from '../test/kit/api-harness.js';
 import { checkOne, fuzzRequest } from '../test/fuzz/api-fuzz.js';
 
 const { values } = parseArgs({
