@@ -24,7 +24,7 @@ import {
   type Page,
 } from 'playwright-core';
 import type { SessionView } from '../../src/dashboard/contract.js';
-import { startDnsServer, type FakeDnsServer } from '../kit/dns-server.js';
+import { startDnsServer, type FakeDnsServer } from './dns-server.js';
 
 export const CHROMIUM = '/usr/bin/chromium';
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
