@@ -1,6 +1,7 @@
 /**
- * A fast scripted SMTP responder on `net` (no DATA, no TLS): the fake MTA of the batch probing
- * benchmark and of the batch engine's tests. It answers pipelined commands (RFC 2920), adds a
+ * A fast scripted SMTP responder, a handler of the kit's raw SMTP server (test/kit/smtp-core.ts;
+ * no DATA, no TLS): the fake MTA of the batch probing benchmark and of the batch engine's tests.
+ * It answers pipelined commands (RFC 2920), adds a
  * fixed latency to every reply, enforces a per-transaction recipient limit (452 4.5.3) and
  * Postfix's hard error limit (421 after N rejected commands), and counts what a polite client
  * must be judged on: connections, concurrent sessions per host, RCPTs per TCP read, RSETs.
@@ -9,8 +10,7 @@
  * The benchmark runs it in a child process (bench/fake-mta-pipelining.ts), with the fake DNS
  * server alongside it.
  */
-import net from 'node:net';
-import { once } from 'node:events';
+import { startSmtpCore, type SmtpConnection, type SmtpHandler } from './smtp-core.js';
 
 export interface RcptContext {
   /** The IP address the client connected to. */
@@ -80,11 +80,7 @@ export async function startFakeMta(options: FakeMtaOptions): Promise<FakeMta> {
   const maxPerTxn = options.maxRecipientsPerTransaction ?? 0;
   const mailReply = options.mail;
   const hardErrorLimit = options.hardErrorLimit ?? 0;
-  const sockets = new Set<net.Socket>();
-  const timers = new Set<NodeJS.Timeout>();
   let stats = emptyStats();
-  const activeByHost = new Map<string, number>();
-  let active = 0;
 
   const ehloReply = [
     '250-fake-mta',
@@ -93,182 +89,130 @@ export async function startFakeMta(options: FakeMtaOptions): Promise<FakeMta> {
     '250 ENHANCEDSTATUSCODES',
   ].join(CRLF);
 
-  function later(socket: net.Socket, text: string, close = false): void {
-    const send = (): void => {
-      if (socket.destroyed) return;
-      if (close) socket.end(text + CRLF);
-      else socket.write(text + CRLF);
-    };
-    if (latencyMs <= 0) {
-      send();
-      return;
-    }
-    const timer = setTimeout(() => {
-      timers.delete(timer);
-      send();
-    }, latencyMs);
-    timers.add(timer);
-  }
-
-  function onConnection(socket: net.Socket): void {
-    const host = socket.localAddress?.replace(/^::ffff:/, '') ?? '?';
-    sockets.add(socket);
-    stats.connections += 1;
-    stats.connectionsByHost[host] = (stats.connectionsByHost[host] ?? 0) + 1;
-    const hostActive = (activeByHost.get(host) ?? 0) + 1;
-    activeByHost.set(host, hostActive);
-    active += 1;
-    stats.peakConcurrentByHost[host] = Math.max(stats.peakConcurrentByHost[host] ?? 0, hostActive);
-    stats.peakConcurrent = Math.max(stats.peakConcurrent, active);
+  function onConnection(conn: SmtpConnection): SmtpHandler {
+    const host = conn.host;
+    // A session ends for the count when the client has left (its FIN), or at the close: the
+    // client frees its slot only after that, so the server never counts more than it holds.
+    conn.enter();
     const log: string[] = [];
     if (options.record === true) stats.sessions.push({ host, commands: log });
+    const later = (text: string, close = false): void => conn.send(text + CRLF, latencyMs, close);
 
-    let pending = '';
     let inTransaction = false;
     let rcptsInTransaction = 0;
     let errors = 0;
     let closing = false;
 
-    socket.setNoDelay(true);
-    // A session ends for the count when the client has left (its FIN), or at the close: the
-    // client frees its slot only after that, so the server never counts more than it holds.
-    let left = false;
-    const leave = (): void => {
-      if (left) return;
-      left = true;
-      activeByHost.set(host, (activeByHost.get(host) ?? 1) - 1);
-      active -= 1;
-    };
-    socket.on('end', leave);
-    socket.on('close', () => {
-      sockets.delete(socket);
-      leave();
-    });
-    socket.on('error', () => socket.destroy());
-
     const banner = bannerOf(host);
-    if (banner === null) return;
-    const refused = !banner.startsWith('2');
-    later(socket, banner, refused);
-    if (refused) return;
-
-    socket.setEncoding('latin1');
-    socket.on('data', (chunk: string) => {
-      if (closing) return;
-      const text = pending + chunk;
-      const replies: string[] = [];
-      let rcptsThisRead = 0;
-      let start = 0;
-      let newline = text.indexOf('\n');
-      while (newline !== -1 && !closing) {
-        const line = text.slice(start, newline > start && text[newline - 1] === '\r' ? newline - 1 : newline);
-        start = newline + 1;
-        newline = text.indexOf('\n', start);
-        if (options.record === true) log.push(line);
-        const verb = line.slice(0, 4).toUpperCase();
-        switch (verb) {
-          case 'EHLO':
-            replies.push(ehloReply);
-            break;
-          case 'HELO':
-            replies.push('250 fake-mta');
-            break;
-          case 'MAIL':
-            stats.mailFroms += 1;
-            if (inTransaction) replies.push('503 5.5.1 Error: nested MAIL command');
-            else if (mailReply !== undefined && !mailReply(host).startsWith('2'))
-              replies.push(mailReply(host));
-            else {
-              inTransaction = true;
-              rcptsInTransaction = 0;
-              replies.push('250 2.1.0 Ok');
-            }
-            break;
-          case 'RCPT': {
-            stats.rcpts += 1;
-            rcptsThisRead += 1;
-            let reply: string;
-            if (!inTransaction) reply = '503 5.5.1 Error: need MAIL command';
-            else if (maxPerTxn > 0 && rcptsInTransaction >= maxPerTxn)
-              reply = '452 4.5.3 Error: too many recipients';
-            else {
-              const address = /<([^>]*)>/.exec(line)?.[1] ?? '';
-              reply = rcptReply(address, { host, inTransaction: rcptsInTransaction });
-              if (reply.startsWith('2')) rcptsInTransaction += 1;
-            }
-            if (!reply.startsWith('2')) {
-              errors += 1;
-              stats.maxErrorsPerSession = Math.max(stats.maxErrorsPerSession, errors);
-              if (hardErrorLimit > 0 && errors > hardErrorLimit) {
-                stats.errorLimitDisconnects += 1;
-                replies.push('421 4.7.0 fake-mta Error: too many errors');
-                closing = true;
-                break;
-              }
-            }
-            replies.push(reply);
-            break;
-          }
-          case 'RSET':
-            stats.rsets += 1;
-            inTransaction = false;
-            rcptsInTransaction = 0;
-            replies.push('250 2.0.0 Ok');
-            break;
-          case 'NOOP':
-            replies.push('250 2.0.0 Ok');
-            break;
-          case 'QUIT':
-            replies.push('221 2.0.0 Bye');
-            closing = true;
-            break;
-          default:
-            replies.push('502 5.5.2 Error: command not recognized');
-        }
-      }
-      pending = text.slice(start);
-      if (rcptsThisRead > 0) {
-        stats.rcptReads += 1;
-        stats.maxRcptsPerRead = Math.max(stats.maxRcptsPerRead, rcptsThisRead);
-      }
-      if (replies.length > 0) later(socket, replies.join(CRLF), closing);
-    });
-  }
-
-  const servers: net.Server[] = [];
-  let port = options.port ?? 0;
-  for (let attempt = 0; ; attempt++) {
-    try {
-      for (const host of options.hosts) {
-        const server = net.createServer(onConnection);
-        servers.push(server);
-        server.listen(port, host);
-        await once(server, 'listening');
-        if (port === 0) port = (server.address() as net.AddressInfo).port;
-      }
-      break;
-    } catch (error) {
-      // The ephemeral port of the first host may be taken on another address: try another.
-      await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
-      servers.length = 0;
-      if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE' || attempt >= 10 || options.port)
-        throw error;
-      port = 0;
+    const refused = banner !== null && !banner.startsWith('2');
+    if (banner !== null) later(banner, refused);
+    if (banner === null || refused) {
+      conn.stopReading();
+      return { end: () => conn.leave() };
     }
+
+    return {
+      end: () => conn.leave(),
+      lines(lines) {
+        const replies: string[] = [];
+        let rcptsThisRead = 0;
+        for (const line of lines) {
+          if (closing) break;
+          if (options.record === true) log.push(line);
+          const verb = line.slice(0, 4).toUpperCase();
+          switch (verb) {
+            case 'EHLO':
+              replies.push(ehloReply);
+              break;
+            case 'HELO':
+              replies.push('250 fake-mta');
+              break;
+            case 'MAIL':
+              stats.mailFroms += 1;
+              if (inTransaction) replies.push('503 5.5.1 Error: nested MAIL command');
+              else if (mailReply !== undefined && !mailReply(host).startsWith('2'))
+                replies.push(mailReply(host));
+              else {
+                inTransaction = true;
+                rcptsInTransaction = 0;
+                replies.push('250 2.1.0 Ok');
+              }
+              break;
+            case 'RCPT': {
+              stats.rcpts += 1;
+              rcptsThisRead += 1;
+              let reply: string;
+              if (!inTransaction) reply = '503 5.5.1 Error: need MAIL command';
+              else if (maxPerTxn > 0 && rcptsInTransaction >= maxPerTxn)
+                reply = '452 4.5.3 Error: too many recipients';
+              else {
+                const address = /<([^>]*)>/.exec(line)?.[1] ?? '';
+                reply = rcptReply(address, { host, inTransaction: rcptsInTransaction });
+                if (reply.startsWith('2')) rcptsInTransaction += 1;
+              }
+              if (!reply.startsWith('2')) {
+                errors += 1;
+                stats.maxErrorsPerSession = Math.max(stats.maxErrorsPerSession, errors);
+                if (hardErrorLimit > 0 && errors > hardErrorLimit) {
+                  stats.errorLimitDisconnects += 1;
+                  replies.push('421 4.7.0 fake-mta Error: too many errors');
+                  closing = true;
+                  break;
+                }
+              }
+              replies.push(reply);
+              break;
+            }
+            case 'RSET':
+              stats.rsets += 1;
+              inTransaction = false;
+              rcptsInTransaction = 0;
+              replies.push('250 2.0.0 Ok');
+              break;
+            case 'NOOP':
+              replies.push('250 2.0.0 Ok');
+              break;
+            case 'QUIT':
+              replies.push('221 2.0.0 Bye');
+              closing = true;
+              break;
+            default:
+              replies.push('502 5.5.2 Error: command not recognized');
+          }
+        }
+        if (closing) conn.stopReading();
+        if (rcptsThisRead > 0) {
+          stats.rcptReads += 1;
+          stats.maxRcptsPerRead = Math.max(stats.maxRcptsPerRead, rcptsThisRead);
+        }
+        if (replies.length > 0) later(replies.join(CRLF), closing);
+      },
+    };
   }
+
+  const core = await startSmtpCore({
+    hosts: options.hosts,
+    ...(options.port === undefined ? {} : { port: options.port }),
+    connection: onConnection,
+  });
 
   return {
-    port,
-    stats: () => structuredClone(stats),
+    port: core.port,
+    stats: () => {
+      const tally = core.tally();
+      return {
+        ...structuredClone(stats),
+        connections: tally.connections,
+        connectionsByHost: tally.connectionsByHost,
+        peakConcurrentByHost: tally.peakConcurrentByHost,
+        peakConcurrent: tally.peakConcurrent,
+      };
+    },
     resetStats: () => {
       stats = emptyStats();
+      core.resetTally();
     },
-    close: async () => {
-      for (const timer of timers) clearTimeout(timer);
-      timers.clear();
-      for (const socket of sockets) socket.destroy();
-      await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
-    },
+    close: () => core.close(),
   };
 }
 
