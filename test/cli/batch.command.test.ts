@@ -11,7 +11,7 @@ import type { FakeMta } from '../kit/pipelining-mta.js';
 import { startFakeMta } from '../kit/pipelining-mta.js';
 import type { FakeDnsServer } from '../kit/dns-server.js';
 import { startDnsServer } from '../kit/dns-server.js';
-import { runCli, spawnCli } from './run-cli.js';
+import { runCli, spawnCli } from '../kit/cli.js';
 
 let mta: FakeMta;
 let slowMta: FakeMta;

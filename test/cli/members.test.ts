@@ -14,7 +14,7 @@ import { loadConfig } from '../../src/config.js';
 import { createRuntime } from '../../src/runtime.js';
 import { startMailSink } from '../dashboard/kit.js';
 import { runInProcess } from './in-process.js';
-import { cleanEnv, spawnCli } from './run-cli.js';
+import { cleanEnv, spawnCli } from '../kit/cli.js';
 
 /** Each test hashes passwords with scrypt (100-200 ms idle, seconds on a loaded 2-core machine). */
 const SLOW = { timeout: 60_000 };

@@ -5,7 +5,7 @@ import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTestSchema, testBackends } from '../kit/store-harness.js';
-import { cleanEnv, runCli, spawnCli } from './run-cli.js';
+import { cleanEnv, runCli, spawnCli } from '../kit/cli.js';
 
 describe('mailverdict serve', () => {
   const dirs: string[] = [];

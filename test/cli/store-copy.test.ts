@@ -32,7 +32,7 @@ import { migrations } from '../../src/store/migrations/index.js';
 import type { Database } from '../../src/store/schema.js';
 import { createJobsHarness, fixtureEmails, type JobsHarness } from '../jobs/kit.js';
 import { createTestSchema, openTestStore, tableNames, testBackends } from '../kit/store-harness.js';
-import { runCli } from './run-cli.js';
+import { runCli } from '../kit/cli.js';
 
 const backends = testBackends();
 /** Nothing listens there: a refusal that comes before the target is opened never notices. */

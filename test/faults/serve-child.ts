@@ -8,7 +8,7 @@ import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { cleanEnv, spawnCli } from '../cli/run-cli.js';
+import { cleanEnv, spawnCli } from '../kit/cli.js';
 
 export interface ServeChild {
   child: ChildProcess;

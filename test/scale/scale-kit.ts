@@ -18,7 +18,7 @@ import { createKey } from '../../src/services/keys.service.js';
 import { openDatabase } from '../../src/store/db.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
 import type { Database } from '../../src/store/schema.js';
-import { cleanEnv, runCli, spawnCli, type CliResult } from '../cli/run-cli.js';
+import { cleanEnv, runCli, spawnCli, type CliResult } from '../kit/cli.js';
 import { createTestSchema, TEST_DATABASE_URL } from '../kit/store-harness.js';
 import { testRedis, TEST_REDIS_URL, type TestRedis } from '../redis/redis-kit.js';
 
