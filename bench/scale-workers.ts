@@ -31,7 +31,7 @@ import {
   stopChild,
   waitFor,
   type CliProcess,
-} from './scale-kit.js';
+} from './kit/scale.js';
 
 export interface WorkerOptions {
   addresses: number;

@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 
-export const ROOT = fileURLToPath(new URL('../', import.meta.url));
+export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const DATABASE_URL =
   process.env.MAILVERDICT_BENCH_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
 export const REDIS_URL = process.env.MAILVERDICT_BENCH_REDIS_URL || 'redis://127.0.0.1:6379';
