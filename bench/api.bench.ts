@@ -17,12 +17,12 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { systemClock } from '../src/clock.js';
 import { createAccount } from '../src/services/accounts.service.js';
 import { createKey } from '../src/services/keys.service.js';
+import { cleanEnv, ROOT, spawnServe } from '../test/kit/cli.js';
 import { openDatabase } from '../src/store/db.js';
 import { migrateToLatest } from '../src/store/migrate.js';
 
@@ -31,18 +31,16 @@ const { values } = parseArgs({
 });
 const DURATION = Number(values.duration);
 const CONNECTIONS = Number(values.connections);
-const ROOT = fileURLToPath(new URL('../', import.meta.url));
 
-async function startChild(args: string[]): Promise<{ child: ChildProcess; firstLine: string }> {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('MAILVERDICT_')) env[k] = v;
-  const child = spawn(process.execPath, ['--import', 'tsx', ...args], {
+/** The ceiling server (bench/ceiling-server.ts): it prints its URL on its first line. */
+async function startCeiling(): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/ceiling-server.ts'], {
     cwd: ROOT,
-    env: { ...env, MAILVERDICT_EMBEDDED_WORKERS: 'false' },
+    env: cleanEnv(),
     stdio: ['ignore', 'pipe', 'ignore'],
   });
   const [firstLine] = (await once(createInterface({ input: child.stdout }), 'line')) as [string];
-  return { child, firstLine };
+  return { child, url: firstLine.trim() };
 }
 
 async function stop(child: ChildProcess): Promise<void> {
@@ -107,19 +105,13 @@ async function main(): Promise<void> {
   const { key: testKey } = await createKey(db, systemClock, { accountId: account.id, kind: 'test' });
   await db.destroy();
 
-  const api = await startChild([
-    'src/cli/main.ts',
-    'serve',
-    '--port',
-    '0',
-    '--data-dir',
-    dataDir,
-    '--json',
-    '--no-bootstrap',
-  ]);
-  const apiUrl = (JSON.parse(api.firstLine) as { url: string }).url;
-  const ceiling = await startChild(['bench/ceiling-server.ts']);
-  const ceilingUrl = ceiling.firstLine.trim();
+  const api = await spawnServe(['--port', '0', '--data-dir', dataDir, '--no-bootstrap'], {
+    env: cleanEnv({ MAILVERDICT_EMBEDDED_WORKERS: 'false' }),
+    stderr: 'ignore',
+  });
+  const apiUrl = api.url;
+  const ceiling = await startCeiling();
+  const ceilingUrl = ceiling.url;
   const auth = { authorization: `Bearer ${testKey}` };
   try {
     // Warm-up: JIT, the engine's lists, SQLite's page cache.
