@@ -99,6 +99,8 @@ export interface Stopped {
 export interface RunningCommand {
   child: ChildProcess;
   first: FirstLine;
+  /** That line as printed. */
+  line: string;
   /** The exit code (null when killed by a signal), once the process has ended. */
   exited: Promise<number | null>;
   /** What it wrote to stderr so far (with `stderr: 'pipe'`). */
@@ -171,32 +173,32 @@ export async function spawnMailverdict(args: string[], options: SpawnOptions = {
       resolve(code);
     }),
   );
-  const firstLine = new Promise<FirstLine>((resolve) => {
+  const firstLine = new Promise<{ first: FirstLine; line: string }>((resolve) => {
     const lines = createInterface({ input: child.stdout! });
     const onLine = (line: string): void => {
       if (!line.startsWith('{')) return;
       const parsed = JSON.parse(line) as FirstLine;
       if (parsed.event === undefined) return;
       lines.off('line', onLine);
-      resolve(parsed);
+      resolve({ first: parsed, line });
     };
     lines.on('line', onLine);
   });
   const name = args[0] ?? 'mailverdict';
-  const first = await Promise.race([
+  const started = await Promise.race([
     firstLine,
     exited.then((code) => new Error(`${name} exited with ${code} before starting: ${stderr}`)),
     sleep(withinMs, undefined, { ref: false }).then(
       () => new Error(`${name} did not start within ${withinMs} ms: ${stderr}`),
     ),
   ]);
-  if (first instanceof Error) {
+  if (started instanceof Error) {
     child.kill('SIGKILL');
-    throw first;
+    throw started;
   }
   return {
     child,
-    first,
+    ...started,
     exited,
     stderr: () => stderr,
     stop: (stopOptions) => stopProcess(child, stopOptions),
