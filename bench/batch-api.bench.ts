@@ -14,17 +14,19 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, totalmem, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { cleanEnv, spawnCli, spawnServe } from '../test/kit/cli.js';
+import { spawnCli, spawnServe } from '../test/kit/cli.js';
 
 const SIZES = [50_000, 500_000] as const;
 const dataDir = mkdtempSync(join(tmpdir(), 'mailverdict-bench-batch-'));
-const env = cleanEnv({
+// Its own environment passes on to serve and worker: bench/scale-batch.ts runs it on PostgreSQL that way.
+const env = {
+  ...process.env,
   MAILVERDICT_LOG_LEVEL: 'warn',
   // Submissions are measured without workers competing for the CPU; a worker process runs the jobs.
   MAILVERDICT_EMBEDDED_WORKERS: 'false',
   // The bootstrap account's plan would throttle the polling below and refuse a 500,000 live batch.
   MAILVERDICT_PLANS: JSON.stringify({ free: { rate_limit_per_second: 1000, monthly_quota: 10_000_000 } }),
-});
+};
 
 function spawnWorker(): ChildProcess {
   return spawnCli(['worker', '--data-dir', dataDir, '--json'], env, { stderr: 'inherit' });

@@ -15,7 +15,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { parseDuration } from '../src/config.js';
-import { cleanEnv, spawnServe } from '../test/kit/cli.js';
+import { spawnServe } from '../test/kit/cli.js';
 
 const { values: args } = parseArgs({
   options: { duration: { type: 'string', default: '10m' }, concurrency: { type: 'string', default: '8' } },
@@ -36,7 +36,8 @@ interface Server {
   liveKey: string;
 }
 
-const ENV = cleanEnv({
+const ENV = {
+  ...process.env,
   MAILVERDICT_LOG_LEVEL: 'warn',
   MAILVERDICT_CHUNK_SIZE: '100',
   MAILVERDICT_AUTH_FAILURE_RATE_LIMIT: '0',
@@ -47,7 +48,7 @@ const ENV = cleanEnv({
   MAILVERDICT_PLANS: JSON.stringify({
     free: { rate_limit_per_second: 1_000_000, monthly_quota: 100_000_000 },
   }),
-});
+};
 
 async function startServer(): Promise<Server> {
   const dir = mkdtempSync(join(tmpdir(), 'mailverdict-soak-'));
