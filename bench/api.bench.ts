@@ -13,7 +13,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -25,6 +25,7 @@ import { createKey } from '../src/services/keys.service.js';
 import { cleanEnv, ROOT, spawnServe } from '../test/kit/cli.js';
 import { openDatabase } from '../src/store/db.js';
 import { migrateToLatest } from '../src/store/migrate.js';
+import { cpuMicros } from './kit/scale.js';
 
 const { values } = parseArgs({
   options: { duration: { type: 'string', default: '30' }, connections: { type: 'string', default: '50' } },
@@ -46,18 +47,6 @@ async function startCeiling(): Promise<{ child: ChildProcess; url: string }> {
 async function stop(child: ChildProcess): Promise<void> {
   child.kill('SIGTERM');
   await once(child, 'exit');
-}
-
-/** CPU time (user + system) a process has used, in microseconds; null where /proc is missing. */
-function cpuMicros(pid: number | undefined): number | null {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-    const ticks = Number(fields[11]) + Number(fields[12]);
-    // Linux reports 100 clock ticks per second to user space.
-    return Number.isFinite(ticks) ? ticks * 10_000 : null;
-  } catch {
-    return null;
-  }
 }
 
 interface Figures {

@@ -7,11 +7,11 @@ import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { cleanEnv, spawnMailverdict, stopProcess, type FirstLine } from '../../test/kit/cli.js';
+import { waitFor as waitForKit } from '../../test/kit/wait-for.js';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const DATABASE_URL =
@@ -135,19 +135,13 @@ export function quantile(values: number[], p: number): number {
 }
 
 /** Polls `check` every `everyMs` until it returns a value, failing after `timeoutMs`. */
-export async function waitFor<T>(
+export function waitFor<T>(
   what: string,
   check: () => Promise<T | undefined>,
   timeoutMs: number,
   everyMs = 50,
 ): Promise<T> {
-  const deadline = performance.now() + timeoutMs;
-  while (performance.now() < deadline) {
-    const value = await check();
-    if (value !== undefined) return value;
-    await sleep(everyMs);
-  }
-  throw new Error(`${what}: not reached in ${timeoutMs} ms`);
+  return waitForKit(what, check, timeoutMs, everyMs);
 }
 
 export const fmt = (n: number, digits = 0): string =>

@@ -63,15 +63,5 @@ export function loggedErrors(serve: ServeChild): string[] {
 /** SIGKILLs what is still running (afterAll: a failed test must not leave a server behind). */
 export const killServes = killAll;
 
-/**
- * A request with the key; a 429 (the bootstrap account's free plan allows 5 requests/s) is
- * retried after its Retry-After, at most 20 times.
- */
-export async function callApi(url: string, key: string, init: RequestInit = {}): Promise<Response> {
-  for (let attempt = 0; ; attempt++) {
-    const res = await fetch(url, { ...init, headers: { authorization: `Bearer ${key}`, ...init.headers } });
-    if (res.status !== 429 || attempt >= 20) return res;
-    await res.arrayBuffer();
-    await sleep(Math.min(2_000, Number(res.headers.get('retry-after') ?? '1') * 1000));
-  }
-}
+/** A request with the key; a 429 is retried after its Retry-After, at most 20 times. */
+export { callWithKey as callApi } from '../kit/cli.js';

@@ -215,3 +215,21 @@ export async function spawnServe(args: string[], options: SpawnOptions = {}): Pr
       : (JSON.parse(readFileSync(serve.first.keys_file, 'utf8')) as BootstrapKeys);
   return { ...serve, url: serve.first.url, keys };
 }
+
+/**
+ * A v1 API call with a key to a spawned serve; a 429 (the bootstrap account's free plan allows 5
+ * requests/s) is retried after its Retry-After (2 s at most), `retries` times at most.
+ */
+export async function callWithKey(
+  url: string,
+  key: string,
+  init: RequestInit = {},
+  retries = 20,
+): Promise<Response> {
+  for (let attempt = 0; ; attempt++) {
+    const res = await fetch(url, { ...init, headers: { authorization: `Bearer ${key}`, ...init.headers } });
+    if (res.status !== 429 || attempt >= retries) return res;
+    await res.arrayBuffer();
+    await sleep(Math.min(2_000, Number(res.headers.get('retry-after') ?? '1') * 1000));
+  }
+}

@@ -12,7 +12,6 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import {
   chromium,
@@ -22,7 +21,7 @@ import {
   type Page,
 } from 'playwright-core';
 import type { SessionView } from '../../src/dashboard/contract.js';
-import { BUILT_MAIN, cleanEnv, runCli, spawnServe, type Served } from './cli.js';
+import { BUILT_MAIN, callWithKey, cleanEnv, runCli, spawnServe, type Served } from './cli.js';
 import { startDnsServer, type FakeDnsServer } from './dns-server.js';
 
 export const CHROMIUM = '/usr/bin/chromium';
@@ -270,13 +269,8 @@ export function pageFetch(
 }
 
 /** A v1 API call with a key, retried after a 429 (the bootstrap account's plan allows 5 a second). */
-export async function callApi(url: string, key: string, init: RequestInit = {}): Promise<Response> {
-  for (let attempt = 0; ; attempt++) {
-    const res = await fetch(url, { ...init, headers: { authorization: `Bearer ${key}`, ...init.headers } });
-    if (res.status !== 429 || attempt >= 10) return res;
-    await res.arrayBuffer();
-    await sleep(Math.min(2_000, Number(res.headers.get('retry-after') ?? '1') * 1000));
-  }
+export function callApi(url: string, key: string, init: RequestInit = {}): Promise<Response> {
+  return callWithKey(url, key, init, 10);
 }
 
 export interface AxeViolation {

@@ -9,7 +9,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Kysely } from 'kysely';
 import { systemClock } from '../../src/clock.js';
 import { createAccount, type NewAccount } from '../../src/services/accounts.service.js';
@@ -132,21 +131,7 @@ export async function scaleServices(): Promise<ScaleServices> {
   };
 }
 
-/** Waits until `check` returns a value other than undefined, polling every `everyMs`; throws after `withinMs`. */
-export async function waitFor<T>(
-  what: string,
-  check: () => Promise<T | undefined>,
-  withinMs: number,
-  everyMs = 100,
-): Promise<T> {
-  const deadline = Date.now() + withinMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${withinMs} ms`);
-    await sleep(everyMs);
-  }
-}
+export { waitFor } from '../kit/wait-for.js';
 
 /** Stops a child with SIGTERM, bounded; SIGKILL when it does not exit in time. */
 export async function stopChild(c: Child, withinMs = 15_000): Promise<number | null> {
