@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/api/app.js';
 import { loadConfig } from '../../src/config.js';
 import { createRuntime } from '../../src/runtime.js';
-import { startMailSink } from '../dashboard/kit.js';
+import { startMailSink } from '../kit/mail-sink.js';
 import { runInProcess } from './in-process.js';
 import { cleanEnv, spawnMailverdict } from '../kit/cli.js';
 
