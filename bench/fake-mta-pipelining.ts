@@ -5,6 +5,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import { startFakeMta } from '../test/kit/pipelining-mta.js';
+import { serveBenchChild } from './kit/bench-child.js';
 
 export type { FakeMtaStats } from '../test/kit/pipelining-mta.js';
 
@@ -30,7 +31,6 @@ export function benchRcptRule(catchAll: ReadonlySet<string>): (address: string) 
 }
 
 async function runChild(): Promise<void> {
-  const { startDnsServer } = await import('../test/kit/dns-server.js');
   const world = JSON.parse(process.argv[2] ?? '{}') as BenchWorld;
   const catchAll = new Set(world.catchAllDomains);
   const mta = await startFakeMta({
@@ -39,21 +39,8 @@ async function runChild(): Promise<void> {
     rcpt: benchRcptRule(catchAll),
     hardErrorLimit: world.hardErrorLimit,
   });
-  const dns = await startDnsServer();
-  world.hosts.forEach((ip, i) => dns.setDomain(`mx${i}.mta.bench`, { a: [ip] }));
-  for (const [domain, hostIndex] of Object.entries(world.domains)) {
-    dns.setDomain(domain, { mx: [{ exchange: `mx${hostIndex}.mta.bench`, priority: 10 }] });
-  }
-  dns.setDelay(world.latencyMs);
-  let closing: Promise<unknown> | null = null;
-  const close = (): Promise<unknown> => (closing ??= Promise.all([mta.close(), dns.close()]));
-  process.on('message', (message: unknown) => {
-    if (message === 'stats') process.send?.({ stats: { ...mta.stats(), sessions: [] } });
-    if (message === 'reset') mta.resetStats();
-    if (message === 'close') void close().then(() => process.disconnect());
-  });
-  process.on('disconnect', () => void close());
-  process.send?.({ ready: { port: mta.port, dns: dns.address } });
+  // The tables are the benchmark's; the sessions' command logs are not kept (no `record`).
+  await serveBenchChild(world, { ...mta, stats: () => ({ ...mta.stats(), sessions: [] }) });
 }
 
 if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
