@@ -44,7 +44,7 @@ export interface SmtpConnection {
   send(text: string, delayMs: number, close?: boolean): void;
   /** Runs `fn` after `ms` on a timer the server clears when it closes; clear it with `clearTimeout`. */
   after(ms: number, fn: () => void): NodeJS.Timeout;
-  /** Counts this connection as a session open on its host from its client, until `leave` or the close. */
+  /** Counts this connection as a session open on its host from its client, until `leave`, a reset or the close. */
   enter(): void;
   /** Ends the session for the count (idempotent; the close does it too). */
   leave(): void;
@@ -226,7 +226,11 @@ export async function startSmtpCore(options: SmtpCoreOptions): Promise<SmtpCore>
       },
     };
 
-    raw.on('error', () => raw.destroy());
+    // A reset from the client is its leaving ('close' comes a loop iteration later).
+    raw.on('error', () => {
+      conn.leave();
+      raw.destroy();
+    });
     raw.on('end', () => {
       if (socket === raw) handler.end?.();
     });
