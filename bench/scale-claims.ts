@@ -2,9 +2,9 @@
  * `npm run bench:scale`, part a: claiming chunks on PostgreSQL with 1, 2, 4 and 8 competing
  * workers, each its own Kysely instance and pool, claiming in a loop and marking each chunk done.
  * Two ways of claiming on the same data (one job of `chunks` chunks, reset before every run):
- *   - skip-locked: the PostgreSQL backend's claim (store/dialect/postgres.ts), one UPDATE with
+ *   - skip-locked: the PostgreSQL backend's claim (store/dialect/postgres-backend.ts), one UPDATE with
  *     FOR UPDATE SKIP LOCKED;
- *   - candidate-update: what PostgreSQL did before and SQLite still does (store/dialect/sqlite.ts):
+ *   - candidate-update: what PostgreSQL did before and SQLite still does (store/dialect/sqlite-backend.ts):
  *     findClaimableChunks (8 candidates) then a conditional UPDATE per candidate until one
  *     sticks; a candidate another worker took first is a failed claim attempt.
  * A run ends when `claimsPerRun` chunks were claimed, no chunk is left, or after `secondsPerRun`.

@@ -2,8 +2,9 @@
  * The one reader of the environment. Every setting is parsed and validated here, once, from
  * (in order of precedence) a CLI flag, a `MAILVERDICT_*` environment variable, or its default.
  * A bad value throws `ConfigError` naming the setting, and start-up stops with that message.
+ * Each setting is one row of SETTINGS: the commands' flags and docs/configuration.md come from it.
  */
-import { SECOND, MINUTE, HOUR } from './clock.js';
+import { SECOND, MINUTE, HOUR, DAY } from './clock.js';
 import type { BatchEngineOptions } from './engine/batch/types.js';
 import { parseSourceAddress } from './engine/net/egress.js';
 import { DEFAULT_TIMEOUT_MS } from './engine/types.js';
@@ -108,64 +109,89 @@ export type Flags = Record<string, unknown>;
 
 type Parser<T> = (raw: string, name: string) => T;
 
-const integer =
-  (min: number, max: number): Parser<number> =>
-  (raw, name) => {
+/** How a setting's text becomes its value, and how a value is shown in help and docs. */
+export interface ValueType<T> {
+  parse(raw: string, name: string): T;
+  show(value: T): string;
+  /** The flag may be given more than once; its values join into one comma list. */
+  repeatable?: true;
+}
+
+const integer = (min: number, max: number): ValueType<number> => ({
+  parse: (raw, name) => {
     const n = Number(raw);
     if (!Number.isInteger(n) || n < min || n > max) {
       throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
     }
     return n;
-  };
+  },
+  show: String,
+});
 
-const string: Parser<string> = (raw, name) => {
+const parseString: Parser<string> = (raw, name) => {
   if (raw.trim() === '') throw new ConfigError(`${name} must not be empty`);
   return raw.trim();
 };
-
-const boolean: Parser<boolean> = (raw, name) => {
-  const v = raw.trim().toLowerCase();
-  if (['1', 'true', 'yes', 'on'].includes(v)) return true;
-  if (['0', 'false', 'no', 'off'].includes(v)) return false;
-  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+const string: ValueType<string> = { parse: parseString, show: (s) => s };
+/** A domain name, kept in lower case. */
+const domain: ValueType<string> = {
+  parse: (raw, name) => parseString(raw, name).toLowerCase(),
+  show: (s) => s,
 };
 
-const list: Parser<string[]> = (raw) =>
+const boolean: ValueType<boolean> = {
+  parse: (raw, name) => {
+    const v = raw.trim().toLowerCase();
+    if (['1', 'true', 'yes', 'on'].includes(v)) return true;
+    if (['0', 'false', 'no', 'off'].includes(v)) return false;
+    throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+  },
+  show: String,
+};
+
+const splitList: Parser<string[]> = (raw) =>
   raw
     .split(',')
     .map((s) => s.trim())
     .filter((s) => s !== '');
+const list: ValueType<string[]> = { parse: splitList, show: (v) => v.join(','), repeatable: true };
 
 /** Egress source addresses: a comma list of `ip` or `ip=helo-name` (engine/net/egress.ts). */
-const sourceAddresses: Parser<string[]> = (raw, name) => {
-  const entries = list(raw, name);
-  for (const entry of entries) {
-    try {
-      parseSourceAddress(entry);
-    } catch (error) {
-      throw new ConfigError(`${name}: ${error instanceof Error ? error.message : String(error)}`);
+const sourceAddresses: ValueType<string[]> = {
+  ...list,
+  parse: (raw, name) => {
+    const entries = splitList(raw, name);
+    for (const entry of entries) {
+      try {
+        parseSourceAddress(entry);
+      } catch (error) {
+        throw new ConfigError(`${name}: ${error instanceof Error ? error.message : String(error)}`);
+      }
     }
-  }
-  return entries;
+    return entries;
+  },
 };
 
 /** "false", "true", a hop count, or a comma list of proxy addresses / CIDRs. */
-const trustProxy: Parser<boolean | number | string[]> = (raw, name) => {
-  const v = raw.trim().toLowerCase();
-  if (['0', 'false', 'no', 'off'].includes(v)) return false;
-  if (['true', 'yes', 'on'].includes(v)) return true;
-  if (/^\d+$/.test(v)) return integer(1, 100)(v, name);
-  const entries = list(raw, name);
-  for (const e of entries) {
-    if (!/^[0-9a-f:.]+(\/\d{1,3})?$/i.test(e))
-      throw new ConfigError(
-        `${name} must be true, false, a hop count or a list of proxy addresses/CIDRs, got "${e}"`,
-      );
-  }
-  return entries;
+const trustProxy: ValueType<boolean | number | string[]> = {
+  parse: (raw, name) => {
+    const v = raw.trim().toLowerCase();
+    if (['0', 'false', 'no', 'off'].includes(v)) return false;
+    if (['true', 'yes', 'on'].includes(v)) return true;
+    if (/^\d+$/.test(v)) return integer(1, 100).parse(v, name);
+    const entries = splitList(raw, name);
+    for (const e of entries) {
+      if (!/^[0-9a-f:.]+(\/\d{1,3})?$/i.test(e))
+        throw new ConfigError(
+          `${name} must be true, false, a hop count or a list of proxy addresses/CIDRs, got "${e}"`,
+        );
+    }
+    return entries;
+  },
+  show: (v) => (Array.isArray(v) ? v.join(',') : String(v)),
 };
 
-const UNITS: Record<string, number> = { ms: 1, s: SECOND, m: MINUTE, h: HOUR, d: 24 * HOUR };
+const UNITS: Record<string, number> = { ms: 1, s: SECOND, m: MINUTE, h: HOUR, d: DAY };
 
 /** Parses "72h", "15m", "2s", "500ms", "1d" (or a bare number of milliseconds). */
 export function parseDuration(raw: string, name = 'duration'): number {
@@ -175,19 +201,29 @@ export function parseDuration(raw: string, name = 'duration'): number {
   if (!Number.isFinite(ms) || ms <= 0) throw new ConfigError(`${name} must be positive, got "${raw}"`);
   return Math.round(ms);
 }
-const duration: Parser<number> = (raw, name) => parseDuration(raw, name);
+
+/** A duration in the largest unit that states it exactly (hours up to 72h, the figures people know): 72h, 7d, 500ms. */
+export function formatDuration(ms: number): string {
+  if (ms > 3 * DAY && ms % DAY === 0) return `${ms / DAY}d`;
+  for (const unit of ['h', 'm', 's'] as const)
+    if (ms >= UNITS[unit]! && ms % UNITS[unit]! === 0) return `${ms / UNITS[unit]!}${unit}`;
+  return `${ms}ms`;
+}
+
+const duration: ValueType<number> = { parse: (raw, name) => parseDuration(raw, name), show: formatDuration };
 /** A duration, or 0 / "off" for none. */
-const durationOrOff: Parser<number> = (raw, name) =>
-  /^\s*(0|off)\s*$/i.test(raw) ? 0 : parseDuration(raw, name);
+const durationOrOff: ValueType<number> = {
+  parse: (raw, name) => (/^\s*(0|off)\s*$/i.test(raw) ? 0 : parseDuration(raw, name)),
+  show: (ms) => (ms === 0 ? 'off' : formatDuration(ms)),
+};
 
 /** The value with any `user:password@` part masked: URLs of stores and relays carry secrets. */
 function withoutCredentials(raw: string): string {
   return raw.replace(/\/\/[^/?#]*@/, '//***@');
 }
 
-const url =
-  (protocols: string[]): Parser<string> =>
-  (raw, name) => {
+const url = (protocols: string[]): ValueType<string> => ({
+  parse: (raw, name) => {
     let u: URL;
     try {
       u = new URL(raw.trim());
@@ -198,19 +234,534 @@ const url =
       throw new ConfigError(`${name} must use ${protocols.join(' or ')}, got "${u.protocol}"`);
     }
     return raw.trim().replace(/\/+$/, '');
-  };
+  },
+  show: withoutCredentials,
+});
 
-const json: Parser<Record<string, unknown>> = (raw, name) => {
-  let v: unknown;
-  try {
-    v = JSON.parse(raw);
-  } catch {
-    throw new ConfigError(`${name} must be a JSON object`);
-  }
-  if (typeof v !== 'object' || v === null || Array.isArray(v))
-    throw new ConfigError(`${name} must be a JSON object`);
-  return v as Record<string, unknown>;
+const json: ValueType<Record<string, unknown>> = {
+  parse: (raw, name) => {
+    let v: unknown;
+    try {
+      v = JSON.parse(raw);
+    } catch {
+      throw new ConfigError(`${name} must be a JSON object`);
+    }
+    if (typeof v !== 'object' || v === null || Array.isArray(v))
+      throw new ConfigError(`${name} must be a JSON object`);
+    return v as Record<string, unknown>;
+  },
+  show: (v) => JSON.stringify(v),
 };
+
+/**
+ * The commands that take settings, by their path (`members invite`). A setting for `members`
+ * is taken by each of its sub-commands.
+ */
+export type CommandName =
+  | 'serve'
+  | 'worker'
+  | 'verify'
+  | 'batch'
+  | 'migrate'
+  | 'accounts'
+  | 'keys'
+  | 'members'
+  | 'members invite'
+  | 'members reset';
+
+/** What a derived default is computed from. */
+interface BaseSettings {
+  host: string;
+  port: number;
+  helo: string;
+}
+
+/**
+ * One setting: its flag, its environment variable, how its text is parsed, its default, its
+ * help, and the commands that take it. The commands' options (cli/cli-support.ts) and
+ * docs/configuration.md (`npm run docs:config`) are made from these rows.
+ */
+export type Setting<T> = {
+  /**
+   * commander's flag: `--name <value>`; `--name [value]` when the flag alone means true; `--no-name`
+   * for a setting that is on by default.
+   */
+  flag: string;
+  env: `MAILVERDICT_${string}`;
+  parser: ValueType<T>;
+  /** Help of the flag and of docs/configuration.md (Markdown: `code` and [links](…)). */
+  help: string;
+  commands: readonly CommandName[];
+} & (
+  | { default: T; defaultText?: string }
+  | {
+      default: (base: BaseSettings) => T;
+      /** What the derived default is, for help and docs. */ defaultText: string;
+    }
+);
+
+const setting = <T>(s: Setting<T>): Setting<T> => s;
+
+/** The store: every command that opens it. */
+const STORE: readonly CommandName[] = ['serve', 'worker', 'migrate', 'accounts', 'keys', 'members'];
+/** The service's processes. */
+const SERVICE: readonly CommandName[] = ['serve', 'worker'];
+/** The verification engine: the service, and the commands that verify locally. */
+const ENGINE: readonly CommandName[] = ['serve', 'worker', 'verify', 'batch'];
+/** The batch engine. */
+const BATCH: readonly CommandName[] = ['serve', 'worker', 'batch'];
+/** Links and e-mails to people: the service, and the members commands that send a link. */
+const LINKS: readonly CommandName[] = ['serve', 'worker', 'members invite', 'members reset'];
+
+/** Every setting, one row each, in the order of docs/configuration.md. */
+export const SETTINGS = {
+  port: setting({
+    flag: '--port <n>',
+    env: 'MAILVERDICT_PORT',
+    parser: integer(0, 65535),
+    default: 8080,
+    help: 'port to listen on; `0`: any free port',
+    commands: SERVICE,
+  }),
+  host: setting({
+    flag: '--host <address>',
+    env: 'MAILVERDICT_HOST',
+    parser: string,
+    default: '127.0.0.1',
+    help: 'address to listen on',
+    commands: SERVICE,
+  }),
+  dataDir: setting({
+    flag: '--data-dir <dir>',
+    env: 'MAILVERDICT_DATA_DIR',
+    parser: string,
+    default: './data',
+    help: 'data directory: holds `mailverdict.db` (SQLite, WAL)',
+    commands: STORE,
+  }),
+  databaseUrl: setting<string | null>({
+    flag: '--database-url <url>',
+    env: 'MAILVERDICT_DATABASE_URL',
+    parser: url(['postgres:', 'postgresql:']),
+    default: null,
+    defaultText: 'none',
+    help: '`postgres://user:pass@host:5432/db`: the store on PostgreSQL, shared by many API and worker processes (a schema other than `public`: `?options=-c%20search_path%3Dname`). None: the SQLite file in `--data-dir`',
+    commands: STORE,
+  }),
+  databasePoolSize: setting({
+    flag: '--database-pool-size <n>',
+    env: 'MAILVERDICT_DATABASE_POOL_SIZE',
+    parser: integer(1, 1000),
+    default: 10,
+    help: 'PostgreSQL connections per process',
+    commands: STORE,
+  }),
+  publicBaseUrl: setting({
+    flag: '--public-base-url <url>',
+    env: 'MAILVERDICT_PUBLIC_BASE_URL',
+    parser: url(['http:', 'https:']),
+    default: ({ host, port }) => `http://${host}:${port}`,
+    defaultText: 'http://<host>:<port>',
+    help: 'absolute base of links: `download_url`, the dashboard invitation and password-reset links',
+    commands: LINKS,
+  }),
+  redisUrl: setting<string | null>({
+    flag: '--redis-url <url>',
+    env: 'MAILVERDICT_REDIS_URL',
+    parser: url(['redis:', 'rediss:']),
+    default: null,
+    defaultText: 'none',
+    help: '`redis://[user:pass@]host:port[/db]` or `rediss://…` (TLS), Redis 6.2 or later: per-account rate limits shared by every API process (precise sliding second; fail open with a metric while Redis is unreachable, see [docs/api.md](api.md#rate-limit)), and the per-MX-host session cap, host back-off, catch-all and negative DNS answers shared by every worker (these never fail open), and the result cache of verifications shared by every process (a miss while Redis is unreachable); `/readyz` checks it. None: each process counts its own limits and applies its own caps',
+    commands: SERVICE,
+  }),
+  redisKeyPrefix: setting({
+    flag: '--redis-key-prefix <prefix>',
+    env: 'MAILVERDICT_REDIS_KEY_PREFIX',
+    parser: string,
+    default: 'mailverdict:',
+    help: 'prefix of every Redis key, so that deployments sharing one Redis never meet',
+    commands: SERVICE,
+  }),
+  testDomain: setting({
+    flag: '--test-domain <domain>',
+    env: 'MAILVERDICT_TEST_DOMAIN',
+    parser: domain,
+    default: 'example.com',
+    help: 'domain of the test-key fixtures',
+    commands: SERVICE,
+  }),
+  logLevel: setting({
+    flag: '--log-level <level>',
+    env: 'MAILVERDICT_LOG_LEVEL',
+    parser: string,
+    default: 'info',
+    help: 'pino level: `fatal`, `error`, `warn`, `info`, `debug`, `trace`, `silent`',
+    commands: SERVICE,
+  }),
+  bootstrap: setting({
+    flag: '--no-bootstrap',
+    env: 'MAILVERDICT_BOOTSTRAP',
+    parser: boolean,
+    default: true,
+    help: 'create an account, its keys and the owner’s dashboard invitation on a brand-new data directory (the flag turns it off)',
+    commands: SERVICE,
+  }),
+  plans: setting({
+    flag: '--plans <json>',
+    env: 'MAILVERDICT_PLANS',
+    parser: json,
+    default: {},
+    help: 'plan overrides (JSON), e.g. `{"free":{"monthly_quota":500}}`',
+    commands: SERVICE,
+  }),
+  helo: setting({
+    flag: '--helo <name>',
+    env: 'MAILVERDICT_HELO_NAME',
+    parser: string,
+    default: 'localhost',
+    help: 'EHLO/HELO name of probes: use a real, resolvable host name (a domain you own, with matching reverse DNS)',
+    commands: ENGINE,
+  }),
+  mailFrom: setting({
+    flag: '--mail-from <address>',
+    env: 'MAILVERDICT_MAIL_FROM',
+    parser: string,
+    default: ({ helo }) => `verify@${helo}`,
+    defaultText: 'verify@<helo>',
+    help: 'MAIL FROM of probes',
+    commands: ENGINE,
+  }),
+  smtpPort: setting({
+    flag: '--smtp-port <n>',
+    env: 'MAILVERDICT_SMTP_PORT',
+    parser: integer(1, 65535),
+    default: 25,
+    help: 'port of the mail servers probed',
+    commands: ENGINE,
+  }),
+  proxy: setting({
+    flag: '--proxy <url>',
+    env: 'MAILVERDICT_PROXIES',
+    parser: list,
+    default: [],
+    defaultText: 'none',
+    help: '`socks5://[user:pass@]host:port` for probes (repeatable or comma list); each proxy is an egress',
+    commands: ENGINE,
+  }),
+  sourceAddress: setting({
+    flag: '--source-address <ip[=helo]>',
+    env: 'MAILVERDICT_SOURCE_ADDRESSES',
+    parser: sourceAddresses,
+    default: [],
+    defaultText: 'none (the system picks)',
+    help: 'egress pool: `ip` or `ip=helo-name` (repeatable or comma list); politeness (per-host cap, back-off, reject budget) holds per (egress, MX host), and an egress refused by policy rests for that host ([docs/batch-engine.md](batch-engine.md#egress-pools))',
+    commands: ENGINE,
+  }),
+  maxMxHosts: setting({
+    flag: '--max-mx-hosts <n>',
+    env: 'MAILVERDICT_MAX_MX_HOSTS',
+    parser: integer(1, 10),
+    default: 3,
+    help: 'MX hosts tried per probe',
+    commands: ENGINE,
+  }),
+  allowInternalTargets: setting({
+    flag: '--allow-internal-targets',
+    env: 'MAILVERDICT_ALLOW_INTERNAL_TARGETS',
+    parser: boolean,
+    // The service takes addresses from untrusted callers: never knock on port 25 inside our own network.
+    default: false,
+    help: 'probe mail hosts on loopback/private/link-local addresses (tests and local use only)',
+    commands: ENGINE,
+  }),
+  dnsServer: setting({
+    flag: '--dns-server <host[:port]>',
+    env: 'MAILVERDICT_DNS_SERVERS',
+    parser: list,
+    default: [],
+    defaultText: 'system resolvers',
+    help: 'DNS server to ask, `ip[:port]` (repeatable or comma list)',
+    commands: ENGINE,
+  }),
+  dnsTimeout: setting({
+    flag: '--dns-timeout <duration>',
+    env: 'MAILVERDICT_DNS_TIMEOUT',
+    parser: duration,
+    default: 2 * SECOND,
+    help: 'per DNS try; a query gives up after timeout × tries',
+    commands: ENGINE,
+  }),
+  dnsTries: setting({
+    flag: '--dns-tries <n>',
+    env: 'MAILVERDICT_DNS_TRIES',
+    parser: integer(1, 10),
+    default: 2,
+    help: 'attempts per DNS query',
+    commands: ENGINE,
+  }),
+  dnsCacheTtl: setting({
+    flag: '--dns-cache-ttl <duration>',
+    env: 'MAILVERDICT_DNS_CACHE_TTL',
+    parser: duration,
+    default: 10 * MINUTE,
+    help: 'cache of DNS answers',
+    commands: ENGINE,
+  }),
+  dnsNegativeCacheTtl: setting({
+    flag: '--dns-negative-cache-ttl <duration>',
+    env: 'MAILVERDICT_DNS_NEGATIVE_CACHE_TTL',
+    parser: duration,
+    default: 1 * MINUTE,
+    help: 'cache of NXDOMAIN / no mail host / null MX (SERVFAIL and timeouts: at most 5 s)',
+    commands: ENGINE,
+  }),
+  catchAllCacheTtl: setting({
+    flag: '--catch-all-cache-ttl <duration>',
+    env: 'MAILVERDICT_CATCH_ALL_CACHE_TTL',
+    parser: duration,
+    default: 1 * HOUR,
+    help: 'cache of catch-all results per domain',
+    commands: ENGINE,
+  }),
+  resultCacheTtlDeliverable: setting({
+    flag: '--result-cache-ttl-deliverable <duration>',
+    env: 'MAILVERDICT_RESULT_CACHE_TTL_DELIVERABLE',
+    parser: durationOrOff,
+    default: 24 * HOUR,
+    help: 'how long a deliverable answer is given again without a probe, per account and address ([docs/api.md](api.md#result-cache)); `0` or `off`: not cached',
+    commands: SERVICE,
+  }),
+  resultCacheTtlUndeliverable: setting({
+    flag: '--result-cache-ttl-undeliverable <duration>',
+    env: 'MAILVERDICT_RESULT_CACHE_TTL_UNDELIVERABLE',
+    parser: durationOrOff,
+    default: 24 * HOUR,
+    help: 'the same for undeliverable answers',
+    commands: SERVICE,
+  }),
+  resultCacheTtlRisky: setting({
+    flag: '--result-cache-ttl-risky <duration>',
+    env: 'MAILVERDICT_RESULT_CACHE_TTL_RISKY',
+    parser: durationOrOff,
+    default: 1 * HOUR,
+    help: 'the same for risky answers (catch-all, mailbox full, disposable)',
+    commands: SERVICE,
+  }),
+  resultCacheTtlUnknown: setting({
+    flag: '--result-cache-ttl-unknown <duration>',
+    env: 'MAILVERDICT_RESULT_CACHE_TTL_UNKNOWN',
+    parser: durationOrOff,
+    // "Could not find out" is worth asking again: never cached unless the operator says so.
+    default: 0,
+    help: 'the same for unknown answers: "could not find out" is worth asking again',
+    commands: SERVICE,
+  }),
+  resultCacheSize: setting({
+    flag: '--result-cache-size <n>',
+    env: 'MAILVERDICT_RESULT_CACHE_SIZE',
+    parser: integer(0, 10_000_000),
+    default: 50_000,
+    help: 'answers kept in each process’s memory when there is no Redis (least recently used dropped first); with `--redis-url` the cache is in Redis, shared by every process; `0`: no cache without Redis',
+    commands: SERVICE,
+  }),
+  resultRetention: setting({
+    flag: '--result-retention <duration>',
+    env: 'MAILVERDICT_RESULT_RETENTION',
+    parser: duration,
+    default: 72 * HOUR,
+    help: 'how long batch results are kept',
+    commands: SERVICE,
+  }),
+  idempotencyTtl: setting({
+    flag: '--idempotency-ttl <duration>',
+    env: 'MAILVERDICT_IDEMPOTENCY_TTL',
+    parser: duration,
+    default: 24 * HOUR,
+    help: 'how long `Idempotency-Key`s are kept',
+    commands: SERVICE,
+  }),
+  usageCacheTtl: setting({
+    flag: '--usage-cache-ttl <duration>',
+    env: 'MAILVERDICT_USAGE_CACHE_TTL',
+    parser: duration,
+    default: 1 * SECOND,
+    help: 'how far `GET /v1/account/usage` may lag counts made by *other* processes (a process’s own counts show at once); `0` turns the cache off',
+    commands: SERVICE,
+  }),
+  concurrency: setting({
+    flag: '--concurrency <n>',
+    env: 'MAILVERDICT_CONCURRENCY',
+    parser: integer(1, 10_000),
+    default: 200,
+    help: 'batch: SMTP sessions in flight per worker process',
+    commands: BATCH,
+  }),
+  perHostConcurrency: setting({
+    flag: '--per-host-concurrency <n>',
+    env: 'MAILVERDICT_PER_HOST_CONCURRENCY',
+    parser: integer(1, 1000),
+    default: 5,
+    help: 'batch: SMTP sessions per MX host',
+    commands: BATCH,
+  }),
+  greylistRetries: setting({
+    flag: '--greylist-retries <n>',
+    env: 'MAILVERDICT_GREYLIST_RETRIES',
+    parser: integer(0, 10),
+    default: 2,
+    help: 'batch: retries of a greylisted address',
+    commands: BATCH,
+  }),
+  greylistDelay: setting({
+    flag: '--greylist-delay <duration>',
+    env: 'MAILVERDICT_GREYLIST_DELAY',
+    parser: duration,
+    default: 2 * MINUTE,
+    help: 'batch: delay before such a retry',
+    commands: BATCH,
+  }),
+  chunkSize: setting({
+    flag: '--chunk-size <n>',
+    env: 'MAILVERDICT_CHUNK_SIZE',
+    parser: integer(10, 100_000),
+    default: 1000,
+    help: 'batch: addresses per stored chunk',
+    commands: SERVICE,
+  }),
+  lease: setting({
+    flag: '--lease <duration>',
+    env: 'MAILVERDICT_WORKER_LEASE',
+    parser: duration,
+    default: 30 * SECOND,
+    help: 'batch: a worker’s lease on a chunk without a heartbeat',
+    commands: SERVICE,
+  }),
+  pollInterval: setting({
+    flag: '--poll-interval <duration>',
+    env: 'MAILVERDICT_WORKER_POLL_INTERVAL',
+    parser: duration,
+    default: 500,
+    help: 'batch: idle worker poll interval',
+    commands: SERVICE,
+  }),
+  chunkConcurrency: setting({
+    flag: '--chunk-concurrency <n>',
+    env: 'MAILVERDICT_CHUNK_CONCURRENCY',
+    parser: integer(1, 64),
+    default: 4,
+    help: 'batch: chunks one worker process verifies at once',
+    commands: SERVICE,
+  }),
+  testModeChunkDelay: setting({
+    flag: '--test-mode-chunk-delay <ms>',
+    env: 'MAILVERDICT_TEST_MODE_CHUNK_DELAY_MS',
+    parser: integer(0, 60_000),
+    default: 0,
+    help: 'batch: pause in milliseconds after each test-key chunk (lets demos and tests watch a job run; keep 0)',
+    commands: SERVICE,
+  }),
+  embeddedWorkers: setting({
+    flag: '--no-embedded-workers',
+    env: 'MAILVERDICT_EMBEDDED_WORKERS',
+    parser: boolean,
+    default: true,
+    help: 'run batch workers inside `serve` (the flag turns them off)',
+    commands: SERVICE,
+  }),
+  authFailureRateLimit: setting({
+    flag: '--auth-failure-rate-limit <n>',
+    env: 'MAILVERDICT_AUTH_FAILURE_RATE_LIMIT',
+    parser: integer(0, 100_000),
+    default: 10,
+    help: 'failed authentications per client address and second before 429 `rate_limit_exceeded`; `0`: unlimited',
+    commands: ['serve'],
+  }),
+  trustProxy: setting({
+    flag: '--trust-proxy [proxies]',
+    env: 'MAILVERDICT_TRUST_PROXY',
+    parser: trustProxy,
+    default: false,
+    help: 'believe `X-Forwarded-For` for the client address: `true` (also the flag alone), a hop count, or the proxies’ addresses/CIDRs (comma list); leave `false` unless a proxy you run sets it',
+    commands: ['serve'],
+  }),
+  allowInsecureWebhooks: setting({
+    flag: '--allow-insecure-webhooks',
+    env: 'MAILVERDICT_ALLOW_INSECURE_WEBHOOKS',
+    parser: boolean,
+    default: false,
+    help: 'allow `http://` and loopback (`127.0.0.0/8`, `::1`) webhook targets; other internal addresses stay refused (development only)',
+    commands: SERVICE,
+  }),
+  webhookTimeout: setting({
+    flag: '--webhook-timeout <duration>',
+    env: 'MAILVERDICT_WEBHOOK_TIMEOUT',
+    parser: duration,
+    default: 15 * SECOND,
+    help: 'per webhook delivery attempt',
+    commands: SERVICE,
+  }),
+  smtpRelayUrl: setting<string | null>({
+    flag: '--smtp-relay-url <url>',
+    env: 'MAILVERDICT_SMTP_RELAY_URL',
+    parser: url(['smtp:', 'smtps:']),
+    default: null,
+    defaultText: 'none',
+    help: '`smtp://user:pass@host:587` for notification e-mails and dashboard links; none: they are not e-mailed',
+    commands: LINKS,
+  }),
+  notifyFrom: setting({
+    flag: '--notify-from <address>',
+    env: 'MAILVERDICT_NOTIFY_FROM',
+    parser: string,
+    default: ({ helo }) => `mailverdict@${helo}`,
+    defaultText: 'mailverdict@<helo>',
+    help: 'sender of notification e-mails',
+    commands: LINKS,
+  }),
+  sessionIdleTimeout: setting({
+    flag: '--session-idle-timeout <duration>',
+    env: 'MAILVERDICT_SESSION_IDLE_TIMEOUT',
+    parser: duration,
+    default: 12 * HOUR,
+    help: 'dashboard: a session unused this long ends ([docs/dashboard.md](dashboard.md#sessions))',
+    commands: SERVICE,
+  }),
+  sessionMaxAge: setting({
+    flag: '--session-max-age <duration>',
+    env: 'MAILVERDICT_SESSION_MAX_AGE',
+    parser: duration,
+    default: 7 * DAY,
+    help: 'dashboard: a session ends this long after sign-in, however much it is used',
+    commands: SERVICE,
+  }),
+  signInRateLimit: setting({
+    flag: '--sign-in-rate-limit <n>',
+    env: 'MAILVERDICT_SIGN_IN_RATE_LIMIT',
+    parser: integer(0, 100_000),
+    default: 5,
+    help: 'dashboard: sign-ins (and password-reset requests) per client address and second before 429 `rate_limited`; `0`: unlimited',
+    commands: SERVICE,
+  }),
+  signInFailureLimit: setting({
+    flag: '--sign-in-failure-limit <n>',
+    env: 'MAILVERDICT_SIGN_IN_FAILURE_LIMIT',
+    parser: integer(0, 100_000),
+    default: 10,
+    help: 'dashboard: failed sign-ins per address in 15 minutes, past which its sign-ins are refused until the window ends; `0`: unlimited',
+    commands: SERVICE,
+  }),
+};
+
+export type SettingKey = keyof typeof SETTINGS;
+/** Each setting's parsed value, by key. */
+type SettingValues = { [K in SettingKey]: (typeof SETTINGS)[K] extends Setting<infer T> ? T : never };
+
+/** A setting's default as help and docs show it. */
+export function defaultText(s: Setting<unknown>): string {
+  if (s.defaultText !== undefined) return s.defaultText;
+  if (typeof s.default === 'function') throw new Error(`${s.flag}: a derived default needs its defaultText`);
+  return s.parser.show(s.default);
+}
 
 /**
  * Reads one setting: flag (already typed by commander, or a string) wins over the
@@ -219,112 +770,114 @@ const json: Parser<Record<string, unknown>> = (raw, name) => {
 function read<T>(
   flags: Flags,
   env: NodeJS.ProcessEnv,
-  flag: string,
-  envName: string,
-  parse: Parser<T>,
-  def: T,
+  key: string,
+  s: Setting<T>,
+  base: BaseSettings | null,
 ): T {
-  const fromFlag = flags[flag];
+  const name = `--${kebab(key)}`;
+  const fromFlag = flags[key];
   if (fromFlag !== undefined && fromFlag !== null) {
-    if (typeof fromFlag === 'string') return parse(fromFlag, `--${kebab(flag)}`);
-    if (Array.isArray(fromFlag)) return parse(fromFlag.join(','), `--${kebab(flag)}`);
+    if (typeof fromFlag === 'string') return s.parser.parse(fromFlag, name);
+    if (Array.isArray(fromFlag)) return s.parser.parse(fromFlag.join(','), name);
     if (typeof fromFlag === 'number' || typeof fromFlag === 'boolean')
-      return parse(String(fromFlag), `--${kebab(flag)}`);
-    throw new ConfigError(`--${kebab(flag)} has an unexpected value`);
+      return s.parser.parse(String(fromFlag), name);
+    throw new ConfigError(`${name} has an unexpected value`);
   }
-  const fromEnv = env[envName];
-  if (fromEnv !== undefined && fromEnv !== '') return parse(fromEnv, envName);
-  return def;
+  const fromEnv = env[s.env];
+  if (fromEnv !== undefined && fromEnv !== '') return s.parser.parse(fromEnv, s.env);
+  if (typeof s.default !== 'function') return s.default;
+  if (base === null) throw new Error(`${name}: a derived default read before its base`);
+  return (s.default as (base: BaseSettings) => T)(base);
 }
 
 function kebab(s: string): string {
   return s.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 }
 
+/** Every setting of the table, parsed from flags, environment and defaults. */
+function readSettings(flags: Flags, env: NodeJS.ProcessEnv): SettingValues {
+  const base: BaseSettings = {
+    port: read(flags, env, 'port', SETTINGS.port, null),
+    host: read(flags, env, 'host', SETTINGS.host, null),
+    helo: read(flags, env, 'helo', SETTINGS.helo, null),
+  };
+  const values: Record<string, unknown> = {};
+  for (const [key, s] of Object.entries(SETTINGS) as [string, Setting<unknown>][])
+    values[key] = read(flags, env, key, s, base);
+  return values as SettingValues;
+}
+
 export function loadConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = process.env): Readonly<Config> {
-  const r = <T>(flag: string, envName: string, parse: Parser<T>, def: T): T =>
-    read(flags, env, flag, `MAILVERDICT_${envName}`, parse, def);
-
-  const port = r('port', 'PORT', integer(0, 65535), 8080);
-  const host = r('host', 'HOST', string, '127.0.0.1');
-  const heloName = r('helo', 'HELO_NAME', string, 'localhost');
-
+  const s = readSettings(flags, env);
   const config: Config = {
-    port,
-    host,
-    dataDir: r('dataDir', 'DATA_DIR', string, './data'),
-    databaseUrl: r<string | null>('databaseUrl', 'DATABASE_URL', url(['postgres:', 'postgresql:']), null),
-    databasePoolSize: r('databasePoolSize', 'DATABASE_POOL_SIZE', integer(1, 1000), 10),
-    redisUrl: r<string | null>('redisUrl', 'REDIS_URL', url(['redis:', 'rediss:']), null),
-    redisKeyPrefix: r('redisKeyPrefix', 'REDIS_KEY_PREFIX', string, 'mailverdict:'),
-    publicBaseUrl: r('publicBaseUrl', 'PUBLIC_BASE_URL', url(['http:', 'https:']), `http://${host}:${port}`),
-    testDomain: r('testDomain', 'TEST_DOMAIN', string, 'example.com').toLowerCase(),
-    logLevel: r('logLevel', 'LOG_LEVEL', string, 'info'),
-    bootstrap: r('bootstrap', 'BOOTSTRAP', boolean, true),
-    resultRetentionMs: r('resultRetention', 'RESULT_RETENTION', duration, 72 * HOUR),
-    idempotencyTtlMs: r('idempotencyTtl', 'IDEMPOTENCY_TTL', duration, 24 * HOUR),
-    usageCacheTtlMs: r('usageCacheTtl', 'USAGE_CACHE_TTL', duration, 1 * SECOND),
+    port: s.port,
+    host: s.host,
+    dataDir: s.dataDir,
+    databaseUrl: s.databaseUrl,
+    databasePoolSize: s.databasePoolSize,
+    redisUrl: s.redisUrl,
+    redisKeyPrefix: s.redisKeyPrefix,
+    publicBaseUrl: s.publicBaseUrl,
+    testDomain: s.testDomain,
+    logLevel: s.logLevel,
+    bootstrap: s.bootstrap,
+    resultRetentionMs: s.resultRetention,
+    idempotencyTtlMs: s.idempotencyTtl,
+    usageCacheTtlMs: s.usageCacheTtl,
     engine: {
       dns: {
-        servers: r('dnsServer', 'DNS_SERVERS', list, []),
-        timeoutMs: r('dnsTimeout', 'DNS_TIMEOUT', duration, 2 * SECOND),
-        tries: r('dnsTries', 'DNS_TRIES', integer(1, 10), 2),
-        positiveTtlMs: r('dnsCacheTtl', 'DNS_CACHE_TTL', duration, 10 * MINUTE),
-        negativeTtlMs: r('dnsNegativeCacheTtl', 'DNS_NEGATIVE_CACHE_TTL', duration, 1 * MINUTE),
-        // The service takes addresses from untrusted callers: never knock on port 25 inside our own network.
-        allowInternalTargets: r('allowInternalTargets', 'ALLOW_INTERNAL_TARGETS', boolean, false),
+        servers: s.dnsServer,
+        timeoutMs: s.dnsTimeout,
+        tries: s.dnsTries,
+        positiveTtlMs: s.dnsCacheTtl,
+        negativeTtlMs: s.dnsNegativeCacheTtl,
+        allowInternalTargets: s.allowInternalTargets,
       },
       smtp: {
-        port: r('smtpPort', 'SMTP_PORT', integer(1, 65535), 25),
-        heloName,
-        mailFrom: r('mailFrom', 'MAIL_FROM', string, `verify@${heloName}`),
-        proxies: r('proxy', 'PROXIES', list, []),
-        sourceAddresses: r('sourceAddress', 'SOURCE_ADDRESSES', sourceAddresses, []),
-        maxMxHosts: r('maxMxHosts', 'MAX_MX_HOSTS', integer(1, 10), 3),
+        port: s.smtpPort,
+        heloName: s.helo,
+        mailFrom: s.mailFrom,
+        proxies: s.proxy,
+        sourceAddresses: s.sourceAddress,
+        maxMxHosts: s.maxMxHosts,
       },
-      catchAllTtlMs: r('catchAllCacheTtl', 'CATCH_ALL_CACHE_TTL', duration, 1 * HOUR),
+      catchAllTtlMs: s.catchAllCacheTtl,
     },
     batch: {
-      concurrency: r('concurrency', 'CONCURRENCY', integer(1, 10_000), 200),
-      perHostConcurrency: r('perHostConcurrency', 'PER_HOST_CONCURRENCY', integer(1, 1000), 5),
-      greylistRetries: r('greylistRetries', 'GREYLIST_RETRIES', integer(0, 10), 2),
-      greylistDelayMs: r('greylistDelay', 'GREYLIST_DELAY', duration, 2 * MINUTE),
-      chunkSize: r('chunkSize', 'CHUNK_SIZE', integer(10, 100_000), 1000),
-      leaseMs: r('lease', 'WORKER_LEASE', duration, 30 * SECOND),
-      pollIntervalMs: r('pollInterval', 'WORKER_POLL_INTERVAL', duration, 500),
-      embeddedWorkers: r('embeddedWorkers', 'EMBEDDED_WORKERS', boolean, true),
-      chunkConcurrency: r('chunkConcurrency', 'CHUNK_CONCURRENCY', integer(1, 64), 4),
-      testModeChunkDelayMs: r('testModeChunkDelay', 'TEST_MODE_CHUNK_DELAY_MS', integer(0, 60_000), 0),
+      concurrency: s.concurrency,
+      perHostConcurrency: s.perHostConcurrency,
+      greylistRetries: s.greylistRetries,
+      greylistDelayMs: s.greylistDelay,
+      chunkSize: s.chunkSize,
+      leaseMs: s.lease,
+      pollIntervalMs: s.pollInterval,
+      embeddedWorkers: s.embeddedWorkers,
+      chunkConcurrency: s.chunkConcurrency,
+      testModeChunkDelayMs: s.testModeChunkDelay,
     },
     resultCache: {
       ttlMs: {
-        deliverable: r('resultCacheTtlDeliverable', 'RESULT_CACHE_TTL_DELIVERABLE', durationOrOff, 24 * HOUR),
-        undeliverable: r(
-          'resultCacheTtlUndeliverable',
-          'RESULT_CACHE_TTL_UNDELIVERABLE',
-          durationOrOff,
-          24 * HOUR,
-        ),
-        risky: r('resultCacheTtlRisky', 'RESULT_CACHE_TTL_RISKY', durationOrOff, 1 * HOUR),
-        // "Could not find out" is worth asking again: never cached unless the operator says so.
-        unknown: r('resultCacheTtlUnknown', 'RESULT_CACHE_TTL_UNKNOWN', durationOrOff, 0),
+        deliverable: s.resultCacheTtlDeliverable,
+        undeliverable: s.resultCacheTtlUndeliverable,
+        risky: s.resultCacheTtlRisky,
+        unknown: s.resultCacheTtlUnknown,
       },
-      maxEntries: r('resultCacheSize', 'RESULT_CACHE_SIZE', integer(0, 10_000_000), 50_000),
+      maxEntries: s.resultCacheSize,
     },
-    allowInsecureWebhooks: r('allowInsecureWebhooks', 'ALLOW_INSECURE_WEBHOOKS', boolean, false),
-    webhookTimeoutMs: r('webhookTimeout', 'WEBHOOK_TIMEOUT', duration, 15 * SECOND),
-    smtpRelayUrl: r<string | null>('smtpRelayUrl', 'SMTP_RELAY_URL', url(['smtp:', 'smtps:']), null),
-    notifyFrom: r('notifyFrom', 'NOTIFY_FROM', string, `mailverdict@${heloName}`),
-    planOverrides: r('plans', 'PLANS', json, {}),
-    authFailureRateLimit: r('authFailureRateLimit', 'AUTH_FAILURE_RATE_LIMIT', integer(0, 100_000), 10),
-    trustProxy: r('trustProxy', 'TRUST_PROXY', trustProxy, false),
-    sessionIdleTimeoutMs: r('sessionIdleTimeout', 'SESSION_IDLE_TIMEOUT', duration, 12 * HOUR),
-    sessionMaxAgeMs: r('sessionMaxAge', 'SESSION_MAX_AGE', duration, 7 * 24 * HOUR),
-    signInRateLimit: r('signInRateLimit', 'SIGN_IN_RATE_LIMIT', integer(0, 100_000), 5),
-    signInFailureLimit: r('signInFailureLimit', 'SIGN_IN_FAILURE_LIMIT', integer(0, 100_000), 10),
+    allowInsecureWebhooks: s.allowInsecureWebhooks,
+    webhookTimeoutMs: s.webhookTimeout,
+    smtpRelayUrl: s.smtpRelayUrl,
+    notifyFrom: s.notifyFrom,
+    planOverrides: s.plans,
+    authFailureRateLimit: s.authFailureRateLimit,
+    trustProxy: s.trustProxy,
+    sessionIdleTimeoutMs: s.sessionIdleTimeout,
+    sessionMaxAgeMs: s.sessionMaxAge,
+    signInRateLimit: s.signInRateLimit,
+    signInFailureLimit: s.signInFailureLimit,
   };
 
-  for (const s of config.engine.smtp.proxies) url(['socks5:', 'socks:'])(s, '--proxy');
+  for (const proxy of config.engine.smtp.proxies) url(['socks5:', 'socks:']).parse(proxy, '--proxy');
   return deepFreeze(config);
 }
 

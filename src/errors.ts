@@ -31,7 +31,6 @@ export const ERROR_CODES = [
   'unauthenticated',
   'invalid_credentials',
   'csrf_rejected',
-  'rate_limited',
   'member_exists',
   'owner_not_removable',
 ] as const;

@@ -1,20 +1,25 @@
 /**
  * Builds what a process needs from a Config (store opened and migrated, engine, logger, clock)
- * and closes it again. `serve`, `worker`, the CLI commands and tests all start here.
+ * and closes it again. `serve`, `worker`, the CLI commands and tests all start here. It is the
+ * composition root (docs/architecture.md): the one place that picks the adapters (Redis or
+ * in-process) for the services' ports and puts the two HTTP edges, the v1 API and the dashboard,
+ * into one server.
  */
 import pino, { type Logger } from 'pino';
 import type { FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
-import { buildApp, type BuildAppOptions } from './api/app.js';
+import { apiDeps, buildApp, type BuildAppOptions } from './api/app.js';
 import { createMetrics } from './api/metrics.js';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config.js';
 import type { AppContext } from './context.js';
+import { dashboardPlugin } from './dashboard/plugin.js';
 import type { Verifier } from './engine/types.js';
 import { createVerifier } from './engine/verifier.js';
 import { closeRedis, onceEvery, openRedis, REDIS_WARN_INTERVAL_MS } from './redis/connection.js';
 import { createRedisRateLimiter } from './redis/rate-limiter.js';
 import { createRedisResultStore } from './redis/result-store.js';
+import type { MemberMailer } from './services/member-mail.js';
 import { plansFromConfig } from './services/plans.js';
 import { resultCacheFromSettings } from './services/result-cache.js';
 import { openDatabase } from './store/db.js';
@@ -101,6 +106,31 @@ export async function createRuntime(
   };
 }
 
+export interface HttpAppOptions extends BuildAppOptions {
+  /** Where the built dashboard app is (default: dist/web of this package). */
+  webDir?: string;
+  /** Default: the SMTP relay's, when one is configured. */
+  memberMailer?: MemberMailer | null;
+}
+
+/**
+ * The server of `serve`: the v1 API (api/app.ts) and the dashboard (dashboard/plugin.ts), each in
+ * its own scope, sharing one rate limiter, usage cache, key cache and metrics registry.
+ */
+export function buildHttpApp(options: HttpAppOptions): FastifyInstance {
+  const { webDir, memberMailer, ...rest } = options;
+  const deps = apiDeps(rest);
+  const app = buildApp(deps);
+  void app.register(
+    dashboardPlugin({
+      ...deps,
+      ...(webDir === undefined ? {} : { webDir }),
+      ...(memberMailer === undefined ? {} : { memberMailer }),
+    }),
+  );
+  return app;
+}
+
 export interface RunningServer {
   app: FastifyInstance;
   /** e.g. http://127.0.0.1:8080 */
@@ -118,7 +148,7 @@ export async function startServer(
   const { config, logger } = runtime.ctx;
   const { redis } = runtime;
   const metrics = options.metrics ?? createMetrics({ processMetrics: true });
-  const app = buildApp({
+  const app = buildHttpApp({
     ...runtime.ctx,
     metrics,
     // With Redis, every API process counts each account's requests in one shared window.

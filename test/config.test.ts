@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, parseDuration } from '../src/config.js';
+import {
+  ConfigError,
+  defaultText,
+  formatDuration,
+  loadConfig,
+  parseDuration,
+  SETTINGS,
+  type Setting,
+} from '../src/config.js';
+import { DAY, HOUR, MINUTE, SECOND } from '../src/clock.js';
 
 describe('config', () => {
   it('parses durations with units', () => {
@@ -8,6 +17,23 @@ describe('config', () => {
     expect(parseDuration('2s')).toBe(2000);
     expect(parseDuration('250ms')).toBe(250);
     expect(parseDuration('1d')).toBe(24 * 3600 * 1000);
+  });
+
+  it('shows durations in the largest unit that states them exactly, hours up to 72h', () => {
+    expect(formatDuration(500)).toBe('500ms');
+    expect(formatDuration(2 * SECOND)).toBe('2s');
+    expect(formatDuration(90 * SECOND)).toBe('90s');
+    expect(formatDuration(10 * MINUTE)).toBe('10m');
+    expect(formatDuration(24 * HOUR)).toBe('24h');
+    expect(formatDuration(72 * HOUR)).toBe('72h');
+    expect(formatDuration(7 * DAY)).toBe('7d');
+  });
+
+  it('reads back each default as help and docs show it', () => {
+    for (const s of Object.values(SETTINGS) as Setting<unknown>[]) {
+      if (typeof s.default === 'function' || s.defaultText !== undefined) continue;
+      expect(s.parser.parse(defaultText(s), s.env), s.flag).toEqual(s.default);
+    }
   });
 
   it('rejects a malformed duration naming the setting', () => {

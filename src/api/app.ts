@@ -1,6 +1,7 @@
 /**
- * Builds the HTTP API as a Fastify instance. It never listens: `serve` does (src/runtime.ts),
- * and tests use `app.inject()`.
+ * Builds the HTTP API as a Fastify instance: the server's own hooks (request id, shutdown,
+ * logging, metrics) and the v1 scope. src/runtime.ts composes it with the dashboard
+ * (`buildHttpApp`). It never listens: `serve` does (src/runtime.ts), and tests use `app.inject()`.
  *
  * Request lifecycle of a v1 route: X-Request-Id header → auth → scope → rate limit (onRequest,
  * before the body is read) → Content-Type and JSON parsing → schema validation → handler (quota,
@@ -18,13 +19,11 @@ import Fastify, {
 import secureJsonParse from 'secure-json-parse';
 import type { AppContext } from '../context.js';
 import { AppError } from '../errors.js';
-import { dashboardPlugin } from '../dashboard/plugin.js';
-import type { MemberMailer } from '../services/member-mail.js';
 import { createKeyCache } from '../services/key-cache.js';
 import { createKeyUseRecorder } from '../services/key-usage.service.js';
-import { createUsageCache } from '../services/usage-cache.js';
-import { storeBackend } from '../store/backend.js';
+import { createStoreUsageCache } from '../services/usage-cache.js';
 import { plansFromConfig } from '../services/plans.js';
+import { createMemoryRateLimiter, type RateLimiter } from '../services/rate-limit.js';
 import { installAuth } from './auth.js';
 import type { ApiDeps } from './deps.js';
 import {
@@ -32,11 +31,10 @@ import {
   errorBodySchema,
   frameworkErrorHandler,
   installErrorHandlers,
-  sendError,
 } from './errors.js';
+import { sendError } from '../http/errors.js';
 import { createMetrics, type ApiMetrics } from './metrics.js';
 import { trackRoutesForMethodNotAllowed } from './method-not-allowed.js';
-import { createMemoryRateLimiter, type RateLimiter } from './rate-limit.js';
 import { genReqId, REQUEST_ID_HEADER } from './request-id.js';
 import { createValidatorCompiler } from './validation.js';
 import { healthRoutes } from './routes/health.routes.js';
@@ -53,10 +51,26 @@ export interface BuildAppOptions extends AppContext {
   metrics?: ApiMetrics;
   /** Default: none; /readyz then checks the store only. */
   readinessChecks?: ApiDeps['readinessChecks'];
-  /** Where the built dashboard app is (default: dist/web of this package). */
-  webDir?: string;
-  /** Default: the SMTP relay's, when one is configured. */
-  memberMailer?: MemberMailer | null;
+  /** Default: the configured plans. */
+  plans?: ApiDeps['plans'];
+  /** Default: a fresh cache of this app. */
+  keyCache?: ApiDeps['keyCache'];
+  /** Default: a fresh cache of this app, emptied by the store's change token. */
+  usageCache?: ApiDeps['usageCache'];
+}
+
+/** The API's collaborators, `options`' own where given. src/runtime.ts shares them with the dashboard. */
+export function apiDeps(options: BuildAppOptions): ApiDeps {
+  return {
+    ...options,
+    plans: options.plans ?? plansFromConfig(options.config),
+    rateLimiter: options.rateLimiter ?? createMemoryRateLimiter(),
+    metrics: options.metrics ?? createMetrics(),
+    testDomain: options.config.testDomain,
+    keyCache: options.keyCache ?? createKeyCache(),
+    usageCache: options.usageCache ?? createStoreUsageCache(options.db, options.config.usageCacheTtlMs),
+    readinessChecks: options.readinessChecks ?? {},
+  };
 }
 
 /** Every route plugin of the API, in one list. */
@@ -120,19 +134,7 @@ declare module 'fastify' {
 }
 
 export function buildApp(options: BuildAppOptions): FastifyInstance {
-  const deps: ApiDeps = {
-    ...options,
-    plans: plansFromConfig(options.config),
-    rateLimiter: options.rateLimiter ?? createMemoryRateLimiter(),
-    metrics: options.metrics ?? createMetrics(),
-    testDomain: options.config.testDomain,
-    keyCache: createKeyCache(),
-    usageCache: createUsageCache({
-      ttlMs: options.config.usageCacheTtlMs,
-      changes: storeBackend(options.db).changes,
-    }),
-    readinessChecks: options.readinessChecks ?? {},
-  };
+  const deps = apiDeps(options);
   const logger: FastifyBaseLogger = options.logger;
   const app = Fastify({
     loggerInstance: logger,
@@ -231,9 +233,9 @@ export function buildApp(options: BuildAppOptions): FastifyInstance {
         typeof json.$id === 'string' ? json.$id : `def-${i}`,
     },
   });
-  // The v1 API's rules live in a scope of their own, and the dashboard (src/dashboard/plugin.ts)
-  // in another with its own (CSV uploads, cookies, CSRF, security headers, its error envelope):
-  // neither changes the other's.
+  // The v1 API's rules live in a scope of their own; src/runtime.ts registers the dashboard
+  // (src/dashboard/plugin.ts) beside it in another with its own (CSV uploads, cookies, CSRF,
+  // security headers, its error handler): neither changes the other's.
   const keyUses = createKeyUseRecorder({ db: options.db, clock: options.clock, logger: options.logger });
   void app.register(async (v1) => {
     // v1 bodies are JSON: a body-carrying method without a JSON Content-Type is refused, even empty.
@@ -260,12 +262,5 @@ export function buildApp(options: BuildAppOptions): FastifyInstance {
     // Must stay the last registration of this scope: it covers the routes registered above.
     void v1.register(methodNotAllowed);
   });
-  void app.register(
-    dashboardPlugin({
-      ...deps,
-      ...(options.webDir === undefined ? {} : { webDir: options.webDir }),
-      ...(options.memberMailer === undefined ? {} : { memberMailer: options.memberMailer }),
-    }),
-  );
   return app;
 }

@@ -15,7 +15,8 @@ import {
 } from '../services/keys.service.js';
 import { accountLimits, type PlanTable } from '../services/plans.js';
 import type { Executor } from '../store/executor.js';
-import { setRateLimitHeaders, type RateLimiter } from './rate-limit.js';
+import type { RateLimiter } from '../services/rate-limit.js';
+import { setRateLimitHeaders } from './rate-limit.js';
 
 /** Who is calling, once authenticated. */
 export interface RequestAuth {

@@ -18,10 +18,13 @@
 import type { Readable } from 'node:stream';
 import { Tokenizer, TokenType } from '@streamparser/json';
 import { AppError } from '../errors.js';
-import { BatchIntake, checkEntryLength, type BatchAddresses } from '../services/batch-intake.js';
+import {
+  BATCH_BODY_LIMIT,
+  BatchIntake,
+  checkEntryLength,
+  type BatchAddresses,
+} from '../services/batch-intake.js';
 
-/** 500,000 addresses of up to 254 characters, JSON-quoted, fit with room to spare. */
-export const BATCH_BODY_LIMIT = 150 * 1024 * 1024;
 /** Longest `webhook_url`, in characters. */
 export const MAX_WEBHOOK_URL_LENGTH = 2048;
 /** Longest field name worth reading to its end: every accepted one is shorter. */

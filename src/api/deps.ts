@@ -4,7 +4,7 @@ import type { AuthenticatedKey } from '../services/keys.service.js';
 import type { PlanTable } from '../services/plans.js';
 import type { UsageCache } from '../services/usage-cache.js';
 import type { ApiMetrics } from './metrics.js';
-import type { RateLimiter } from './rate-limit.js';
+import type { RateLimiter } from '../services/rate-limit.js';
 
 /** What route plugins are handed: the app context plus the API's own collaborators. */
 export interface ApiDeps extends AppContext {

@@ -5,7 +5,7 @@
  * body is read.
  */
 import type { FastifyInstance, FastifyPluginAsync, HTTPMethods } from 'fastify';
-import { sendError } from './errors.js';
+import { sendError } from '../http/errors.js';
 
 const METHODS: HTTPMethods[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
 

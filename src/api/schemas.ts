@@ -5,7 +5,7 @@
 import { DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS, MIN_TIMEOUT_MS, REASONS, STATUSES } from '../engine/types.js';
 import type { ErrorCode } from '../errors.js';
 import { PLAN_SLUGS } from '../services/plans.js';
-import { HTTP_STATUS } from './errors.js';
+import { HTTP_STATUS } from '../http/errors.js';
 
 const requestId = {
   type: 'string',

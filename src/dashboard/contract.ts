@@ -4,7 +4,7 @@
  * types (`import type`, nothing of this module reaches the bundle). Neither side keeps a copy.
  *
  * Conventions shared with v1 (docs/dashboard.md): errors use the v1 envelope
- * `{error: {code, message, details?}, request_id}`; every call is scoped to the signed-in member's
+ * `{error, message, request_id}` (`ErrorEnvelope`), one code per condition; every call is scoped to the signed-in member's
  * account, so another account's key or job answers 404 `not_found`; every request that changes
  * state carries the session's CSRF token in `X-CSRF-Token`.
  */
@@ -17,6 +17,16 @@ const IsoTime = Type.String({ description: 'ISO 8601 UTC time.' });
 export const CSRF_HEADER = 'x-csrf-token';
 /** Prefix of every dashboard endpoint. */
 export const DASHBOARD_API = '/dashboard/api';
+
+// ---- path parameters and queries ------------------------------------------------------------
+
+/** /keys/:id, /jobs/:id, /members/:id. */
+export const IdParams = Type.Object({ id: Type.String({ maxLength: 100 }) });
+export type IdParams = Static<typeof IdParams>;
+
+/** /invitations/:token. */
+export const TokenParams = Type.Object({ token: Type.String({ maxLength: 256 }) });
+export type TokenParams = Static<typeof TokenParams>;
 
 // ---- identity --------------------------------------------------------------------------------
 
@@ -51,6 +61,10 @@ export const SignInBody = Type.Object(
   { additionalProperties: false },
 );
 export type SignInBody = Static<typeof SignInBody>;
+
+/** GET /invitations/:token: what the invitation page shows before a password is set. */
+export const InvitationPreview = Type.Object({ email: Type.String(), expires_at: IsoTime });
+export type InvitationPreview = Static<typeof InvitationPreview>;
 
 /** Accepting an invitation or a password reset: the one-time token from the link and the new password. */
 export const SetPasswordBody = Type.Object(
@@ -105,13 +119,21 @@ export const Usage = Type.Object({
 });
 export type Usage = Static<typeof Usage>;
 
-export const JOB_STATES = ['queued', 'processing', 'completed', 'failed', 'cancelled'] as const;
+/** A job's state (docs/dashboard.md): v1's states, and `cancelled` for a job cancelled by its owner. */
+export const JobState = Type.Union([
+  Type.Literal('queued'),
+  Type.Literal('processing'),
+  Type.Literal('completed'),
+  Type.Literal('failed'),
+  Type.Literal('cancelled'),
+]);
+export type JobState = Static<typeof JobState>;
 
 /** A job as the dashboard lists it: the v1 job plus the list's name and the counts so far. */
 export const JobItem = Type.Object({
   job_id: Type.String(),
   name: Nullable(Type.String({ description: 'The uploaded file name, or null for an API batch.' })),
-  status: Type.String({ description: `One of ${JOB_STATES.join(', ')}.` }),
+  status: JobState,
   mode: Type.Union([Type.Literal('live'), Type.Literal('test')]),
   total: Type.Integer(),
   processed: Type.Integer(),
@@ -178,6 +200,10 @@ export const CreatedKey = Type.Object({
 export type CreatedKey = Static<typeof CreatedKey>;
 
 // ---- lists (batch jobs) ----------------------------------------------------------------------
+
+/** GET /jobs?cursor=…: the next page after `next_cursor`. */
+export const JobListQuery = Type.Object({ cursor: Type.Optional(Type.String({ maxLength: 200 })) });
+export type JobListQuery = Static<typeof JobListQuery>;
 
 /** GET /jobs: newest first, a page at a time. */
 export const JobList = Type.Object({
@@ -270,13 +296,10 @@ export type SettingsBody = Static<typeof SettingsBody>;
 export const WebhookSecret = Type.Object({ webhook_secret: Type.String() });
 export type WebhookSecret = Static<typeof WebhookSecret>;
 
-/** The error envelope, as in v1. */
+/** The error envelope, the one of the whole service (v1's, docs/api.md "Errors"). */
 export const ErrorEnvelope = Type.Object({
-  error: Type.Object({
-    code: Type.String(),
-    message: Type.String(),
-    details: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
-  }),
+  error: Type.String({ description: 'The code (src/errors.ts; docs/api.md lists them all).' }),
+  message: Type.String(),
   request_id: Type.String(),
 });
 export type ErrorEnvelope = Static<typeof ErrorEnvelope>;

@@ -1,8 +1,30 @@
-import type { ApiDeps } from '../api/deps.js';
+import type { Counter } from 'prom-client';
+import type { AppContext } from '../context.js';
 import type { MemberMailer } from '../services/member-mail.js';
+import type { PlanTable } from '../services/plans.js';
+import type { RateLimiter } from '../services/rate-limit.js';
+import type { UsageCache } from '../services/usage-cache.js';
 
-/** What the dashboard's plugins are handed: the API's collaborators and the dashboard's own. */
-export interface DashboardDeps extends ApiDeps {
+/**
+ * What the dashboard is given by its composition (src/runtime.ts): the app context and the
+ * collaborators it shares with the v1 API in the same process (one rate limiter, one usage cache,
+ * one metrics registry), so that counts and limits are the same whichever edge a request came in.
+ */
+export interface DashboardOptions extends AppContext {
+  plans: PlanTable;
+  testDomain: string;
+  rateLimiter: RateLimiter;
+  usageCache: UsageCache;
+  /** The verdict counter of the app's registry (mailverdict_verifications_total). */
+  metrics: { verdicts: Counter<'status' | 'kind'> };
+  /** Default: dist/web of this package. */
+  webDir?: string;
+  /** Default: the configured relay's (none without one). */
+  memberMailer?: MemberMailer | null;
+}
+
+/** What the dashboard's plugins are handed: its options with the defaults filled in. */
+export interface DashboardDeps extends Omit<DashboardOptions, 'webDir' | 'memberMailer'> {
   /** Where the built app (index.html, assets/) is. */
   webDir: string;
   /** Null: no SMTP relay, links are only shown. */

@@ -1,31 +1,22 @@
 /**
- * The dashboard's error handler: the registry's codes and statuses (api/errors.ts translates
- * Fastify's own errors the same way for both), in the dashboard's envelope
- * `{error: {code, message, details?}, request_id}` (src/dashboard/contract.ts `ErrorEnvelope`).
+ * The dashboard's error handler: the registry's codes and statuses, in the one envelope of the
+ * service, v1's `{error, message, request_id}` (http/errors.ts, which also translates Fastify's
+ * own errors the same way for both edges). Details of an error are not sent; `retryAfterSeconds`
+ * becomes the Retry-After header.
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { HTTP_STATUS, translate } from '../api/errors.js';
+import { sendError, translate } from '../http/errors.js';
 import { isAppError, type AppError } from '../errors.js';
-import type { ErrorEnvelope } from './contract.js';
 
 export function sendDashboardError(
   request: FastifyRequest,
   reply: FastifyReply,
   error: AppError,
 ): FastifyReply {
-  const { retryAfterSeconds, ...details } = error.details;
+  const { retryAfterSeconds } = error.details;
   if (typeof retryAfterSeconds === 'number') void reply.header('retry-after', String(retryAfterSeconds));
-  const body: ErrorEnvelope = {
-    error: {
-      code: error.code,
-      message: error.message,
-      ...(Object.keys(details).length === 0 ? {} : { details }),
-    },
-    request_id: request.id,
-  };
-  return reply.code(HTTP_STATUS[error.code]).type('application/json; charset=utf-8').send(body);
+  return sendError(request, reply, error.code, error.message);
 }
-
 export function installDashboardErrorHandler(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError, request, reply) => {
     const error = translate(err, request);

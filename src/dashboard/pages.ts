@@ -9,7 +9,7 @@ import { join, normalize, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { sendError } from '../api/errors.js';
+import { sendError } from '../http/errors.js';
 import { AppError } from '../errors.js';
 import { DASHBOARD_API } from './contract.js';
 

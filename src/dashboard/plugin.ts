@@ -1,17 +1,16 @@
 /**
  * The account dashboard (docs/dashboard.md): its JSON API under /dashboard/api and its pages at
- * `/`, in one encapsulated Fastify scope registered beside the v1 API's (api/app.ts). Its
+ * `/`, in one encapsulated Fastify scope that src/runtime.ts registers beside the v1 API's. Its
  * content-type parsers, error handler, cookie, security headers and guards live here and change
  * nothing of v1's.
  */
 import fastifyCookie from '@fastify/cookie';
 import fastifyHelmet from '@fastify/helmet';
 import type { FastifyInstance } from 'fastify';
-import type { ApiDeps } from '../api/deps.js';
 import { AppError } from '../errors.js';
-import { createMemberMailer, type MemberMailer } from '../services/member-mail.js';
+import { createMemberMailer } from '../services/member-mail.js';
 import { DASHBOARD_API } from './contract.js';
-import type { DashboardDeps } from './deps.js';
+import type { DashboardDeps, DashboardOptions } from './deps.js';
 import { installDashboardErrorHandler } from './errors.js';
 import { DEFAULT_WEB_DIR, pagesPlugin } from './pages.js';
 import { accountRoutes } from './routes/account.routes.js';
@@ -20,18 +19,12 @@ import { keysRoutes } from './routes/keys.routes.js';
 import { sessionRoutes } from './routes/session.routes.js';
 import { CONTENT_SECURITY_POLICY, installGuards, sessionCookie, type GuardDeps } from './security.js';
 
-export interface DashboardOptions extends ApiDeps {
-  /** Default: dist/web of this package. */
-  webDir?: string;
-  /** Default: the configured relay's (none without one). */
-  memberMailer?: MemberMailer | null;
-}
-
 export function dashboardPlugin(options: DashboardOptions) {
   return async (app: FastifyInstance): Promise<void> => {
     const ownMailer = options.memberMailer === undefined ? createMemberMailer(options.config) : null;
+    const { webDir: _webDir, memberMailer: _memberMailer, ...shared } = options;
     const deps: DashboardDeps = {
-      ...options,
+      ...shared,
       webDir: options.webDir ?? DEFAULT_WEB_DIR,
       mailer: options.memberMailer ?? ownMailer,
       cookie: sessionCookie(options.config.publicBaseUrl),

@@ -1,5 +1,5 @@
 /**
- * Sends the job events queued in the outbox (store/delivery.store.ts): signed webhook calls and
+ * Sends the job events queued in the outbox (services/delivery.service.ts): signed webhook calls and
  * completion e-mails. Each attempt is recorded; a failed attempt is retried on the schedule
  * below; everything lives in the store, so a restart resumes where it stopped.
  */
@@ -9,23 +9,15 @@ import type { Clock } from '../clock.js';
 import { SECOND, MINUTE, HOUR } from '../clock.js';
 import type { Config } from '../config.js';
 import type { JobView } from '../services/job-view.js';
-import { newWebhookSecret, signWebhook } from '../services/webhooks/sign.js';
+import { signWebhook } from '../services/webhooks/sign.js';
 import {
   checkWebhookTarget,
   parseWebhookUrl,
   WebhookTargetError,
   type HostResolver,
 } from '../services/webhooks/ssrf.js';
-import {
-  claimDelivery,
-  findDueDeliveries,
-  getAccountEmail,
-  getOrCreateWebhookSecret,
-  recordDeliveryAttempt,
-  settleDelivery,
-} from '../store/delivery.store.js';
-import type { Executor } from '../store/executor.js';
-import type { DeliveryRow } from '../store/schema/jobs.schema.js';
+import { createDeliveryService, type Delivery, type DeliveryService } from '../services/delivery.service.js';
+import type { AppContext } from '../context.js';
 import type { JobMetrics } from './job-metrics.js';
 import { maskAddress, type Notifier } from './notify.js';
 import { postWebhook } from './webhook-post.js';
@@ -48,7 +40,7 @@ export const RETRY_SCHEDULE_MS: readonly number[] = [
 const DELIVERIES_AT_ONCE = 16;
 
 export interface DeliveryDeps {
-  db: Executor;
+  db: AppContext['db'];
   clock: Clock;
   config: Readonly<Config>;
   logger: Logger;
@@ -71,24 +63,27 @@ interface AttemptOutcome {
 export class DeliveryRunner {
   readonly id = `dlv_${randomBytes(8).toString('hex')}`;
   readonly #deps: DeliveryDeps;
+  readonly #outbox: DeliveryService;
   #timer: NodeJS.Timeout | null = null;
   #running: Promise<number> | null = null;
 
   constructor(deps: DeliveryDeps) {
     this.#deps = deps;
+    this.#outbox = createDeliveryService(deps.db);
   }
 
   /** Attempts every due delivery once; returns how many were attempted. */
   async runOnce(): Promise<number> {
-    const { db, clock, config } = this.#deps;
+    const { clock, config } = this.#deps;
+    const outbox = this.#outbox;
     let attempted = 0;
     for (;;) {
       const now = clock.now();
-      const due = await findDueDeliveries(db, now.toISOString(), DELIVERIES_AT_ONCE);
+      const due = await outbox.due(now.toISOString(), DELIVERIES_AT_ONCE);
       const leaseUntil = new Date(now.getTime() + config.webhookTimeoutMs + 30 * SECOND).toISOString();
-      const claimed: DeliveryRow[] = [];
+      const claimed: Delivery[] = [];
       for (const id of due) {
-        const delivery = await claimDelivery(db, id, this.id, now.toISOString(), leaseUntil);
+        const delivery = await outbox.claim(id, this.id, now.toISOString(), leaseUntil);
         if (delivery) claimed.push(delivery);
       }
       if (claimed.length === 0) return attempted;
@@ -119,8 +114,9 @@ export class DeliveryRunner {
     await this.#running;
   }
 
-  async #attempt(delivery: DeliveryRow): Promise<void> {
-    const { db, clock, logger } = this.#deps;
+  async #attempt(delivery: Delivery): Promise<void> {
+    const { clock, logger } = this.#deps;
+    const outbox = this.#outbox;
     const started = clock.now();
     const t0 = performance.now();
     let outcome: AttemptOutcome;
@@ -130,7 +126,7 @@ export class DeliveryRunner {
     } catch (err) {
       outcome = { ok: false, statusCode: null, error: err instanceof Error ? err.message : String(err) };
     }
-    await recordDeliveryAttempt(db, {
+    await outbox.recordAttempt({
       delivery_id: delivery.id,
       attempt: delivery.attempts,
       started_at: started.toISOString(),
@@ -146,7 +142,7 @@ export class DeliveryRunner {
       channel: delivery.channel,
     });
     if (outcome.ok || outcome.skipped === true) {
-      await settleDelivery(db, delivery.id, this.id, {
+      await outbox.settle(delivery.id, this.id, {
         state: outcome.ok ? 'delivered' : 'skipped',
         statusCode: outcome.statusCode,
         error: outcome.error,
@@ -155,7 +151,7 @@ export class DeliveryRunner {
       log.info({ attempt: delivery.attempts, state: outcome.ok ? 'delivered' : 'skipped' }, 'job event sent');
       this.#deps.metrics?.deliveryAttempted(delivery.channel, outcome.ok ? 'delivered' : 'skipped');
     } else if (outcome.permanent !== true && retryIn !== undefined) {
-      await settleDelivery(db, delivery.id, this.id, {
+      await outbox.settle(delivery.id, this.id, {
         state: 'pending',
         nextAttemptAt: new Date(now.getTime() + retryIn).toISOString(),
         statusCode: outcome.statusCode,
@@ -173,7 +169,7 @@ export class DeliveryRunner {
       );
       this.#deps.metrics?.deliveryAttempted(delivery.channel, 'retry');
     } else {
-      await settleDelivery(db, delivery.id, this.id, {
+      await outbox.settle(delivery.id, this.id, {
         state: 'failed',
         statusCode: outcome.statusCode,
         error: outcome.error,
@@ -187,8 +183,8 @@ export class DeliveryRunner {
     }
   }
 
-  async #sendWebhook(delivery: DeliveryRow): Promise<AttemptOutcome> {
-    const { db, clock, config, resolveHost } = this.#deps;
+  async #sendWebhook(delivery: Delivery): Promise<AttemptOutcome> {
+    const { clock, config, resolveHost } = this.#deps;
     if (delivery.target === null) return { ok: false, statusCode: null, error: 'no target', permanent: true };
     let target;
     try {
@@ -202,7 +198,7 @@ export class DeliveryRunner {
       const permanent = !err.message.includes('does not resolve');
       return { ok: false, statusCode: null, error: err.message, permanent };
     }
-    const secret = await getOrCreateWebhookSecret(db, delivery.account_id, newWebhookSecret());
+    const secret = await this.#outbox.webhookSecret(delivery.account_id);
     if (secret === null) return { ok: false, statusCode: null, error: 'account is gone', permanent: true };
     const timestamp = Math.floor(clock.now().getTime() / 1000);
     const headers = signWebhook(secret, delivery.id, timestamp, delivery.payload);
@@ -211,9 +207,9 @@ export class DeliveryRunner {
     return { ok, statusCode: res.statusCode, error: ok ? null : (res.error ?? `HTTP ${res.statusCode}`) };
   }
 
-  async #sendEmail(delivery: DeliveryRow): Promise<AttemptOutcome> {
-    const { db, logger, notifier } = this.#deps;
-    const to = await getAccountEmail(db, delivery.account_id);
+  async #sendEmail(delivery: Delivery): Promise<AttemptOutcome> {
+    const { logger, notifier } = this.#deps;
+    const to = await this.#outbox.accountEmail(delivery.account_id);
     if (to === undefined) return { ok: false, statusCode: null, error: 'account is gone', permanent: true };
     if (notifier === null) {
       logger.info(

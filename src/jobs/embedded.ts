@@ -1,6 +1,6 @@
 /**
- * The background work of a process: the chunk worker, the delivery runner (webhooks and
- * e-mails) and the retention sweep. `serve` starts it when `config.batch.embeddedWorkers`;
+ * The background work of a process: the chunk worker (createWorker), the delivery runner (webhooks
+ * and e-mails) and the retention sweeper (createSweeper), on one batch engine. `serve` starts it when `config.batch.embeddedWorkers`;
  * `mailverdict worker` runs it alone. Several processes may run it on one store: every step
  * claims its work with a lease or a conditional UPDATE. Their batch engines share the per-MX-host
  * session cap and back-off, and their chunk verifiers a job's repeated addresses, only through
@@ -14,17 +14,18 @@ import type { BatchEngine } from '../engine/batch/types.js';
 import type { EngineCoordination } from '../engine/coordination.js';
 import { createRedisCoordination } from '../redis/coordination.js';
 import { systemResolver, type HostResolver } from '../services/webhooks/ssrf.js';
-import { createChunkVerifier } from './chunk-verifier.js';
+import { createChunkVerifier } from '../services/chunk-verifier.js';
 import { DeliveryRunner } from './delivery-runner.js';
 import type { JobMetrics } from './job-metrics.js';
 import { createMailNotifier } from './notify.js';
-import { sweepOnce } from './sweep.js';
-import { Worker } from './worker.js';
+import { createSweeper, type Sweeper } from './sweep.js';
+import { createWorker, type Worker } from './worker.js';
 import { SECOND, MINUTE } from '../clock.js';
 
 export interface BackgroundJobs {
   worker: Worker;
   deliveries: DeliveryRunner;
+  sweeper: Sweeper;
   /** Stops claiming, hands unfinished chunks back, waits for in-flight deliveries, closes the engine. */
   stop(): Promise<void>;
 }
@@ -45,6 +46,8 @@ export interface BackgroundOptions {
    * URL): without Redis, a start-up warning says that each applies its own per-host cap.
    */
   storeShared?: boolean;
+  /** The chunk worker's lease owner id; default a fresh one. */
+  workerId?: string;
 }
 
 /** How often due webhook/e-mail deliveries are looked for. */
@@ -74,7 +77,8 @@ export function startEmbeddedWorkers(ctx: AppContext, options: BackgroundOptions
       ...(coordination ? { coordination } : {}),
       ...(options.metrics ? { observer: options.metrics.engineObserver } : {}),
     });
-  const worker = new Worker({
+  const worker = createWorker({
+    ...(options.workerId === undefined ? {} : { workerId: options.workerId }),
     db: ctx.db,
     clock: ctx.clock,
     config,
@@ -100,16 +104,8 @@ export function startEmbeddedWorkers(ctx: AppContext, options: BackgroundOptions
     ...(options.metrics ? { metrics: options.metrics } : {}),
   });
 
-  let sweeping: Promise<unknown> = Promise.resolve();
-  const sweep = (): void => {
-    sweeping = sweepOnce(ctx.db, ctx.clock)
-      .then((r) => {
-        if (r.jobs > 0 || r.idempotencyKeys > 0) logger.info(r, 'retention sweep');
-      })
-      .catch((err: unknown) => logger.error({ err }, 'retention sweep failed'));
-  };
-  const sweepTimer = setInterval(sweep, SWEEP_INTERVAL_MS);
-  sweep();
+  const sweeper = createSweeper({ db: ctx.db, clock: ctx.clock, logger });
+  sweeper.start(SWEEP_INTERVAL_MS);
 
   worker.start();
   deliveries.start(DELIVERY_POLL_MS);
@@ -119,10 +115,10 @@ export function startEmbeddedWorkers(ctx: AppContext, options: BackgroundOptions
   return {
     worker,
     deliveries,
+    sweeper,
     stop: () =>
       (stopped ??= (async () => {
-        clearInterval(sweepTimer);
-        await Promise.all([worker.stop(), deliveries.stop(), sweeping]);
+        await Promise.all([worker.stop(), deliveries.stop(), sweeper.stop()]);
         notifier?.close();
         if (options.batchEngine === undefined) await batchEngine.close();
         await coordination?.close();

@@ -10,8 +10,8 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Clock } from '../clock.js';
 import type { BatchEngineObserver } from '../engine/batch/types.js';
-import type { Executor } from '../store/executor.js';
-import { chunkCounts, deliveryCounts, jobCountsByStatus } from '../store/job-stats.store.js';
+import type { AppContext } from '../context.js';
+import { createJobStats } from '../services/job-stats.service.js';
 
 export interface JobMetrics {
   /** Called by the worker when a chunk's results are stored. */
@@ -26,14 +26,15 @@ export interface JobMetrics {
 
 const JOB_STATES = ['queued', 'processing', 'completed', 'failed'] as const;
 
-export function createJobMetrics(registry: Registry, db: Executor, clock: Clock): JobMetrics {
+export function createJobMetrics(registry: Registry, db: AppContext['db'], clock: Clock): JobMetrics {
+  const stats = createJobStats(db, clock);
   new Gauge({
     name: 'mailverdict_jobs',
     help: 'Batch jobs kept in the store, by status.',
     labelNames: ['status'],
     registers: [registry],
     async collect() {
-      const counts = new Map((await jobCountsByStatus(db)).map((r) => [r.status, r.n]));
+      const counts = new Map((await stats.jobsByStatus()).map((r) => [r.status, r.n]));
       for (const status of JOB_STATES) this.set({ status }, counts.get(status) ?? 0);
     },
   });
@@ -43,7 +44,7 @@ export function createJobMetrics(registry: Registry, db: Executor, clock: Clock)
     labelNames: ['state'],
     registers: [registry],
     async collect() {
-      const c = await chunkCounts(db, clock.now().toISOString());
+      const c = await stats.chunks();
       this.set({ state: 'queued' }, c.queued);
       this.set({ state: 'leased' }, c.leased);
       this.set({ state: 'expired' }, c.expired);
@@ -56,7 +57,7 @@ export function createJobMetrics(registry: Registry, db: Executor, clock: Clock)
     registers: [registry],
     async collect() {
       this.reset();
-      for (const r of await deliveryCounts(db)) this.set({ channel: r.channel, state: r.state }, r.n);
+      for (const r of await stats.deliveries()) this.set({ channel: r.channel, state: r.state }, r.n);
     },
   });
   const verified = new Counter({

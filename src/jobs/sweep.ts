@@ -1,37 +1,58 @@
 /**
- * The retention sweep: deletes the chunks (addresses and results) of jobs whose retention has
- * passed and keeps the job row, so the results endpoint answers 410 rather than 404; and
- * deletes expired idempotency keys. Idempotent; safe to run from several processes.
+ * The retention sweeper: runs the retention sweep (services/retention.service.ts) at start and
+ * then every `intervalMs`, one pass at a time. `createSweeper` serves `serve`, `mailverdict
+ * worker` and the tests; `runOnce()` is one deterministic pass.
  */
+import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
-import { deleteJobChunks } from '../store/chunk.store.js';
-import type { Executor } from '../store/executor.js';
-import { deleteExpiredIdempotencyKeys } from '../store/idempotency.store.js';
-import { findExpiredJobIds, markResultsDeleted } from '../store/job.store.js';
+import type { AppContext } from '../context.js';
+import { sweepExpired, type SweepReport } from '../services/retention.service.js';
 
-export interface SweepReport {
-  jobs: number;
-  chunks: number;
-  idempotencyKeys: number;
+export type { SweepReport };
+
+export interface SweeperDeps {
+  db: AppContext['db'];
+  clock: Clock;
+  logger: Logger;
 }
 
-/** Jobs handled per transaction: keeps each write short so the API is never blocked long. */
-const JOBS_PER_PASS = 20;
+export interface Sweeper {
+  /** One full sweep. */
+  runOnce(): Promise<SweepReport>;
+  /** Sweeps now, then every `intervalMs` until stop(). */
+  start(intervalMs: number): void;
+  /** Stops the timer and waits for a sweep in progress. */
+  stop(): Promise<void>;
+}
 
-export async function sweepOnce(db: Executor, clock: Clock): Promise<SweepReport> {
-  const now = clock.now().toISOString();
-  const report: SweepReport = { jobs: 0, chunks: 0, idempotencyKeys: 0 };
-  for (;;) {
-    const ids = await findExpiredJobIds(db, now, JOBS_PER_PASS);
-    if (ids.length === 0) break;
-    await db.transaction().execute(async (trx) => {
-      for (const id of ids) {
-        report.chunks += await deleteJobChunks(trx, id);
-        await markResultsDeleted(trx, id, now);
-      }
-    });
-    report.jobs += ids.length;
-  }
-  report.idempotencyKeys = await deleteExpiredIdempotencyKeys(db, now);
-  return report;
+export function createSweeper(deps: SweeperDeps): Sweeper {
+  const { logger } = deps;
+  let timer: NodeJS.Timeout | null = null;
+  let sweeping: Promise<unknown> = Promise.resolve();
+  const runOnce = (): Promise<SweepReport> => sweepExpired(deps);
+  const sweep = (): void => {
+    sweeping = runOnce()
+      .then((r) => {
+        if (r.jobs > 0 || r.idempotencyKeys > 0) logger.info(r, 'retention sweep');
+      })
+      .catch((err: unknown) => logger.error({ err }, 'retention sweep failed'));
+  };
+  return {
+    runOnce,
+    start(intervalMs) {
+      if (timer) return;
+      timer = setInterval(sweep, intervalMs);
+      sweep();
+    },
+    async stop() {
+      if (timer) clearInterval(timer);
+      timer = null;
+      await sweeping;
+    },
+  };
+}
+
+/** One sweep of `db` (what `createSweeper(…).runOnce()` runs), for callers without a logger. */
+export function sweepOnce(db: AppContext['db'], clock: Clock): Promise<SweepReport> {
+  return sweepExpired({ db, clock });
 }

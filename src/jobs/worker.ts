@@ -1,38 +1,38 @@
 /**
- * The batch worker: claims one chunk at a time from the store with a lease (owner, expiry,
- * heartbeat), verifies it, and writes its results in one transaction guarded by the lease, so
- * a chunk's results are written exactly once even when a worker dies and another takes over.
- * `runOnce()` is one deterministic pass for tests; `start()`/`stop()` run the poll loop.
+ * The batch worker loop, in graphile-worker's shape: it is given its worker id, a clock and the
+ * steps of a chunk's life (claim, begin, verify, complete, release, renew: services/
+ * chunk.service.ts owns them and every transaction they open) and decides only when each runs.
+ * It holds up to `concurrency` chunks, renews their leases while they are verified, and hands
+ * them back on stop(). `runOnce()` is one deterministic pass for tests; `start()`/`stop()` run
+ * the poll loop. `createWorker` wires it to the store for `serve`, `mailverdict worker` and tests.
  */
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
-import type { Config } from '../config.js';
-import { enqueueJobEvents } from '../services/job-events.js';
-import { failJobAndRefund } from '../services/jobs.service.js';
-import { ChunkDecodeError, decodeEmails, decodeRepeats, encodeResults } from '../store/chunk-codec.js';
-import { storeBackend } from '../store/backend.js';
-import { completeChunk, releaseChunk, renewChunkLease, type ChunkRef } from '../store/chunk.store.js';
-import type { Executor } from '../store/executor.js';
-import { addChunkProgress, completeJobIfDone, getJob, markJobProcessing } from '../store/job.store.js';
-import type { ChunkRow } from '../store/schema/jobs.schema.js';
-import type { JobMetrics } from './job-metrics.js';
-import type { ChunkVerifier } from './chunk-verifier.js';
+import {
+  chunkKey,
+  createChunkService,
+  type ChunkService,
+  type ChunkServiceDeps,
+  type ClaimedChunk,
+} from '../services/chunk.service.js';
 
-/**
- * A chunk claimed this many times without finishing (its workers died or lost their lease each
- * time) fails its job instead of being retried forever.
- */
-export const MAX_CHUNK_ATTEMPTS = 5;
-
-export interface WorkerDeps {
-  db: Executor;
+export interface WorkerOptions extends Pick<
+  ChunkService,
+  'claim' | 'begin' | 'verify' | 'complete' | 'release' | 'renew'
+> {
+  /** The lease owner id, unique per worker instance (a restarted process is a new owner). */
+  workerId: string;
   clock: Clock;
-  config: Readonly<Config>;
   logger: Logger;
-  verifyChunk: ChunkVerifier;
-  /** Told about verified chunks and takeovers (GET /metrics); optional. */
-  metrics?: Pick<JobMetrics, 'chunkVerified' | 'chunkTakenOver'>;
+  /** Chunks run at the same time by start(). */
+  concurrency: number;
+  /** The wait between two claiming rounds when no announcement of work comes. */
+  pollIntervalMs: number;
+  /** How long a lease lasts; renewed every third of it while a chunk is verified. */
+  leaseMs: number;
+  /** Announcements of work (a job queued, a chunk handed back) that cut the poll wait short. */
+  onWork?: ChunkService['onWork'];
 }
 
 interface InFlight {
@@ -40,10 +40,14 @@ interface InFlight {
   done: Promise<void>;
 }
 
+/** A fresh lease owner id. */
+export function newWorkerId(): string {
+  return `wkr_${randomBytes(8).toString('hex')}`;
+}
+
 export class Worker {
-  /** The lease owner id, unique per worker instance (a restarted process is a new owner). */
-  readonly id = `wkr_${randomBytes(8).toString('hex')}`;
-  readonly #deps: WorkerDeps;
+  readonly id: string;
+  readonly #options: WorkerOptions;
   readonly #inFlight = new Map<string, InFlight>();
   #running = false;
   #stopping = false;
@@ -53,8 +57,9 @@ export class Worker {
   #workSignalled = false;
   #stopWatchingWork: (() => void) | null = null;
 
-  constructor(deps: WorkerDeps) {
-    this.#deps = deps;
+  constructor(options: WorkerOptions) {
+    this.#options = options;
+    this.id = options.workerId;
   }
 
   /** Claims and processes one chunk; false when there was nothing to do. */
@@ -66,18 +71,19 @@ export class Worker {
   }
 
   /**
-   * Starts the poll loop: up to `config.batch.chunkConcurrency` chunks at a time. Between rounds
-   * it waits for the poll interval or, sooner, for the store to announce work (StoreBackend
-   * onWork): polling is the fallback when no announcement comes.
+   * Starts the poll loop: up to `concurrency` chunks at a time. Between rounds it waits for the
+   * poll interval or, sooner, for an announcement of work (`onWork`): polling is the fallback
+   * when no announcement comes.
    */
   start(): void {
     if (this.#running) return;
     this.#running = true;
     this.#stopping = false;
-    this.#stopWatchingWork = storeBackend(this.#deps.db).onWork(() => {
-      this.#workSignalled = true;
-      this.#wake?.();
-    });
+    this.#stopWatchingWork =
+      this.#options.onWork?.(() => {
+        this.#workSignalled = true;
+        this.#wake?.();
+      }) ?? null;
     this.#loop = this.#pollLoop();
   }
 
@@ -99,19 +105,19 @@ export class Worker {
   }
 
   async #pollLoop(): Promise<void> {
-    const { config, logger } = this.#deps;
+    const { concurrency, pollIntervalMs, logger } = this.#options;
     while (this.#running) {
       let claimed = false;
       // Cleared before claiming: an announcement that arrives during the round is for work the
       // round may not have seen, and cuts the next wait short.
       this.#workSignalled = false;
       try {
-        while (this.#running && this.#inFlight.size < config.batch.chunkConcurrency) {
+        while (this.#running && this.#inFlight.size < concurrency) {
           const chunk = await this.#claim();
           if (!chunk) break;
           if (!this.#running) {
             // stop() came while this claim was on its way: hand it straight back.
-            await releaseChunk(this.#deps.db, chunk, this.id);
+            await this.#options.release(chunk, this.id);
             break;
           }
           claimed = true;
@@ -123,9 +129,7 @@ export class Worker {
       if (!this.#running) break;
       // Full: wait for a slot. Idle: wait for the poll interval or an announcement of work.
       // Either way stop() wakes us.
-      await this.#idle(
-        claimed && this.#inFlight.size < config.batch.chunkConcurrency ? 0 : config.batch.pollIntervalMs,
-      );
+      await this.#idle(claimed && this.#inFlight.size < concurrency ? 0 : pollIntervalMs);
     }
   }
 
@@ -142,74 +146,37 @@ export class Worker {
     });
   }
 
-  #spawn(chunk: ChunkRow): void {
-    const key = `${chunk.job_id}/${chunk.seq}`;
+  #spawn(chunk: ClaimedChunk): void {
+    const key = chunkKey(chunk);
     const controller = new AbortController();
     const done = this.#run(chunk, controller)
       .catch((err: unknown) =>
-        this.#deps.logger.error({ err, job_id: chunk.job_id, seq: chunk.seq }, 'chunk failed'),
+        this.#options.logger.error({ err, job_id: chunk.job_id, seq: chunk.seq }, 'chunk failed'),
       )
       .finally(() => this.#inFlight.delete(key));
     this.#inFlight.set(key, { controller, done });
   }
 
-  async #claim(): Promise<ChunkRow | undefined> {
-    const { db, clock, config } = this.#deps;
-    const now = clock.now();
-    const chunk = await storeBackend(db).claimChunk(db, {
-      owner: this.id,
-      now: now.toISOString(),
-      expiresAt: new Date(now.getTime() + config.batch.leaseMs).toISOString(),
-      inFlight: this.#inFlight,
-    });
-    // A second claim of a chunk that still has no results: the previous one ended without them.
-    if (chunk && chunk.attempts > 1) this.#deps.metrics?.chunkTakenOver();
-    return chunk;
+  #leaseUntil(): Date {
+    return new Date(this.#options.clock.now().getTime() + this.#options.leaseMs);
   }
 
-  async #run(chunk: ChunkRow, controller = new AbortController()): Promise<void> {
-    const { db, clock, logger } = this.#deps;
-    const ref: ChunkRef = { job_id: chunk.job_id, seq: chunk.seq };
-    const log = logger.child({ job_id: chunk.job_id, seq: chunk.seq, worker: this.id });
-    const job = await getJob(db, chunk.job_id);
-    if (!job || (job.status !== 'queued' && job.status !== 'processing')) {
-      await releaseChunk(db, ref, this.id);
-      return;
-    }
-    if (chunk.attempts > MAX_CHUNK_ATTEMPTS) {
-      log.warn({ attempts: chunk.attempts }, 'chunk retried past the limit; failing its job');
-      await failJobAndRefund(
-        this.#deps,
-        job.id,
-        `chunk ${chunk.seq} was started ${MAX_CHUNK_ATTEMPTS} times without finishing`,
-      );
-      return;
-    }
-    await markJobProcessing(db, job.id, clock.now().toISOString());
+  #claim(): Promise<ClaimedChunk | undefined> {
+    return this.#options.claim(this.id, this.#leaseUntil(), this.#inFlight);
+  }
 
-    let emails: string[];
-    try {
-      emails = decodeEmails(chunk.emails, chunk.size);
-    } catch (err) {
-      if (!(err instanceof ChunkDecodeError)) throw err;
-      log.error({ err }, 'chunk data is corrupt; failing its job');
-      await failJobAndRefund(this.#deps, job.id, `corrupt data in chunk ${chunk.seq}: ${err.message}`);
-      return;
-    }
-
-    const stopHeartbeat = this.#heartbeat(ref, controller, log);
+  async #run(chunk: ClaimedChunk, controller = new AbortController()): Promise<void> {
+    const { begin, verify, complete, release } = this.#options;
+    const begun = await begin(chunk, this.id);
+    if (!begun) return;
+    const stopHeartbeat = this.#heartbeat(chunk, controller);
     let rows;
     try {
-      rows = await this.#deps.verifyChunk(
-        { id: job.id, mode: job.mode, accountId: job.account_id },
-        emails,
-        controller.signal,
-        decodeRepeats(chunk.repeats),
-      );
+      rows = await verify(begun, controller.signal);
     } catch (err) {
       if (controller.signal.aborted) {
         // Stopping: hand the chunk back untouched. Lost lease or cancelled job: nothing to give back.
-        if (this.#stopping) await releaseChunk(db, ref, this.id);
+        if (this.#stopping) await release(chunk, this.id);
         return;
       }
       // Keep the lease (and the attempt): the chunk is retried once the lease expires, which
@@ -218,58 +185,63 @@ export class Worker {
     } finally {
       stopHeartbeat();
     }
-
-    const counts = {
-      size: rows.length,
-      valid: rows.filter((r) => r.valid).length,
-      invalid: rows.filter((r) => r.status === 'undeliverable').length,
-    };
-    const results = encodeResults(rows);
-    let stored = false;
-    await db.transaction().execute(async (trx) => {
-      const now = clock.now();
-      if (
-        !(await completeChunk(trx, ref, this.id, { results, valid: counts.valid, invalid: counts.invalid }))
-      ) {
-        log.warn('lease lost before the results were written; another worker owns the chunk');
-        return;
-      }
-      if (!(await addChunkProgress(trx, job.id, counts))) return;
-      stored = true;
-      const completed = await completeJobIfDone(trx, job.id, now.toISOString());
-      if (completed) {
-        await enqueueJobEvents(trx, completed, this.#deps.config, now);
-        log.info({ total: completed.total }, 'job completed');
-      }
-    });
-    if (stored) this.#deps.metrics?.chunkVerified(counts.size);
+    await complete(begun, this.id, rows);
   }
 
   /**
    * Renews the lease every third of its length; aborts the chunk when the lease was lost or
    * the job was cancelled meanwhile.
    */
-  #heartbeat(ref: ChunkRef, controller: AbortController, log: Logger): () => void {
-    const { db, clock, config } = this.#deps;
-    const every = Math.max(50, Math.floor(config.batch.leaseMs / 3));
+  #heartbeat(chunk: ClaimedChunk, controller: AbortController): () => void {
+    const { leaseMs, renew, logger } = this.#options;
+    const every = Math.max(50, Math.floor(leaseMs / 3));
     let busy = false;
     const timer = setInterval(() => {
       if (busy) return;
       busy = true;
-      const expires = new Date(clock.now().getTime() + config.batch.leaseMs).toISOString();
-      renewChunkLease(db, ref, this.id, expires)
-        .then(async (held) => {
-          const job = held ? await getJob(db, ref.job_id) : undefined;
-          if (!held || job?.status === 'failed') {
-            log.warn({ lease_held: held }, 'abandoning chunk');
-            controller.abort();
-          }
+      renew(chunk, this.id, this.#leaseUntil())
+        .then((held) => {
+          if (!held) controller.abort();
         })
-        .catch((err: unknown) => log.error({ err }, 'lease renewal failed'))
+        .catch((err: unknown) =>
+          logger.error(
+            { err, job_id: chunk.job_id, seq: chunk.seq, worker: this.id },
+            'lease renewal failed',
+          ),
+        )
         .finally(() => {
           busy = false;
         });
     }, every);
     return () => clearInterval(timer);
   }
+}
+
+export interface WorkerDeps extends ChunkServiceDeps {
+  /** Default: a fresh id (newWorkerId). */
+  workerId?: string;
+}
+
+/**
+ * The worker of `serve`, `mailverdict worker` and the tests: the loop over the chunk service on
+ * `deps.db`, with the batch settings of `deps.config` (chunkConcurrency, pollIntervalMs, leaseMs).
+ */
+export function createWorker(deps: WorkerDeps): Worker {
+  const chunks = createChunkService(deps);
+  const { batch } = deps.config;
+  return new Worker({
+    workerId: deps.workerId ?? newWorkerId(),
+    clock: deps.clock,
+    logger: deps.logger,
+    concurrency: batch.chunkConcurrency,
+    pollIntervalMs: batch.pollIntervalMs,
+    leaseMs: batch.leaseMs,
+    claim: chunks.claim,
+    begin: chunks.begin,
+    verify: chunks.verify,
+    complete: chunks.complete,
+    release: chunks.release,
+    renew: chunks.renew,
+    onWork: chunks.onWork,
+  });
 }

@@ -11,6 +11,11 @@ import { encodeEmails, RepeatFinder } from '../store/chunk-codec.js';
 /** At most this many addresses per batch (the contract's limit). */
 export const MAX_BATCH_ADDRESSES = 500_000;
 /**
+ * Bytes of a batch's body, an API batch or an uploaded list: 500,000 addresses of up to 254
+ * characters, JSON-quoted, fit with room to spare.
+ */
+export const BATCH_BODY_LIMIT = 150 * 1024 * 1024;
+/**
  * Longest batch entry, in characters. An address is at most 254 octets, so a longer string can
  * only be refused as malformed; up to this length it still gets its invalid_email_format row, and
  * beyond it the whole submission is refused (422) before the string is even read to its end.

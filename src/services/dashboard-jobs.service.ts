@@ -4,10 +4,9 @@
  * uploaded file's other columns back beside the verdicts, only for the verdicts asked for.
  * Reading, cancelling and the download's checks are jobs.service.ts's, as for the v1 API.
  */
-import type { JobDetail, JobItem, JobList } from '../dashboard/contract.js';
 import { STATUSES, type Status } from '../engine/types.js';
 import { AppError } from '../errors.js';
-import { ChunkDecodeError, decodeEmails, decodeResults } from '../store/chunk-codec.js';
+import { ChunkDecodeError, decodeResults } from '../store/chunk-codec.js';
 import { readChunk } from '../store/chunk.store.js';
 import type { Executor } from '../store/executor.js';
 import { getAccountJob, listAccountJobs } from '../store/job.store.js';
@@ -19,7 +18,7 @@ import {
   readUploadCells,
 } from '../store/list-upload.store.js';
 import type { ListUploadRow } from '../store/schema/dashboard.schema.js';
-import type { JobRow } from '../store/schema/jobs.schema.js';
+import type { JobMode, JobRow, JobStatus } from '../store/schema/jobs.schema.js';
 import { csvRows } from './csv-export.js';
 import { resultsExpired } from './job-view.js';
 import {
@@ -28,10 +27,48 @@ import {
   decodeCursor,
   encodeCursor,
   openResults,
+  type JobResults,
   type JobsDeps,
 } from './jobs.service.js';
 
-export function toJobItem(job: JobRow, upload: ListUploadRow | undefined, now: Date): JobItem {
+/** A job's state as the dashboard shows it: v1's, and `cancelled` (docs/dashboard.md). */
+export type DashboardJobState = JobStatus | 'cancelled';
+
+/** A job as the dashboard lists it: the v1 job plus the list's name and the counts so far. */
+export interface DashboardJob {
+  job_id: string;
+  /** The uploaded file's name; null for an API batch. */
+  name: string | null;
+  status: DashboardJobState;
+  mode: JobMode;
+  total: number;
+  processed: number;
+  created_at: string;
+  completed_at: string | null;
+  results_expire_at: string;
+  /** Completed and not past retention. */
+  downloadable: boolean;
+  /** A download keeps the uploaded file's other columns. */
+  has_original_columns: boolean;
+}
+
+export interface DashboardJobPage {
+  jobs: DashboardJob[];
+  next_cursor: string | null;
+}
+
+/** Counts by verdict and by reason of a completed job. */
+export interface ResultCounts {
+  by_status: Record<string, number>;
+  by_reason: Record<string, number>;
+}
+
+export interface DashboardJobDetail {
+  job: DashboardJob;
+  counts: ResultCounts | null;
+}
+
+function toJobItem(job: JobRow, upload: ListUploadRow | undefined, now: Date): DashboardJob {
   return {
     job_id: job.id,
     name: upload?.name ?? null,
@@ -48,7 +85,7 @@ export function toJobItem(job: JobRow, upload: ListUploadRow | undefined, now: D
   };
 }
 
-async function itemsOf(db: Executor, rows: JobRow[], now: Date): Promise<JobItem[]> {
+async function itemsOf(db: Executor, rows: JobRow[], now: Date): Promise<DashboardJob[]> {
   const uploads = await findUploadsByJobs(
     db,
     rows.map((r) => r.id),
@@ -57,7 +94,11 @@ async function itemsOf(db: Executor, rows: JobRow[], now: Date): Promise<JobItem
 }
 
 /** The account's jobs, newest first, a page at a time (the cursor of GET /v1/jobs). */
-export async function listJobItems(deps: JobsDeps, accountId: string, cursor?: string): Promise<JobList> {
+export async function listJobItems(
+  deps: JobsDeps,
+  accountId: string,
+  cursor?: string,
+): Promise<DashboardJobPage> {
   const after = cursor === undefined || cursor === '' ? null : decodeCursor(cursor);
   const rows = await listAccountJobs(deps.db, accountId, DEFAULT_PAGE_SIZE + 1, after);
   const page = rows.slice(0, DEFAULT_PAGE_SIZE);
@@ -71,7 +112,11 @@ export async function listJobItems(deps: JobsDeps, accountId: string, cursor?: s
   };
 }
 
-export async function latestJobItems(deps: JobsDeps, accountId: string, count: number): Promise<JobItem[]> {
+export async function latestJobItems(
+  deps: JobsDeps,
+  accountId: string,
+  count: number,
+): Promise<DashboardJob[]> {
   return itemsOf(deps.db, await listAccountJobs(deps.db, accountId, count, null), deps.clock.now());
 }
 
@@ -81,10 +126,8 @@ async function requireJob(db: Executor, accountId: string, id: string): Promise<
   return job;
 }
 
-type Counts = NonNullable<JobDetail['counts']>;
-
 /** Tallies a completed job's results chunk by chunk (one chunk in memory at a time). */
-async function tally(db: Executor, job: JobRow): Promise<Counts> {
+async function tally(db: Executor, job: JobRow): Promise<ResultCounts> {
   const byStatus: Record<string, number> = Object.fromEntries(STATUSES.map((s) => [s, 0]));
   const byReason: Record<string, number> = {};
   for (let seq = 0; seq < job.chunk_count; seq++) {
@@ -104,7 +147,7 @@ async function tally(db: Executor, job: JobRow): Promise<Counts> {
  * a polling page does not re-read 500,000 results. Null before completion, or when the results
  * were deleted before anyone asked.
  */
-async function resultCounts(db: Executor, job: JobRow, now: Date): Promise<Counts | null> {
+async function resultCounts(db: Executor, job: JobRow, now: Date): Promise<ResultCounts | null> {
   if (job.status !== 'completed') return null;
   const stored = await findResultCounts(db, job.id);
   if (stored)
@@ -113,7 +156,7 @@ async function resultCounts(db: Executor, job: JobRow, now: Date): Promise<Count
       by_reason: JSON.parse(stored.by_reason) as Record<string, number>,
     };
   if (resultsExpired(job, now)) return null;
-  let counts: Counts;
+  let counts: ResultCounts;
   try {
     counts = await tally(db, job);
   } catch (err) {
@@ -128,7 +171,11 @@ async function resultCounts(db: Executor, job: JobRow, now: Date): Promise<Count
   return counts;
 }
 
-export async function getJobDetail(deps: JobsDeps, accountId: string, id: string): Promise<JobDetail> {
+export async function getJobDetail(
+  deps: JobsDeps,
+  accountId: string,
+  id: string,
+): Promise<DashboardJobDetail> {
   const job = await requireJob(deps.db, accountId, id);
   const now = deps.clock.now();
   return {
@@ -137,11 +184,15 @@ export async function getJobDetail(deps: JobsDeps, accountId: string, id: string
   };
 }
 
-/** Cancels as DELETE /v1/jobs/:id does (unprocessed addresses refunded), answering the job item. */
-export async function cancelJobItem(deps: JobsDeps, accountId: string, id: string): Promise<JobItem> {
-  await cancelJob(deps, accountId, id);
-  const job = await requireJob(deps.db, accountId, id);
+/** The job item of a job just submitted (an uploaded list), with its list's name. */
+export async function jobItemOf(deps: JobsDeps, job: JobRow): Promise<DashboardJob> {
   return toJobItem(job, await findUploadByJob(deps.db, job.id), deps.clock.now());
+}
+
+/** Cancels as DELETE /v1/jobs/:id does (unprocessed addresses refunded), answering the job item. */
+export async function cancelJobItem(deps: JobsDeps, accountId: string, id: string): Promise<DashboardJob> {
+  await cancelJob(deps, accountId, id);
+  return jobItemOf(deps, await requireJob(deps.db, accountId, id));
 }
 
 /** `deliverable,risky` → the verdicts kept; undefined or empty keeps every row. */
@@ -185,20 +236,15 @@ function decodeCells(text: string | undefined, expected: number): string[][] {
 
 async function* downloadBody(
   db: Executor,
-  job: JobRow,
+  { job, chunks }: JobResults,
   upload: ListUploadRow | undefined,
   verdicts: ReadonlySet<Status> | null,
 ): AsyncGenerator<string> {
   yield csvRows([headerRow(upload)]);
-  for (let seq = 0; seq < job.chunk_count; seq++) {
-    const chunk = await readChunk(db, job.id, seq);
-    // Deleted by the sweep while the download was running: end the response with an error.
-    if (!chunk || chunk.results === null) throw new Error(`results of chunk ${seq} of ${job.id} are gone`);
-    const emails = decodeEmails(chunk.emails, chunk.size);
-    const results = decodeResults(chunk.results, chunk.size);
-    const cells = upload ? decodeCells(await readUploadCells(db, job.id, seq), chunk.size) : null;
+  for await (const { seq, emails, rows: results } of chunks) {
+    const cells = upload ? decodeCells(await readUploadCells(db, job.id, seq), emails.length) : null;
     const rows: (string | number)[][] = [];
-    for (let i = 0; i < chunk.size; i++) {
+    for (let i = 0; i < emails.length; i++) {
       const r = results[i]!;
       if (verdicts !== null && !verdicts.has(r.status)) continue;
       const verdict = [r.status, r.score, r.reason ?? ''];
@@ -239,11 +285,10 @@ export async function openDownload(
   id: string,
   verdicts: ReadonlySet<Status> | null,
 ): Promise<Download> {
-  // openResults makes the checks; its own body (v1's CSV) is never started.
-  const { job } = await openResults(deps, accountId, id, 'csv', '');
-  const upload = await findUploadByJob(deps.db, job.id);
+  const results = await openResults(deps, accountId, id);
+  const upload = await findUploadByJob(deps.db, results.job.id);
   return {
-    filename: downloadName(job, upload, verdicts),
-    body: downloadBody(deps.db, job, upload, verdicts),
+    filename: downloadName(results.job, upload, verdicts),
+    body: downloadBody(deps.db, results, upload, verdicts),
   };
 }

@@ -5,7 +5,6 @@
  * `not_found`, exactly as an unknown id.
  */
 import type { Clock } from '../clock.js';
-import type { CreateKeyBody, CreatedKey, KeyItem, KeyList } from '../dashboard/contract.js';
 import { AppError } from '../errors.js';
 import type { Executor } from '../store/executor.js';
 import { lastUsesOfAccountKeys } from '../store/key-usage.store.js';
@@ -18,9 +17,37 @@ import {
   SCOPES,
   toKeyView,
   type KeyView,
+  type Scope,
 } from './keys.service.js';
 
-function toKeyItem(view: KeyView, lastUsedAt: string | null): KeyItem {
+/** A key as the dashboard lists it: its view and its last use (never its secret). */
+export interface AccountKey extends Omit<KeyView, 'account_id' | 'last4'> {
+  last_used_at: string | null;
+}
+
+export interface AccountKeyList {
+  keys: AccountKey[];
+  active: number;
+  limit: number;
+  scopes: Scope[];
+}
+
+export interface NewAccountKey {
+  name: string;
+  kind: KeyView['kind'];
+  /** Checked by keys.service.ts (an unknown scope is `invalid_request`). */
+  scopes: readonly string[];
+}
+
+/** A created or rotated key: the only answer that carries the secret. */
+export interface CreatedAccountKey {
+  key: AccountKey;
+  secret: string;
+  /** Rotation: the key this one replaces. */
+  replaces?: string;
+}
+
+function toKeyItem(view: KeyView, lastUsedAt: string | null): AccountKey {
   return {
     id: view.id,
     name: view.name,
@@ -35,7 +62,7 @@ function toKeyItem(view: KeyView, lastUsedAt: string | null): KeyItem {
 }
 
 /** The account's keys, newest first, revoked ones included. */
-export async function listKeyItems(db: Executor, accountId: string): Promise<KeyList> {
+export async function listKeyItems(db: Executor, accountId: string): Promise<AccountKeyList> {
   const views = await listKeys(db, accountId);
   const lastUses = await lastUsesOfAccountKeys(db, accountId);
   const keys = views
@@ -55,8 +82,8 @@ export async function createKeyItem(
   db: Executor,
   clock: Clock,
   accountId: string,
-  body: CreateKeyBody,
-): Promise<CreatedKey> {
+  body: NewAccountKey,
+): Promise<CreatedAccountKey> {
   const { key, record } = await createKey(db, clock, {
     accountId,
     kind: body.kind,
@@ -78,7 +105,7 @@ export async function revokeAccountKey(
   clock: Clock,
   accountId: string,
   keyId: string,
-): Promise<KeyItem> {
+): Promise<AccountKey> {
   await requireAccountKey(db, accountId, keyId);
   const view = await revokeKey(db, clock, keyId);
   const lastUses = await lastUsesOfAccountKeys(db, accountId);
@@ -94,7 +121,7 @@ export async function rotateAccountKey(
   clock: Clock,
   accountId: string,
   keyId: string,
-): Promise<CreatedKey> {
+): Promise<CreatedAccountKey> {
   const old = await requireAccountKey(db, accountId, keyId);
   if (old.status === 'revoked')
     throw new AppError('invalid_request', 'this key is revoked; create a new key instead of rotating it');

@@ -4,16 +4,28 @@
  * the quota's own transaction writes), and the latest jobs.
  */
 import { DAY } from '../clock.js';
-import type { DayCount, Overview } from '../dashboard/contract.js';
 import type { Executor } from '../store/executor.js';
 import { listDayUsage } from '../store/usage-day.store.js';
 import { getAccount } from './accounts.service.js';
 import { billingPeriodAt, type BillingPeriod } from './billing-period.js';
-import { latestJobItems } from './dashboard-jobs.service.js';
+import { latestJobItems, type DashboardJob } from './dashboard-jobs.service.js';
 import type { JobsDeps } from './jobs.service.js';
 import type { PlanTable } from './plans.js';
 import type { UsageCache } from './usage-cache.js';
-import { currentPeriod, getUsage, usageDay } from './usage.service.js';
+import { currentPeriod, getUsage, usageDay, type AccountUsage } from './usage.service.js';
+
+/** Verifications counted on one UTC day (YYYY-MM-DD), by where they came from. */
+export interface DayCount {
+  date: string;
+  single: number;
+  batch: number;
+}
+
+export interface AccountOverview {
+  usage: AccountUsage;
+  daily: { current: DayCount[]; previous: DayCount[] };
+  latest_jobs: DashboardJob[];
+}
 
 /** Jobs shown on the overview. */
 export const LATEST_JOBS = 5;
@@ -34,7 +46,7 @@ function daysOf(period: BillingPeriod, stored: ReadonlyMap<string, DayCount>): D
   return days;
 }
 
-export async function getOverview(deps: OverviewDeps, accountId: string): Promise<Overview> {
+export async function getOverview(deps: OverviewDeps, accountId: string): Promise<AccountOverview> {
   const now = deps.clock.now();
   const usage = await getUsage(deps.db, { accountId, now, plans: deps.plans, usageCache: deps.usageCache });
   const account = await getAccount(deps.db, accountId);

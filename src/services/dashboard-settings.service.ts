@@ -3,7 +3,6 @@
  * where job notifications go) and its webhook signing secret, revealed on demand and rotated.
  */
 import type { Clock } from '../clock.js';
-import type { Settings } from '../dashboard/contract.js';
 import { AppError } from '../errors.js';
 import { updateAccount } from '../store/account.store.js';
 import { setWebhookSecret } from '../store/account-settings.store.js';
@@ -13,6 +12,13 @@ import { normalizeEmail } from './members.service.js';
 import { newWebhookSecret } from './webhooks/sign.js';
 import { webhookSecretFor } from './webhooks/secret.js';
 
+/** The settings page's values; the webhook secret itself only through `webhookSecretFor`. */
+export interface AccountSettings {
+  notification_email: string;
+  webhook_secret_hint: string;
+  relay_configured: boolean;
+}
+
 /** Characters of the secret the settings page shows without revealing it. */
 const HINT_LENGTH = 4;
 
@@ -20,7 +26,7 @@ export async function getSettings(
   db: Executor,
   accountId: string,
   relayConfigured: boolean,
-): Promise<Settings> {
+): Promise<AccountSettings> {
   const account = await getAccount(db, accountId);
   const secret = await webhookSecretFor(db, accountId);
   return {

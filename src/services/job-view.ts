@@ -1,6 +1,9 @@
 /** The job object as the API and webhooks show it (docs/jobs.md). */
 import type { JobRow, JobStatus } from '../store/schema/jobs.schema.js';
 
+/** The states of a v1 job (docs/jobs.md): the store's, as they are. */
+export { JOB_STATUSES } from '../store/schema/jobs.schema.js';
+
 /** The job object of GET /v1/jobs/:id, without request_id. Optional fields follow the contract's "Present" column. */
 export interface JobView {
   job_id: string;

@@ -6,9 +6,8 @@
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { AppError } from '../errors.js';
-import { decodeEmails, decodeResults } from '../store/chunk-codec.js';
+import { decodeEmails, decodeResults, type ResultRow } from '../store/chunk-codec.js';
 import { readChunk } from '../store/chunk.store.js';
-import { csvRows } from './csv-export.js';
 import type { Executor } from '../store/executor.js';
 import { failJob, getAccountJob, listAccountJobs, type JobPageCursor } from '../store/job.store.js';
 import type { JobRow } from '../store/schema/jobs.schema.js';
@@ -126,28 +125,27 @@ export async function cancelJob(deps: JobsDeps, accountId: string, id: string): 
   return toJobView(cancelled, deps.config.publicBaseUrl, deps.clock.now());
 }
 
-export type ResultsFormat = 'csv' | 'json';
-
-export interface ResultsDownload {
-  job: JobRow;
-  /** The body, one piece per stored chunk, in submission order. */
-  body: AsyncGenerator<string>;
+/** One stored chunk of a completed job's results, decoded: its addresses and their results. */
+export interface ResultChunk {
+  seq: number;
+  /** Index of the chunk's first address in the submission. */
+  startIndex: number;
+  emails: string[];
+  rows: ResultRow[];
 }
 
-export const CSV_HEADER = 'email,status,score,reason\r\n';
+export interface JobResults {
+  job: JobRow;
+  /** The results one chunk at a time, in submission order; nothing is read until it is iterated. */
+  chunks: AsyncGenerator<ResultChunk>;
+}
 
 /**
- * Checks that the job's results can be downloaded (404, 409 `job_not_ready`, 410
- * `results_expired`) and returns a generator that reads one chunk at a time, so memory does
- * not grow with the job's size.
+ * The one reader of a job's results, for v1's download and the dashboard's: checks that they can
+ * be read (404, 409 `job_not_ready`, 410 `results_expired`) and reads one chunk at a time, so
+ * memory does not grow with the job's size. The edge writes them in its format.
  */
-export async function openResults(
-  deps: JobsDeps,
-  accountId: string,
-  id: string,
-  format: ResultsFormat,
-  requestId: string,
-): Promise<ResultsDownload> {
+export async function openResults(deps: JobsDeps, accountId: string, id: string): Promise<JobResults> {
   const job = await requireJob(deps.db, accountId, id);
   if (job.status !== 'completed') {
     throw new AppError(
@@ -163,50 +161,19 @@ export async function openResults(
       `results were kept until ${job.results_expire_at} and have been deleted`,
     );
   }
-  return { job, body: format === 'csv' ? csvBody(deps.db, job) : jsonBody(deps.db, job, requestId) };
+  return { job, chunks: chunksOf(deps.db, job) };
 }
 
-interface DecodedChunk {
-  startIndex: number;
-  emails: string[];
-  rows: ReturnType<typeof decodeResults>;
-}
-
-async function* chunksOf(db: Executor, job: JobRow): AsyncGenerator<DecodedChunk> {
+async function* chunksOf(db: Executor, job: JobRow): AsyncGenerator<ResultChunk> {
   for (let seq = 0; seq < job.chunk_count; seq++) {
     const chunk = await readChunk(db, job.id, seq);
     // Deleted by the sweep while the download was running: end the response with an error.
     if (!chunk || chunk.results === null) throw new Error(`results of chunk ${seq} of ${job.id} are gone`);
     yield {
+      seq,
       startIndex: chunk.start_index,
       emails: decodeEmails(chunk.emails, chunk.size),
       rows: decodeResults(chunk.results, chunk.size),
     };
   }
-}
-
-async function* csvBody(db: Executor, job: JobRow): AsyncGenerator<string> {
-  yield CSV_HEADER;
-  for await (const chunk of chunksOf(db, job)) {
-    yield csvRows(chunk.rows.map((r, i) => [chunk.emails[i]!, r.status, r.score, r.reason ?? '']));
-  }
-}
-
-async function* jsonBody(db: Executor, job: JobRow, requestId: string): AsyncGenerator<string> {
-  yield `{"job_id":${JSON.stringify(job.id)},"results":[`;
-  let first = true;
-  for await (const chunk of chunksOf(db, job)) {
-    const parts = chunk.rows.map((r, i) =>
-      JSON.stringify({
-        index: chunk.startIndex + i,
-        email: chunk.emails[i],
-        status: r.status,
-        score: r.score,
-        reason: r.reason,
-      }),
-    );
-    yield (first ? '' : ',') + parts.join(',');
-    first = false;
-  }
-  yield `],"request_id":${JSON.stringify(requestId)}}`;
 }

@@ -10,7 +10,7 @@
  * know it (it reads it from GET /session), nothing needs storing, and knowing it does not reveal
  * the cookie.
  *
- * Sign-in is refused with 429 `rate_limited` past `signInFailureLimit` failures for one address
+ * Sign-in is refused with 429 `rate_limit_exceeded` past `signInFailureLimit` failures for one address
  * in a 15-minute window (counted in the store, so every process sees them; the per-client limit
  * is the edge's, src/dashboard/routes/session.routes.ts). Unknown address and wrong password get
  * the same 401 `invalid_credentials`, after the same scrypt work.
@@ -183,7 +183,7 @@ export async function signIn(
   ) {
     const wait = Math.max(1, Math.ceil((window.end.getTime() - now.getTime()) / 1000));
     throw new AppError(
-      'rate_limited',
+      'rate_limit_exceeded',
       `too many failed sign-ins for this address; retry in ${Math.ceil(wait / 60)} min`,
       { retryAfterSeconds: wait },
     );

@@ -14,7 +14,8 @@
  * conditional update in the store.
  */
 import { LRUCache } from 'lru-cache';
-import type { ChangeWatch } from '../store/backend.js';
+import { storeBackend, type ChangeWatch } from '../store/backend.js';
+import type { Executor } from '../store/executor.js';
 import type { AccountWithPeriod } from '../store/usage.store.js';
 
 /** Accounts kept at most; beyond this the least recently read goes. */
@@ -78,4 +79,9 @@ export function createUsageCache(options: { ttlMs: number; changes: ChangeWatch 
       if (generations.size > MAX_ACCOUNTS) generations.clear();
     },
   };
+}
+
+/** The usage cache of a store opened by store/db.ts, emptied by that store's change token. */
+export function createStoreUsageCache(db: Executor, ttlMs: number): UsageCache {
+  return createUsageCache({ ttlMs, changes: storeBackend(db).changes });
 }

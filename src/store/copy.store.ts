@@ -10,7 +10,7 @@ import { databasePath } from './db.js';
 import type { Executor } from './executor.js';
 import { migrations } from './migrations/index.js';
 import type { Database } from './schema.js';
-import { Sqlite } from './dialect/sqlite-driver.js';
+import { Sqlite } from './dialect/better-sqlite3.js';
 
 export type TableName = keyof Database;
 

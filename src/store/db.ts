@@ -13,8 +13,8 @@ import { join } from 'node:path';
 import { Kysely } from 'kysely';
 import type { Config } from '../config.js';
 import type { Database } from './schema.js';
-import { createPostgresDialect } from './dialect/postgres.js';
-import { createSqliteDialect } from './dialect/sqlite.js';
+import { createPostgresDialect } from './dialect/postgres-dialect.js';
+import { createSqliteDialect } from './dialect/sqlite-dialect.js';
 
 export const DATABASE_FILE = 'mailverdict.db';
 

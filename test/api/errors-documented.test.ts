@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { HTTP_STATUS } from '../../src/api/errors.js';
+import { HTTP_STATUS } from '../../src/http/errors.js';
 import { ERROR_CODES } from '../../src/errors.js';
 
 function documentedCodes(): Map<string, number> {

@@ -9,9 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../src/api/app.js';
 import { loadConfig } from '../../src/config.js';
-import { createRuntime } from '../../src/runtime.js';
+import { buildHttpApp, createRuntime } from '../../src/runtime.js';
 import { startMailSink } from '../kit/mail-sink.js';
 import { runInProcess } from './in-process.js';
 import { cleanEnv, spawnMailverdict } from '../kit/cli.js';
@@ -32,7 +31,7 @@ describe('mailverdict members', SLOW, () => {
     const runtime = await createRuntime(loadConfig({ dataDir: dir }, {}), {
       logger: pino({ level: 'silent' }),
     });
-    const app = buildApp(runtime.ctx);
+    const app = buildHttpApp(runtime.ctx);
     try {
       return await app.inject({
         method: 'POST',

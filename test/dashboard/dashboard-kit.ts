@@ -5,9 +5,9 @@
  * invitation, then its link accepted with a password.
  */
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
-import { buildApp } from '../../src/api/app.js';
-import { createMemoryRateLimiter } from '../../src/api/rate-limit.js';
+import { createMemoryRateLimiter } from '../../src/services/rate-limit.js';
 import { ManualClock } from '../../src/clock.js';
+import { buildHttpApp } from '../../src/runtime.js';
 import { issueInvitation, acceptLink } from '../../src/services/members.service.js';
 import type { SessionView } from '../../src/dashboard/contract.js';
 import { createJobsHarness, type JobsHarness, type JobsHarnessOptions } from '../jobs/kit.js';
@@ -81,7 +81,7 @@ export async function createDashboardHarness(
   const clock =
     options.clock instanceof ManualClock ? options.clock : new ManualClock('2026-03-10T12:00:00.000Z');
   const h = await createJobsHarness({ ...options, clock });
-  const app = buildApp({
+  const app = buildHttpApp({
     ...h.runtime.ctx,
     rateLimiter: createMemoryRateLimiter({ clock }),
     ...(options.webDir === undefined ? {} : { webDir: options.webDir }),
@@ -176,5 +176,5 @@ export async function createDashboardHarness(
 
 /** The dashboard's error envelope of a response. */
 export function errorCode(res: LightMyRequestResponse): string {
-  return res.json<{ error: { code: string } }>().error.code;
+  return res.json<{ error: string }>().error;
 }

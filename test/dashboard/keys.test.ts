@@ -112,9 +112,7 @@ describe('dashboard API keys', SLOW, () => {
     const res = await browser.post('keys', { name: 'one too many', kind: 'test', scopes: ['verify'] });
     expect(res.statusCode).toBe(409);
     expect(errorCode(res)).toBe('key_limit_reached');
-    expect(res.json<{ error: { message: string } }>().error.message).toMatch(
-      /10 active keys; revoke one first/,
-    );
+    expect(res.json<{ message: string }>().message).toMatch(/10 active keys; revoke one first/);
   });
 
   it('rotates a key: a replacement with its name, kind and scopes, the old one still active', async () => {

@@ -160,7 +160,7 @@ describe('dashboard lists', SLOW, () => {
     const res = await upload(browser, 'name,email\nAnn,\n', { email_column: 1 });
     expect(res.statusCode).toBe(422);
     expect(errorCode(res)).toBe('invalid_request');
-    expect(res.json<{ error: { message: string } }>().error.message).toBe(
+    expect(res.json<{ message: string }>().message).toBe(
       'the file holds no address in column 2 below its header row',
     );
     const { db } = d.runtime.ctx;
@@ -173,7 +173,7 @@ describe('dashboard lists', SLOW, () => {
     const { browser } = await setUp();
     const res = await upload(browser, 'email\n"ann@valid.example.com\n', { email_column: 0 });
     expect(res.statusCode).toBe(422);
-    expect(res.json<{ error: { message: string } }>().error.message).toMatch(/^the file is not valid CSV: /);
+    expect(res.json<{ message: string }>().message).toMatch(/^the file is not valid CSV: /);
   });
 
   it('refuses more than 500,000 addresses', async () => {
@@ -181,7 +181,7 @@ describe('dashboard lists', SLOW, () => {
     const csv = `${Array.from({ length: 500_001 }, (_, i) => `u${i}@x.io`).join('\n')}\n`;
     const res = await upload(browser, csv, { email_column: 0, header: false });
     expect(res.statusCode).toBe(422);
-    expect(res.json<{ error: { message: string } }>().error.message).toMatch(/more than 500000 addresses/);
+    expect(res.json<{ message: string }>().message).toMatch(/more than 500000 addresses/);
     expect(await d.runtime.ctx.db.selectFrom('list_upload_rows').select('seq').execute()).toEqual([]);
   }, 60_000);
 

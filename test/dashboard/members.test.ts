@@ -123,8 +123,8 @@ describe('dashboard members', SLOW, () => {
     const res = await browser.request('DELETE', `${API}/members/${theirs}`);
     const unknown = await browser.request('DELETE', `${API}/members/mem_unknown0000000`);
     expect([res.statusCode, unknown.statusCode]).toEqual([404, 404]);
-    expect(res.json<{ error: { message: string } }>().error.message.replace(theirs, 'ID')).toBe(
-      unknown.json<{ error: { message: string } }>().error.message.replace('mem_unknown0000000', 'ID'),
+    expect(res.json<{ message: string }>().message.replace(theirs, 'ID')).toBe(
+      unknown.json<{ message: string }>().message.replace('mem_unknown0000000', 'ID'),
     );
     const b = h.browser();
     expect(

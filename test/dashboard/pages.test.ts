@@ -104,7 +104,7 @@ describe('dashboard pages', SLOW, () => {
     expect((await get('/healthz')).json()).toMatchObject({ status: 'ok' });
     const unknown = await get(`${API}/nothing-here`);
     expect(unknown.statusCode).toBe(404);
-    expect(unknown.json()).toMatchObject({ error: { code: 'not_found' } });
+    expect(unknown.json()).toMatchObject({ error: 'not_found' });
     expectSecurityHeaders(unknown.headers);
   });
 

@@ -154,7 +154,7 @@ describe('dashboard session expiry', SLOW, () => {
 });
 
 describe('dashboard sign-in limits', SLOW, () => {
-  it('refuses sign-ins past the per-client rate with 429 rate_limited and Retry-After', async () => {
+  it('refuses sign-ins past the per-client rate with 429 rate_limit_exceeded and Retry-After', async () => {
     const d = await harness({ signInRateLimit: '3', signInFailureLimit: '0' });
     const b = d.browser();
     const attempt = async (i: number) =>
@@ -162,7 +162,7 @@ describe('dashboard sign-in limits', SLOW, () => {
     for (let i = 0; i < 3; i++) expect((await attempt(i)).statusCode).toBe(401);
     const refused = await attempt(3);
     expect(refused.statusCode).toBe(429);
-    expect(errorCode(refused)).toBe('rate_limited');
+    expect(errorCode(refused)).toBe('rate_limit_exceeded');
     expect(Number(refused.headers['retry-after'])).toBe(1);
     d.manualClock.advance(1000);
     expect((await attempt(4)).statusCode).toBe(401);
@@ -178,7 +178,7 @@ describe('dashboard sign-in limits', SLOW, () => {
       ).toBe(401);
     const locked = await d.browser().post('session', { email: 'ann@example.org', password: PASSWORD });
     expect(locked.statusCode).toBe(429);
-    expect(errorCode(locked)).toBe('rate_limited');
+    expect(errorCode(locked)).toBe('rate_limit_exceeded');
     expect(Number(locked.headers['retry-after'])).toBe(15 * 60);
     // Another address is not affected.
     await d.addMember('bob@example.org');

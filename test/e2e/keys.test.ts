@@ -148,7 +148,7 @@ describe.skipIf(skipE2e)('dashboard end to end: API keys', { timeout: 60_000 }, 
     // The server enforces what the page explains.
     const refused = await create('eleventh');
     expect(refused.status).toBe(409);
-    expect(JSON.parse(refused.body)).toMatchObject({ error: { code: 'key_limit_reached' } });
+    expect(JSON.parse(refused.body)).toMatchObject({ error: 'key_limit_reached' });
     expect((await list()).active).toBe(10);
   });
 });

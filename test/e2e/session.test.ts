@@ -103,7 +103,7 @@ describe.skipIf(skipE2e)('dashboard end to end: sessions and their boundaries', 
       headers: { cookie: `${cookie!.name}=${cookie!.value}` },
     });
     expect(replay.status).toBe(401);
-    expect(((await replay.json()) as { error: { code: string } }).error.code).toBe('unauthenticated');
+    expect(((await replay.json()) as { error: string }).error).toBe('unauthenticated');
     await page.goto('/');
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
   });
@@ -150,7 +150,7 @@ describe.skipIf(skipE2e)('dashboard end to end: sessions and their boundaries', 
         // The browser did send the cookie (same site, another origin): the server's guard refused it.
         expect((await response.request().allHeaders()).cookie).toContain('mv_session=');
         expect(response.status()).toBe(403);
-        expect(((await response.json()) as { error: { code: string } }).error.code).toBe('csrf_rejected');
+        expect(((await response.json()) as { error: string }).error).toBe('csrf_rejected');
       }
 
       await openApp(page);
@@ -167,7 +167,7 @@ describe.skipIf(skipE2e)('dashboard end to end: sessions and their boundaries', 
       const body = { name: 'no token', kind: 'test', scopes: ['verify'] };
       const without = await pageFetch(page, '/dashboard/api/keys', { method: 'POST', body });
       expect(without.status).toBe(403);
-      expect(JSON.parse(without.body)).toMatchObject({ error: { code: 'csrf_rejected' } });
+      expect(JSON.parse(without.body)).toMatchObject({ error: 'csrf_rejected' });
       const wrong = await pageFetch(page, '/dashboard/api/keys', {
         method: 'POST',
         body,
@@ -212,8 +212,8 @@ describe.skipIf(skipE2e)('dashboard end to end: sessions and their boundaries', 
 
     const asked = async (path: string, method = 'GET') => {
       const res = await pageFetch(page, path, method === 'GET' ? {} : { method, csrf: session.csrf_token });
-      const envelope = JSON.parse(res.body) as { error: { code: string; message: string } };
-      return { status: res.status, error: envelope.error };
+      const envelope = JSON.parse(res.body) as { error: string; message: string };
+      return { status: res.status, error: { code: envelope.error, message: envelope.message } };
     };
     const unknownKey = await asked('/dashboard/api/keys/key_doesnotexist0000000000/revoke', 'POST');
     const theirKey = await asked(`/dashboard/api/keys/${keyId}/revoke`, 'POST');

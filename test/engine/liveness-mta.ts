@@ -10,7 +10,16 @@
  * the benchmark's MTA; this one is a raw `net` server, like the kit's silent and raw hosts, and
  * records what a polite client is judged on: connections, sessions open at once, and whether each
  * session got an answer about a recipient.
+ *
+ * Sessions open at once are measured on both sides' socket events, in the one order the process
+ * sees them (a counter, not a clock): a connection counts from the moment the client created its
+ * socket (`net.client.socket` diagnostics channel), so that a connection made before another was
+ * let go is never missed however late the server accepts it, until the server let go of it (it
+ * closed or reset it, or read the client's FIN or reset; Postfix's anvil counts the same span,
+ * until smtpd ends). Load cannot fake an overlap: a client that waits for the server's close
+ * creates its next socket after it, in the same order.
  */
+import diagnostics from 'node:diagnostics_channel';
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import tls from 'node:tls';
@@ -36,8 +45,12 @@ export interface SessionScript {
   stages?: Partial<Record<Stage, Behaviour>>;
   /** Offer STARTTLS (the upgrade is real TLS with the kit's certificate). */
   offerTls?: boolean;
-  /** After the 220 to STARTTLS, send bytes that are no TLS record (the client's handshake fails). */
-  brokenTls?: boolean;
+  /**
+   * After the 220 to STARTTLS, send bytes that are no TLS record (the client's handshake fails):
+   * `true` and the server closes with them, `'waits'` and it keeps the connection until the client
+   * leaves (so the client's own close is what ends it).
+   */
+  brokenTls?: boolean | 'waits';
   /** Offer PIPELINING (default true). */
   pipelining?: boolean;
 }
@@ -57,8 +70,8 @@ export interface SessionRecord {
 export interface HostRecord {
   readonly ip: string;
   readonly sessions: SessionRecord[];
-  /** Most sessions open at once (from accept to the client's FIN or reset, or the close). */
-  peakConcurrent: number;
+  /** Most connections open at once, as the file comment says (measured when read). */
+  readonly peakConcurrent: number;
 }
 
 export interface ScriptedMtas {
@@ -132,7 +145,44 @@ export async function startScriptedMtas(hosts: Record<string, SessionScript[]>):
 async function tryStart(scripts: Record<string, SessionScript[]>): Promise<ScriptedMtas> {
   const key = readFileSync(new URL('key.pem', CERT_DIR));
   const cert = readFileSync(new URL('cert.pem', CERT_DIR));
-  const records = new Map<string, HostRecord & { open: number }>();
+  const records = new Map<string, HostRecord>();
+  /** Per host: each accepted connection's client key, when it was accepted and let go of. */
+  const spans = new Map<string, { key: string; acceptedAt: number; leftAt: number | null }[]>();
+  /** Per client key (mail host address and client port): when each such socket was created. */
+  const clientStarts = new Map<string, number[]>();
+  let order = 0;
+  const tick = (): number => ++order;
+  const onClientSocket = (message: unknown): void => {
+    const created = tick();
+    const { socket } = message as { socket: net.Socket };
+    socket.once('connect', () => {
+      if (socket.remotePort !== port || socket.remoteAddress === undefined) return;
+      const key = `${socket.remoteAddress}:${socket.localPort}`;
+      clientStarts.set(key, [...(clientStarts.get(key) ?? []), created]);
+    });
+  };
+  diagnostics.subscribe('net.client.socket', onClientSocket);
+  /**
+   * The peak of open connections at host `ip`: a sweep over its spans in event order. A span
+   * starts when its client socket was created: the latest one with its key created before the
+   * accept (and after the key's previous accept). A client reset before it saw its 'connect'
+   * event left no key: that span starts at the accept, as the server counts it.
+   */
+  const peakOf = (ip: string): number => {
+    const previousAccept = new Map<string, number>();
+    const events: [number, number][] = [];
+    for (const span of spans.get(ip) ?? []) {
+      const after = previousAccept.get(span.key) ?? 0;
+      previousAccept.set(span.key, span.acceptedAt);
+      const created = (clientStarts.get(span.key) ?? []).filter((t) => t > after && t < span.acceptedAt);
+      events.push([created.at(-1) ?? span.acceptedAt, 1], [span.leftAt ?? Infinity, -1]);
+    }
+    events.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+    let open = 0;
+    let peak = 0;
+    for (const [, change] of events) peak = Math.max(peak, (open += change));
+    return peak;
+  };
   const sockets = new Set<net.Socket>();
   const timers = new Set<NodeJS.Timeout>();
   const servers: net.Server[] = [];
@@ -159,14 +209,16 @@ async function tryStart(scripts: Record<string, SessionScript[]>): Promise<Scrip
       acceptedAt: Date.now(),
     };
     record.sessions.push(session);
-    record.open += 1;
-    record.peakConcurrent = Math.max(record.peakConcurrent, record.open);
+    const span = {
+      key: `${raw.localAddress}:${raw.remotePort}`,
+      acceptedAt: tick(),
+      leftAt: null as number | null,
+    };
+    spans.get(ip)!.push(span);
     sockets.add(raw);
-    let left = false;
+    /** The server lets go: it closes or resets, or reads the client's FIN or reset. */
     const leave = (): void => {
-      if (left) return;
-      left = true;
-      record.open -= 1;
+      span.leftAt ??= tick();
     };
     raw.on('end', () => clientLeft(raw));
     raw.on('close', () => {
@@ -208,8 +260,17 @@ async function tryStart(scripts: Record<string, SessionScript[]>): Promise<Scrip
       out((to) => to.write(text.slice(0, cut)), 3);
       out((to) => to.write(text.slice(cut) + CRLF));
     };
-    const end = (text?: string): void => out((to) => (text === undefined ? to.end() : to.end(text + CRLF)));
-    const reset = (): void => out(() => raw.resetAndDestroy());
+    const end = (text?: string): void =>
+      out((to) => {
+        leave();
+        if (text === undefined) to.end();
+        else to.end(text + CRLF);
+      });
+    const reset = (): void =>
+      out(() => {
+        leave();
+        raw.resetAndDestroy();
+      });
 
     /** Answers `stage` with `okReply` or its misbehaviour; false when the session stops here. */
     const answer = (stage: Stage, okReply: string): boolean => {
@@ -254,9 +315,17 @@ async function tryStart(scripts: Record<string, SessionScript[]>): Promise<Scrip
 
     const upgrade = (): void => {
       raw.removeAllListeners('data');
-      if (script.brokenTls === true) {
+      if (script.brokenTls === true || script.brokenTls === 'waits') {
         session.brokenTls = true;
-        raw.once('data', () => raw.end('this is no TLS record' + CRLF));
+        const closes = script.brokenTls === true;
+        raw.once('data', () => {
+          if (!closes) {
+            raw.write('this is no TLS record' + CRLF);
+            return;
+          }
+          leave();
+          raw.end('this is no TLS record' + CRLF);
+        });
         return;
       }
       const secure = new tls.TLSSocket(raw, { isServer: true, key, cert });
@@ -342,7 +411,14 @@ async function tryStart(scripts: Record<string, SessionScript[]>): Promise<Scrip
 
   try {
     for (const ip of Object.keys(scripts)) {
-      records.set(ip, { ip, sessions: [], peakConcurrent: 0, open: 0 });
+      records.set(ip, {
+        ip,
+        sessions: [],
+        get peakConcurrent() {
+          return peakOf(ip);
+        },
+      });
+      spans.set(ip, []);
       // Half-open allowed: the server decides whether it closes when the client has (a host
       // silent at QUIT does not, and the client must end the session at its deadline).
       const server = net.createServer({ allowHalfOpen: true }, (socket) => serve(ip, socket));
@@ -357,6 +433,7 @@ async function tryStart(scripts: Record<string, SessionScript[]>): Promise<Scrip
       port = (server.address() as net.AddressInfo).port;
     }
   } catch (error) {
+    diagnostics.unsubscribe('net.client.socket', onClientSocket);
     await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
     throw error;
   }
@@ -365,6 +442,7 @@ async function tryStart(scripts: Record<string, SessionScript[]>): Promise<Scrip
     port,
     host: (ip) => records.get(ip)!,
     close: async () => {
+      diagnostics.unsubscribe('net.client.socket', onClientSocket);
       for (const timer of timers) clearTimeout(timer);
       for (const socket of sockets) socket.destroy();
       await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));

@@ -28,6 +28,8 @@ import { BEHAVIOURS, STAGES, startScriptedMtas } from './liveness-mta.js';
 
 const IPS = ['127.0.8.1', '127.0.8.2', '127.0.8.3'];
 const RUNS = Number(process.env.LIVENESS_RUNS ?? 40);
+/** A bound on each property's whole run that grows with LIVENESS_RUNS (a run takes 0.2-0.5 s). */
+const TEST_TIMEOUT_MS = Math.max(240_000, RUNS * 1_000);
 /** LIVENESS_SEED and LIVENESS_PATH (as fast-check printed them) replay a reported failure. */
 const FC_OPTIONS: fc.Parameters<unknown> = {
   numRuns: RUNS,
@@ -65,8 +67,9 @@ const sessionScript: fc.Arbitrary<SessionScript> = fc
     split: fc.subarray([...STAGES]),
     offerTls: fc.boolean(),
     brokenTls: fc.oneof(
-      { weight: 5, arbitrary: fc.constant(false) },
+      { weight: 10, arbitrary: fc.constant(false) },
       { weight: 1, arbitrary: fc.constant(true) },
+      { weight: 1, arbitrary: fc.constant('waits' as const) },
     ),
     pipelining: fc.boolean(),
   })
@@ -277,7 +280,7 @@ function failsEveryGreeting(scripts: SessionScript[]): boolean {
   const ends = (b: Behaviour | undefined): boolean => b !== undefined && b !== 'ok' && b !== 'split';
   return scripts.every((script) => {
     const stages = script.stages ?? {};
-    if (script.brokenTls === true) return false;
+    if (script.brokenTls === true || script.brokenTls === 'waits') return false;
     // A 5xx to EHLO is followed by HELO, answered the same: refused too.
     if (ends(stages.banner) || ends(stages.ehlo)) return true;
     // STARTTLS refused with 4xx/5xx goes on in clear text: only the others end the session.
@@ -295,93 +298,117 @@ function expectOneResultEach(emails: string[], results: VerificationResult[], re
   expect([...reported].sort((a, b) => a - b)).toEqual(emails.map((_, i) => i));
 }
 
+/**
+ * Runs a property; a failure names the command that replays exactly its failing run (printed on
+ * its own line too, so that it is found in a long CI log).
+ */
+async function check<T>(testName: string, property: fc.IAsyncProperty<T>): Promise<void> {
+  const details = await fc.check(property, FC_OPTIONS as fc.Parameters<T>);
+  if (!details.failed) return;
+  const replay =
+    `LIVENESS_SEED=${details.seed} LIVENESS_PATH=${details.counterexamplePath ?? ''} ` +
+    `npx vitest run test/engine/liveness-property.test.ts -t '${testName}'`;
+  console.error(`Replay the failing liveness run: ${replay}`);
+  throw new Error(`${fc.defaultReportMessage(details) ?? 'property failed'}\nReplay: ${replay}`);
+}
+
 // ---------------------------------------------------------------------------------------------
 
 describe('liveness properties', () => {
-  it('verifyMany ends within its bound, answers each address once, keeps to the per-host cap and back-off', async () => {
-    await fc.assert(
-      fc.asyncProperty(world, settings, async (w, s) => {
-        const running = await start(w, s);
-        const engine = createBatchEngine(running.options);
-        try {
-          const reported: number[] = [];
-          const overrun = (): string | null => {
-            for (let index = 0; index < w.hosts.length; index++) {
-              const host = running.hostOf(index);
-              const answered = host.sessions.filter((session) => session.answeredRcpts > 0).length;
-              const allowed = sessionsAllowed(s, w, index, answered);
-              if (sessionsOf(host) > allowed)
-                return `host ${index} saw ${sessionsOf(host)} sessions, ${answered} answered: more than ${allowed}`;
-            }
-            return null;
-          };
-          const results = await within(
-            verifyManyBoundMs(s, w),
-            engine.verifyMany(running.emails, { onResult: (i) => void reported.push(i) }),
-            'verifyMany',
-            overrun,
-          );
-          expect(overrun()).toBeNull();
-          expectOneResultEach(running.emails, results, reported);
-          for (const r of results) {
-            // A mailbox that does not exist is never reported as such by a host that failed.
-            if (r.reason === 'smtp_rejected') expect(r.email.startsWith('nobody')).toBe(true);
-            if (r.status === 'deliverable') expect(r.email.startsWith('user')).toBe(true);
-          }
-          await engine.close();
-          w.hosts.forEach((scripts, index) => {
-            const host = running.hostOf(index);
-            expect(host.peakConcurrent).toBeLessThanOrEqual(s.perHostConcurrency);
-            if (!failsEveryGreeting(scripts)) return;
-            // Every session fails before any work: a new one opens only after a failure and its
-            // back-off, so any `cap` + 1 consecutive sessions span at least the first back-off.
-            const accepted = host.sessions.map((session) => session.acceptedAt);
-            for (let j = s.perHostConcurrency; j < accepted.length; j++) {
-              expect(accepted[j]! - accepted[j - s.perHostConcurrency]!).toBeGreaterThanOrEqual(
-                FIXED.hostBackoffMs - 2,
-              );
-            }
-          });
-        } finally {
-          await engine.close();
-          await running.cleanup();
-        }
-      }),
-      FC_OPTIONS,
-    );
-  }, 240_000);
-
-  it('verify ends within its budget, answers once, and connects to no host again while it is backed off', async () => {
-    await fc.assert(
-      fc.asyncProperty(world, async (w) => {
-        const running = await start(w, {});
-        // A clock that stands still: a host backed off stays backed off for the whole run.
-        const verifier = createVerifier(running.options, { clock: () => 1_700_000_000_000 });
-        const timeoutMs = 300;
-        try {
-          for (const email of running.emails) {
-            const result = await within(
-              verifyBound(timeoutMs),
-              verifier.verify(email, { timeoutMs }),
-              'verify',
+  it(
+    'verifyMany ends within its bound, answers each address once, keeps to the per-host cap and back-off',
+    async () => {
+      await check(
+        'verifyMany ends within its bound',
+        fc.asyncProperty(world, settings, async (w, s) => {
+          const running = await start(w, s);
+          const engine = createBatchEngine(running.options);
+          try {
+            const reported: number[] = [];
+            const overrun = (): string | null => {
+              for (let index = 0; index < w.hosts.length; index++) {
+                const host = running.hostOf(index);
+                const answered = host.sessions.filter((session) => session.answeredRcpts > 0).length;
+                const allowed = sessionsAllowed(s, w, index, answered);
+                if (sessionsOf(host) > allowed)
+                  return `host ${index} saw ${sessionsOf(host)} sessions, ${answered} answered: more than ${allowed}`;
+              }
+              return null;
+            };
+            const results = await within(
+              verifyManyBoundMs(s, w),
+              engine.verifyMany(running.emails, { onResult: (i) => void reported.push(i) }),
+              'verifyMany',
+              overrun,
             );
-            expect(result.email).toBe(email);
-            if (result.status === 'deliverable') expect(email.startsWith('user')).toBe(true);
-            if (result.reason === 'smtp_rejected') expect(email.startsWith('nobody')).toBe(true);
+            expect(overrun()).toBeNull();
+            expectOneResultEach(running.emails, results, reported);
+            for (const r of results) {
+              // A mailbox that does not exist is never reported as such by a host that failed.
+              if (r.reason === 'smtp_rejected') expect(r.email.startsWith('nobody')).toBe(true);
+              if (r.status === 'deliverable') expect(r.email.startsWith('user')).toBe(true);
+            }
+            await engine.close();
+            w.hosts.forEach((scripts, index) => {
+              const host = running.hostOf(index);
+              expect(host.peakConcurrent).toBeLessThanOrEqual(s.perHostConcurrency);
+              if (!failsEveryGreeting(scripts)) return;
+              // Every session fails before any work: a new one opens only after a failure and its
+              // back-off, so any `cap` + 1 consecutive sessions span at least the first back-off.
+              const accepted = host.sessions.map((session) => session.acceptedAt);
+              for (let j = s.perHostConcurrency; j < accepted.length; j++) {
+                expect(accepted[j]! - accepted[j - s.perHostConcurrency]!).toBeGreaterThanOrEqual(
+                  FIXED.hostBackoffMs - 2,
+                );
+              }
+            });
+          } finally {
+            await engine.close();
+            await running.cleanup();
           }
-          w.hosts.forEach((_, index) => {
-            const sessions = running.hostOf(index).sessions;
-            // After a session that got no answer about a recipient (a failure), no connection at
-            // all. A broken TLS handshake is not one: the same greeting goes on in clear text.
-            const first = sessions.findIndex((session) => !session.brokenTls && session.answeredRcpts === 0);
-            if (first !== -1) expect(sessions.length - first - 1).toBe(0);
-          });
-        } finally {
-          await verifier.close();
-          await running.cleanup();
-        }
-      }),
-      FC_OPTIONS,
-    );
-  }, 240_000);
+        }),
+      );
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  it(
+    'verify ends within its budget, answers once, and connects to no host again while it is backed off',
+    async () => {
+      await check(
+        'verify ends within its budget',
+        fc.asyncProperty(world, async (w) => {
+          const running = await start(w, {});
+          // A clock that stands still: a host backed off stays backed off for the whole run.
+          const verifier = createVerifier(running.options, { clock: () => 1_700_000_000_000 });
+          const timeoutMs = 300;
+          try {
+            for (const email of running.emails) {
+              const result = await within(
+                verifyBound(timeoutMs),
+                verifier.verify(email, { timeoutMs }),
+                'verify',
+              );
+              expect(result.email).toBe(email);
+              if (result.status === 'deliverable') expect(email.startsWith('user')).toBe(true);
+              if (result.reason === 'smtp_rejected') expect(email.startsWith('nobody')).toBe(true);
+            }
+            w.hosts.forEach((_, index) => {
+              const sessions = running.hostOf(index).sessions;
+              // After a session that got no answer about a recipient (a failure), no connection at
+              // all. A broken TLS handshake is not one: the same greeting goes on in clear text.
+              const first = sessions.findIndex(
+                (session) => !session.brokenTls && session.answeredRcpts === 0,
+              );
+              if (first !== -1) expect(sessions.length - first - 1).toBe(0);
+            });
+          } finally {
+            await verifier.close();
+            await running.cleanup();
+          }
+        }),
+      );
+    },
+    TEST_TIMEOUT_MS,
+  );
 });

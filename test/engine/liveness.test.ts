@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { batchEngineOptions, loadConfig } from '../../src/config.js';
 import { createBatchEngine } from '../../src/engine/batch/batch-engine.js';
 import { createVerifier } from '../../src/engine/verifier.js';
-import { createChunkVerifier, type ChunkVerifier } from '../../src/jobs/chunk-verifier.js';
+import { createChunkVerifier, type ChunkVerifier } from '../../src/services/chunk-verifier.js';
 import { createJobMetrics } from '../../src/jobs/job-metrics.js';
 import { createJobsHarness } from '../jobs/kit.js';
 import type { BatchEngineObserver, BatchEngineOptions } from '../../src/engine/batch/types.js';
@@ -140,6 +140,35 @@ describe('the greeting, one module for the single probe and the batch sessions',
     const sessions = w.mtas.host(MX).sessions;
     expect(sessions.map((s) => s.brokenTls)).toEqual([true, false, true, false]);
     expect(sessions.map((s) => s.commands.filter((c) => c.startsWith('EHLO')).length)).toEqual([1, 1, 1, 1]);
+  });
+});
+
+describe('the per-host cap, as the server counts connections', () => {
+  // Issue 20: a connection counts for the server until it has let go of it. The clear-text retry
+  // after a broken TLS handshake, or the next session after one the client ended, must not open
+  // before the server has read the end of the one before.
+  it.each([
+    ['the server closes after breaking TLS', true],
+    ['the server waits for the client after breaking TLS', 'waits'],
+  ] as const)('keeps to one connection at a time when %s', async (_, brokenTls) => {
+    const w = await world(
+      { [MX]: [{ offerTls: true, brokenTls }, { stages: { ehlo: 'garbage' } }, {}] },
+      { 'cap.test': [MX] },
+    );
+    const engine = createBatchEngine({ ...w.options, perHostConcurrency: 1, itemsPerSession: 1 });
+    const verifier = createVerifier(w.options);
+    cleanups.push(
+      () => engine.close(),
+      () => verifier.close(),
+    );
+    const emails = ['user1@cap.test', 'user2@cap.test', 'nobody@cap.test', 'user3@cap.test'];
+    const results = await within(10_000, engine.verifyMany(emails), 'verifyMany');
+    expect(results).toHaveLength(emails.length);
+    expect(w.mtas.host(MX).sessions.length).toBeGreaterThanOrEqual(3);
+    expect(w.mtas.host(MX).peakConcurrent).toBe(1);
+    // A single verification's retry in clear text too.
+    await verifier.verify('user4@cap.test', { timeoutMs: 2_000 });
+    expect(w.mtas.host(MX).peakConcurrent).toBe(1);
   });
 });
 

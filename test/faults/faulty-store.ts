@@ -12,7 +12,7 @@ import {
   type QueryResult,
   type TransactionSettings,
 } from 'kysely';
-import { createSqliteDialect } from '../../src/store/dialect/sqlite.js';
+import { createSqliteDialect } from '../../src/store/dialect/sqlite-dialect.js';
 import { databasePath } from '../../src/store/db.js';
 import type { Database } from '../../src/store/schema.js';
 

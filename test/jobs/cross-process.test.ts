@@ -5,7 +5,7 @@
  * submission transaction begins with a write.
  */
 import { spawn } from 'node:child_process';
-import { sqliteDriverPackage } from '../../src/store/dialect/sqlite-driver.js';
+import { sqliteDriverPackage } from '../../src/store/dialect/better-sqlite3.js';
 import { once } from 'node:events';
 import { join } from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';

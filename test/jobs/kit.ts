@@ -7,8 +7,8 @@ import pino from 'pino';
 import { ManualClock } from '../../src/clock.js';
 import { createAccount } from '../../src/services/accounts.service.js';
 import { createKey } from '../../src/services/keys.service.js';
-import { createChunkVerifier, type ChunkVerifier } from '../../src/jobs/chunk-verifier.js';
-import { Worker, type WorkerDeps } from '../../src/jobs/worker.js';
+import { createChunkVerifier, type ChunkVerifier } from '../../src/services/chunk-verifier.js';
+import { createWorker, type Worker, type WorkerDeps } from '../../src/jobs/worker.js';
 import { createHarness, type Harness, type HarnessOptions } from '../kit/api-harness.js';
 
 export interface JobsHarness extends Harness {
@@ -25,13 +25,13 @@ export interface JobsHarness extends Harness {
 }
 
 /**
- * A Worker on the harness's context, verifying chunks in test mode through the real engine's
+ * The worker of `serve` (createWorker) on the harness's context, verifying chunks in test mode through the real engine's
  * offline checks (no live engine), unless `overrides` says otherwise (another store, a chunk
  * verifier, metrics).
  */
 export function harnessWorker(h: Harness, overrides: Partial<WorkerDeps> = {}): Worker {
   const { ctx } = h.runtime;
-  return new Worker({
+  return createWorker({
     db: ctx.db,
     clock: ctx.clock,
     config: ctx.config,

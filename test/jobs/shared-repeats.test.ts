@@ -13,8 +13,8 @@ import { createBatchEngine } from '../../src/engine/batch/batch-engine.js';
 import type { BatchEngine } from '../../src/engine/batch/types.js';
 import { createLocalCoordination } from '../../src/engine/coordination-local.js';
 import type { EngineCoordination } from '../../src/engine/coordination.js';
-import { createChunkVerifier, type ChunkVerifier } from '../../src/jobs/chunk-verifier.js';
-import { Worker } from '../../src/jobs/worker.js';
+import { createChunkVerifier, type ChunkVerifier } from '../../src/services/chunk-verifier.js';
+import { createWorker, type Worker } from '../../src/jobs/worker.js';
 import { createRedisCoordination } from '../../src/redis/coordination.js';
 import { startSmtpServers, type SmtpKit } from '../kit/smtp-servers.js';
 import { skipWithoutRedis, testRedis } from '../redis/redis-kit.js';
@@ -70,7 +70,7 @@ async function twoWorkers(coordinations: Coordinations, mtaDelayMs: number): Pro
     });
   };
   bound.verify = await verifierOf();
-  const b = new Worker({
+  const b = createWorker({
     db: ctx.db,
     clock: ctx.clock,
     config: ctx.config,

@@ -10,8 +10,8 @@ import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SECOND, systemClock } from '../../src/clock.js';
 import { loadConfig } from '../../src/config.js';
-import type { ChunkVerifier } from '../../src/jobs/chunk-verifier.js';
-import { Worker } from '../../src/jobs/worker.js';
+import type { ChunkVerifier } from '../../src/services/chunk-verifier.js';
+import { createWorker } from '../../src/jobs/worker.js';
 import { createAccount } from '../../src/services/accounts.service.js';
 import { intakeAll } from '../../src/services/batch-intake.js';
 import { submitBatch } from '../../src/services/batch.service.js';
@@ -67,7 +67,7 @@ describe.each(testBackends())('worker wake-up on %s', (backend) => {
       },
     });
     const started: number[] = [];
-    const worker = new Worker({
+    const worker = createWorker({
       db: counted,
       clock: systemClock,
       config: config(),

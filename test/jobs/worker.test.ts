@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SECOND } from '../../src/clock.js';
-import type { ChunkVerifier } from '../../src/jobs/chunk-verifier.js';
-import { MAX_CHUNK_ATTEMPTS } from '../../src/jobs/worker.js';
+import type { ChunkVerifier } from '../../src/services/chunk-verifier.js';
+import { MAX_CHUNK_ATTEMPTS } from '../../src/services/chunk.service.js';
 import { claimChunk, completeChunk } from '../../src/store/chunk.store.js';
 import { encodeResults } from '../../src/store/chunk-codec.js';
 import { listJobDeliveries } from '../../src/store/delivery.store.js';

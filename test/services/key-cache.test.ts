@@ -9,7 +9,7 @@ import {
   revokeKey,
   type AuthenticatedKey,
 } from '../../src/services/keys.service.js';
-import { createSqliteDialect } from '../../src/store/dialect/sqlite.js';
+import { createSqliteDialect } from '../../src/store/dialect/sqlite-dialect.js';
 import { databasePath } from '../../src/store/db.js';
 import type { Database } from '../../src/store/schema.js';
 import { openTestStore, type TestStore } from '../kit/store-harness.js';

@@ -20,7 +20,7 @@ import {
   type AuthenticatedKey,
 } from '../../src/services/keys.service.js';
 import { storeBackend } from '../../src/store/backend.js';
-import { createPostgresDialect } from '../../src/store/dialect/postgres.js';
+import { createPostgresDialect } from '../../src/store/dialect/postgres-dialect.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
 import type { Database } from '../../src/store/schema.js';
 import { openTestStore, TEST_DATABASE_URL, testBackends, type TestStore } from '../kit/store-harness.js';

@@ -1,4 +1,4 @@
-import { Sqlite } from '../../src/store/dialect/sqlite-driver.js';
+import { Sqlite } from '../../src/store/dialect/better-sqlite3.js';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';

@@ -5,18 +5,14 @@
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyPluginAsync, FastifySchemaCompiler } from 'fastify';
 import { AppError } from '../../errors.js';
-import { BATCH_BODY_LIMIT, readBatchBody, type BatchBody } from '../batch-body.js';
+import { BATCH_BODY_LIMIT } from '../../services/batch-intake.js';
+import { readBatchBody, type BatchBody } from '../batch-body.js';
 import { createValidatorCompiler } from '../validation.js';
 import { submitBatch } from '../../services/batch.service.js';
-import {
-  cancelJob,
-  getJobView,
-  listJobs,
-  openResults,
-  type ResultsFormat,
-} from '../../services/jobs.service.js';
+import { cancelJob, getJobView, listJobs, openResults } from '../../services/jobs.service.js';
 import { systemResolver, type HostResolver } from '../../services/webhooks/ssrf.js';
 import { requireAuth } from '../auth.js';
+import { resultsBody, type ResultsFormat } from '../results-body.js';
 import type { ApiDeps } from '../deps.js';
 import { AUTH_ERRORS, BODY_ERRORS, errorResponses } from '../schemas.js';
 import {
@@ -59,7 +55,7 @@ function batchSubmitRoute(deps: ApiDeps, resolveHost: HostResolver): FastifyPlug
       }
       readBatchBody(payload, {
         chunkSize: deps.config.batch.chunkSize,
-        // Only live jobs share results between repeated addresses (jobs/chunk-verifier.ts).
+        // Only live jobs share results between repeated addresses (services/chunk-verifier.ts).
         trackRepeats: request.auth?.kind === 'live',
       }).then(
         (body) => done(null, body),
@@ -199,7 +195,9 @@ function registerJobReadRoutes(app: FastifyInstance, deps: ApiDeps): void {
       const auth = requireAuth(request);
       const { id } = request.params as { id: string };
       const { format } = request.query as { format: ResultsFormat };
-      const { job, body } = await openResults(deps, auth.accountId, id, format, request.id);
+      const results = await openResults(deps, auth.accountId, id);
+      const { job } = results;
+      const body = resultsBody(results, format, request.id);
       if (format === 'csv') {
         void reply
           .type('text/csv; charset=utf-8')

@@ -7,8 +7,8 @@ import { STATUSES } from '../../engine/types.js';
 import { MAX_IDEMPOTENCY_KEY_LENGTH } from '../../services/batch.service.js';
 import { MAX_BATCH_ADDRESSES, MAX_BATCH_ENTRY_LENGTH } from '../../services/batch-intake.js';
 import { MAX_WEBHOOK_URL_LENGTH } from '../batch-body.js';
+import { JOB_STATUSES } from '../../services/job-view.js';
 import { MAX_PAGE_SIZE, DEFAULT_PAGE_SIZE } from '../../services/jobs.service.js';
-import { JOB_STATUSES } from '../../store/schema/jobs.schema.js';
 
 const requestId = {
   type: 'string',

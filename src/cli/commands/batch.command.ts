@@ -7,14 +7,14 @@ import { readFile } from 'node:fs/promises';
 import type { Writable } from 'node:stream';
 import { once } from 'node:events';
 import type { Command } from 'commander';
-import { InvalidArgumentError, Option } from 'commander';
+import { Option } from 'commander';
 import { parse as parseCsv } from 'csv-parse/sync';
 import cliProgress from 'cli-progress';
 import { batchEngineOptions, loadConfig } from '../../config.js';
 import { createBatchEngine } from '../../engine/batch/batch-engine.js';
 import { csvRows } from '../../services/csv-export.js';
 import type { VerificationResult } from '../../engine/types.js';
-import { DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS, MIN_TIMEOUT_MS } from '../../engine/types.js';
+import { addSettingsOptions, settingsFlags, timeoutOption } from '../cli-support.js';
 
 type Format = 'csv' | 'json' | 'jsonl';
 
@@ -22,8 +22,9 @@ interface BatchFlags {
   out?: string;
   format: Format;
   json?: boolean;
-  timeoutMs?: number;
+  timeoutMs: number;
   progress: boolean;
+  /** The batch engine's settings (SETTINGS rows naming `batch`). */
   [setting: string]: unknown;
 }
 
@@ -51,40 +52,20 @@ verified so far, in input order; rows not verified are left out (the json/jsonl 
 says which input each row is). A summary on stderr says how many are missing. Exit code
 130 after an interrupt, 0 when every address was checked, whatever the verdicts.`;
 
-function timeoutMs(raw: string): number {
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < MIN_TIMEOUT_MS || n > MAX_TIMEOUT_MS) {
-    throw new InvalidArgumentError(`must be an integer from ${MIN_TIMEOUT_MS} to ${MAX_TIMEOUT_MS}`);
-  }
-  return n;
-}
-
 export function registerBatchCommand(program: Command): void {
-  program
-    .command('batch')
-    .description('Verify a list of addresses (a file) with the local engine; results as CSV or JSON.')
-    .argument('<file>', 'one address per line, or a CSV with an "email" column')
-    .option('--out <path>', 'write the results to this file instead of stdout')
-    .addOption(
-      new Option('--format <format>', 'output format').choices(['csv', 'json', 'jsonl']).default('csv'),
-    )
-    .option('--json', 'shorthand for --format json')
-    .option('--no-progress', 'no progress bar on stderr')
-    .option('--dns-server <host[:port]>', "DNS server(s) to ask, comma-separated (default: the system's)")
-    .option('--smtp-port <n>', 'SMTP port of the mail hosts (default 25)')
-    .option('--allow-internal-targets', 'probe mail hosts on loopback/private addresses (testing only)')
-    .option('--helo <name>', 'HELO/EHLO name (a domain you own, with matching reverse DNS)')
-    .option('--mail-from <address>', 'MAIL FROM address of the probe')
-    .option('--proxy <socks5-url>', 'SOCKS5 proxy or comma-separated list of them')
-    .option(
-      '--source-address <ip[=helo]>',
-      'source address(es) to probe from, comma-separated: an egress pool',
-    )
-    .option('--timeout-ms <n>', `per-step SMTP time budget, ${MIN_TIMEOUT_MS}-${MAX_TIMEOUT_MS}`, timeoutMs)
-    .option('--concurrency <n>', 'SMTP sessions in flight at most (default 200)')
-    .option('--per-host-concurrency <n>', 'SMTP sessions per MX host at most (default 5)')
-    .option('--greylist-retries <n>', 'more tries for a greylisted address (default 2)')
-    .option('--greylist-delay <duration>', 'wait before retrying a greylisted address (default 2m)')
+  addSettingsOptions(
+    program
+      .command('batch')
+      .description('Verify a list of addresses (a file) with the local engine; results as CSV or JSON.')
+      .argument('<file>', 'one address per line, or a CSV with an "email" column')
+      .option('--out <path>', 'write the results to this file instead of stdout')
+      .addOption(
+        new Option('--format <format>', 'output format').choices(['csv', 'json', 'jsonl']).default('csv'),
+      )
+      .option('--json', 'shorthand for --format json')
+      .option('--no-progress', 'no progress bar on stderr')
+      .addOption(timeoutOption()),
+  )
     .addHelpText('after', HELP_AFTER)
     .action(async (file: string, flags: BatchFlags) => {
       process.exitCode = await runBatch(file, flags);
@@ -92,13 +73,11 @@ export function registerBatchCommand(program: Command): void {
 }
 
 async function runBatch(file: string, flags: BatchFlags): Promise<number> {
-  const config = loadConfig(flags);
+  const config = loadConfig(settingsFlags(flags));
   const format: Format = flags.json === true ? 'json' : flags.format;
   const emails = parseInputList(await readFile(file, 'utf8'));
 
-  const engine = createBatchEngine(
-    batchEngineOptions(config, { timeoutMs: flags.timeoutMs ?? DEFAULT_TIMEOUT_MS }),
-  );
+  const engine = createBatchEngine(batchEngineOptions(config, { timeoutMs: flags.timeoutMs }));
   const out: Writable = flags.out === undefined ? process.stdout : createWriteStream(flags.out);
   const writer = new OrderedRowWriter(out, format, emails);
   const progress = flags.progress ? startProgress(emails.length) : null;

@@ -20,7 +20,7 @@ import {
   type SentLink,
 } from '../../services/members.service.js';
 import type { Executor } from '../../store/executor.js';
-import { addCommonOptions, print, withStore, type StoreFlags } from '../cli-support.js';
+import { addCommonOptions, print, settingsFlags, withStore, type StoreFlags } from '../cli-support.js';
 
 interface LinkFlags extends StoreFlags {
   email: string;
@@ -29,24 +29,9 @@ interface LinkFlags extends StoreFlags {
   notifyFrom?: string;
 }
 
-/** The options of the commands that make a link: where it points, and the relay that e-mails it. */
-function addLinkOptions(cmd: Command): Command {
-  return addCommonOptions(cmd)
-    .option('--public-base-url <url>', 'base of the link (env MAILVERDICT_PUBLIC_BASE_URL)')
-    .option(
-      '--smtp-relay-url <url>',
-      'smtp://… relay that e-mails the link too (env MAILVERDICT_SMTP_RELAY_URL)',
-    )
-    .option('--notify-from <address>', 'sender of that e-mail (env MAILVERDICT_NOTIFY_FROM)');
-}
-
 /** Runs `fn` with the members' deps: the store, and the link and relay settings of the flags. */
 async function withMembers<T>(flags: LinkFlags, fn: (deps: MembersDeps) => Promise<T>): Promise<T> {
-  const settings: Readonly<Config> = loadConfig({
-    publicBaseUrl: flags.publicBaseUrl,
-    smtpRelayUrl: flags.smtpRelayUrl,
-    notifyFrom: flags.notifyFrom,
-  });
+  const settings: Readonly<Config> = loadConfig(settingsFlags({ ...flags }));
   const mailer = createMemberMailer(settings);
   try {
     return await withStore(flags, (db: Executor) =>
@@ -83,7 +68,7 @@ export function registerMembersCommand(program: Command): void {
     .command('members')
     .description("Invite, reset, remove and list the people who sign in to an account's dashboard.");
 
-  addLinkOptions(
+  addCommonOptions(
     members
       .command('invite')
       .description(
@@ -100,7 +85,7 @@ export function registerMembersCommand(program: Command): void {
     );
   });
 
-  addLinkOptions(
+  addCommonOptions(
     members
       .command('reset')
       .description(

@@ -8,14 +8,13 @@ import type { Command } from 'commander';
 import { loadConfig } from '../../config.js';
 import { openDatabase } from '../../store/db.js';
 import { migrateToLatest } from '../../store/migrate.js';
-import { addCommonOptions, print, type StoreFlags } from '../cli-support.js';
+import { addCommonOptions, print, settingsFlags, type StoreFlags } from '../cli-support.js';
 
 export function registerMigrateCommand(program: Command): void {
   addCommonOptions(
     program.command('migrate').description('run the store migrations (SQLite or PostgreSQL) and exit'),
   ).action(async (flags: StoreFlags) => {
-    const { dataDir, databaseUrl, databasePoolSize } = flags;
-    const config = loadConfig({ dataDir, databaseUrl, databasePoolSize });
+    const config = loadConfig(settingsFlags({ ...flags }));
     const db = openDatabase(config);
     try {
       const outcome = await migrateToLatest(db);

@@ -13,10 +13,10 @@ import { createJobMetrics } from '../../jobs/job-metrics.js';
 import { join } from 'node:path';
 import { bootstrapFirstAccount, type Bootstrap } from '../../services/bootstrap.service.js';
 import { memberLink } from '../../services/members.service.js';
-import { addSettingsOptions, settingsFlags, waitForSignal } from '../cli-support.js';
+import { addCommonOptions, settingsFlags, waitForSignal } from '../cli-support.js';
 
 export function registerServeCommand(program: Command): void {
-  addSettingsOptions(program.command('serve').description('Start the HTTP API.')).action(
+  addCommonOptions(program.command('serve').description('Start the HTTP API.')).action(
     async (options: Record<string, unknown>) => {
       await runServe(options);
     },

@@ -3,63 +3,38 @@
  * address, as an aligned table or (with --json) one JSON object per line. Exit 0 when every
  * address was checked, whatever the verdicts; 2 on bad usage.
  */
-import { InvalidArgumentError } from 'commander';
 import type { Command } from 'commander';
 import { ConfigError, loadConfig } from '../../config.js';
 import { invalidDnsServers } from '../../engine/dns/servers.js';
-import { DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS, MIN_TIMEOUT_MS } from '../../engine/types.js';
 import type { VerificationResult } from '../../engine/types.js';
 import { createVerifier } from '../../engine/verifier.js';
+import { addSettingsOptions, settingsFlags, timeoutOption } from '../cli-support.js';
 
 interface VerifyFlags {
   json?: boolean;
   timeoutMs: number;
-  dnsServer?: string[];
-  smtpPort?: string;
-  helo?: string;
-  mailFrom?: string;
-  proxy?: string[];
-  sourceAddress?: string[];
-  allowInternalTargets?: boolean;
+  /** The engine's settings (SETTINGS rows naming `verify`). */
+  [setting: string]: unknown;
 }
 
 /** Addresses verified at once: enough to overlap slow servers, few enough to stay polite. */
 const CONCURRENCY = 8;
 
 export function registerVerifyCommand(program: Command): void {
-  program
-    .command('verify')
-    .description('Verify e-mail addresses: syntax, DNS/MX, SMTP probe, catch-all, disposable/role/free.')
-    .argument('<address...>', 'addresses to verify')
-    .option('--json', 'print one JSON object per line instead of a table')
-    .option(
-      '--timeout-ms <n>',
-      `time budget of each SMTP probe, ${MIN_TIMEOUT_MS}-${MAX_TIMEOUT_MS} ms`,
-      parseTimeout,
-      DEFAULT_TIMEOUT_MS,
-    )
-    .option('--dns-server <host[:port]>', 'DNS server IP to ask (repeatable or comma-separated)', collect)
-    .option('--smtp-port <n>', 'port of the mail servers (default 25)')
-    .option('--allow-internal-targets', 'probe mail hosts on loopback/private addresses (testing only)')
-    .option('--helo <name>', 'name sent in EHLO/HELO')
-    .option('--mail-from <address>', 'sender sent in MAIL FROM')
-    .option('--proxy <url>', 'socks5://[user:pass@]host:port (repeatable or comma-separated)', collect)
-    .option('--source-address <ip[=helo]>', 'source address(es) to probe from, taken in turn', collect)
-    .action(async (addresses: string[], flags: VerifyFlags) => {
-      await runVerify(addresses, flags);
-    });
+  addSettingsOptions(
+    program
+      .command('verify')
+      .description('Verify e-mail addresses: syntax, DNS/MX, SMTP probe, catch-all, disposable/role/free.')
+      .argument('<address...>', 'addresses to verify')
+      .option('--json', 'print one JSON object per line instead of a table')
+      .addOption(timeoutOption()),
+  ).action(async (addresses: string[], flags: VerifyFlags) => {
+    await runVerify(addresses, flags);
+  });
 }
 
 async function runVerify(addresses: string[], flags: VerifyFlags): Promise<void> {
-  const config = loadConfig({
-    dnsServer: flags.dnsServer,
-    smtpPort: flags.smtpPort,
-    helo: flags.helo,
-    mailFrom: flags.mailFrom,
-    proxy: flags.proxy,
-    sourceAddress: flags.sourceAddress,
-    allowInternalTargets: flags.allowInternalTargets,
-  });
+  const config = loadConfig(settingsFlags(flags));
   const invalid = invalidDnsServers(config.engine.dns.servers);
   if (invalid.length > 0) {
     throw new ConfigError(
@@ -78,24 +53,6 @@ async function runVerify(addresses: string[], flags: VerifyFlags): Promise<void>
   } finally {
     await verifier.close();
   }
-}
-
-function parseTimeout(raw: string): number {
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < MIN_TIMEOUT_MS || n > MAX_TIMEOUT_MS) {
-    throw new InvalidArgumentError(`must be an integer from ${MIN_TIMEOUT_MS} to ${MAX_TIMEOUT_MS}.`);
-  }
-  return n;
-}
-
-function collect(value: string, previous: string[] | undefined): string[] {
-  return [
-    ...(previous ?? []),
-    ...value
-      .split(',')
-      .map((s) => s.trim())
-      .filter((s) => s !== ''),
-  ];
 }
 
 /** Runs `fn` over `items` with at most `limit` in flight; results keep the input order. */

@@ -8,10 +8,10 @@ import type { Command } from 'commander';
 import { loadConfig } from '../../config.js';
 import { startEmbeddedWorkers } from '../../jobs/embedded.js';
 import { createRuntime } from '../../runtime.js';
-import { addSettingsOptions, settingsFlags, waitForSignal } from '../cli-support.js';
+import { addCommonOptions, settingsFlags, waitForSignal } from '../cli-support.js';
 
 export function registerWorkerCommand(program: Command): void {
-  addSettingsOptions(
+  addCommonOptions(
     program
       .command('worker')
       .description('Run batch workers alone (no HTTP API) on the data directory’s store.'),

@@ -2,8 +2,8 @@
  * The account pages' endpoints (docs/dashboard.md): the overview, a live verification, the
  * members, the settings.
  */
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { Type } from '@sinclair/typebox';
 import { DEFAULT_TIMEOUT_MS } from '../../engine/types.js';
 import { getOverview } from '../../services/dashboard-overview.service.js';
 import {
@@ -15,6 +15,7 @@ import { inviteMember, listMembers, removeMember } from '../../services/members.
 import { verifyOne } from '../../services/verify.service.js';
 import { webhookSecretFor } from '../../services/webhooks/secret.js';
 import {
+  IdParams,
   Invitation,
   InviteBody,
   MemberList,
@@ -30,7 +31,8 @@ import { requireSession } from '../security.js';
 export function accountRoutes(deps: DashboardDeps) {
   const { db, clock } = deps;
   const relayConfigured = deps.config.smtpRelayUrl !== null;
-  return async (app: FastifyInstance): Promise<void> => {
+  return async (instance: FastifyInstance): Promise<void> => {
+    const app = instance.withTypeProvider<TypeBoxTypeProvider>();
     app.get('/overview', { schema: { response: { 200: Overview } } }, async (request) =>
       getOverview(deps, requireSession(request).accountId),
     );
@@ -41,7 +43,7 @@ export function accountRoutes(deps: DashboardDeps) {
       const { result, cached, checkedAt } = await verifyOne(deps, {
         accountId: requireSession(request).accountId,
         kind: 'live',
-        email: (request.body as VerifyBody).email,
+        email: request.body.email,
         timeoutMs: DEFAULT_TIMEOUT_MS,
       });
       deps.metrics.verdicts.inc({ status: result.status, kind: 'live' });
@@ -58,7 +60,7 @@ export function accountRoutes(deps: DashboardDeps) {
       async (request, reply) => {
         const sent = await inviteMember(
           { db, clock, config: deps.config, mailer: deps.mailer, logger: request.log },
-          { accountId: requireSession(request).accountId, email: (request.body as InviteBody).email },
+          { accountId: requireSession(request).accountId, email: request.body.email },
         );
         return reply
           .code(201)
@@ -66,14 +68,10 @@ export function accountRoutes(deps: DashboardDeps) {
       },
     );
 
-    app.delete(
-      '/members/:id',
-      { schema: { params: Type.Object({ id: Type.String({ maxLength: 100 }) }) } },
-      async (request, reply) => {
-        await removeMember(db, requireSession(request).accountId, (request.params as { id: string }).id);
-        return reply.code(204).send();
-      },
-    );
+    app.delete('/members/:id', { schema: { params: IdParams } }, async (request, reply) => {
+      await removeMember(db, requireSession(request).accountId, request.params.id);
+      return reply.code(204).send();
+    });
 
     app.get('/settings', { schema: { response: { 200: Settings } } }, async (request) =>
       getSettings(db, requireSession(request).accountId, relayConfigured),
@@ -81,7 +79,7 @@ export function accountRoutes(deps: DashboardDeps) {
 
     app.put('/settings', { schema: { body: SettingsBody, response: { 200: Settings } } }, async (request) => {
       const { accountId } = requireSession(request);
-      await setNotificationEmail(db, clock, accountId, (request.body as SettingsBody).notification_email);
+      await setNotificationEmail(db, clock, accountId, request.body.notification_email);
       return getSettings(db, accountId, relayConfigured);
     });
 

@@ -4,9 +4,8 @@
  * whose body is the CSV file itself (text/csv, read as a stream in a scope of its own).
  */
 import { Readable } from 'node:stream';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { Type } from '@sinclair/typebox';
-import { BATCH_BODY_LIMIT } from '../../api/batch-body.js';
 import { AppError } from '../../errors.js';
 import {
   cancelJobItem,
@@ -14,51 +13,56 @@ import {
   listJobItems,
   openDownload,
   parseVerdicts,
-  toJobItem,
+  jobItemOf,
 } from '../../services/dashboard-jobs.service.js';
+import { BATCH_BODY_LIMIT } from '../../services/batch-intake.js';
 import { uploadList } from '../../services/uploads.service.js';
-import { findUploadByJob } from '../../store/list-upload.store.js';
 import { systemResolver } from '../../services/webhooks/ssrf.js';
-import { DownloadQuery, JobDetail, JobItem, JobList, UploadQuery } from '../contract.js';
+import {
+  DownloadQuery,
+  IdParams,
+  JobDetail,
+  JobItem,
+  JobList,
+  JobListQuery,
+  UploadQuery,
+} from '../contract.js';
 import type { DashboardDeps } from '../deps.js';
 import { requireSession } from '../security.js';
 
-const JobParams = Type.Object({ id: Type.String({ maxLength: 100 }) });
-
 export function jobsRoutes(deps: DashboardDeps) {
-  return async (app: FastifyInstance): Promise<void> => {
+  return async (instance: FastifyInstance): Promise<void> => {
+    const app = instance.withTypeProvider<TypeBoxTypeProvider>();
     app.get(
       '/jobs',
       {
         schema: {
-          querystring: Type.Object({ cursor: Type.Optional(Type.String({ maxLength: 200 })) }),
+          querystring: JobListQuery,
           response: { 200: JobList },
         },
       },
-      async (request) =>
-        listJobItems(deps, requireSession(request).accountId, (request.query as { cursor?: string }).cursor),
+      async (request) => listJobItems(deps, requireSession(request).accountId, request.query.cursor),
     );
 
-    app.get('/jobs/:id', { schema: { params: JobParams, response: { 200: JobDetail } } }, async (request) =>
-      getJobDetail(deps, requireSession(request).accountId, (request.params as { id: string }).id),
+    app.get('/jobs/:id', { schema: { params: IdParams, response: { 200: JobDetail } } }, async (request) =>
+      getJobDetail(deps, requireSession(request).accountId, request.params.id),
     );
 
     app.post(
       '/jobs/:id/cancel',
-      { schema: { params: JobParams, response: { 200: JobItem } } },
-      async (request) =>
-        cancelJobItem(deps, requireSession(request).accountId, (request.params as { id: string }).id),
+      { schema: { params: IdParams, response: { 200: JobItem } } },
+      async (request) => cancelJobItem(deps, requireSession(request).accountId, request.params.id),
     );
 
     app.get(
       '/jobs/:id/download',
-      { schema: { params: JobParams, querystring: DownloadQuery } },
+      { schema: { params: IdParams, querystring: DownloadQuery } },
       async (request, reply) => {
-        const { verdicts } = request.query as DownloadQuery;
+        const { verdicts } = request.query;
         const download = await openDownload(
           deps,
           requireSession(request).accountId,
-          (request.params as { id: string }).id,
+          request.params.id,
           parseVerdicts(verdicts),
         );
         void reply
@@ -74,7 +78,8 @@ export function jobsRoutes(deps: DashboardDeps) {
 }
 
 function uploadRoute(deps: DashboardDeps) {
-  return async (app: FastifyInstance): Promise<void> => {
+  return async (instance: FastifyInstance): Promise<void> => {
+    const app = instance.withTypeProvider<TypeBoxTypeProvider>();
     // The body is handed over as the stream it is: uploads.service.ts parses it as it arrives.
     app.addContentTypeParser('text/csv', (request, payload, done) => {
       const declared = Number(request.headers['content-length']);
@@ -96,7 +101,7 @@ function uploadRoute(deps: DashboardDeps) {
             'unsupported_media_type',
             'upload the list as its CSV text, with Content-Type: text/csv',
           );
-        const query = request.query as UploadQuery;
+        const query = request.query;
         const job = await uploadList(
           {
             db: deps.db,
@@ -116,7 +121,7 @@ function uploadRoute(deps: DashboardDeps) {
             byteLimit: BATCH_BODY_LIMIT,
           },
         );
-        return reply.code(202).send(toJobItem(job, await findUploadByJob(deps.db, job.id), deps.clock.now()));
+        return reply.code(202).send(await jobItemOf(deps, job));
       },
     );
   };

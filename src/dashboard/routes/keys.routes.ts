@@ -1,21 +1,20 @@
 /** API keys of the signed-in member's account (docs/dashboard.md, "API keys"). */
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { Type } from '@sinclair/typebox';
 import {
   createKeyItem,
   listKeyItems,
   revokeAccountKey,
   rotateAccountKey,
 } from '../../services/dashboard-keys.service.js';
-import { CreatedKey, CreateKeyBody, KeyItem, KeyList } from '../contract.js';
+import { CreatedKey, CreateKeyBody, IdParams, KeyItem, KeyList } from '../contract.js';
 import type { DashboardDeps } from '../deps.js';
 import { requireSession } from '../security.js';
 
-const KeyParams = Type.Object({ id: Type.String({ maxLength: 100 }) });
-
 export function keysRoutes(deps: DashboardDeps) {
   const { db, clock } = deps;
-  return async (app: FastifyInstance): Promise<void> => {
+  return async (instance: FastifyInstance): Promise<void> => {
+    const app = instance.withTypeProvider<TypeBoxTypeProvider>();
     app.get('/keys', { schema: { response: { 200: KeyList } } }, async (request) =>
       listKeyItems(db, requireSession(request).accountId),
     );
@@ -24,32 +23,26 @@ export function keysRoutes(deps: DashboardDeps) {
       '/keys',
       { schema: { body: CreateKeyBody, response: { 201: CreatedKey } } },
       async (request, reply) => {
-        const created = await createKeyItem(
-          db,
-          clock,
-          requireSession(request).accountId,
-          request.body as CreateKeyBody,
-        );
+        const created = await createKeyItem(db, clock, requireSession(request).accountId, request.body);
         return reply.code(201).send(created);
       },
     );
 
     app.post(
       '/keys/:id/revoke',
-      { schema: { params: KeyParams, response: { 200: KeyItem } } },
-      async (request) =>
-        revokeAccountKey(db, clock, requireSession(request).accountId, (request.params as { id: string }).id),
+      { schema: { params: IdParams, response: { 200: KeyItem } } },
+      async (request) => revokeAccountKey(db, clock, requireSession(request).accountId, request.params.id),
     );
 
     app.post(
       '/keys/:id/rotate',
-      { schema: { params: KeyParams, response: { 201: CreatedKey } } },
+      { schema: { params: IdParams, response: { 201: CreatedKey } } },
       async (request, reply) => {
         const created = await rotateAccountKey(
           db,
           clock,
           requireSession(request).accountId,
-          (request.params as { id: string }).id,
+          request.params.id,
         );
         return reply.code(201).send(created);
       },

@@ -3,8 +3,8 @@
  * (docs/dashboard.md, "Getting in"). Every route here but GET /session and
  * POST /account/password works without a session.
  */
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { Type } from '@sinclair/typebox';
 import { AppError } from '../../errors.js';
 import {
   acceptLink,
@@ -25,9 +25,11 @@ import {
   ChangePasswordBody,
   CSRF_HEADER,
   ForgotPasswordBody,
+  InvitationPreview,
   SessionView,
   SetPasswordBody,
   SignInBody,
+  TokenParams,
 } from '../contract.js';
 import type { DashboardDeps } from '../deps.js';
 import { clearSessionCookie, requireSession, setSessionCookie, type GuardDeps } from '../security.js';
@@ -55,7 +57,7 @@ export function toSessionView(session: DashboardSession): SessionView {
 
 /**
  * Takes one attempt from the client address's allowance (the API's rate limiter: in process, or
- * in Redis shared by every process); 429 `rate_limited` past it.
+ * in Redis shared by every process); 429 `rate_limit_exceeded` past it.
  */
 async function limitClient(deps: DashboardDeps, what: string, request: FastifyRequest): Promise<void> {
   const limit = deps.config.signInRateLimit;
@@ -63,7 +65,7 @@ async function limitClient(deps: DashboardDeps, what: string, request: FastifyRe
   const decision = await deps.rateLimiter.consume(`dashboard-${what}:${request.ip}`, limit);
   if (!decision.allowed)
     throw new AppError(
-      'rate_limited',
+      'rate_limit_exceeded',
       `too many attempts from this address; retry in ${decision.resetSeconds} s`,
       {
         retryAfterSeconds: decision.resetSeconds,
@@ -90,14 +92,15 @@ export function sessionRoutes(deps: DashboardDeps, guard: GuardDeps) {
   async function accept(
     request: FastifyRequest,
     reply: FastifyReply,
+    body: SetPasswordBody,
     kind: MemberTokenKind,
   ): Promise<SessionView> {
-    const body = request.body as SetPasswordBody;
     const member = await acceptLink(db, clock, { token: body.token, password: body.password, kind });
     return openSession(request, reply, member.id);
   }
 
-  return async (app: FastifyInstance): Promise<void> => {
+  return async (instance: FastifyInstance): Promise<void> => {
+    const app = instance.withTypeProvider<TypeBoxTypeProvider>();
     app.get('/session', { schema: { response: { 200: SessionView } } }, async (request) =>
       toSessionView(requireSession(request)),
     );
@@ -107,8 +110,7 @@ export function sessionRoutes(deps: DashboardDeps, guard: GuardDeps) {
       { config: PUBLIC, schema: { body: SignInBody, response: { 200: SessionView } } },
       async (request, reply) => {
         await limitClient(deps, 'sign-in', request);
-        const body = request.body as SignInBody;
-        const { member } = await signIn({ db, clock, settings }, body);
+        const { member } = await signIn({ db, clock, settings }, request.body);
         return openSession(request, reply, member.id);
       },
     );
@@ -131,17 +133,17 @@ export function sessionRoutes(deps: DashboardDeps, guard: GuardDeps) {
       {
         config: PUBLIC,
         schema: {
-          params: Type.Object({ token: Type.String({ maxLength: 256 }) }),
-          response: { 200: Type.Object({ email: Type.String(), expires_at: Type.String() }) },
+          params: TokenParams,
+          response: { 200: InvitationPreview },
         },
       },
-      async (request) => describeInvitation(db, clock, (request.params as { token: string }).token),
+      async (request) => describeInvitation(db, clock, request.params.token),
     );
 
     app.post(
       '/invitations/accept',
       { config: PUBLIC, schema: { body: SetPasswordBody, response: { 200: SessionView } } },
-      async (request, reply) => accept(request, reply, 'invitation'),
+      async (request, reply) => accept(request, reply, request.body, 'invitation'),
     );
 
     app.post(
@@ -149,7 +151,7 @@ export function sessionRoutes(deps: DashboardDeps, guard: GuardDeps) {
       { config: PUBLIC, schema: { body: ForgotPasswordBody } },
       async (request, reply) => {
         await limitClient(deps, 'password-reset', request);
-        const { email } = request.body as ForgotPasswordBody;
+        const { email } = request.body;
         // Answered at once and the same whoever asks: whether the address is a member's, and how
         // long the relay takes, stay unknown to the asker. Without a relay nothing is issued.
         if (deps.mailer !== null)
@@ -164,12 +166,12 @@ export function sessionRoutes(deps: DashboardDeps, guard: GuardDeps) {
     app.post(
       '/password-resets/accept',
       { config: PUBLIC, schema: { body: SetPasswordBody, response: { 200: SessionView } } },
-      async (request, reply) => accept(request, reply, 'password_reset'),
+      async (request, reply) => accept(request, reply, request.body, 'password_reset'),
     );
 
     app.post('/account/password', { schema: { body: ChangePasswordBody } }, async (request, reply) => {
       const session = requireSession(request);
-      const body = request.body as ChangePasswordBody;
+      const body = request.body;
       await changePassword(db, clock, {
         memberId: session.memberId,
         current: body.current_password,

@@ -70,10 +70,18 @@ export interface OpenOptions {
   proxy?: SocksProxyOptions | null;
   /** Local address to connect from (an egress's source address); through a proxy it is unused. */
   localAddress?: string | null;
-  /** Aborting destroys the connection (and fails what is pending with kind `destroyed`). */
+  /** Aborting destroys the connection at once (and fails what is pending with kind `destroyed`). */
   signal?: AbortSignal;
-  /** Called once when the connection is finished with, whatever the reason (owner's bookkeeping). */
-  onClose?: (connection: SmtpConnection) => void;
+  /**
+   * The latest `performance.now()` instant a closing connection waits for the server's own close
+   * before it is destroyed; asked when closing starts. Absent: destroyed at once.
+   */
+  closeBy?: () => number;
+  /**
+   * Called once when the mail server no longer counts the connection (see `SmtpConnection`), or
+   * at once when the connection never reached it: a per-host slot is held until then.
+   */
+  onClose?: () => void;
 }
 
 interface Waiter {
@@ -91,6 +99,23 @@ export function assertCommandLine(line: string): void {
   }
 }
 
+/**
+ * After we closed a connection without seeing the server's close, how long the server is given to
+ * read our FIN: twice the connect round trip, at least this.
+ */
+const MIN_LINGER_MS = 50;
+
+/** Socket errors that mean the server itself has let go of the connection (it reset it). */
+const PEER_GONE = new Set(['ECONNRESET', 'EPIPE']);
+
+/**
+ * A mail server counts a client's connection until it has closed its side (Postfix's anvil until
+ * the smtpd process ends), not until the client stops caring. So a connection is released
+ * (`onClose`) only once the server has let go: it closed or reset the connection; or, when we end
+ * it, after our FIN and the server's close in answer, destroyed at `closeBy()` at the latest; or,
+ * when our socket went away before the server was seen to close (a failed TLS handshake destroys
+ * it), after a linger of two round trips for our FIN to reach the server.
+ */
 export class SmtpConnection {
   /** The server's greeting, read by `open`. */
   banner: SmtpReply = { code: 0, enhancedCode: null, lines: [], message: '' };
@@ -110,17 +135,24 @@ export class SmtpConnection {
   #timer: NodeJS.Timeout | null = null;
   #armedAt = Infinity;
   #signal: AbortSignal | undefined;
-  #onClose: ((connection: SmtpConnection) => void) | undefined;
+  #onClose: (() => void) | undefined;
+  readonly #closeBy: (() => number) | undefined;
+  /** The server closed or reset its side: nothing is left for it to count. */
+  #peerLeft = false;
+  /** Aborted: destroyed at once and released without waiting (the engine is closing). */
+  #aborted = false;
+  /** `performance.now()` when the TCP connection was made; null while it is not. */
+  #connectedAt: number | null = null;
+  readonly #startedAt = performance.now();
 
-  private constructor(
-    socket: net.Socket,
-    address: string,
-    signal: AbortSignal | undefined,
-    onClose: OpenOptions['onClose'],
-  ) {
+  private constructor(socket: net.Socket, options: OpenOptions) {
     this.#socket = socket;
-    this.address = address;
-    this.#onClose = onClose;
+    this.address = options.address;
+    this.#onClose = options.onClose;
+    this.#closeBy = options.closeBy;
+    const signal = options.signal;
+    if (socket.connecting) socket.once('connect', () => (this.#connectedAt = performance.now()));
+    else this.#connectedAt = this.#startedAt;
     this.#attach(socket);
     if (signal !== undefined) {
       this.#signal = signal;
@@ -131,14 +163,20 @@ export class SmtpConnection {
   /** Connects and reads the banner; rejects with SmtpConnectionError when that fails. */
   static async open(options: OpenOptions): Promise<SmtpConnection> {
     let socket: net.Socket;
-    if (options.proxy) {
-      socket = await connectThroughProxy(options);
-    } else {
-      const localAddress = options.localAddress ?? undefined;
-      socket = net.connect({ host: options.address, port: options.port, noDelay: true, localAddress });
+    try {
+      if (options.proxy) {
+        socket = await connectThroughProxy(options);
+      } else {
+        const localAddress = options.localAddress ?? undefined;
+        socket = net.connect({ host: options.address, port: options.port, noDelay: true, localAddress });
+      }
+    } catch (error) {
+      // Nothing reached the mail host: nothing for it to count.
+      options.onClose?.();
+      throw error;
     }
-    const connection = new SmtpConnection(socket, options.address, options.signal, options.onClose);
-    if (options.signal?.aborted) connection.destroy();
+    const connection = new SmtpConnection(socket, options);
+    if (options.signal?.aborted) connection.#onAbort();
     connection.setDeadline(options.deadlineAt);
     connection.banner = await connection.#expect();
     return connection;
@@ -257,7 +295,10 @@ export class SmtpConnection {
     this.#socket.end('QUIT\r\n');
   }
 
-  /** Closes the socket now; pending replies fail with kind `destroyed`. */
+  /**
+   * Ends the connection: pending replies fail with kind `destroyed` at once; the socket is
+   * half-closed and released as the class comment says.
+   */
   destroy(): void {
     this.#fail('destroyed', 'connection closed by the client');
   }
@@ -265,12 +306,14 @@ export class SmtpConnection {
   #attach(socket: net.Socket): void {
     socket.setEncoding('utf8');
     socket.on('data', this.#onData);
+    socket.on('end', this.#onEnd);
     socket.on('error', this.#onError);
     socket.on('close', this.#onSocketClose);
   }
 
   #detach(socket: net.Socket): void {
     socket.off('data', this.#onData);
+    socket.off('end', this.#onEnd);
     socket.off('error', this.#onError);
     socket.off('close', this.#onSocketClose);
   }
@@ -296,7 +339,7 @@ export class SmtpConnection {
   }
 
   #onData = (chunk: string): void => {
-    if (this.#quitting) return;
+    if (this.#quitting || this.#failed !== null) return;
     let replies: SmtpReply[];
     try {
       replies = this.#parser.push(chunk);
@@ -318,17 +361,44 @@ export class SmtpConnection {
     }
   };
 
+  /** The server's FIN: it has closed its side. */
+  #onEnd = (): void => {
+    this.#peerLeft = true;
+  };
+
   #onError = (error: NodeJS.ErrnoException): void => {
+    if (PEER_GONE.has(error.code ?? '')) this.#peerLeft = true;
     this.#fail(errorKind(error, this.tls || this.#socket instanceof tls.TLSSocket), error.message);
   };
 
+  /** The socket is gone: released now, or after the linger when the server was not seen to close. */
   #onSocketClose = (): void => {
     this.#fail('closed', 'connection closed by the server');
-    this.#release();
+    this.#clearTimer();
+    if (this.#peerLeft || this.#aborted || this.#connectedAt === null) {
+      this.#release();
+      return;
+    }
+    const roundTrip = this.#connectedAt - this.#startedAt;
+    const closeBy = this.#closeBy?.() ?? 0;
+    const lingerMs = Math.min(
+      Math.max(MIN_LINGER_MS, 2 * roundTrip),
+      Math.max(0, closeBy - performance.now()),
+    );
+    // After the timer, one more turn of the event loop: our FIN is read by a server in this
+    // process (the tests' in-process mail servers) before the slot's next connection is made.
+    this.#timer = setTimeout(() => {
+      this.#timer = null;
+      setImmediate(() => this.#release());
+    }, lingerMs);
   };
 
   #onAbort = (): void => {
-    this.destroy();
+    this.#aborted = true;
+    this.#fail('destroyed', 'connection closed by the client');
+    this.#socket.destroy();
+    // Already closed and lingering: release now.
+    if (this.#socket.destroyed && this.#timer !== null) this.#release();
   };
 
   #onTimer = (): void => {
@@ -350,8 +420,35 @@ export class SmtpConnection {
       const error = this.#error();
       for (const waiter of waiters) waiter.reject(error);
     }
-    this.#socket.destroy();
-    this.#release();
+    this.#clearTimer();
+    this.#endSocket(kind === 'timeout' && this.#quitting);
+  }
+
+  /**
+   * Half-closes the socket and waits for the server's close ('close' then releases), destroying
+   * it at `closeBy()` at the latest; `now`: destroyed at once (QUIT already waited for the close).
+   */
+  #endSocket(now: boolean): void {
+    const socket = this.#socket;
+    if (socket.destroyed) return;
+    const waitMs = now || this.#aborted ? 0 : (this.#closeBy?.() ?? 0) - performance.now();
+    if (waitMs <= 0 || socket.connecting) {
+      socket.destroy();
+      return;
+    }
+    if (!socket.writableEnded) socket.end();
+    this.#timer = setTimeout(() => {
+      this.#timer = null;
+      socket.destroy();
+    }, waitMs);
+  }
+
+  #clearTimer(): void {
+    if (this.#timer !== null) {
+      clearTimeout(this.#timer);
+      this.#timer = null;
+    }
+    this.#armedAt = Infinity;
   }
 
   #error(): SmtpConnectionError {
@@ -360,11 +457,7 @@ export class SmtpConnection {
   }
 
   #release(): void {
-    if (this.#timer !== null) {
-      clearTimeout(this.#timer);
-      this.#timer = null;
-      this.#armedAt = Infinity;
-    }
+    this.#clearTimer();
     if (this.#signal !== undefined) {
       this.#signal.removeEventListener('abort', this.#onAbort);
       this.#signal = undefined;
@@ -372,7 +465,7 @@ export class SmtpConnection {
     const onClose = this.#onClose;
     if (onClose !== undefined) {
       this.#onClose = undefined;
-      onClose(this);
+      onClose();
     }
   }
 }

@@ -84,9 +84,9 @@ export interface SessionOptions {
 export type OpenResult =
   | { ok: true; session: SmtpSession }
   /**
-   * `closed` resolves once the server no longer counts the connection (it closed after our QUIT,
-   * or the socket was destroyed), at the step deadline at the latest: a caller that holds a
-   * per-host slot keeps it until then.
+   * `closed` resolves once the server no longer counts the connection (SmtpConnection: it closed
+   * its side, or our FIN had time to reach it), at the step deadline at the latest: a caller that
+   * holds a per-host slot keeps it until then.
    */
   | { ok: false; failure: HostFailure; closed: Promise<void> };
 
@@ -173,13 +173,16 @@ export class SmtpSession {
   }
 
   /**
-   * QUIT, resolved when the socket is gone: `closed` when the server closed it, `timeout` when it
-   * was still open at the step deadline (then destroyed). Until then the server still counts the
-   * session, so a per-host slot is held. A connection that had already failed resolves `closed`:
-   * its failure was reported at its own stage.
+   * QUIT, resolved when the server no longer counts the connection (SmtpConnection): `closed`
+   * when the server closed it, `timeout` when it was still open at the step deadline (then
+   * destroyed). Until then a per-host slot is held. A connection that had already failed resolves
+   * `closed` once it is released: its failure was reported at its own stage.
    */
   async quit(): Promise<'closed' | 'timeout'> {
-    if (!this.#connection.usable) return 'closed';
+    if (!this.#connection.usable) {
+      await this.#closed;
+      return 'closed';
+    }
     this.#connection.setDeadline(this.#deadlines.step());
     this.#connection.quit();
     await this.#closed;
@@ -212,6 +215,8 @@ export class SmtpSession {
 export async function openSession(target: SessionTarget, options: SessionOptions): Promise<OpenResult> {
   const first = await greet(target, options, false);
   if (first.ok || first.failure.cause !== 'tls') return first;
+  // The retry is the same session to the server's count: it opens once the first has closed.
+  await first.closed;
   if (options.deadlines.greeting(true) <= performance.now()) return first;
   return greet(target, options, true);
 }
@@ -231,6 +236,7 @@ async function greet(target: SessionTarget, options: SessionOptions, retry: bool
       proxy: options.proxy,
       localAddress: options.localAddress ?? null,
       ...(options.signal === undefined ? {} : { signal: options.signal }),
+      closeBy: () => options.deadlines.step(),
       onClose: () => markClosed(),
     });
     const session = new SmtpSession(target, connection, options.deadlines, closed);
@@ -275,11 +281,7 @@ async function greet(target: SessionTarget, options: SessionOptions, retry: bool
       error.kind !== 'proxy'
     )
       stage = 'banner';
-    return {
-      ok: false,
-      failure: failureOf(error, stage, connection?.tls ?? false),
-      closed: Promise.resolve(),
-    };
+    return { ok: false, failure: failureOf(error, stage, connection?.tls ?? false), closed };
   }
 }
 

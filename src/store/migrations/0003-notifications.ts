@@ -9,7 +9,7 @@ import { CHANGES_CHANNEL, WORK_CHANNEL } from '../dialect/postgres-notifications
  * once). NOTIFY is delivered at commit and never for a rolled-back transaction; duplicates within
  * one transaction are folded into one. The payload is the schema, as the channels are shared by
  * every schema of the database. SQLite has nothing to install: its dialect watches changes in
- * process (store/dialect/sqlite.ts).
+ * process (store/dialect/sqlite-change-watch.ts, sqlite-work-watch.ts).
  */
 export const notificationsMigration: Migration = {
   async up(db: Kysely<unknown>): Promise<void> {

@@ -1,10 +1,11 @@
 /**
  * The one door to the dashboard API (/dashboard/api). Every call goes through `request`, which
- * sends the session's CSRF token on anything but GET, turns the error envelope into an `ApiError`
+ * sends the session's CSRF token on anything but GET, turns the error envelope (v1's, the one of
+ * the service) into an `ApiError`
  * that keeps the request id, and reports a lost session (401 `unauthenticated`) so the app can
  * show the sign-in page.
  */
-import { CSRF_HEADER, DASHBOARD_API } from './contract';
+import { CSRF_HEADER, DASHBOARD_API, type ErrorEnvelope } from './contract';
 
 /** A failed call, in words: the server's message, its code and the request id to quote. */
 export class ApiError extends Error {
@@ -13,7 +14,6 @@ export class ApiError extends Error {
     readonly status: number,
     readonly code: string,
     readonly requestId: string | null,
-    readonly details?: Record<string, unknown>,
   ) {
     super(message);
     this.name = 'ApiError';
@@ -73,21 +73,14 @@ async function errorFrom(response: Response): Promise<ApiError> {
   } catch {
     // A proxy's HTML error page or an empty body: the status alone has to speak.
   }
-  const envelope = (body ?? {}) as {
-    error?: string | { code?: string; message?: string; details?: Record<string, unknown> };
-    message?: string;
-    request_id?: string;
-  };
+  const envelope = (body ?? {}) as Partial<ErrorEnvelope>;
   const requestId = envelope.request_id ?? headerId;
-  // The dashboard's envelope nests the code; v1's (also reachable through the dev proxy) does not.
-  const nested = typeof envelope.error === 'object' ? envelope.error : undefined;
-  const code =
-    nested?.code ?? (typeof envelope.error === 'string' ? envelope.error : `http_${response.status}`);
+  const code = typeof envelope.error === 'string' ? envelope.error : `http_${response.status}`;
   const message =
-    nested?.message ??
-    envelope.message ??
-    `the server answered ${response.status} ${response.statusText}`.trim();
-  return new ApiError(message, response.status, code, requestId, nested?.details);
+    typeof envelope.message === 'string'
+      ? envelope.message
+      : `the server answered ${response.status} ${response.statusText}`.trim();
+  return new ApiError(message, response.status, code, requestId);
 }
 
 export function createApiClient(options: ApiClientOptions): ApiClient {

@@ -5,17 +5,8 @@
  */
 import { useInfiniteQuery, useQuery, useQueryClient, type QueryClient } from '@tanstack/react-query';
 import { ApiError } from './client';
-import type {
-  JobDetail,
-  JobItem,
-  JobList,
-  KeyList,
-  MemberList,
-  Overview,
-  SessionView,
-  Settings,
-} from './contract';
-import { useApi } from './services';
+import type { JobItem, SessionView } from './contract';
+import { useEndpoints } from './endpoints';
 
 export const keys = {
   session: ['session'] as const,
@@ -37,12 +28,12 @@ export const isActive = (job: Pick<JobItem, 'status'>): boolean => ACTIVE.has(jo
 
 /** The signed-in member's session, or null when there is none. */
 export function useSession() {
-  const api = useApi();
+  const api = useEndpoints();
   return useQuery({
     queryKey: keys.session,
     queryFn: async (): Promise<SessionView | null> => {
       try {
-        return await api.request<SessionView>('/session');
+        return await api.session();
       } catch (error) {
         if (error instanceof ApiError && error.status === 401) return null;
         throw error;
@@ -66,24 +57,24 @@ export function endSession(client: QueryClient): void {
 }
 
 export function useOverview() {
-  const api = useApi();
+  const api = useEndpoints();
   return useQuery({
     queryKey: keys.overview,
-    queryFn: () => api.request<Overview>('/overview'),
+    queryFn: api.overview,
     refetchInterval: OVERVIEW_POLL_MS,
   });
 }
 
 export function useKeys() {
-  const api = useApi();
-  return useQuery({ queryKey: keys.apiKeys, queryFn: () => api.request<KeyList>('/keys') });
+  const api = useEndpoints();
+  return useQuery({ queryKey: keys.apiKeys, queryFn: api.keys });
 }
 
 export function useJobs() {
-  const api = useApi();
+  const api = useEndpoints();
   return useInfiniteQuery({
     queryKey: keys.jobs,
-    queryFn: ({ pageParam }) => api.request<JobList>('/jobs', { query: { cursor: pageParam ?? undefined } }),
+    queryFn: ({ pageParam }) => api.jobs(pageParam),
     initialPageParam: null as string | null,
     getNextPageParam: (last) => last.next_cursor,
     refetchInterval: (query) =>
@@ -92,22 +83,22 @@ export function useJobs() {
 }
 
 export function useJob(id: string) {
-  const api = useApi();
+  const api = useEndpoints();
   return useQuery({
     queryKey: keys.job(id),
-    queryFn: () => api.request<JobDetail>(`/jobs/${encodeURIComponent(id)}`),
+    queryFn: () => api.job(id),
     refetchInterval: (query) => (query.state.data && isActive(query.state.data.job) ? JOB_POLL_MS : false),
   });
 }
 
 export function useMembers() {
-  const api = useApi();
-  return useQuery({ queryKey: keys.members, queryFn: () => api.request<MemberList>('/members') });
+  const api = useEndpoints();
+  return useQuery({ queryKey: keys.members, queryFn: api.members });
 }
 
 export function useSettings() {
-  const api = useApi();
-  return useQuery({ queryKey: keys.settings, queryFn: () => api.request<Settings>('/settings') });
+  const api = useEndpoints();
+  return useQuery({ queryKey: keys.settings, queryFn: api.settings });
 }
 
 /** Invalidates every query under these keys (the usual end of a mutation). */

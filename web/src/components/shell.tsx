@@ -12,7 +12,7 @@ import { Link, useLocation } from 'wouter';
 import { describeError } from '../api/client';
 import type { SessionView } from '../api/contract';
 import { endSession } from '../api/queries';
-import { useApi } from '../api/services';
+import { useEndpoints } from '../api/endpoints';
 
 const SECTIONS = [
   { href: '/', label: 'Overview' },
@@ -29,13 +29,13 @@ export function Shell({ session, children }: { session: SessionView; children: R
   const [location, navigate] = useLocation();
   const [open, setOpen] = useState(false);
   const [signOutError, setSignOutError] = useState<string | null>(null);
-  const api = useApi();
+  const api = useEndpoints();
   const client = useQueryClient();
   useEffect(() => setOpen(false), [location]);
 
   const signOut = async () => {
     try {
-      await api.request('/session', { method: 'DELETE' });
+      await api.signOut();
     } catch (error) {
       setSignOutError(describeError('Could not sign out', error));
       return;

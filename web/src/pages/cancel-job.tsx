@@ -2,7 +2,7 @@ import { useMutation } from '@tanstack/react-query';
 import { useState } from 'react';
 import type { JobItem } from '../api/contract';
 import { keys, useInvalidate } from '../api/queries';
-import { useApi } from '../api/services';
+import { useEndpoints } from '../api/endpoints';
 import { ConfirmDialog } from '../components/dialog';
 import { ErrorMessage } from '../components/status';
 import { jobName } from './jobs-table';
@@ -13,12 +13,11 @@ import { jobName } from './jobs-table';
  * list <list>?" with buttons "Stop the job" and "Keep it running".
  */
 export function CancelJobButton({ job, label }: { job: JobItem; label?: string }) {
-  const api = useApi();
+  const api = useEndpoints();
   const invalidate = useInvalidate();
   const [confirming, setConfirming] = useState(false);
   const cancel = useMutation({
-    mutationFn: () =>
-      api.request<JobItem>(`/jobs/${encodeURIComponent(job.job_id)}/cancel`, { method: 'POST' }),
+    mutationFn: () => api.cancelJob(job.job_id),
     onSuccess: async () => {
       setConfirming(false);
       await invalidate(keys.jobs, keys.overview);

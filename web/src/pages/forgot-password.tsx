@@ -9,16 +9,15 @@
 import { useMutation } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { Link } from 'wouter';
-import type { ForgotPasswordBody } from '../api/contract';
-import { useApi } from '../api/services';
+import { useEndpoints } from '../api/endpoints';
 import { ErrorMessage } from '../components/status';
 import { AuthFrame } from './auth-frame';
 
 export function ForgotPasswordPage() {
-  const api = useApi();
+  const api = useEndpoints();
   const [email, setEmail] = useState('');
   const request = useMutation({
-    mutationFn: (body: ForgotPasswordBody) => api.request<void>('/password-resets', { method: 'POST', body }),
+    mutationFn: api.requestPasswordReset,
   });
   const submit = (event: FormEvent) => {
     event.preventDefault();

@@ -14,9 +14,9 @@
 import { useMutation } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { describeError } from '../api/client';
-import type { CreateKeyBody, CreatedKey, KeyItem, KeyList } from '../api/contract';
+import type { CreatedKey, KeyItem, KeyList } from '../api/contract';
 import { keys as queryKeys, useInvalidate, useKeys } from '../api/queries';
-import { useApi } from '../api/services';
+import { useEndpoints } from '../api/endpoints';
 import { Choice } from '../components/choice';
 import { CopyField } from '../components/copy-button';
 import { ConfirmDialog, Dialog } from '../components/dialog';
@@ -60,14 +60,14 @@ function CreateKeyDialog({
   onClose: () => void;
   onCreated: (created: CreatedKey) => void;
 }) {
-  const api = useApi();
+  const api = useEndpoints();
   const invalidate = useInvalidate();
   const [name, setName] = useState('');
   const [kind, setKind] = useState<'live' | 'test'>('live');
   const [chosen, setChosen] = useState<string[]>(scopes);
   const [problem, setProblem] = useState<string | null>(null);
   const create = useMutation({
-    mutationFn: (body: CreateKeyBody) => api.request<CreatedKey>('/keys', { method: 'POST', body }),
+    mutationFn: api.createKey,
     onSuccess: (created) => {
       onCreated(created);
       return invalidate(queryKeys.apiKeys);
@@ -163,11 +163,10 @@ function SecretDialog({
   replaced: KeyItem | null;
   onDone: () => void;
 }) {
-  const api = useApi();
+  const api = useEndpoints();
   const invalidate = useInvalidate();
   const revokeOld = useMutation({
-    mutationFn: (id: string) =>
-      api.request<KeyItem>(`/keys/${encodeURIComponent(id)}/revoke`, { method: 'POST' }),
+    mutationFn: api.revokeKey,
     onSuccess: async () => {
       await invalidate(queryKeys.apiKeys);
       onDone();
@@ -225,7 +224,7 @@ function SecretDialog({
 type Pending = { action: 'revoke' | 'rotate'; key: KeyItem } | null;
 
 export function KeysPage() {
-  const api = useApi();
+  const api = useEndpoints();
   const list = useKeys();
   const invalidate = useInvalidate();
   const [creating, setCreating] = useState(false);
@@ -233,16 +232,14 @@ export function KeysPage() {
   const [secret, setSecret] = useState<{ created: CreatedKey; replaced: KeyItem | null } | null>(null);
 
   const revoke = useMutation({
-    mutationFn: (key: KeyItem) =>
-      api.request<KeyItem>(`/keys/${encodeURIComponent(key.id)}/revoke`, { method: 'POST' }),
+    mutationFn: (key: KeyItem) => api.revokeKey(key.id),
     onSuccess: async () => {
       await invalidate(queryKeys.apiKeys);
       setPending(null);
     },
   });
   const rotate = useMutation({
-    mutationFn: (key: KeyItem) =>
-      api.request<CreatedKey>(`/keys/${encodeURIComponent(key.id)}/rotate`, { method: 'POST' }),
+    mutationFn: (key: KeyItem) => api.rotateKey(key.id),
     onSuccess: async (created, key) => {
       setPending(null);
       setSecret({ created, replaced: key });

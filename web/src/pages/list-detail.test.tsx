@@ -1,6 +1,6 @@
 import { screen, waitFor, within } from '@testing-library/react';
 import { describe, expect, it } from 'vitest';
-import type { JobDetail } from '../api/contract';
+import type { JobDetail, JobState } from '../api/contract';
 import { FakeServer, failure, ok } from '../test/fake-server';
 import { job } from '../test/fixtures';
 import { renderApp } from '../test/render';
@@ -51,7 +51,7 @@ describe('a list’s page', () => {
   });
 
   it('stops a running job after confirmation', async () => {
-    let status = 'processing';
+    let status: JobState = 'processing';
     const server = new FakeServer({
       'GET /jobs/:id': () =>
         ok({

@@ -12,7 +12,7 @@ import { Link } from 'wouter';
 import { ApiError } from '../api/client';
 import { VERDICTS, type JobDetail, type Status } from '../api/contract';
 import { isActive, useJob } from '../api/queries';
-import { useApi } from '../api/services';
+import { useEndpoints } from '../api/endpoints';
 import { Choice } from '../components/choice';
 import { CountBars } from '../components/count-bars';
 import { formatDateTime, plural } from '../components/format';
@@ -30,7 +30,7 @@ export function downloadQuery(chosen: readonly Status[]): { verdicts?: string } 
 }
 
 function Download({ detail }: { detail: JobDetail }) {
-  const api = useApi();
+  const api = useEndpoints();
   const [chosen, setChosen] = useState<Status[]>([...VERDICTS]);
   const { job, counts } = detail;
   if (!job.downloadable) {
@@ -43,7 +43,7 @@ function Download({ detail }: { detail: JobDetail }) {
     );
   }
   const rows = chosen.reduce((sum, verdict) => sum + (counts?.by_status[verdict] ?? 0), 0);
-  const href = api.url(`/jobs/${encodeURIComponent(job.job_id)}/download`, downloadQuery(chosen));
+  const href = api.downloadUrl(job.job_id, downloadQuery(chosen));
   return (
     <div className="download">
       <fieldset className="fieldset">

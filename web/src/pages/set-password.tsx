@@ -10,9 +10,8 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { Link, useLocation } from 'wouter';
 import { ApiError } from '../api/client';
-import type { SessionView, SetPasswordBody } from '../api/contract';
 import { startSession } from '../api/queries';
-import { useApi } from '../api/services';
+import { useEndpoints } from '../api/endpoints';
 import { formatDateTime } from '../components/format';
 import { ErrorMessage, Loading } from '../components/status';
 import { AuthFrame } from './auth-frame';
@@ -88,7 +87,7 @@ export function NewPasswordFields({
 }
 
 export function SetPasswordPage({ mode }: { mode: 'invite' | 'reset' }) {
-  const api = useApi();
+  const api = useEndpoints();
   const client = useQueryClient();
   const [, navigate] = useLocation();
   const [token] = useState(tokenFromFragment);
@@ -98,17 +97,12 @@ export function SetPasswordPage({ mode }: { mode: 'invite' | 'reset' }) {
 
   const invitation = useQuery({
     queryKey: ['invitation', token],
-    queryFn: () =>
-      api.request<{ email: string; expires_at: string }>(`/invitations/${encodeURIComponent(token)}`),
+    queryFn: () => api.invitation(token),
     enabled: mode === 'invite' && token !== '',
     retry: false,
   });
   const accept = useMutation({
-    mutationFn: (body: SetPasswordBody) =>
-      api.request<SessionView>(mode === 'invite' ? '/invitations/accept' : '/password-resets/accept', {
-        method: 'POST',
-        body,
-      }),
+    mutationFn: mode === 'invite' ? api.acceptInvitation : api.acceptPasswordReset,
     onSuccess: (view) => {
       startSession(client, view);
       navigate('/', { replace: true });

@@ -13,17 +13,9 @@
  */
 import { useMutation } from '@tanstack/react-query';
 import { useEffect, useState, type FormEvent } from 'react';
-import type {
-  ChangePasswordBody,
-  Invitation,
-  InviteBody,
-  Member,
-  SettingsBody,
-  Settings,
-  WebhookSecret,
-} from '../api/contract';
+import type { Member, Settings } from '../api/contract';
 import { keys, useInvalidate, useMembers, useSession, useSettings } from '../api/queries';
-import { useApi } from '../api/services';
+import { useEndpoints } from '../api/endpoints';
 import { CopyField } from '../components/copy-button';
 import { ConfirmDialog } from '../components/dialog';
 import { formatDateTime } from '../components/format';
@@ -33,22 +25,21 @@ import { NewPasswordFields, passwordProblem } from './set-password';
 import { TableScroll } from '../components/table-scroll';
 
 function Members() {
-  const api = useApi();
+  const api = useEndpoints();
   const invalidate = useInvalidate();
   const members = useMembers();
   const me = useSession().data?.member;
   const [email, setEmail] = useState('');
   const [removing, setRemoving] = useState<Member | null>(null);
   const invite = useMutation({
-    mutationFn: (body: InviteBody) => api.request<Invitation>('/members', { method: 'POST', body }),
+    mutationFn: api.invite,
     onSuccess: () => {
       setEmail('');
       return invalidate(keys.members);
     },
   });
   const remove = useMutation({
-    mutationFn: (member: Member) =>
-      api.request<void>(`/members/${encodeURIComponent(member.id)}`, { method: 'DELETE' }),
+    mutationFn: (member: Member) => api.removeMember(member.id),
     onSuccess: async () => {
       setRemoving(null);
       await invalidate(keys.members);
@@ -160,16 +151,16 @@ function Members() {
 }
 
 function WebhookSecretSection({ settings }: { settings: Settings }) {
-  const api = useApi();
+  const api = useEndpoints();
   const invalidate = useInvalidate();
   const [confirming, setConfirming] = useState(false);
   const [secret, setSecret] = useState<string | null>(null);
   const reveal = useMutation({
-    mutationFn: () => api.request<WebhookSecret>('/settings/webhook-secret/reveal', { method: 'POST' }),
+    mutationFn: api.revealWebhookSecret,
     onSuccess: (value) => setSecret(value.webhook_secret),
   });
   const rotate = useMutation({
-    mutationFn: () => api.request<WebhookSecret>('/settings/webhook-secret/rotate', { method: 'POST' }),
+    mutationFn: api.rotateWebhookSecret,
     onSuccess: async (value) => {
       setSecret(value.webhook_secret);
       setConfirming(false);
@@ -232,12 +223,12 @@ function WebhookSecretSection({ settings }: { settings: Settings }) {
 }
 
 function NotificationSection({ settings }: { settings: Settings }) {
-  const api = useApi();
+  const api = useEndpoints();
   const invalidate = useInvalidate();
   const [email, setEmail] = useState(settings.notification_email);
   useEffect(() => setEmail(settings.notification_email), [settings.notification_email]);
   const save = useMutation({
-    mutationFn: (body: SettingsBody) => api.request<Settings>('/settings', { method: 'PUT', body }),
+    mutationFn: api.saveSettings,
     onSuccess: () => invalidate(keys.settings, keys.session),
   });
   const submit = (event: FormEvent) => {
@@ -284,14 +275,13 @@ function NotificationSection({ settings }: { settings: Settings }) {
 }
 
 function PasswordSection() {
-  const api = useApi();
+  const api = useEndpoints();
   const [current, setCurrent] = useState('');
   const [password, setPassword] = useState('');
   const [repeat, setRepeat] = useState('');
   const [problem, setProblem] = useState<string | null>(null);
   const change = useMutation({
-    mutationFn: (body: ChangePasswordBody) =>
-      api.request<void>('/account/password', { method: 'POST', body }),
+    mutationFn: api.changePassword,
     onSuccess: () => {
       setCurrent('');
       setPassword('');

@@ -8,9 +8,8 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { Link, Redirect, useSearch } from 'wouter';
-import type { SessionView, SignInBody } from '../api/contract';
 import { startSession, useSession } from '../api/queries';
-import { useApi } from '../api/services';
+import { useEndpoints } from '../api/endpoints';
 import { ErrorMessage } from '../components/status';
 import { AuthFrame } from './auth-frame';
 
@@ -21,14 +20,14 @@ export function safeNext(search: string): string {
 }
 
 export function SignInPage() {
-  const api = useApi();
+  const api = useEndpoints();
   const client = useQueryClient();
   const session = useSession();
   const search = useSearch();
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   const signIn = useMutation({
-    mutationFn: (body: SignInBody) => api.request<SessionView>('/session', { method: 'POST', body }),
+    mutationFn: api.signIn,
     onSuccess: (view) => startSession(client, view),
   });
 

@@ -13,8 +13,9 @@
 import { useMutation } from '@tanstack/react-query';
 import { useEffect, useRef, useState, type DragEvent, type FormEvent } from 'react';
 import { useLocation } from 'wouter';
-import type { JobItem, Usage } from '../api/contract';
+import type { Usage } from '../api/contract';
 import { keys, useInvalidate, useOverview } from '../api/queries';
+import { useEndpoints } from '../api/endpoints';
 import { useServices } from '../api/services';
 import {
   MAX_ADDRESSES,
@@ -161,7 +162,8 @@ type Stage =
   | { step: 'failed'; message: string };
 
 export function UploadList() {
-  const { api, listParser } = useServices();
+  const { listParser } = useServices();
+  const api = useEndpoints();
   const invalidate = useInvalidate();
   const [, navigate] = useLocation();
   const usage = useOverview().data?.usage;
@@ -242,17 +244,10 @@ export function UploadList() {
           `the list is ${formatNumber(Math.ceil(body.size / MiB))} MiB as CSV; at most 150 MiB is accepted`,
         );
       }
-      return api.request<JobItem>('/lists', {
-        method: 'POST',
-        query: {
-          name: name.trim(),
-          email_column: analysis.choice.column,
-          header: analysis.choice.header,
-          mode,
-        },
+      return api.uploadList(
+        { name: name.trim(), email_column: analysis.choice.column, header: analysis.choice.header, mode },
         body,
-        contentType: 'text/csv',
-      });
+      );
     },
     onSuccess: (job) => {
       // Not awaited: the job's page need not wait for the lists and the overview to be fetched

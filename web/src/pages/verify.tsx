@@ -10,9 +10,9 @@
  */
 import { useMutation } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
-import type { Check, Checks, VerificationResult, VerifyBody } from '../api/contract';
+import type { Check, Checks, VerificationResult } from '../api/contract';
 import { keys, useInvalidate } from '../api/queries';
-import { useApi } from '../api/services';
+import { useEndpoints } from '../api/endpoints';
 import { formatDateTime, formatNumber } from '../components/format';
 import { PageTitle } from '../components/shell';
 import { ErrorMessage } from '../components/status';
@@ -272,11 +272,11 @@ function Result({ result, onVerify }: { result: VerificationResult; onVerify: (e
 }
 
 export function VerifyPage() {
-  const api = useApi();
+  const api = useEndpoints();
   const invalidate = useInvalidate();
   const [email, setEmail] = useState('');
   const verify = useMutation({
-    mutationFn: (body: VerifyBody) => api.request<VerificationResult>('/verify', { method: 'POST', body }),
+    mutationFn: api.verify,
     onSettled: () => invalidate(keys.overview),
   });
   const run = (address: string) => {

@@ -38,7 +38,7 @@ export const nextRequestId = () => `req_${(++requests).toString(16).padStart(32,
 
 /** The envelope of a failed call, as the server writes it. */
 export function failure(status: number, code: string, message: string): Reply {
-  return { status, body: { error: { code, message } } };
+  return { status, body: { error: code, message } };
 }
 
 export const ok = (body: unknown, status = 200): Reply => ({ status, body });
@@ -134,7 +134,7 @@ export class FakeServer {
       });
     }
     return new Response(
-      JSON.stringify({ error: { code: 'not_found', message: 'no such route' }, request_id: requestId }),
+      JSON.stringify({ error: 'not_found', message: 'no such route', request_id: requestId }),
       { status: 404, headers: { 'content-type': 'application/json', 'x-request-id': requestId } },
     );
   };

@@ -21,8 +21,8 @@ import { HOUR, SECOND } from '../clock.js';
 import type { BatchEngine } from '../engine/batch/types.js';
 import type { EngineCoordination, SharedCache, SlotLease } from '../engine/coordination.js';
 import type { VerificationResult, Verifier } from '../engine/types.js';
-import type { ResultCache } from '../services/result-cache.js';
-import { testModeResult } from '../services/test-mode.js';
+import type { ResultCache } from './result-cache.js';
+import { testModeResult } from './test-mode.js';
 import { addressKey, type ResultRow } from '../store/chunk-codec.js';
 import type { JobMode } from '../store/schema/jobs.schema.js';
 

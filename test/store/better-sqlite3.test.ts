@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Sqlite, sqliteDriverPackage } from '../../src/store/dialect/sqlite-driver.js';
+import { Sqlite, sqliteDriverPackage } from '../../src/store/dialect/better-sqlite3.js';
 
 describe('the SQLite driver build', () => {
   it('is better-sqlite3 13 from Node 22 on and 12 on Node 20', () => {

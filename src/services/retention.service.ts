@@ -1,0 +1,39 @@
+/**
+ * The retention sweep: deletes the chunks (addresses and results) of jobs whose retention has
+ * passed and keeps the job row, so the results endpoint answers 410 rather than 404; and
+ * deletes expired idempotency keys. Idempotent; safe to run from several processes.
+ */
+import type { Clock } from '../clock.js';
+import { deleteJobChunks } from '../store/chunk.store.js';
+import type { Executor } from '../store/executor.js';
+import { deleteExpiredIdempotencyKeys } from '../store/idempotency.store.js';
+import { findExpiredJobIds, markResultsDeleted } from '../store/job.store.js';
+
+export interface SweepReport {
+  jobs: number;
+  chunks: number;
+  idempotencyKeys: number;
+}
+
+/** Jobs handled per transaction: keeps each write short so the API is never blocked long. */
+const JOBS_PER_PASS = 20;
+
+/** One full sweep of what has expired by `clock.now()`. */
+export async function sweepExpired(deps: { db: Executor; clock: Clock }): Promise<SweepReport> {
+  const { db, clock } = deps;
+  const now = clock.now().toISOString();
+  const report: SweepReport = { jobs: 0, chunks: 0, idempotencyKeys: 0 };
+  for (;;) {
+    const ids = await findExpiredJobIds(db, now, JOBS_PER_PASS);
+    if (ids.length === 0) break;
+    await db.transaction().execute(async (trx) => {
+      for (const id of ids) {
+        report.chunks += await deleteJobChunks(trx, id);
+        await markResultsDeleted(trx, id, now);
+      }
+    });
+    report.jobs += ids.length;
+  }
+  report.idempotencyKeys = await deleteExpiredIdempotencyKeys(db, now);
+  return report;
+}

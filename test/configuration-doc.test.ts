@@ -1,0 +1,97 @@
+/**
+ * One table of settings (SETTINGS in src/config.ts): the commands' flags and docs/configuration.md
+ * are made from it, so every documented flag is accepted and every accepted flag documented.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { Option } from 'commander';
+import { describe, expect, it } from 'vitest';
+import { buildProgram } from '../src/cli/program.js';
+import { SETTINGS, type Setting } from '../src/config.js';
+import { commandsOf, configurationDocument } from '../scripts/configuration-document.js';
+
+const ROOT = new URL('../', import.meta.url);
+const read = (path: string): string => readFileSync(new URL(path, ROOT), 'utf8');
+
+/** Flags the docs name that belong to other programs, not to `mailverdict`. */
+const NOT_OURS: Record<string, string> = {
+  '--import': 'node',
+  '--cpu-prof': 'node',
+  '--max-old-space-size': 'node',
+  '--max-warnings': 'eslint',
+  '--runs': 'npm run fuzz',
+  '--duration': 'npm run soak',
+  '--only': 'npm run bench:scale',
+  '--mta': 'bench/batch-probe.bench.ts',
+  '--server-root': 'bench/api.bench.ts',
+};
+
+/** Every long flag some command of the program accepts, with commander's own. */
+function acceptedFlags(): Set<string> {
+  const flags = new Set(['--help', '--version']);
+  for (const { command } of commandsOf(buildProgram()))
+    for (const option of command.options) if (option.long) flags.add(option.long);
+  return flags;
+}
+
+function documentedFlags(): Map<string, string> {
+  const files = [
+    'README.md',
+    ...readdirSync(new URL('docs/', ROOT))
+      .filter((f) => f.endsWith('.md'))
+      .map((f) => `docs/${f}`),
+  ];
+  const found = new Map<string, string>();
+  for (const file of files)
+    for (const [flag] of read(file).matchAll(/(?<![\w-])--[a-z][a-z0-9-]*/g))
+      if (!found.has(flag)) found.set(flag, file);
+  return found;
+}
+
+describe('the table of settings', () => {
+  it('docs/configuration.md is the document the code generates (run `npm run docs:config` when this fails)', () => {
+    expect(read('docs/configuration.md')).toBe(configurationDocument(buildProgram()));
+  });
+
+  it('accepts every flag that README.md and docs/ name', () => {
+    const accepted = acceptedFlags();
+    const unknown = [...documentedFlags()]
+      .filter(([flag]) => !accepted.has(flag) && !(flag in NOT_OURS))
+      .map(([flag, file]) => `${flag} (${file})`);
+    expect(unknown).toEqual([]);
+  });
+
+  it('documents every accepted flag in docs/configuration.md', () => {
+    const doc = read('docs/configuration.md');
+    const missing = [...acceptedFlags()]
+      .filter((flag) => !['--help', '--version'].includes(flag))
+      .filter((flag) => !new RegExp(`\`${flag}[\\s\`]`).test(doc));
+    expect(missing).toEqual([]);
+  });
+
+  it('names each setting by the attribute commander gives its flag', () => {
+    for (const [key, s] of Object.entries(SETTINGS) as [string, Setting<unknown>][])
+      expect(new Option(s.flag).attributeName(), s.flag).toBe(key);
+  });
+
+  it('gives each command exactly the settings whose row names it, and no other option a setting’s name', () => {
+    for (const { path, command } of commandsOf(buildProgram())) {
+      // A group (`members`) only holds its sub-commands, which take its settings.
+      if (command.commands.length > 0) continue;
+      const expected = (Object.values(SETTINGS) as Setting<unknown>[])
+        .filter((s) => s.commands.some((name) => name === path || path.startsWith(`${name} `)))
+        .map((s) => s.flag);
+      const settings = command.options.filter((o) => Object.hasOwn(SETTINGS, o.attributeName()));
+      expect(
+        settings.map((o) => o.flags),
+        path,
+      ).toEqual(expected);
+    }
+  });
+
+  it('lets `serve` take --trust-proxy and --auth-failure-rate-limit', () => {
+    const serve = buildProgram().commands.find((c) => c.name() === 'serve')!;
+    const longs = serve.options.map((o) => o.long);
+    expect(longs).toContain('--trust-proxy');
+    expect(longs).toContain('--auth-failure-rate-limit');
+  });
+});

@@ -1,0 +1,97 @@
+/**
+ * Every path of the dashboard API (docs/dashboard.md) and what it answers, in one place: the
+ * queries (queries.ts) and the pages' mutations call these functions and never spell a path.
+ * The shapes are the contract's (src/dashboard/contract.ts), so a change there fails the web
+ * typecheck here instead of in a page.
+ */
+import { useMemo } from 'react';
+import type { ApiClient } from './client';
+import type {
+  ChangePasswordBody,
+  CreatedKey,
+  CreateKeyBody,
+  DownloadQuery,
+  ForgotPasswordBody,
+  Invitation,
+  InvitationPreview,
+  InviteBody,
+  JobDetail,
+  JobItem,
+  JobList,
+  KeyItem,
+  KeyList,
+  MemberList,
+  Overview,
+  SessionView,
+  SetPasswordBody,
+  Settings,
+  SettingsBody,
+  SignInBody,
+  UploadQuery,
+  VerificationResult,
+  VerifyBody,
+  WebhookSecret,
+} from './contract';
+import { useApi } from './services';
+
+const segment = encodeURIComponent;
+
+export function endpoints(api: ApiClient) {
+  return {
+    // ---- session and passwords
+    session: () => api.request<SessionView>('/session'),
+    signIn: (body: SignInBody) => api.request<SessionView>('/session', { method: 'POST', body }),
+    signOut: () => api.request<void>('/session', { method: 'DELETE' }),
+    invitation: (token: string) => api.request<InvitationPreview>(`/invitations/${segment(token)}`),
+    acceptInvitation: (body: SetPasswordBody) =>
+      api.request<SessionView>('/invitations/accept', { method: 'POST', body }),
+    requestPasswordReset: (body: ForgotPasswordBody) =>
+      api.request<void>('/password-resets', { method: 'POST', body }),
+    acceptPasswordReset: (body: SetPasswordBody) =>
+      api.request<SessionView>('/password-resets/accept', { method: 'POST', body }),
+    changePassword: (body: ChangePasswordBody) =>
+      api.request<void>('/account/password', { method: 'POST', body }),
+
+    // ---- overview and verify
+    overview: () => api.request<Overview>('/overview'),
+    verify: (body: VerifyBody) => api.request<VerificationResult>('/verify', { method: 'POST', body }),
+
+    // ---- keys
+    keys: () => api.request<KeyList>('/keys'),
+    createKey: (body: CreateKeyBody) => api.request<CreatedKey>('/keys', { method: 'POST', body }),
+    revokeKey: (keyId: string) => api.request<KeyItem>(`/keys/${segment(keyId)}/revoke`, { method: 'POST' }),
+    rotateKey: (keyId: string) =>
+      api.request<CreatedKey>(`/keys/${segment(keyId)}/rotate`, { method: 'POST' }),
+
+    // ---- lists (batch jobs)
+    jobs: (cursor: string | null) =>
+      api.request<JobList>('/jobs', { query: { cursor: cursor ?? undefined } }),
+    job: (jobId: string) => api.request<JobDetail>(`/jobs/${segment(jobId)}`),
+    cancelJob: (jobId: string) => api.request<JobItem>(`/jobs/${segment(jobId)}/cancel`, { method: 'POST' }),
+    /** A link the browser follows itself (the CSV download). */
+    downloadUrl: (jobId: string, query: DownloadQuery) => api.url(`/jobs/${segment(jobId)}/download`, query),
+    /** The list as CSV text; the query says how to read it. */
+    uploadList: (query: UploadQuery, csv: Blob) =>
+      api.request<JobItem>('/lists', { method: 'POST', query, body: csv, contentType: 'text/csv' }),
+
+    // ---- settings
+    members: () => api.request<MemberList>('/members'),
+    invite: (body: InviteBody) => api.request<Invitation>('/members', { method: 'POST', body }),
+    removeMember: (memberId: string) =>
+      api.request<void>(`/members/${segment(memberId)}`, { method: 'DELETE' }),
+    settings: () => api.request<Settings>('/settings'),
+    saveSettings: (body: SettingsBody) => api.request<Settings>('/settings', { method: 'PUT', body }),
+    revealWebhookSecret: () =>
+      api.request<WebhookSecret>('/settings/webhook-secret/reveal', { method: 'POST' }),
+    rotateWebhookSecret: () =>
+      api.request<WebhookSecret>('/settings/webhook-secret/rotate', { method: 'POST' }),
+  };
+}
+
+export type Endpoints = ReturnType<typeof endpoints>;
+
+/** The endpoints over the app's API client. */
+export function useEndpoints(): Endpoints {
+  const api = useApi();
+  return useMemo(() => endpoints(api), [api]);
+}
