@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import react from '@vitejs/plugin-react';
 import { defineConfig } from 'vitest/config';
 
-// Names this run's PostgreSQL schemas (test/store/store-harness.ts), dropped by the global teardown.
+// Names this run's PostgreSQL schemas (test/kit/store-harness.ts), dropped by the global teardown.
 process.env.MAILVERDICT_TEST_RUN_ID ??= randomBytes(4).toString('hex');
 
 export default defineConfig({

@@ -13,53 +13,40 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { systemClock } from '../src/clock.js';
 import { createAccount } from '../src/services/accounts.service.js';
 import { createKey } from '../src/services/keys.service.js';
+import { cleanEnv, ROOT, spawnServe } from '../test/kit/cli.js';
 import { openDatabase } from '../src/store/db.js';
 import { migrateToLatest } from '../src/store/migrate.js';
+import { cpuMicros } from './kit/scale.js';
 
 const { values } = parseArgs({
   options: { duration: { type: 'string', default: '30' }, connections: { type: 'string', default: '50' } },
 });
 const DURATION = Number(values.duration);
 const CONNECTIONS = Number(values.connections);
-const ROOT = fileURLToPath(new URL('../', import.meta.url));
 
-async function startChild(args: string[]): Promise<{ child: ChildProcess; firstLine: string }> {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('MAILVERDICT_')) env[k] = v;
-  const child = spawn(process.execPath, ['--import', 'tsx', ...args], {
+/** The ceiling server (bench/ceiling-server.ts): it prints its URL on its first line. */
+async function startCeiling(): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/ceiling-server.ts'], {
     cwd: ROOT,
-    env: { ...env, MAILVERDICT_EMBEDDED_WORKERS: 'false' },
+    env: cleanEnv(),
     stdio: ['ignore', 'pipe', 'ignore'],
   });
   const [firstLine] = (await once(createInterface({ input: child.stdout }), 'line')) as [string];
-  return { child, firstLine };
+  return { child, url: firstLine.trim() };
 }
 
 async function stop(child: ChildProcess): Promise<void> {
   child.kill('SIGTERM');
   await once(child, 'exit');
-}
-
-/** CPU time (user + system) a process has used, in microseconds; null where /proc is missing. */
-function cpuMicros(pid: number | undefined): number | null {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-    const ticks = Number(fields[11]) + Number(fields[12]);
-    // Linux reports 100 clock ticks per second to user space.
-    return Number.isFinite(ticks) ? ticks * 10_000 : null;
-  } catch {
-    return null;
-  }
 }
 
 interface Figures {
@@ -107,19 +94,13 @@ async function main(): Promise<void> {
   const { key: testKey } = await createKey(db, systemClock, { accountId: account.id, kind: 'test' });
   await db.destroy();
 
-  const api = await startChild([
-    'src/cli/main.ts',
-    'serve',
-    '--port',
-    '0',
-    '--data-dir',
-    dataDir,
-    '--json',
-    '--no-bootstrap',
-  ]);
-  const apiUrl = (JSON.parse(api.firstLine) as { url: string }).url;
-  const ceiling = await startChild(['bench/ceiling-server.ts']);
-  const ceilingUrl = ceiling.firstLine.trim();
+  const api = await spawnServe(['--port', '0', '--data-dir', dataDir, '--no-bootstrap'], {
+    env: cleanEnv({ MAILVERDICT_EMBEDDED_WORKERS: 'false' }),
+    stderr: 'ignore',
+  });
+  const apiUrl = api.url;
+  const ceiling = await startCeiling();
+  const ceilingUrl = ceiling.url;
   const auth = { authorization: `Bearer ${testKey}` };
   try {
     // Warm-up: JIT, the engine's lists, SQLite's page cache.

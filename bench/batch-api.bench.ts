@@ -9,16 +9,16 @@
  *
  *   npm run bench:batch          (or: node --import tsx bench/batch-api.bench.ts)
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, totalmem, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { spawnCli, spawnServe } from '../test/kit/cli.js';
 
-const ROOT = join(import.meta.dirname, '..');
 const SIZES = [50_000, 500_000] as const;
 const dataDir = mkdtempSync(join(tmpdir(), 'mailverdict-bench-batch-'));
+// Its own environment passes on to serve and worker: bench/scale-batch.ts runs it on PostgreSQL that way.
 const env = {
   ...process.env,
   MAILVERDICT_LOG_LEVEL: 'warn',
@@ -28,16 +28,8 @@ const env = {
   MAILVERDICT_PLANS: JSON.stringify({ free: { rate_limit_per_second: 1000, monthly_quota: 10_000_000 } }),
 };
 
-function spawnCli(args: string[]): ChildProcess {
-  return spawn(
-    process.execPath,
-    ['--import', 'tsx', 'src/cli/main.ts', ...args, '--data-dir', dataDir, '--json'],
-    {
-      cwd: ROOT,
-      env,
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
-  );
+function spawnWorker(): ChildProcess {
+  return spawnCli(['worker', '--data-dir', dataDir, '--json'], env, { stderr: 'inherit' });
 }
 
 interface Server {
@@ -48,20 +40,9 @@ interface Server {
 }
 
 async function startServe(): Promise<Server> {
-  const child = spawnCli(['serve', '--port', '0']);
-  return new Promise((resolve, reject) => {
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      const e = JSON.parse(line) as { event: string; url: string; keys_file?: string };
-      // stdout is a pipe: serve leaves the bootstrap keys in an owner-only file.
-      const keys =
-        e.keys_file === undefined
-          ? {}
-          : (JSON.parse(readFileSync(e.keys_file, 'utf8')) as { test_key?: string; live_key?: string });
-      if (e.event === 'listening')
-        resolve({ child, url: e.url, testKey: keys.test_key, liveKey: keys.live_key });
-    });
-    child.once('exit', (code) => reject(new Error(`serve exited with ${code}`)));
-  });
+  // stdout is a pipe: serve leaves the bootstrap keys in an owner-only file.
+  const serve = await spawnServe(['--port', '0', '--data-dir', dataDir], { env, stderr: 'inherit' });
+  return { child: serve.child, url: serve.url, testKey: serve.keys?.test_key, liveKey: serve.keys?.live_key };
 }
 
 async function stop(child: ChildProcess): Promise<void> {
@@ -184,7 +165,7 @@ async function main(): Promise<void> {
     await stop(server.child);
   }
 
-  const worker = spawnCli(['worker']);
+  const worker = spawnWorker();
   const poller = await startServe();
   const t0 = performance.now();
   for (const n of SIZES) await waitCompleted(poller, key, jobs.get(n)!);

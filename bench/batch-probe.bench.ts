@@ -170,7 +170,7 @@ async function main(): Promise<void> {
           `${cpus.length} × ${cpus[0]?.model.trim() ?? 'CPU'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB; the machine ` +
           `was shared with other work (load average ${loadBefore} before the run, ${os.loadavg()[0]!.toFixed(1)} after), so figures are a floor.`,
         '',
-        `Fake MTAs (hand-written \`net\` responder with PIPELINING, \`bench/fake-mta-pipelining.ts\`) and the fake ` +
+        `Fake MTAs (the PIPELINING responder of \`test/kit/pipelining-mta.ts\`, on the kit's raw SMTP server) and the fake ` +
           `DNS server run in a child process; ${args.latency} ms is added to every SMTP reply and every DNS answer. ` +
           `${emails.length.toLocaleString('en')} addresses over ${args.domains.toLocaleString('en')} domains, ` +
           `the domains spread over ${args.hosts} MX hosts (127.0.1.x); 10% unknown mailboxes, 5% catch-all domains; ` +

@@ -17,14 +17,12 @@
  *   --redis-url <url>   run the server with --redis-url (the cache then lives in Redis)
  *   --max-seconds 120   stop measuring after this long, whatever the counts
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import pino from 'pino';
 import { systemClock } from '../src/clock.js';
@@ -33,6 +31,7 @@ import { createAccount } from '../src/services/accounts.service.js';
 import { createKey } from '../src/services/keys.service.js';
 import { openDatabase } from '../src/store/db.js';
 import { migrateToLatest } from '../src/store/migrate.js';
+import { cleanEnv, spawnServe } from '../test/kit/cli.js';
 import { startDnsServer } from '../test/kit/dns-server.js';
 import { startSmtpServers } from '../test/kit/smtp-servers.js';
 
@@ -51,20 +50,15 @@ const MTA_DELAY_MS = Number(values['mta-delay-ms']);
 const REDIS_URL = values['redis-url'];
 const MAX_MS = Number(values['max-seconds']) * 1000;
 const ROUNDS = 20;
-const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const ADDRESS = 'anna@bench.test';
 const REDIS_PREFIX = `mvbench:${process.pid}:`;
 
 async function startServer(args: string[]): Promise<{ child: ChildProcess; url: string }> {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('MAILVERDICT_')) env[k] = v;
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', ...args], {
-    cwd: ROOT,
-    env: { ...env, MAILVERDICT_EMBEDDED_WORKERS: 'false' },
-    stdio: ['ignore', 'pipe', 'ignore'],
+  const serve = await spawnServe(args, {
+    env: cleanEnv({ MAILVERDICT_EMBEDDED_WORKERS: 'false' }),
+    stderr: 'ignore',
   });
-  const [firstLine] = (await once(createInterface({ input: child.stdout }), 'line')) as [string];
-  return { child, url: (JSON.parse(firstLine) as { url: string }).url };
+  return { child: serve.child, url: serve.url };
 }
 
 function percentile(sorted: readonly number[], p: number): number {
@@ -129,7 +123,6 @@ async function main(): Promise<void> {
     '0',
     '--data-dir',
     dataDir,
-    '--json',
     '--no-bootstrap',
     '--dns-server',
     dns.address,

@@ -1,6 +1,6 @@
 /**
  * `npm run bench:dashboard`: a list at the batch limit through the dashboard's Lists page in
- * Debian's Chromium, against a real `serve` (test/e2e/kit.ts). Prints how long the page takes to
+ * Debian's Chromium, against a real `serve` (test/kit/e2e.ts). Prints how long the page takes to
  * read and preview 500,000 rows, the longest main-thread task meanwhile (the page must not freeze:
  * the file is read in a Web Worker), and how long the upload takes until the job page shows.
  * Needs `npm run build` and /usr/bin/chromium.
@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
-import { CHROMIUM, TEST_DOMAIN, acceptInvitation, newContext, signIn, startE2e } from '../test/e2e/kit.js';
+import { CHROMIUM, TEST_DOMAIN, acceptInvitation, newContext, signIn, startE2e } from '../test/kit/e2e.js';
 
 const rowsFlag = process.argv.indexOf('--rows');
 const ROWS = rowsFlag === -1 ? 500_000 : Number(process.argv[rowsFlag + 1]);

@@ -1,8 +1,9 @@
 /**
- * A minimal SMTP responder for the engine benchmark, run as a child process (forked with IPC) so
- * that its CPU time is not the engine's. It speaks just enough SMTP for a probe: banner, EHLO
- * (multi-line), HELO, MAIL, RCPT, RSET, NOOP, QUIT. RCPT accepts local parts starting with
- * "user" and rejects every other one with 550 5.1.1.
+ * A minimal SMTP responder for the engine benchmark, a handler of the kit's raw SMTP server
+ * (test/kit/smtp-core.ts), run as a child process (forked with IPC) so that its CPU time is not
+ * the engine's. It speaks just enough SMTP for a probe: banner, EHLO (multi-line), HELO, MAIL,
+ * RCPT, RSET, NOOP, QUIT. RCPT accepts local parts starting with "user" and rejects every other
+ * one with 550 5.1.1.
  *
  *   --host 127.0.0.1    address to listen on (loopback only)
  *   --latency-ms 20     delay before every reply, the banner included
@@ -12,8 +13,8 @@
  * Messages: sends {type:'ready', port} once listening; answers {type:'stats'} with the number of
  * sessions and of replies per command; exits when its parent goes away.
  */
-import net from 'node:net';
 import { parseArgs } from 'node:util';
+import { startSmtpCore } from '../test/kit/smtp-core.js';
 
 const { values } = parseArgs({
   options: {
@@ -67,55 +68,36 @@ function replyTo(line: string): { text: string; close: boolean; kind: string } {
   }
 }
 
-const server = net.createServer((socket) => {
-  sessions += 1;
-  socket.setNoDelay(true);
-  socket.on('error', () => socket.destroy());
-
-  // Equal delays keep replies in command order: timers of one duration fire in creation order.
-  const send = (text: string, close: boolean): void => {
-    const write = (): void => {
-      if (socket.destroyed) return;
-      if (close) socket.end(text);
-      else socket.write(text);
+const core = await startSmtpCore({
+  hosts: [host],
+  connection(conn) {
+    sessions += 1;
+    // Equal delays keep replies in command order: timers of one duration fire in creation order.
+    count('banner');
+    conn.send('220 fake-mta.bench.test ESMTP ready\r\n', latencyMs);
+    return {
+      lines(lines) {
+        // Replies to a pipelined group go out in one write, as real MTAs flush them (RFC 2920 §3.1).
+        let out = '';
+        let close = false;
+        for (const line of lines) {
+          const reply = replyTo(line);
+          count(reply.kind);
+          out += reply.text;
+          close = reply.close;
+          if (close) break;
+        }
+        if (close) conn.stopReading();
+        if (out !== '') conn.send(out, latencyMs, close);
+      },
     };
-    if (latencyMs > 0) setTimeout(write, latencyMs);
-    else write();
-  };
-
-  count('banner');
-  send('220 fake-mta.bench.test ESMTP ready\r\n', false);
-
-  let buffered = '';
-  socket.setEncoding('latin1');
-  socket.on('data', (chunk: string) => {
-    buffered += chunk;
-    // Replies to a pipelined group go out in one write, as real MTAs flush them (RFC 2920 §3.1).
-    let out = '';
-    let close = false;
-    let end: number;
-    while (!close && (end = buffered.indexOf('\r\n')) >= 0) {
-      const line = buffered.slice(0, end);
-      buffered = buffered.slice(end + 2);
-      const reply = replyTo(line);
-      count(reply.kind);
-      out += reply.text;
-      close = reply.close;
-    }
-    if (out !== '') send(out, close);
-  });
+  },
 });
-
-server.listen(0, host, () => {
-  const address = server.address();
-  const port = typeof address === 'object' && address !== null ? address.port : 0;
-  process.send?.({ type: 'ready', port });
-});
+process.send?.({ type: 'ready', port: core.port });
 
 process.on('message', (message: { type?: string }) => {
   if (message.type === 'stats') process.send?.({ type: 'stats', sessions, replies });
 });
 process.on('disconnect', () => {
-  server.close();
-  process.exit(0);
+  void core.close().then(() => process.exit(0));
 });

@@ -1,11 +1,11 @@
 /**
- * `npm run fuzz -- --runs 100000 [--seed N]`: the API fuzzer of test/fuzz/api-fuzz.ts at length.
+ * `npm run fuzz -- --runs 100000 [--seed N]`: the API fuzzer of test/kit/api-fuzz.ts at length.
  * Prints runs, failures (with the shrunk counterexample), seconds and the statuses seen.
  */
 import { parseArgs } from 'node:util';
 import fc from 'fast-check';
-import { createHarness } from '../test/api/harness.js';
-import { checkOne, fuzzRequest } from '../test/fuzz/api-fuzz.js';
+import { createHarness } from '../test/kit/api-harness.js';
+import { checkOne, fuzzRequest } from '../test/kit/api-fuzz.js';
 
 const { values } = parseArgs({
   options: { runs: { type: 'string', default: '10000' }, seed: { type: 'string' } },

@@ -13,14 +13,14 @@
  * `--server-root DIR` runs the server of another checkout (its dist/), to measure a before/after
  * ratio in the same run conditions.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { request as httpRequest, Agent } from 'node:http';
 import { connect } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
+import { spawnServe } from '../test/kit/cli.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -43,34 +43,23 @@ interface Server {
 
 async function startServer(): Promise<Server> {
   const dir = mkdtempSync(join(tmpdir(), 'mailverdict-isolation-'));
-  const child = spawn(
-    process.execPath,
-    [join(ROOT, 'dist/cli/main.js'), 'serve', '--port', '0', '--data-dir', dir, '--json'],
-    {
-      cwd: ROOT,
-      env: {
-        ...process.env,
-        MAILVERDICT_EMBEDDED_WORKERS: 'false',
-        MAILVERDICT_LOG_LEVEL: 'warn',
-        MAILVERDICT_AUTH_FAILURE_RATE_LIMIT: '0',
-        MAILVERDICT_PLANS: JSON.stringify({
-          free: { rate_limit_per_second: 1_000_000, monthly_quota: 10_000_000 },
-        }),
-      },
-      stdio: ['ignore', 'pipe', 'inherit'],
+  const serve = await spawnServe(['--port', '0', '--data-dir', dir], {
+    built: true,
+    root: ROOT,
+    env: {
+      ...process.env,
+      MAILVERDICT_EMBEDDED_WORKERS: 'false',
+      MAILVERDICT_LOG_LEVEL: 'warn',
+      MAILVERDICT_AUTH_FAILURE_RATE_LIMIT: '0',
+      MAILVERDICT_PLANS: JSON.stringify({
+        free: { rate_limit_per_second: 1_000_000, monthly_quota: 10_000_000 },
+      }),
     },
-  );
-  const line = await new Promise<string>((res, rej) => {
-    createInterface({ input: child.stdout }).once('line', res);
-    child.once('exit', (code) => rej(new Error(`serve exited with ${code}`)));
+    stderr: 'inherit',
   });
-  const event = JSON.parse(line) as { url: string; keys_file?: string; test_key?: string };
   // Today's serve writes the keys to a file when stdout is a pipe; older ones printed them.
-  const testKey =
-    event.keys_file !== undefined
-      ? (JSON.parse(readFileSync(event.keys_file, 'utf8')) as { test_key: string }).test_key
-      : event.test_key!;
-  return { child, url: new URL(event.url), testKey, dir };
+  const testKey = serve.keys?.test_key ?? (serve.first.test_key as string);
+  return { child: serve.child, url: new URL(serve.url), testKey, dir };
 }
 
 async function stopServer(s: Server): Promise<void> {

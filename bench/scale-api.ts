@@ -25,7 +25,7 @@ import {
   startCli,
   stopChild,
   type CliProcess,
-} from './scale-kit.js';
+} from './kit/scale.js';
 
 export interface ApiOptions {
   /** Seconds per autocannon run. */

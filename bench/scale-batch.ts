@@ -8,7 +8,7 @@
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import pg from 'pg';
-import { REDIS_URL, ROOT, childEnv, createBenchSchema, redisPrefix } from './scale-kit.js';
+import { REDIS_URL, ROOT, childEnv, createBenchSchema, redisPrefix } from './kit/scale.js';
 
 /** The longest the SQLite bench took here was under a minute; give PostgreSQL ten. */
 const TIMEOUT_MS = 10 * 60_000;

@@ -24,7 +24,7 @@ import { openDatabase } from '../src/store/db.js';
 import { migrateToLatest } from '../src/store/migrate.js';
 import type { Database } from '../src/store/schema.js';
 import type { ChunkRow } from '../src/store/schema/jobs.schema.js';
-import { createBenchSchema, fmt, quantile } from './scale-kit.js';
+import { createBenchSchema, fmt, quantile } from './kit/scale.js';
 
 export interface ClaimOptions {
   /** Queue depths measured, each a job of that many pending chunks. */

@@ -18,7 +18,7 @@ import { insertAccount } from '../src/store/account.store.js';
 import { insertJob } from '../src/store/job.store.js';
 import { migrateToLatest } from '../src/store/migrate.js';
 import type { Database } from '../src/store/schema.js';
-import { createBenchSchema } from './scale-kit.js';
+import { createBenchSchema } from './kit/scale.js';
 
 export const WAKEUP_DEFAULTS = { samples: 200 };
 

@@ -8,11 +8,9 @@
  * their per-host slots through Redis. Each worker count gets a fresh job and a fresh Redis
  * prefix for the workers, so no run inherits the catch-all or DNS answers of the one before.
  */
-import { fork } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { systemClock } from '../src/clock.js';
 import { createAccount } from '../src/services/accounts.service.js';
@@ -20,6 +18,7 @@ import { createKey } from '../src/services/keys.service.js';
 import { openDatabase } from '../src/store/db.js';
 import { migrateToLatest } from '../src/store/migrate.js';
 import type { BenchWorld, FakeMtaStats } from './fake-mta-pipelining.js';
+import { startBenchChild, type BenchChild } from './kit/bench-child.js';
 import {
   REDIS_URL,
   childEnv,
@@ -31,7 +30,7 @@ import {
   stopChild,
   waitFor,
   type CliProcess,
-} from './scale-kit.js';
+} from './kit/scale.js';
 
 export interface WorkerOptions {
   addresses: number;
@@ -88,41 +87,10 @@ function buildWorld(o: WorkerOptions): { world: BenchWorld; emails: string[] } {
   return { world: { hosts, latencyMs: o.latencyMs, domains, catchAllDomains, hardErrorLimit: 20 }, emails };
 }
 
-interface FakeMtas {
-  port: number;
-  dns: string;
-  stats(): Promise<FakeMtaStats>;
-  reset(): void;
-  close(): Promise<void>;
-}
+type FakeMtas = BenchChild<FakeMtaStats>;
 
-async function startFakeMtas(world: BenchWorld): Promise<FakeMtas> {
-  const script = fileURLToPath(new URL('./fake-mta-pipelining.ts', import.meta.url));
-  const child = fork(script, [JSON.stringify(world)], { execArgv: ['--import', 'tsx'], stdio: 'inherit' });
-  const ready = await new Promise<{ port: number; dns: string }>((resolve, reject) => {
-    child.once('exit', (code) => reject(new Error(`fake MTA exited with ${code}`)));
-    child.on('message', (m: { ready?: { port: number; dns: string } }) => m.ready && resolve(m.ready));
-  });
-  return {
-    ...ready,
-    stats: () =>
-      new Promise((resolve) => {
-        const onMessage = (m: { stats?: FakeMtaStats }): void => {
-          if (!m.stats) return;
-          child.off('message', onMessage);
-          resolve(m.stats);
-        };
-        child.on('message', onMessage);
-        child.send('stats');
-      }),
-    reset: () => child.send('reset'),
-    close: async () => {
-      if (child.exitCode !== null) return;
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.send('close');
-      await exited;
-    },
-  };
+function startFakeMtas(world: BenchWorld): Promise<FakeMtas> {
+  return startBenchChild<FakeMtaStats>(new URL('./fake-mta-pipelining.ts', import.meta.url), world);
 }
 
 interface RunFigures {

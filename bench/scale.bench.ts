@@ -22,7 +22,7 @@ import { parseArgs } from 'node:util';
 import { API_DEFAULTS, runApi } from './scale-api.js';
 import { runBatch } from './scale-batch.js';
 import { CLAIM_DEFAULTS, runClaims } from './scale-claims.js';
-import { DATABASE_URL, REDIS_URL, RUN_ID, loadAverage } from './scale-kit.js';
+import { DATABASE_URL, REDIS_URL, RUN_ID, loadAverage } from './kit/scale.js';
 import { WAKEUP_DEFAULTS, runWakeup } from './scale-wakeup.js';
 import { WORKER_DEFAULTS, runWorkers } from './scale-workers.js';
 

@@ -8,14 +8,14 @@
  * every submitted job and checks that each has exactly `total` result rows (no lost rows).
  * Targets: zero 5xx, zero lost rows, RSS and handles flat after warm-up.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { parseDuration } from '../src/config.js';
+import { spawnServe } from '../test/kit/cli.js';
 
 const { values: args } = parseArgs({
   options: { duration: { type: 'string', default: '10m' }, concurrency: { type: 'string', default: '8' } },
@@ -52,23 +52,19 @@ const ENV = {
 
 async function startServer(): Promise<Server> {
   const dir = mkdtempSync(join(tmpdir(), 'mailverdict-soak-'));
-  const child = spawn(process.execPath, [MAIN, 'serve', '--port', '0', '--data-dir', dir, '--json'], {
+  const serve = await spawnServe(['--port', '0', '--data-dir', dir], {
+    built: true,
     env: ENV,
-    stdio: ['ignore', 'pipe', 'inherit'],
+    stderr: 'inherit',
   });
-  const line = await new Promise<string>((res, rej) => {
-    createInterface({ input: child.stdout }).once('line', res);
-    child.once('exit', (code) => rej(new Error(`serve exited with ${code}`)));
-  });
-  const event = JSON.parse(line) as { url: string; keys_file: string; account_id: string };
-  const keys = JSON.parse(readFileSync(event.keys_file, 'utf8')) as { test_key: string; live_key: string };
+  if (serve.keys === undefined) throw new Error('serve wrote no bootstrap keys');
   return {
-    child,
-    url: new URL(event.url),
+    child: serve.child,
+    url: new URL(serve.url),
     dir,
-    accountId: event.account_id,
-    testKey: keys.test_key,
-    liveKey: keys.live_key,
+    accountId: serve.keys.account_id,
+    testKey: serve.keys.test_key,
+    liveKey: serve.keys.live_key,
   };
 }
 

@@ -2,7 +2,7 @@
  * `npm run screenshots`: pictures of every dashboard page at desktop (1280×800) and phone
  * (390×844) width, into docs/screenshots/ (the README shows the overview).
  *
- * It runs what the end-to-end tests run (test/e2e/kit.ts): the built `serve` on a throwaway data
+ * It runs what the end-to-end tests run (test/kit/e2e.ts): the built `serve` on a throwaway data
  * directory, an in-process DNS server (so live verifications never leave the machine: unknown
  * domains answer NXDOMAIN), Debian's Chromium. The account is filled the way a person would fill
  * it, through the dashboard's API and the v1 API: keys (one revoked), a member and an invitation,
@@ -28,7 +28,7 @@ import {
   signIn,
   startE2e,
   type Dashboard,
-} from '../test/e2e/kit.js';
+} from '../test/kit/e2e.js';
 
 const OUT = fileURLToPath(new URL('../docs/screenshots/', import.meta.url));
 const VIEWPORTS = {

@@ -2,10 +2,12 @@
  * Fake mail hosts and DNS server in a child process, so that their CPU time is not the engine's.
  * The child (bench/fake-mta-pipelining.ts, bench/kit/postfix-like-child.ts) takes its world as
  * JSON in argv[2], sends `{ready: {port, dns}}` once listening, answers 'stats' with `{stats}`,
- * and obeys 'reset' and 'close'.
+ * and obeys 'reset' and 'close': `startBenchChild` is the parent's side, `serveBenchChild` the
+ * child's.
  */
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { startDnsServer } from '../../test/kit/dns-server.js';
 
 export interface BenchChild<Stats> {
   port: number;
@@ -42,8 +44,49 @@ export async function startBenchChild<Stats>(script: URL, world: unknown): Promi
       }),
     reset: () => child.send('reset'),
     close: async () => {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
       child.send('close');
-      await new Promise((resolve) => child.once('exit', resolve));
+      await exited;
     },
   };
+}
+
+/** What a child serves: its mail hosts, as the kit's MTAs are. */
+export interface BenchMta {
+  port: number;
+  stats(): unknown;
+  resetStats(): void;
+  close(): Promise<void>;
+}
+
+/** The world's MX hosts as the child's DNS server names them. */
+export interface BenchDnsWorld {
+  hosts: string[];
+  latencyMs: number;
+  /** domain -> index into `hosts` of its MX. */
+  domains: Record<string, number>;
+}
+
+/**
+ * The child's side: names every host of `world` (mx<i>.mta.bench) and each domain's MX in a fake
+ * DNS server answering after `latencyMs`, then speaks the protocol above for `mta`; closes both
+ * when its parent asks or goes away.
+ */
+export async function serveBenchChild(world: BenchDnsWorld, mta: BenchMta): Promise<void> {
+  const dns = await startDnsServer();
+  world.hosts.forEach((ip, i) => dns.setDomain(`mx${i}.mta.bench`, { a: [ip] }));
+  for (const [domain, hostIndex] of Object.entries(world.domains)) {
+    dns.setDomain(domain, { mx: [{ exchange: `mx${hostIndex}.mta.bench`, priority: 10 }] });
+  }
+  dns.setDelay(world.latencyMs);
+  let closing: Promise<unknown> | null = null;
+  const close = (): Promise<unknown> => (closing ??= Promise.all([mta.close(), dns.close()]));
+  process.on('message', (message: unknown) => {
+    if (message === 'stats') process.send?.({ stats: mta.stats() });
+    if (message === 'reset') mta.resetStats();
+    if (message === 'close') void close().then(() => process.disconnect());
+  });
+  process.on('disconnect', () => void close());
+  process.send?.({ ready: { port: mta.port, dns: dns.address } });
 }

@@ -3,10 +3,10 @@
  * MTA (test/kit/postfix-like-mta.ts) on every MX host of the list and the fake DNS server, with
  * the protocol of bench/kit/bench-child.ts. Exits when its parent goes away.
  */
-import { startDnsServer } from '../../test/kit/dns-server.js';
 import type { PostfixRules } from '../../test/kit/postfix-like-mta.js';
 import { startPostfixLikeMta } from '../../test/kit/postfix-like-mta.js';
 import { benchRcptRule } from '../fake-mta-pipelining.js';
+import { serveBenchChild } from './bench-child.js';
 
 export interface PostfixWorld {
   hosts: string[];
@@ -25,19 +25,4 @@ const mta = await startPostfixLikeMta({
   ...world.rules,
   rcpt: (address) => rcpt(address),
 });
-const dns = await startDnsServer();
-world.hosts.forEach((ip, i) => dns.setDomain(`mx${i}.mta.bench`, { a: [ip] }));
-for (const [domain, hostIndex] of Object.entries(world.domains)) {
-  dns.setDomain(domain, { mx: [{ exchange: `mx${hostIndex}.mta.bench`, priority: 10 }] });
-}
-dns.setDelay(world.latencyMs);
-
-let closing: Promise<unknown> | null = null;
-const close = (): Promise<unknown> => (closing ??= Promise.all([mta.close(), dns.close()]));
-process.on('message', (message: unknown) => {
-  if (message === 'stats') process.send?.({ stats: mta.stats() });
-  if (message === 'reset') mta.resetStats();
-  if (message === 'close') void close().then(() => process.disconnect());
-});
-process.on('disconnect', () => void close());
-process.send?.({ ready: { port: mta.port, dns: dns.address } });
+await serveBenchChild(world, mta);

@@ -2,7 +2,7 @@
  * `npm run bench:batch`, part 2b (`bench/batch-probe.bench.ts --mta postfix`): the batch engine
  * against MX hosts that keep Postfix's rules for a prober (test/kit/postfix-like-mta.ts:
  * in_flow_delay, the soft and hard error limits, the per-client connection limit), as a fraction
- * of the throughput those rules and the per-host cap allow (bench/kit/throughput-bound.ts).
+ * of the throughput those rules and the per-host cap allow (test/kit/throughput-bound.ts).
  *
  * Runs the engine with its defaults once per egress count of `--egress` (default 1 and 4: that
  * many source addresses 127.0.0.2, 127.0.0.3..., each with its own per-host cap, so the bound
@@ -25,8 +25,14 @@ import { writeDocsBlock } from './docs-block.js';
 import type { EngineRun } from './engine-run.js';
 import { runEngine } from './engine-run.js';
 import type { PostfixWorld } from './postfix-like-child.js';
-import type { Bound, ClientLimits, HostWork, ServerRules, SessionPolicy } from './throughput-bound.js';
-import { policyRate, throughputBound } from './throughput-bound.js';
+import type {
+  Bound,
+  ClientLimits,
+  HostWork,
+  ServerRules,
+  SessionPolicy,
+} from '../../test/kit/throughput-bound.js';
+import { policyRate, throughputBound } from '../../test/kit/throughput-bound.js';
 
 export interface PostfixArgs {
   /** Default: 10,000 per host and egress address. */
@@ -390,7 +396,7 @@ function docsText(
       `(with one egress address). Egress addresses are source addresses 127.0.0.2, 127.0.0.3...; ` +
       `per-host cap ${PER_HOST_CONCURRENCY} per (egress, host), global cap ${GLOBAL_CONCURRENCY}.`,
     '',
-    'The bound (`bench/kit/throughput-bound.ts`, [batch-engine.md](batch-engine.md#the-throughput-bound-against-postfix)), ' +
+    'The bound (`test/kit/throughput-bound.ts`, [batch-engine.md](batch-engine.md#the-throughput-bound-against-postfix)), ' +
       'for a client that is never slowed down or dropped, with each egress count (sessions per host = cap × egress addresses):',
     '',
     '```',

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey, revokeKey } from '../../src/services/keys.service.js';
 import { openDatabase } from '../../src/store/db.js';
-import { runCli } from '../cli/run-cli.js';
-import { createHarness, type Harness } from './harness.js';
+import { runCli } from '../kit/cli.js';
+import { createHarness, type Harness } from '../kit/api-harness.js';
 
 describe('API keys on the API', () => {
   let h: Harness;

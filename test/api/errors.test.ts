@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/api/app.js';
-import { createHarness, type Harness } from './harness.js';
+import { createHarness, type Harness } from '../kit/api-harness.js';
 
 function expectEnvelope(
   res: { statusCode: number; headers: Record<string, unknown>; json(): Record<string, unknown> },

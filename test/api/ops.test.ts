@@ -4,7 +4,7 @@ import { buildOpenApiDocument } from '../../scripts/openapi-document.js';
 import { buildApp } from '../../src/api/app.js';
 import { openDatabase } from '../../src/store/db.js';
 import { sql } from 'kysely';
-import { createHarness, type Harness } from './harness.js';
+import { createHarness, type Harness } from '../kit/api-harness.js';
 
 describe('health, metrics and the OpenAPI document', () => {
   let h: Harness;

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { createHarness, type Harness } from './harness.js';
+import { createHarness, type Harness } from '../kit/api-harness.js';
 
 const NX = 'nobody@nx-domain.test';
 

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/api/app.js';
 import { createMemoryRateLimiter, type RateLimitDecision } from '../../src/services/rate-limit.js';
 import { ManualClock } from '../../src/clock.js';
-import { createHarness, type Harness } from './harness.js';
+import { createHarness, type Harness } from '../kit/api-harness.js';
 import { slidingWindowViolations } from '../redis/window-check.js';
 
 describe('per-account rate limit', () => {

@@ -10,7 +10,7 @@ import { buildApp } from '../../src/api/app.js';
 import { HOUR } from '../../src/clock.js';
 import { setAccountPlan } from '../../src/services/accounts.service.js';
 import { storeBackend } from '../../src/store/backend.js';
-import { createHarness, type Harness } from './harness.js';
+import { createHarness, type Harness } from '../kit/api-harness.js';
 
 describe('usage reads and the usage cache', () => {
   let h: Harness | undefined;

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock, DAY } from '../../src/clock.js';
 import { getUsageHistory } from '../../src/services/usage.service.js';
-import { createHarness, type Harness } from './harness.js';
+import { createHarness, type Harness } from '../kit/api-harness.js';
 
 describe('GET /v1/account/usage', () => {
   let h: Harness | undefined;

@@ -15,7 +15,7 @@ import { createRuntime } from '../../src/runtime.js';
 import { REPLIES, startSmtpServers, type SmtpKit } from '../kit/smtp-servers.js';
 import { createJobsHarness, type JobsHarness, type ResultsJson } from '../jobs/kit.js';
 import { skipWithoutRedis, TEST_REDIS_URL, testRedis, type TestRedis } from '../redis/redis-kit.js';
-import { createHarness, type Harness } from './harness.js';
+import { createHarness, type Harness } from '../kit/api-harness.js';
 
 let kit: SmtpKit;
 

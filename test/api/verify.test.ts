@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHarness, type Harness } from './harness.js';
+import { createHarness, type Harness } from '../kit/api-harness.js';
 
 const CHECK_KEYS = ['catchAll', 'disposable', 'freeProvider', 'mx', 'roleAddress', 'smtp', 'syntax'];
 

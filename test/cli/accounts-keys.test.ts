@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/config.js';
 import { runInProcess } from './in-process.js';
-import { runCli } from './run-cli.js';
+import { runCli } from '../kit/cli.js';
 
 describe('mailverdict accounts and keys', () => {
   let dir: string;

@@ -7,11 +7,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse as parseCsv } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { FakeMta } from '../../bench/fake-mta-pipelining.js';
-import { startFakeMta } from '../../bench/fake-mta-pipelining.js';
+import type { FakeMta } from '../kit/pipelining-mta.js';
+import { startFakeMta } from '../kit/pipelining-mta.js';
 import type { FakeDnsServer } from '../kit/dns-server.js';
 import { startDnsServer } from '../kit/dns-server.js';
-import { runCli, spawnCli } from './run-cli.js';
+import { runCli, spawnCli } from '../kit/cli.js';
 
 let mta: FakeMta;
 let slowMta: FakeMta;

@@ -11,9 +11,9 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { buildHttpApp, createRuntime } from '../../src/runtime.js';
-import { startMailSink } from '../dashboard/kit.js';
+import { startMailSink } from '../kit/mail-sink.js';
 import { runInProcess } from './in-process.js';
-import { cleanEnv, spawnCli } from './run-cli.js';
+import { cleanEnv, spawnMailverdict } from '../kit/cli.js';
 
 /** Each test hashes passwords with scrypt (100-200 ms idle, seconds on a loaded 2-core machine). */
 const SLOW = { timeout: 60_000 };
@@ -150,11 +150,9 @@ describe('mailverdict serve on a brand-new store', SLOW, () => {
   it('writes the owner’s invitation link beside the bootstrap keys, on the port it listens on', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'mailverdict-serve-members-'));
     try {
-      const child = spawnCli(['serve', '--data-dir', dir, '--port', '0', '--json'], cleanEnv());
-      let out = '';
-      child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-      while (!out.includes('\n')) await once(child.stdout!, 'data');
-      const listening = JSON.parse(out.split('\n')[0]!);
+      const serve = await spawnMailverdict(['serve', '--data-dir', dir, '--port', '0'], { env: cleanEnv() });
+      const child = serve.child;
+      const listening = JSON.parse(serve.line);
       const file = JSON.parse(readFileSync(listening.keys_file, 'utf8')) as {
         owner_email: string;
         owner_invitation_link: string;

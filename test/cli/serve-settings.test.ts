@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { afterAll, describe, expect, it } from 'vitest';
-import { cleanEnv, runCli, spawnCli } from './run-cli.js';
+import { cleanEnv, runCli, spawnCli } from '../kit/cli.js';
 
 describe('mailverdict serve settings', () => {
   const dirs: string[] = [];

@@ -2,10 +2,9 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { once } from 'node:events';
-import { createInterface } from 'node:readline';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createTestSchema, testBackends } from '../store/store-harness.js';
-import { cleanEnv, runCli, spawnCli } from './run-cli.js';
+import { createTestSchema, testBackends } from '../kit/store-harness.js';
+import { cleanEnv, runCli, spawnMailverdict } from '../kit/cli.js';
 
 describe('mailverdict serve', () => {
   const dirs: string[] = [];
@@ -28,9 +27,8 @@ describe('mailverdict serve', () => {
         ...store,
       });
       const start = async () => {
-        const child = spawnCli(['serve', '--port', '0', '--data-dir', dir, '--json'], env);
-        const [line] = (await once(createInterface({ input: child.stdout! }), 'line')) as [string];
-        return { child, out: JSON.parse(line) };
+        const serve = await spawnMailverdict(['serve', '--port', '0', '--data-dir', dir], { env });
+        return { child: serve.child, out: JSON.parse(serve.line) };
       };
 
       const first = await start();

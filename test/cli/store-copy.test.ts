@@ -31,8 +31,8 @@ import { openDatabase } from '../../src/store/db.js';
 import { migrations } from '../../src/store/migrations/index.js';
 import type { Database } from '../../src/store/schema.js';
 import { createJobsHarness, fixtureEmails, type JobsHarness } from '../jobs/kit.js';
-import { createTestSchema, openTestStore, tableNames, testBackends } from '../store/store-harness.js';
-import { runCli } from './run-cli.js';
+import { createTestSchema, openTestStore, tableNames, testBackends } from '../kit/store-harness.js';
+import { runCli } from '../kit/cli.js';
 
 const backends = testBackends();
 /** Nothing listens there: a refusal that comes before the target is opened never notices. */

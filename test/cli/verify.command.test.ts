@@ -1,34 +1,18 @@
-import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { fileURLToPath } from 'node:url';
 import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { VerificationResult } from '../../src/engine/types.js';
 import { startDnsServer } from '../kit/dns-server.js';
 import type { FakeDnsServer } from '../kit/dns-server.js';
-
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+import { runCli, type CliResult } from '../kit/cli.js';
 
 let dns: FakeDnsServer;
 let smtp: SMTPServer;
 let smtpPort: number;
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
 /** Runs the CLI from source in a child process, with no MAILVERDICT_* settings from this shell. */
-async function cli(...args: string[]): Promise<Run> {
-  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('MAILVERDICT_')));
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: ROOT, env });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (s: string) => (stdout += s));
-  child.stderr.setEncoding('utf8').on('data', (s: string) => (stderr += s));
-  const [code] = (await once(child, 'close')) as [number | null];
-  return { code, stdout, stderr };
+function cli(...args: string[]): Promise<CliResult> {
+  return runCli(args);
 }
 
 function engineFlags(): string[] {

@@ -4,7 +4,13 @@
  * HTML form post; reads need no token; v1 is untouched by any of it.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { API, createDashboardHarness, errorCode, type Browser, type DashboardHarness } from './kit.js';
+import {
+  API,
+  createDashboardHarness,
+  errorCode,
+  type Browser,
+  type DashboardHarness,
+} from './dashboard-kit.js';
 
 /** Each test hashes passwords with scrypt (100-200 ms idle, seconds on a loaded 2-core machine). */
 const SLOW = { timeout: 60_000 };

@@ -7,7 +7,13 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { MINUTE } from '../../src/clock.js';
 import type { CreatedKey, KeyItem, KeyList } from '../../src/dashboard/contract.js';
 import { createKey, MAX_ACTIVE_KEYS } from '../../src/services/keys.service.js';
-import { API, createDashboardHarness, errorCode, type Browser, type DashboardHarness } from './kit.js';
+import {
+  API,
+  createDashboardHarness,
+  errorCode,
+  type Browser,
+  type DashboardHarness,
+} from './dashboard-kit.js';
 
 /** Each test hashes passwords with scrypt (100-200 ms idle, seconds on a loaded 2-core machine). */
 const SLOW = { timeout: 60_000 };

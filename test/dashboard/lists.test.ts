@@ -9,7 +9,13 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { HOUR } from '../../src/clock.js';
 import type { JobDetail, JobItem, JobList } from '../../src/dashboard/contract.js';
 import { sweepOnce } from '../../src/jobs/sweep.js';
-import { API, createDashboardHarness, errorCode, type Browser, type DashboardHarness } from './kit.js';
+import {
+  API,
+  createDashboardHarness,
+  errorCode,
+  type Browser,
+  type DashboardHarness,
+} from './dashboard-kit.js';
 
 /** Each test hashes passwords with scrypt (100-200 ms idle, seconds on a loaded 2-core machine). */
 const SLOW = { timeout: 60_000 };

@@ -6,14 +6,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Invitation, MemberList, Settings, WebhookSecret } from '../../src/dashboard/contract.js';
 import { webhookSecretFor } from '../../src/services/webhooks/secret.js';
-import {
-  API,
-  createDashboardHarness,
-  errorCode,
-  startMailSink,
-  type DashboardHarness,
-  type MailSink,
-} from './kit.js';
+import { API, createDashboardHarness, errorCode, type DashboardHarness } from './dashboard-kit.js';
+import { startMailSink, type MailSink } from '../kit/mail-sink.js';
 
 /** Each test hashes passwords with scrypt (100-200 ms idle, seconds on a loaded 2-core machine). */
 const SLOW = { timeout: 60_000 };

@@ -6,7 +6,13 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DAY } from '../../src/clock.js';
 import type { JobItem, Overview } from '../../src/dashboard/contract.js';
-import { API, createDashboardHarness, errorCode, type Browser, type DashboardHarness } from './kit.js';
+import {
+  API,
+  createDashboardHarness,
+  errorCode,
+  type Browser,
+  type DashboardHarness,
+} from './dashboard-kit.js';
 
 /** Each test hashes passwords with scrypt (100-200 ms idle, seconds on a loaded 2-core machine). */
 const SLOW = { timeout: 60_000 };

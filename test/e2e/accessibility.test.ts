@@ -18,7 +18,7 @@ import {
   skipE2e,
   startE2e,
   type Dashboard,
-} from './kit.js';
+} from '../kit/e2e.js';
 
 /** A page, how to reach it, and what shows that it has loaded (and, for some, what to open first). */
 interface Stop {

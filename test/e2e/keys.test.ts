@@ -15,7 +15,7 @@ import {
   skipE2e,
   startE2e,
   type Dashboard,
-} from './kit.js';
+} from '../kit/e2e.js';
 
 describe.skipIf(skipE2e)('dashboard end to end: API keys', { timeout: 60_000 }, () => {
   let dashboard: Dashboard;

@@ -19,7 +19,7 @@ import {
   skipE2e,
   startE2e,
   type Dashboard,
-} from './kit.js';
+} from '../kit/e2e.js';
 
 const ROWS = 1_000;
 const DOMAINS = [

@@ -18,7 +18,7 @@ import {
   skipE2e,
   startE2e,
   type Dashboard,
-} from './kit.js';
+} from '../kit/e2e.js';
 
 describe.skipIf(skipE2e)('dashboard end to end: sessions and their boundaries', { timeout: 60_000 }, () => {
   let dashboard: Dashboard;

@@ -1,5 +1,5 @@
 /**
- * The batch engine through real sockets: loopback fake MTAs (bench/fake-mta-pipelining.ts, a
+ * The batch engine through real sockets: loopback fake MTAs (test/kit/pipelining-mta.ts, a
  * scripted `net` responder that counts connections, reads and concurrent sessions) on
  * 127.0.3.x and the in-process DNS server. Every assertion is about what the servers saw or
  * what the engine returned, never about timing.
@@ -10,8 +10,8 @@ import { createBatchEngine } from '../../src/engine/batch/batch-engine.js';
 import type { BatchEngine, BatchEngineOptions } from '../../src/engine/batch/types.js';
 import type { VerificationResult } from '../../src/engine/types.js';
 import { createVerifier } from '../../src/engine/verifier.js';
-import type { FakeMta, FakeMtaOptions } from '../../bench/fake-mta-pipelining.js';
-import { startFakeMta } from '../../bench/fake-mta-pipelining.js';
+import type { FakeMta, FakeMtaOptions } from '../kit/pipelining-mta.js';
+import { startFakeMta } from '../kit/pipelining-mta.js';
 import type { FakeDnsServer } from '../kit/dns-server.js';
 import { startDnsServer } from '../kit/dns-server.js';
 import type { MtaScript } from '../kit/smtp-servers.js';

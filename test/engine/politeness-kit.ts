@@ -1,6 +1,6 @@
 /**
  * Several batch engines, as several worker processes would run them, against one MX host: a
- * loopback fake MTA (bench/fake-mta-pipelining.ts, which counts the sessions open at once per
+ * loopback fake MTA (test/kit/pipelining-mta.ts, which counts the sessions open at once per
  * host) and the in-process DNS server. `describeSharedPoliteness` is the specification of a
  * coordination shared by the engines, run on the in-process one (test/engine) and on Redis
  * (test/redis), each engine with its own coordination instance there: per-host session slots,
@@ -13,8 +13,8 @@ import { createBatchEngine } from '../../src/engine/batch/batch-engine.js';
 import type { GreylistEntry } from '../../src/engine/batch/shared-greylist.js';
 import type { BatchEngine, BatchEngineObserver, BatchEngineOptions } from '../../src/engine/batch/types.js';
 import type { VerificationResult } from '../../src/engine/types.js';
-import type { FakeMta, FakeMtaOptions } from '../../bench/fake-mta-pipelining.js';
-import { startFakeMta } from '../../bench/fake-mta-pipelining.js';
+import type { FakeMta, FakeMtaOptions } from '../kit/pipelining-mta.js';
+import { startFakeMta } from '../kit/pipelining-mta.js';
 import type { FakeDnsServer } from '../kit/dns-server.js';
 import { startDnsServer } from '../kit/dns-server.js';
 

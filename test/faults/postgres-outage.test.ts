@@ -6,8 +6,8 @@
  * ready, nothing is counted, and once the proxy is back the same requests succeed.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHarness, type Harness } from '../api/harness.js';
-import { createTestSchema, testBackends } from '../store/store-harness.js';
+import { createHarness, type Harness } from '../kit/api-harness.js';
+import { createTestSchema, testBackends } from '../kit/store-harness.js';
 import { CuttableProxy } from './cuttable-proxy.js';
 
 const backends = testBackends();

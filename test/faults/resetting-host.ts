@@ -2,9 +2,10 @@
  * A mail host that accepts every TCP connection and drops it at once, before any banner: with a
  * TCP reset (`rst`) or a plain close (`fin`). What an overloaded MTA, a half-configured load
  * balancer or a firewall that kills port 25 after the handshake looks like to the prober.
- * Misbehaving below SMTP, so a raw `net` server, like the silent hosts of test/kit/smtp-servers.ts.
+ * Misbehaving below SMTP, so a handler of the kit's raw SMTP server (test/kit/smtp-core.ts), like
+ * the silent hosts of test/kit/smtp-servers.ts.
  */
-import net from 'node:net';
+import { startSmtpCore } from '../kit/smtp-core.js';
 
 export type DropMode = 'rst' | 'fin';
 
@@ -17,24 +18,16 @@ export interface ResettingHost {
 }
 
 /** Listens on `ip:port` (exclusive); rejects with EADDRINUSE when the port is taken there. */
-export function startResettingHost(ip: string, port: number, mode: DropMode): Promise<ResettingHost> {
+export async function startResettingHost(ip: string, port: number, mode: DropMode): Promise<ResettingHost> {
   const acceptedAt: number[] = [];
-  const server = net.createServer((socket) => {
-    acceptedAt.push(performance.now());
-    socket.on('error', () => undefined);
-    if (mode === 'rst') socket.resetAndDestroy();
-    else socket.destroy();
+  const core = await startSmtpCore({
+    hosts: [ip],
+    port,
+    connection(conn) {
+      acceptedAt.push(performance.now());
+      if (mode === 'rst') conn.socket.resetAndDestroy();
+      else conn.socket.destroy();
+    },
   });
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen({ host: ip, port, exclusive: true }, () => {
-      server.off('error', reject);
-      resolve({
-        ip,
-        port: (server.address() as net.AddressInfo).port,
-        acceptedAt,
-        close: () => new Promise<void>((done) => server.close(() => done())),
-      });
-    });
-  });
+  return { ip, port: core.port, acceptedAt, close: () => core.close() };
 }

@@ -24,7 +24,7 @@ import { createRedisCoordination } from '../../src/redis/coordination.js';
 import { createJobsHarness, fixtureEmails, type JobsHarness, type ResultsJson } from '../jobs/kit.js';
 import { startSmtpServers, type SmtpKit } from '../kit/smtp-servers.js';
 import { skipWithoutRedis, sleep, testRedis, TEST_REDIS_URL, type TestRedis } from '../redis/redis-kit.js';
-import { createTestSchema, TEST_DATABASE_URL } from '../store/store-harness.js';
+import { createTestSchema, TEST_DATABASE_URL } from '../kit/store-harness.js';
 import { proxyFor, throughProxy, type CuttableProxy } from './cuttable-proxy.js';
 
 const OUTAGE_MS = 1_500;

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, it } from 'vitest';
-import { createHarness, type Harness } from '../api/harness.js';
-import { checkOne, fuzzRequest } from './api-fuzz.js';
+import { createHarness, type Harness } from '../kit/api-harness.js';
+import { checkOne, fuzzRequest } from '../kit/api-fuzz.js';
 
 /** A bounded run; `npm run fuzz -- --runs N` runs the same property at length. */
 const RUNS = Number(process.env.MAILVERDICT_FUZZ_RUNS ?? 400);

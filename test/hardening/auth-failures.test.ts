@@ -3,7 +3,7 @@
  * --trust-proxy decides whether X-Forwarded-For names the client; valid keys are unaffected.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { createHarness, type Harness } from '../api/harness.js';
+import { createHarness, type Harness } from '../kit/api-harness.js';
 
 let h: Harness;
 afterEach(async () => {

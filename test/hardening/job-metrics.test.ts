@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { createBatchEngine } from '../../src/engine/batch/batch-engine.js';
 import { createJobMetrics } from '../../src/jobs/job-metrics.js';
-import { startFakeMta } from '../../bench/fake-mta-pipelining.js';
+import { startFakeMta } from '../kit/pipelining-mta.js';
 import { startDnsServer } from '../kit/dns-server.js';
 import { createJobsHarness, fixtureEmails, harnessWorker, type JobsHarness } from '../jobs/kit.js';
 

@@ -4,7 +4,6 @@ import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
-import { SMTPServer } from 'smtp-server';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MINUTE, SECOND } from '../../src/clock.js';
 import { DeliveryRunner, RETRY_SCHEDULE_MS } from '../../src/jobs/delivery-runner.js';
@@ -17,6 +16,7 @@ import { plansFromConfig } from '../../src/services/plans.js';
 import type { HostResolver } from '../../src/services/webhooks/ssrf.js';
 import { listDeliveryAttempts, listJobDeliveries } from '../../src/store/delivery.store.js';
 import { createJobsHarness, fixtureEmails, type JobsHarness } from './kit.js';
+import { startMailSink } from '../kit/mail-sink.js';
 
 interface Received {
   headers: http.IncomingHttpHeaders;
@@ -281,24 +281,10 @@ describe('webhook delivery', () => {
 
 describe('notification e-mail', () => {
   it('sends the account a summary with the download link through the SMTP relay', async () => {
-    const messages: { to: string[]; data: string }[] = [];
-    const sink = new SMTPServer({
-      authOptional: true,
-      disabledCommands: ['STARTTLS'],
-      logger: false,
-      onData(stream, session, callback) {
-        let data = '';
-        stream.on('data', (c: Buffer) => (data += c.toString()));
-        stream.on('end', () => {
-          messages.push({ to: session.envelope.rcptTo.map((r) => r.address), data });
-          callback();
-        });
-      },
-    });
-    sink.listen(0, '127.0.0.1');
-    await once(sink.server, 'listening');
-    closers.push(() => new Promise((r) => sink.close(() => r())));
-    const port = (sink.server.address() as AddressInfo).port;
+    const sink = await startMailSink();
+    closers.push(() => sink.close());
+    const messages = sink.messages;
+    const port = new URL(sink.url).port;
 
     const h = await harness({
       smtpRelayUrl: `smtp://127.0.0.1:${port}`,

@@ -4,16 +4,15 @@
  * submitted address, in order. Test-key job with 10-address chunks and a 100 ms pause per
  * chunk (MAILVERDICT_TEST_MODE_CHUNK_DELAY_MS) so that it runs for a few seconds.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
+import { cleanEnv, spawnServe } from '../kit/cli.js';
 import { openDatabase } from '../../src/store/db.js';
 
-const ROOT = join(import.meta.dirname, '..', '..');
 const dataDir = mkdtempSync(join(tmpdir(), 'mailverdict-kill-'));
 const children: ChildProcess[] = [];
 
@@ -23,37 +22,20 @@ interface Listening {
   testKey?: string;
 }
 
-function startServe(): Promise<Listening> {
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--port', '0', '--data-dir', dataDir, '--json'],
-    {
-      cwd: ROOT,
-      env: {
-        ...process.env,
-        MAILVERDICT_CHUNK_SIZE: '10',
-        MAILVERDICT_CHUNK_CONCURRENCY: '2',
-        MAILVERDICT_TEST_MODE_CHUNK_DELAY_MS: '100',
-        MAILVERDICT_WORKER_LEASE: '1s',
-        MAILVERDICT_WORKER_POLL_INTERVAL: '100ms',
-        MAILVERDICT_LOG_LEVEL: 'warn',
-      },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
-  );
-  children.push(child);
-  return new Promise((resolve, reject) => {
-    const lines = createInterface({ input: child.stdout });
-    lines.on('line', (line) => {
-      const event = JSON.parse(line) as { event: string; url: string; keys_file?: string };
-      const keys =
-        event.keys_file === undefined
-          ? undefined
-          : (JSON.parse(readFileSync(event.keys_file, 'utf8')) as { test_key: string });
-      if (event.event === 'listening') resolve({ child, url: event.url, testKey: keys?.test_key });
-    });
-    child.once('exit', (code) => reject(new Error(`serve exited early with ${code}`)));
+async function startServe(): Promise<Listening> {
+  const serve = await spawnServe(['--port', '0', '--data-dir', dataDir], {
+    env: cleanEnv({
+      MAILVERDICT_CHUNK_SIZE: '10',
+      MAILVERDICT_CHUNK_CONCURRENCY: '2',
+      MAILVERDICT_TEST_MODE_CHUNK_DELAY_MS: '100',
+      MAILVERDICT_WORKER_LEASE: '1s',
+      MAILVERDICT_WORKER_POLL_INTERVAL: '100ms',
+      MAILVERDICT_LOG_LEVEL: 'warn',
+    }),
+    stderr: 'inherit',
   });
+  children.push(serve.child);
+  return { child: serve.child, url: serve.url, testKey: serve.keys?.test_key };
 }
 
 async function call(url: string, key: string, init: RequestInit = {}): Promise<Response> {

@@ -18,7 +18,7 @@ import { submitBatch } from '../../src/services/batch.service.js';
 import { resolvePlans } from '../../src/services/plans.js';
 import { storeBackend } from '../../src/store/backend.js';
 import type { Database } from '../../src/store/schema.js';
-import { openTestStore, testBackends, type TestStore } from '../store/store-harness.js';
+import { openTestStore, testBackends, type TestStore } from '../kit/store-harness.js';
 
 const POLL_INTERVAL = 10 * SECOND;
 const BOUND_MS = 2 * SECOND;

@@ -2,12 +2,10 @@
  * `mailverdict worker` as a process of its own: it completes a job queued in the store of its
  * --data-dir, and exits cleanly on SIGTERM.
  */
-import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -19,8 +17,8 @@ import { intakeAll } from '../../src/services/batch-intake.js';
 import { plansFromConfig } from '../../src/services/plans.js';
 import { systemResolver } from '../../src/services/webhooks/ssrf.js';
 import { getJob } from '../../src/store/job.store.js';
+import { cleanEnv, spawnMailverdict } from '../kit/cli.js';
 
-const ROOT = join(import.meta.dirname, '..', '..');
 const dataDir = mkdtempSync(join(tmpdir(), 'mailverdict-worker-cmd-'));
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
@@ -53,18 +51,12 @@ describe('mailverdict worker', () => {
       await runtime.close();
     }
 
-    const child = spawn(
-      process.execPath,
-      ['--import', 'tsx', 'src/cli/main.ts', 'worker', '--data-dir', dataDir, '--json'],
-      {
-        cwd: ROOT,
-        env: { ...process.env, MAILVERDICT_LOG_LEVEL: 'warn', MAILVERDICT_WORKER_POLL_INTERVAL: '100ms' },
-        stdio: ['ignore', 'pipe', 'inherit'],
-      },
-    );
-    const started = await new Promise<{ event: string; worker: string }>((resolve) =>
-      createInterface({ input: child.stdout }).once('line', (line) => resolve(JSON.parse(line))),
-    );
+    const worker = await spawnMailverdict(['worker', '--data-dir', dataDir], {
+      env: cleanEnv({ MAILVERDICT_LOG_LEVEL: 'warn', MAILVERDICT_WORKER_POLL_INTERVAL: '100ms' }),
+      stderr: 'inherit',
+    });
+    const child = worker.child;
+    const started = worker.first;
     expect(started).toMatchObject({ event: 'worker_started', worker: expect.stringMatching(/^wkr_/) });
 
     const check = await createRuntime(loadConfig({ dataDir }, {}), { logger: pino({ level: 'silent' }) });

@@ -1,6 +1,6 @@
 /**
- * A mail host that is slow to a prober the way Postfix is: a hand-written `net` responder
- * (PIPELINING, no DATA, no TLS) for the batch benchmark and for tests, applying the rules of
+ * A mail host that is slow to a prober the way Postfix is: a handler of the kit's raw SMTP
+ * server (test/kit/smtp-core.ts; PIPELINING, no DATA, no TLS) for the batch benchmark and for tests, applying the rules of
  * Postfix's smtpd that decide how fast a client may verify addresses (postconf(5)), each one a
  * switch (0 turns it off):
  *
@@ -28,8 +28,7 @@
  * Sessions are counted per host and per client address, with the most open at once for each
  * (host, client) pair, so that a benchmark or test can check that a client kept every limit.
  */
-import net from 'node:net';
-import { once } from 'node:events';
+import { startSmtpCore, type SmtpConnection, type SmtpHandler } from './smtp-core.js';
 
 /** Postfix's defaults for the modelled rules (postconf(5)). */
 export const POSTFIX_DEFAULTS = {
@@ -126,12 +125,7 @@ export async function startPostfixLikeMta(options: PostfixLikeOptions): Promise<
   const latencyMs = options.latencyMs ?? 0;
   const hostname = options.hostname ?? 'mx.postfix-like.test';
   const rcptReply = options.rcpt ?? (() => '250 2.1.5 Ok');
-  const sockets = new Set<net.Socket>();
-  const timers = new Set<NodeJS.Timeout>();
   const tokens = new Map<string, number>();
-  const openByHost = new Map<string, number>();
-  const openByPair = new Map<string, number>();
-  let open = 0;
   let stats = emptyStats();
 
   const ehloReply = [
@@ -152,15 +146,8 @@ export async function startPostfixLikeMta(options: PostfixLikeOptions): Promise<
     return true;
   }
 
-  function onConnection(socket: net.Socket): void {
-    const host = plain(socket.localAddress);
-    const client = plain(socket.remoteAddress);
-    const pair = `${host} ${client}`;
-    sockets.add(socket);
-    socket.setNoDelay(true);
-    socket.on('error', () => socket.destroy());
-    socket.on('close', () => sockets.delete(socket));
-    stats.connections += 1;
+  function onConnection(conn: SmtpConnection): SmtpHandler {
+    const { host, client, socket } = conn;
 
     // Replies leave in order: one queue per session, one timer at a time.
     const outbox: { at: number; text: string; close: boolean }[] = [];
@@ -182,19 +169,16 @@ export async function startPostfixLikeMta(options: PostfixLikeOptions): Promise<
       left = true;
       stats.endedSessions += 1;
       stats.sessionMs += performance.now() - openedAt;
-      openByPair.set(pair, (openByPair.get(pair) ?? 1) - 1);
-      openByHost.set(host, (openByHost.get(host) ?? 1) - 1);
-      open -= 1;
+      conn.leave();
     };
 
     const finish = (text: string): void => {
       if (finished) return;
       finished = true;
-      if (!socket.destroyed) socket.end(text);
+      conn.end(text);
       leave();
     };
     const flush = (): void => {
-      if (timer !== null) timers.delete(timer);
       timer = null;
       if (socket.destroyed) return;
       const now = performance.now();
@@ -212,14 +196,13 @@ export async function startPostfixLikeMta(options: PostfixLikeOptions): Promise<
       }
       if (close || (clientEnded && outbox.length === 0)) finish(text);
       else {
-        if (text !== '') socket.write(text);
+        if (text !== '') conn.write(text);
         arm();
       }
     };
     function arm(): void {
       if (timer !== null || outbox.length === 0) return;
-      timer = setTimeout(flush, Math.max(0, Math.ceil(outbox[0]!.at - performance.now())));
-      timers.add(timer);
+      timer = conn.after(Math.max(0, Math.ceil(outbox[0]!.at - performance.now())), flush);
     }
     /** Queues `text` behind the replies before it, held `heldMs` more, then the network's latency. */
     const emit = (text: string, heldMs: number, close: boolean): void => {
@@ -229,30 +212,14 @@ export async function startPostfixLikeMta(options: PostfixLikeOptions): Promise<
     };
 
     // anvil counts sessions per client address for each smtpd service, that is per host here.
-    const openFromClient = (openByPair.get(pair) ?? 0) + 1;
-    if (rules.clientConnectionLimit > 0 && openFromClient > rules.clientConnectionLimit) {
+    if (rules.clientConnectionLimit > 0 && core.openFrom(host, client) + 1 > rules.clientConnectionLimit) {
       stats.connectionLimitRefusals += 1;
+      conn.stopReading();
       emit(`421 4.7.0 ${hostname} Error: too many connections from ${client}${CRLF}`, 0, true);
-      return;
+      return {};
     }
     counted = true;
-    openByPair.set(pair, openFromClient);
-    const hostOpen = (openByHost.get(host) ?? 0) + 1;
-    openByHost.set(host, hostOpen);
-    open += 1;
-    stats.sessionsByHost[host] = (stats.sessionsByHost[host] ?? 0) + 1;
-    stats.sessionsByClient[client] = (stats.sessionsByClient[client] ?? 0) + 1;
-    stats.peakConcurrentByHost[host] = Math.max(stats.peakConcurrentByHost[host] ?? 0, hostOpen);
-    const byClient = (stats.peakConcurrentByClient[host] ??= {});
-    byClient[client] = Math.max(byClient[client] ?? 0, openFromClient);
-    stats.peakConcurrent = Math.max(stats.peakConcurrent, open);
-    socket.on('close', () => {
-      if (timer !== null) {
-        clearTimeout(timer);
-        timers.delete(timer);
-      }
-      leave();
-    });
+    conn.enter();
 
     const exchanges: Exchange[] = [];
     if (options.record === true) stats.records.push({ host, client, exchanges });
@@ -326,97 +293,85 @@ export async function startPostfixLikeMta(options: PostfixLikeOptions): Promise<
       return rules.errorSleepMs;
     };
 
-    let pending = '';
-    socket.setEncoding('latin1');
-    socket.on('data', (chunk: string) => {
-      if (closing) return;
-      if (wroteAt > 0) {
-        stats.turnarounds += 1;
-        stats.turnaroundMs += performance.now() - wroteAt;
-        wroteAt = 0;
-      }
-      pending += chunk;
-      const replies: string[] = [];
-      let heldMs = 0;
-      let newline = pending.indexOf('\n');
-      while (newline !== -1 && !closing) {
-        const line = pending.slice(0, newline > 0 && pending[newline - 1] === '\r' ? newline - 1 : newline);
-        pending = pending.slice(newline + 1);
-        newline = pending.indexOf('\n');
-        const outcome = answer(line);
-        const held = outcome.pauseMs + errorSleep();
-        heldMs += held;
-        replies.push(outcome.reply);
-        exchanges.push({ command: line, reply: outcome.reply, heldMs: held });
-        if (outcome.error) {
-          errors += 1;
-          stats.errors += 1;
-          stats.maxErrorsPerSession = Math.max(stats.maxErrorsPerSession, errors);
+    return {
+      lines(lines) {
+        if (wroteAt > 0) {
+          stats.turnarounds += 1;
+          stats.turnaroundMs += performance.now() - wroteAt;
+          wroteAt = 0;
         }
-        closing = outcome.close;
-        if (!closing && rules.hardErrorLimit > 0 && errors >= rules.hardErrorLimit) {
-          // smtpd checks the limit before it reads the next command: what follows is never answered.
-          const reply = `421 4.7.0 ${hostname} Error: too many errors`;
-          const sleep = errorSleep();
-          heldMs += sleep;
-          replies.push(reply);
-          exchanges.push({ command: '', reply, heldMs: sleep });
-          stats.errorLimitDisconnects += 1;
-          closing = true;
+        const replies: string[] = [];
+        let heldMs = 0;
+        for (const line of lines) {
+          if (closing) break;
+          const outcome = answer(line);
+          const held = outcome.pauseMs + errorSleep();
+          heldMs += held;
+          replies.push(outcome.reply);
+          exchanges.push({ command: line, reply: outcome.reply, heldMs: held });
+          if (outcome.error) {
+            errors += 1;
+            stats.errors += 1;
+            stats.maxErrorsPerSession = Math.max(stats.maxErrorsPerSession, errors);
+          }
+          closing = outcome.close;
+          if (!closing && rules.hardErrorLimit > 0 && errors >= rules.hardErrorLimit) {
+            // smtpd checks the limit before it reads the next command: what follows is never answered.
+            const reply = `421 4.7.0 ${hostname} Error: too many errors`;
+            const sleep = errorSleep();
+            heldMs += sleep;
+            replies.push(reply);
+            exchanges.push({ command: '', reply, heldMs: sleep });
+            stats.errorLimitDisconnects += 1;
+            closing = true;
+          }
         }
-      }
-      if (replies.length > 0) emit(replies.join(CRLF) + CRLF, heldMs, closing);
-    });
-    socket.on('end', () => {
-      clientEnded = true;
-      // Nothing left to answer: smtpd sees the end of input and closes too.
-      if (!closing && outbox.length === 0) finish('');
-    });
+        if (closing) conn.stopReading();
+        if (replies.length > 0) emit(replies.join(CRLF) + CRLF, heldMs, closing);
+      },
+      end() {
+        clientEnded = true;
+        // Nothing left to answer: smtpd sees the end of input and closes too.
+        if (!closing && outbox.length === 0) finish('');
+      },
+      close() {
+        if (timer !== null) clearTimeout(timer);
+        leave();
+      },
+    };
   }
 
-  const servers: net.Server[] = [];
-  let port = options.port ?? 0;
-  for (let attempt = 0; ; attempt++) {
-    try {
-      for (const host of options.hosts) {
-        // Half-open: a client that sends QUIT and its FIN together still gets the 221, as late
-        // as the rules hold it, and its session lasts until then.
-        const server = net.createServer({ allowHalfOpen: true }, onConnection);
-        servers.push(server);
-        server.listen(port, host);
-        await once(server, 'listening');
-        if (port === 0) port = (server.address() as net.AddressInfo).port;
-      }
-      break;
-    } catch (error) {
-      // The first host's ephemeral port may be taken on another address: try another one.
-      await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
-      servers.length = 0;
-      if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE' || attempt >= 10 || options.port)
-        throw error;
-      port = 0;
-    }
-  }
+  // Half-open: a client that sends QUIT and its FIN together still gets the 221, as late as the
+  // rules hold it, and its session lasts until then.
+  const core = await startSmtpCore({
+    hosts: options.hosts,
+    ...(options.port === undefined ? {} : { port: options.port }),
+    allowHalfOpen: true,
+    connection: onConnection,
+  });
 
   return {
-    port,
+    port: core.port,
     rules: Object.freeze({ ...rules }),
-    stats: () => structuredClone(stats),
+    stats: () => {
+      const tally = core.tally();
+      return {
+        ...structuredClone(stats),
+        connections: tally.connections,
+        sessionsByHost: tally.sessionsByHost,
+        sessionsByClient: tally.sessionsByClient,
+        peakConcurrentByHost: tally.peakConcurrentByHost,
+        peakConcurrentByClient: tally.peakConcurrentByClient,
+        peakConcurrent: tally.peakConcurrent,
+      };
+    },
     resetStats: () => {
       stats = emptyStats();
+      core.resetTally();
       tokens.clear();
     },
-    close: async () => {
-      for (const timer of timers) clearTimeout(timer);
-      timers.clear();
-      for (const socket of sockets) socket.destroy();
-      await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
-    },
+    close: () => core.close(),
   };
-}
-
-function plain(address: string | undefined): string {
-  return (address ?? '?').replace(/^::ffff:/, '');
 }
 
 function emptyStats(): PostfixLikeStats {

@@ -5,12 +5,13 @@
  * recorded so that tests can assert what went over the wire.
  *
  * Scripted MTAs run on `smtp-server`; the hosts that misbehave below the SMTP level (silent,
- * dropping the line, refusing the connection) are raw `net` servers or no server at all.
+ * dropping the line, refusing the connection) are handlers of the kit's raw SMTP server
+ * (test/kit/smtp-core.ts) or no server at all.
  */
-import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import { SMTPServer } from 'smtp-server';
 import type { SMTPServerAddress, SMTPServerSession } from 'smtp-server';
+import { kitCertificate, listen, startSmtpCore } from './smtp-core.js';
 
 /** A reply the script gives: code and text, the text starting with its enhanced code if any. */
 export interface ScriptedReply {
@@ -87,8 +88,6 @@ export interface SmtpKit {
   close(): Promise<void>;
 }
 
-const CERT_DIR = new URL('./certs/', import.meta.url);
-
 /** Replies used by the scripts of the verdict tests. */
 export const REPLIES = {
   userUnknown: { code: 550, message: '5.1.1 <{rcpt}> User unknown' },
@@ -157,7 +156,7 @@ async function tryStart(scripts: Record<string, HostScript>): Promise<SmtpKit> {
   }
   if (port === 0) {
     // Every host refuses: still hand out a port on which nothing listens on these addresses.
-    const probe = await listenRaw(net.createServer(), '127.0.0.2', 0);
+    const probe = await listen(net.createServer(), '127.0.0.2', 0);
     port = probe.port;
     await probe.close();
   }
@@ -193,12 +192,7 @@ async function startMta(
     hideSTARTTLS: tlsMode === 'none',
     hidePIPELINING: script.pipelining === false,
     hideSMTPUTF8: script.smtpUtf8 === false,
-    ...(tlsMode === 'none'
-      ? {}
-      : {
-          key: readFileSync(new URL('key.pem', CERT_DIR)),
-          cert: readFileSync(new URL('cert.pem', CERT_DIR)),
-        }),
+    ...(tlsMode === 'none' ? {} : kitCertificate()),
     // smtp-server closes sessions with a grace period; tests want them gone at once.
     closeTimeout: 50,
     logger: {
@@ -264,7 +258,7 @@ async function startMta(
     },
   });
   server.on('error', () => undefined);
-  const listened = await listenRaw(server.server, host.ip, port);
+  const listened = await listen(server.server, host.ip, port);
   return {
     port: listened.port,
     server: {
@@ -278,86 +272,45 @@ async function startRaw(
   script: Extract<HostScript, { kind: 'silent' | 'raw' }>,
   port: number,
 ): Promise<{ server: Running; port: number }> {
-  const sockets = new Set<net.Socket>();
-  const server = net.createServer((socket) => {
-    host.connections++;
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-    socket.on('error', () => undefined);
-    if (script.kind === 'silent') {
-      // Read and record, never answer.
-      socket.setEncoding('utf8');
-      socket.on('data', (chunk: string) =>
-        host.commands.push(...chunk.split('\r\n').filter((l) => l !== '')),
-      );
-      return;
-    }
-    socket.setEncoding('utf8');
-    socket.write(`220 mx.${host.ip}.smtp-kit.test ESMTP\r\n`);
-    let pending = '';
-    let handshaking = false;
-    socket.on('data', (chunk: string) => {
-      if (handshaking) {
-        // The client's ClientHello: answer with bytes that are no TLS record.
-        handshaking = false;
-        socket.write('this is not a TLS record at all\r\n');
-        return;
+  const core = await startSmtpCore({
+    hosts: [host.ip],
+    port,
+    encoding: 'utf8',
+    connection(conn) {
+      host.connections++;
+      if (script.kind === 'silent') {
+        // Read and record, never answer.
+        return { lines: (lines) => host.commands.push(...lines.filter((l) => l !== '')) };
       }
-      pending += chunk;
-      let newline = pending.indexOf('\r\n');
-      while (newline !== -1) {
-        const line = pending.slice(0, newline);
-        pending = pending.slice(newline + 2);
-        host.commands.push(line);
-        const verb = line.slice(0, 4).toUpperCase();
-        if (verb === script.dropAt) {
-          socket.destroy();
-          return;
-        }
-        if (verb === 'EHLO') {
-          if (script.refuseEhlo) socket.write('502 5.5.1 EHLO not implemented\r\n');
-          else
-            socket.write(
-              `250-mx.${host.ip}.smtp-kit.test\r\n250-8BITMIME\r\n${script.brokenStarttls ? '250-STARTTLS\r\n' : ''}250 ENHANCEDSTATUSCODES\r\n`,
-            );
-        } else if (verb === 'STAR' && script.brokenStarttls) {
-          socket.write('220 2.0.0 go ahead\r\n');
-          handshaking = true;
-        } else if (verb === 'QUIT') {
-          socket.end('221 2.0.0 bye\r\n');
-        } else {
-          socket.write('250 2.0.0 OK\r\n');
-        }
-        newline = pending.indexOf('\r\n');
-      }
-    });
-  });
-  const listened = await listenRaw(server, host.ip, port);
-  return {
-    port: listened.port,
-    server: {
-      close: async () => {
-        for (const socket of sockets) socket.destroy();
-        await listened.close();
-      },
+      conn.write(`220 mx.${host.ip}.smtp-kit.test ESMTP\r\n`);
+      return {
+        lines(lines) {
+          for (const line of lines) {
+            host.commands.push(line);
+            const verb = line.slice(0, 4).toUpperCase();
+            if (verb === script.dropAt) {
+              conn.socket.destroy();
+              return;
+            }
+            if (verb === 'EHLO') {
+              if (script.refuseEhlo) conn.write('502 5.5.1 EHLO not implemented\r\n');
+              else
+                conn.write(
+                  `250-mx.${host.ip}.smtp-kit.test\r\n250-8BITMIME\r\n${script.brokenStarttls ? '250-STARTTLS\r\n' : ''}250 ENHANCEDSTATUSCODES\r\n`,
+                );
+            } else if (verb === 'STAR' && script.brokenStarttls) {
+              conn.write('220 2.0.0 go ahead\r\n');
+              // The client's ClientHello: answer with bytes that are no TLS record.
+              conn.takeNextChunk(() => conn.write('this is not a TLS record at all\r\n'));
+            } else if (verb === 'QUIT') {
+              conn.end('221 2.0.0 bye\r\n');
+            } else {
+              conn.write('250 2.0.0 OK\r\n');
+            }
+          }
+        },
+      };
     },
-  };
-}
-
-function listenRaw(
-  server: net.Server,
-  ip: string,
-  port: number,
-): Promise<{ port: number; close: () => Promise<void> }> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen({ host: ip, port, exclusive: true }, () => {
-      server.off('error', reject);
-      const address = server.address() as net.AddressInfo;
-      resolve({
-        port: address.port,
-        close: () => new Promise<void>((done) => server.close(() => done())),
-      });
-    });
   });
+  return { port: core.port, server: { close: () => core.close() } };
 }

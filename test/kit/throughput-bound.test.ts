@@ -1,11 +1,11 @@
 /**
- * The throughput bound the Postfix-like batch benchmark reports (bench/kit/throughput-bound.ts):
+ * The throughput bound the Postfix-like batch benchmark reports (test/kit/throughput-bound.ts):
  * its session expectations agree with what can be counted by hand, and the bound keeps the
  * client under the soft error limit.
  */
 import { describe, expect, it } from 'vitest';
-import type { HostWork, ServerRules } from '../../bench/kit/throughput-bound.js';
-import { expectSession, policyRate, throughputBound } from '../../bench/kit/throughput-bound.js';
+import type { HostWork, ServerRules } from './throughput-bound.js';
+import { expectSession, policyRate, throughputBound } from './throughput-bound.js';
 
 const RULES: ServerRules = {
   latencyMs: 20,

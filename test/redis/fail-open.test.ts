@@ -11,7 +11,7 @@ import { buildApp } from '../../src/api/app.js';
 import { createMetrics } from '../../src/api/metrics.js';
 import { closeRedis, openRedis } from '../../src/redis/connection.js';
 import { createRedisRateLimiter } from '../../src/redis/rate-limiter.js';
-import { createHarness, type Harness } from '../api/harness.js';
+import { createHarness, type Harness } from '../kit/api-harness.js';
 import { sleep, unreachableRedisUrl } from './redis-kit.js';
 
 describe('rate limits when Redis is unreachable', () => {

@@ -8,7 +8,7 @@ import { createMetrics } from '../../src/api/metrics.js';
 import { loadConfig } from '../../src/config.js';
 import { createRuntime, startServer, type RunningServer, type Runtime } from '../../src/runtime.js';
 import pino from 'pino';
-import { createHarness, type Harness } from '../api/harness.js';
+import { createHarness, type Harness } from '../kit/api-harness.js';
 import { skipWithoutRedis, TEST_REDIS_URL, testRedis, type TestRedis } from './redis-kit.js';
 
 const RATE = 5;

@@ -1,7 +1,7 @@
 /** The Redis settings: --redis-url / MAILVERDICT_REDIS_URL and --redis-key-prefix. */
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { createHarness } from '../api/harness.js';
+import { createHarness } from '../kit/api-harness.js';
 
 describe('--redis-url', () => {
   it('is absent by default, and keys then carry the prefix mailverdict:', () => {

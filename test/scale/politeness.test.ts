@@ -1,10 +1,10 @@
 /**
  * The per-MX-host session cap held by many worker processes together: four real `worker`
  * processes sharing their politeness slots through Redis verify one live job against an
- * in-process MTA (bench/fake-mta-pipelining.ts) that counts the sessions open at once.
+ * in-process MTA (test/kit/pipelining-mta.ts) that counts the sessions open at once.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFakeMta, type FakeMta } from '../../bench/fake-mta-pipelining.js';
+import { startFakeMta, type FakeMta } from '../kit/pipelining-mta.js';
 import { startDnsServer, type FakeDnsServer } from '../kit/dns-server.js';
 import { api, scaleServices, skipWithoutServices, waitFor, type ScaleServices } from './scale-kit.js';
 

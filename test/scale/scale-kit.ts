@@ -8,9 +8,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Kysely } from 'kysely';
 import { systemClock } from '../../src/clock.js';
 import { createAccount, type NewAccount } from '../../src/services/accounts.service.js';
@@ -18,8 +16,15 @@ import { createKey } from '../../src/services/keys.service.js';
 import { openDatabase } from '../../src/store/db.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
 import type { Database } from '../../src/store/schema.js';
-import { cleanEnv, runCli, spawnCli, type CliResult } from '../cli/run-cli.js';
-import { createTestSchema, TEST_DATABASE_URL } from '../store/store-harness.js';
+import {
+  cleanEnv,
+  runCli,
+  spawnMailverdict,
+  stopProcess,
+  type CliResult,
+  type FirstLine,
+} from '../kit/cli.js';
+import { createTestSchema, TEST_DATABASE_URL } from '../kit/store-harness.js';
 import { testRedis, TEST_REDIS_URL, type TestRedis } from '../redis/redis-kit.js';
 
 /** How long a child gets to print its first line: tsx compiles the sources, on two shared cores. */
@@ -39,7 +44,7 @@ export function skipWithoutServices(suite: string): boolean {
 export interface Child {
   child: ChildProcess;
   /** The first line it printed with --json (`listening` or `worker_started`). */
-  ready: { event: string; url?: string; worker?: string };
+  ready: FirstLine;
   exited: Promise<number | null>;
   stderr(): string;
 }
@@ -82,32 +87,14 @@ export async function scaleServices(): Promise<ScaleServices> {
   };
 
   const start = async (command: 'serve' | 'worker', settings: Record<string, string>): Promise<Child> => {
-    const args = command === 'serve' ? ['serve', '--port', '0', '--json'] : ['worker', '--json'];
-    const child = spawnCli(args, cleanEnv({ ...shared, ...settings }));
-    children.add(child);
-    let stderr = '';
-    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-    const exited = new Promise<number | null>((resolve) =>
-      child.once('exit', (code) => {
-        children.delete(child);
-        resolve(code);
-      }),
-    );
-    const firstLine = new Promise<Child['ready']>((resolve) => {
-      createInterface({ input: child.stdout! }).once('line', (line) =>
-        resolve(JSON.parse(line) as Child['ready']),
-      );
+    const args = command === 'serve' ? ['serve', '--port', '0'] : ['worker'];
+    const started = await spawnMailverdict(args, {
+      env: cleanEnv({ ...shared, ...settings }),
+      withinMs: START_WITHIN_MS,
     });
-    const first = await Promise.race([
-      firstLine,
-      exited.then((code) => new Error(`${command} exited with ${code} before starting: ${stderr}`)),
-      sleep(START_WITHIN_MS).then(() => new Error(`${command} did not start within 60 s: ${stderr}`)),
-    ]);
-    if (first instanceof Error) {
-      child.kill('SIGKILL');
-      throw first;
-    }
-    return { child, ready: first, exited, stderr: () => stderr };
+    children.add(started.child);
+    void started.exited.then(() => children.delete(started.child));
+    return { child: started.child, ready: started.first, exited: started.exited, stderr: started.stderr };
   };
 
   return {
@@ -144,29 +131,13 @@ export async function scaleServices(): Promise<ScaleServices> {
   };
 }
 
-/** Waits until `check` returns a value other than undefined, polling every `everyMs`; throws after `withinMs`. */
-export async function waitFor<T>(
-  what: string,
-  check: () => Promise<T | undefined>,
-  withinMs: number,
-  everyMs = 100,
-): Promise<T> {
-  const deadline = Date.now() + withinMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${withinMs} ms`);
-    await sleep(everyMs);
-  }
-}
+export { waitFor } from '../kit/wait-for.js';
 
 /** Stops a child with SIGTERM, bounded; SIGKILL when it does not exit in time. */
 export async function stopChild(c: Child, withinMs = 15_000): Promise<number | null> {
-  c.child.kill('SIGTERM');
-  const code = await Promise.race([c.exited, sleep(withinMs).then(() => 'late' as const)]);
-  if (code !== 'late') return code;
-  c.child.kill('SIGKILL');
-  throw new Error(`still running ${withinMs} ms after SIGTERM: ${c.stderr()}`);
+  const { code, late } = await stopProcess(c.child, { withinMs });
+  if (late) throw new Error(`still running ${withinMs} ms after SIGTERM: ${c.stderr()}`);
+  return code;
 }
 
 /** A request with the key (JSON body when given). */

@@ -12,7 +12,7 @@ import {
 import { createSqliteDialect } from '../../src/store/dialect/sqlite-dialect.js';
 import { databasePath } from '../../src/store/db.js';
 import type { Database } from '../../src/store/schema.js';
-import { openTestStore, type TestStore } from '../store/store-harness.js';
+import { openTestStore, type TestStore } from '../kit/store-harness.js';
 
 describe('the authenticated-key cache', () => {
   let store: TestStore;

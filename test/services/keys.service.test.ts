@@ -9,7 +9,7 @@ import {
   hashKey,
   revokeKey,
 } from '../../src/services/keys.service.js';
-import { openTestStore, testBackends, type TestStore } from '../store/store-harness.js';
+import { openTestStore, testBackends, type TestStore } from '../kit/store-harness.js';
 
 describe.each(testBackends())('API keys (%s)', (backend) => {
   let store: TestStore;

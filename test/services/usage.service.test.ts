@@ -3,7 +3,7 @@ import { ManualClock } from '../../src/clock.js';
 import { createAccount } from '../../src/services/accounts.service.js';
 import { DEFAULT_PLANS } from '../../src/services/plans.js';
 import { consumeQuota, getUsage, refundQuota } from '../../src/services/usage.service.js';
-import { openTestStore, testBackends, type TestStore } from '../store/store-harness.js';
+import { openTestStore, testBackends, type TestStore } from '../kit/store-harness.js';
 
 describe.each(testBackends())('quota counting (%s)', (backend) => {
   let store: TestStore;

@@ -8,7 +8,7 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { expect, it } from 'vitest';
-import { cleanEnv } from '../cli/run-cli.js';
+import { cleanEnv } from '../kit/cli.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 

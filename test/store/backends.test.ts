@@ -28,7 +28,7 @@ import {
   TEST_DATABASE_URL,
   testBackends,
   type TestStore,
-} from './store-harness.js';
+} from '../kit/store-harness.js';
 
 const clock = new ManualClock();
 

@@ -23,7 +23,7 @@ import { storeBackend } from '../../src/store/backend.js';
 import { createPostgresDialect } from '../../src/store/dialect/postgres-dialect.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
 import type { Database } from '../../src/store/schema.js';
-import { openTestStore, TEST_DATABASE_URL, testBackends, type TestStore } from './store-harness.js';
+import { openTestStore, TEST_DATABASE_URL, testBackends, type TestStore } from '../kit/store-harness.js';
 
 const clock = new ManualClock();
 

@@ -20,7 +20,7 @@ import { insertUpload, insertUploadRows, linkUpload } from '../../src/store/list
 import { deleteMember, useToken } from '../../src/store/member.store.js';
 import { addSignInFailure, countSignInFailures } from '../../src/store/session.store.js';
 import type { Database } from '../../src/store/schema.js';
-import { openTestStore, testBackends, type TestStore } from './store-harness.js';
+import { openTestStore, testBackends, type TestStore } from '../kit/store-harness.js';
 
 const clock = new ManualClock('2026-03-10T12:00:00.000Z');
 const SESSION_SETTINGS = {

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { migrateToLatest } from '../../src/store/migrate.js';
-import { openTestStore, type TestStore } from './store-harness.js';
+import { openTestStore, type TestStore } from '../kit/store-harness.js';
 
 describe('the SQLite store', () => {
   let store: TestStore | undefined;

@@ -9,7 +9,7 @@
  * quota except accepted live work.
  */
 import fc from 'fast-check';
-import type { Harness } from '../api/harness.js';
+import type { Harness } from './api-harness.js';
 
 const PATHS = [
   '/v1/verify',

@@ -12,10 +12,10 @@ import { buildApp } from '../../src/api/app.js';
 import { ManualClock, type Clock } from '../../src/clock.js';
 import { loadConfig, type Flags } from '../../src/config.js';
 import { createRuntime, type Runtime } from '../../src/runtime.js';
-import { createTestSchema } from '../store/store-harness.js';
+import { createTestSchema } from './store-harness.js';
 import { createAccount } from '../../src/services/accounts.service.js';
 import { createKey } from '../../src/services/keys.service.js';
-import { startDnsServer, type FakeDnsServer } from '../kit/dns-server.js';
+import { startDnsServer, type FakeDnsServer } from './dns-server.js';
 
 export interface Harness {
   dir: string;

@@ -8,13 +8,10 @@
  * Without /usr/bin/chromium the suites are skipped with one printed line, unless
  * MAILVERDICT_E2E_REQUIRED=1 (.ci/run), where a missing browser fails them.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import {
   chromium,
@@ -24,12 +21,11 @@ import {
   type Page,
 } from 'playwright-core';
 import type { SessionView } from '../../src/dashboard/contract.js';
-import { startDnsServer, type FakeDnsServer } from '../kit/dns-server.js';
+import { BUILT_MAIN, callWithKey, cleanEnv, runCli, spawnServe, type Served } from './cli.js';
+import { startDnsServer, type FakeDnsServer } from './dns-server.js';
 
 export const CHROMIUM = '/usr/bin/chromium';
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const CLI = join(ROOT, 'dist/cli/main.js');
-const WEB_INDEX = join(ROOT, 'dist/web/index.html');
+const WEB_INDEX = fileURLToPath(new URL('../../dist/web/index.html', import.meta.url));
 
 /** The password every member of these tests sets (the dashboard wants 10 characters at least). */
 export const PASSWORD = 'correct horse battery staple';
@@ -58,25 +54,11 @@ if (skipE2e) {
 
 /** The build the e2e tests run: `npm test` makes it before vitest; alone, `npm run build` does. */
 function requireBuild(): void {
-  const missing = [CLI, WEB_INDEX].filter((file) => !existsSync(file));
+  const missing = [BUILT_MAIN, WEB_INDEX].filter((file) => !existsSync(file));
   if (missing.length > 0)
     throw new Error(
       `e2e: ${missing.join(' and ')} missing: run \`npm run build\` first (the end-to-end tests drive the built app)`,
     );
-}
-
-function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('MAILVERDICT_')) env[k] = v;
-  return { ...env, ...extra };
-}
-
-interface KeysFile {
-  account_id: string;
-  live_key: string;
-  test_key: string;
-  owner_email: string;
-  owner_invitation_link: string;
 }
 
 export interface Dashboard {
@@ -100,82 +82,40 @@ export interface Dashboard {
   stop(): Promise<void>;
 }
 
-function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], {
-      cwd: ROOT,
-      env: cleanEnv({ MAILVERDICT_LOG_LEVEL: 'warn' }),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
-
-const running = new Set<ChildProcess>();
-// A worker that ends without its afterAll (a crash, a timeout) must not leave a server behind.
-process.once('exit', () => {
-  for (const child of running) child.kill('SIGKILL');
-});
-
 /** Starts `serve` on a brand-new data directory; resolves once it listens. */
 export async function startDashboard(settings: Record<string, string> = {}): Promise<Dashboard> {
   requireBuild();
   const dataDir = mkdtempSync(join(tmpdir(), 'mailverdict-e2e-'));
   const dns = await startDnsServer();
-  const child: ChildProcess = spawn(
-    process.execPath,
-    [
-      CLI,
-      'serve',
-      '--host',
-      '127.0.0.1',
-      '--port',
-      '0',
-      '--data-dir',
-      dataDir,
-      '--json',
-      '--dns-server',
-      dns.address,
-      '--allow-internal-targets',
-    ],
-    {
-      cwd: ROOT,
-      env: cleanEnv({ MAILVERDICT_LOG_LEVEL: 'warn', ...settings }),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  running.add(child);
-  let stderr = '';
-  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-  child.once('exit', () => running.delete(child));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const listening = new Promise<{ url: string; account_id?: string; keys_file?: string }>((resolve) => {
-    createInterface({ input: child.stdout! }).once('line', (line) => resolve(JSON.parse(line)));
-  });
-  const first = await Promise.race([
-    listening,
-    exited.then((code) => new Error(`serve exited with ${code} before listening: ${stderr}`)),
-    sleep(30_000).then(() => new Error(`serve did not listen within 30 s: ${stderr}`)),
-  ]);
   const cleanUp = async () => {
     await dns.close();
     rmSync(dataDir, { recursive: true, force: true });
   };
-  if (first instanceof Error) {
-    child.kill('SIGKILL');
+  let serve: Served;
+  try {
+    serve = await spawnServe(
+      [
+        '--host',
+        '127.0.0.1',
+        '--port',
+        '0',
+        '--data-dir',
+        dataDir,
+        '--dns-server',
+        dns.address,
+        '--allow-internal-targets',
+      ],
+      { built: true, env: cleanEnv({ MAILVERDICT_LOG_LEVEL: 'warn', ...settings }), withinMs: 30_000 },
+    );
+  } catch (error) {
     await cleanUp();
-    throw first;
+    throw error;
   }
-  if (first.keys_file === undefined) throw new Error('serve did not write bootstrap-keys.json');
-  const keys = JSON.parse(readFileSync(first.keys_file, 'utf8')) as KeysFile;
+  const keys = serve.keys;
+  if (keys === undefined) throw new Error('serve did not write bootstrap-keys.json');
   const token = keys.owner_invitation_link.split('#')[1] ?? '';
   return {
-    url: first.url,
+    url: serve.url,
     dataDir,
     dns,
     accountId: keys.account_id,
@@ -183,20 +123,22 @@ export async function startDashboard(settings: Record<string, string> = {}): Pro
     testKey: keys.test_key,
     ownerEmail: keys.owner_email,
     ownerInvitationLink: keys.owner_invitation_link,
-    ownerInvitation: `${first.url}/accept-invite#${token}`,
+    ownerInvitation: `${serve.url}/accept-invite#${token}`,
     async cli<T>(...args: string[]): Promise<T> {
-      const res = await run([...args, '--data-dir', dataDir, '--json']);
+      const res = await runCli(
+        [...args, '--data-dir', dataDir, '--json'],
+        cleanEnv({ MAILVERDICT_LOG_LEVEL: 'warn' }),
+        {
+          built: true,
+        },
+      );
       if (res.code !== 0)
         throw new Error(`mailverdict ${args.join(' ')} exited with ${res.code}: ${res.stderr}`);
       return JSON.parse(res.stdout) as T;
     },
-    stderr: () => stderr,
+    stderr: () => serve.stderr(),
     async stop() {
-      if (child.exitCode === null) {
-        child.kill('SIGTERM');
-        const code = await Promise.race([exited, sleep(15_000).then(() => 'late' as const)]);
-        if (code === 'late') child.kill('SIGKILL');
-      }
+      await serve.stop();
       await cleanUp();
     },
   };
@@ -327,13 +269,8 @@ export function pageFetch(
 }
 
 /** A v1 API call with a key, retried after a 429 (the bootstrap account's plan allows 5 a second). */
-export async function callApi(url: string, key: string, init: RequestInit = {}): Promise<Response> {
-  for (let attempt = 0; ; attempt++) {
-    const res = await fetch(url, { ...init, headers: { authorization: `Bearer ${key}`, ...init.headers } });
-    if (res.status !== 429 || attempt >= 10) return res;
-    await res.arrayBuffer();
-    await sleep(Math.min(2_000, Number(res.headers.get('retry-after') ?? '1') * 1000));
-  }
+export function callApi(url: string, key: string, init: RequestInit = {}): Promise<Response> {
+  return callWithKey(url, key, init, 10);
 }
 
 export interface AxeViolation {

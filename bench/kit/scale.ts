@@ -3,17 +3,17 @@
  * in a schema and under a key prefix of its own, removed at the end), the `mailverdict` child
  * processes they start, and the figures they read from /proc.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
-import { createInterface } from 'node:readline';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import pg from 'pg';
+import { cleanEnv, spawnMailverdict, stopProcess, type FirstLine } from '../../test/kit/cli.js';
+import { waitFor as waitForKit } from '../../test/kit/wait-for.js';
 
-export const ROOT = fileURLToPath(new URL('../', import.meta.url));
+export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const DATABASE_URL =
   process.env.MAILVERDICT_BENCH_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
 export const REDIS_URL = process.env.MAILVERDICT_BENCH_REDIS_URL || 'redis://127.0.0.1:6379';
@@ -74,15 +74,13 @@ export function redisPrefix(part: string): { prefix: string; drop(): Promise<voi
 
 /** The environment of a child process: ours without any MAILVERDICT_ setting, plus `extra`. */
 export function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('MAILVERDICT_')) env[k] = v;
-  return { ...env, MAILVERDICT_LOG_LEVEL: 'warn', ...extra };
+  return cleanEnv({ MAILVERDICT_LOG_LEVEL: 'warn', ...extra });
 }
 
 export interface CliProcess {
   child: ChildProcess;
   /** The first JSON line the command printed (`--json`). */
-  event: Record<string, unknown>;
+  event: FirstLine;
 }
 
 /**
@@ -94,39 +92,13 @@ export async function startCli(
   env: NodeJS.ProcessEnv,
   timeoutMs = 60_000,
 ): Promise<CliProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args, '--json'], {
-    cwd: ROOT,
-    env,
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const event = await new Promise<Record<string, unknown>>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`${args[0]} did not start in ${timeoutMs} ms`)),
-      timeoutMs,
-    );
-    createInterface({ input: child.stdout }).on('line', (line) => {
-      if (!line.startsWith('{')) return;
-      const parsed = JSON.parse(line) as Record<string, unknown>;
-      if (parsed.event === undefined) return;
-      clearTimeout(timer);
-      resolve(parsed);
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`${args[0]} exited with ${code}`));
-    });
-  });
-  return { child, event };
+  const started = await spawnMailverdict(args, { env, stderr: 'inherit', withinMs: timeoutMs });
+  return { child: started.child, event: started.first };
 }
 
 /** SIGTERM, then SIGKILL if the process has not exited after `graceMs`. */
 export async function stopChild(child: ChildProcess, graceMs = 15_000): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
-  await exited;
-  clearTimeout(timer);
+  await stopProcess(child, { withinMs: graceMs });
 }
 
 /** CPU time (user + system) a process has used, in microseconds; null where /proc is missing. */
@@ -163,19 +135,13 @@ export function quantile(values: number[], p: number): number {
 }
 
 /** Polls `check` every `everyMs` until it returns a value, failing after `timeoutMs`. */
-export async function waitFor<T>(
+export function waitFor<T>(
   what: string,
   check: () => Promise<T | undefined>,
   timeoutMs: number,
   everyMs = 50,
 ): Promise<T> {
-  const deadline = performance.now() + timeoutMs;
-  while (performance.now() < deadline) {
-    const value = await check();
-    if (value !== undefined) return value;
-    await sleep(everyMs);
-  }
-  throw new Error(`${what}: not reached in ${timeoutMs} ms`);
+  return waitForKit(what, check, timeoutMs, everyMs);
 }
 
 export const fmt = (n: number, digits = 0): string =>

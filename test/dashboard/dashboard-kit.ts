@@ -4,10 +4,7 @@
  * state-changing request and its own Origin. Members are made the way people get in: an
  * invitation, then its link accepted with a password.
  */
-import { once } from 'node:events';
-import type { AddressInfo } from 'node:net';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
-import { SMTPServer } from 'smtp-server';
 import { createMemoryRateLimiter } from '../../src/services/rate-limit.js';
 import { ManualClock } from '../../src/clock.js';
 import { buildHttpApp } from '../../src/runtime.js';
@@ -180,40 +177,4 @@ export async function createDashboardHarness(
 /** The dashboard's error envelope of a response. */
 export function errorCode(res: LightMyRequestResponse): string {
   return res.json<{ error: string }>().error;
-}
-
-export interface MailSink {
-  /** smtp://127.0.0.1:<port>, for --smtp-relay-url. */
-  url: string;
-  messages: { to: string[]; text: string }[];
-  close(): Promise<void>;
-}
-
-/** An SMTP relay on loopback that keeps what it is given (quoted-printable soft breaks undone). */
-export async function startMailSink(): Promise<MailSink> {
-  const messages: MailSink['messages'] = [];
-  const sink = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['STARTTLS'],
-    logger: false,
-    onData(stream, session, callback) {
-      let data = '';
-      stream.on('data', (c: Buffer) => (data += c.toString()));
-      stream.on('end', () => {
-        messages.push({
-          to: session.envelope.rcptTo.map((r) => r.address),
-          text: data.replace(/=\r?\n/g, ''),
-        });
-        callback();
-      });
-    },
-  });
-  sink.listen(0, '127.0.0.1');
-  await once(sink.server, 'listening');
-  const port = (sink.server.address() as AddressInfo).port;
-  return {
-    url: `smtp://127.0.0.1:${port}`,
-    messages,
-    close: () => new Promise((resolve) => sink.close(() => resolve())),
-  };
 }
