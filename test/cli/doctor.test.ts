@@ -9,10 +9,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DoctorCheck, DoctorReport } from '../../src/services/doctor.service.js';
-import { startSocksProxy, type SocksProxy } from '../doctor-kit/socks-proxy.js';
+import { startSocksProxy, type SocksProxy } from '../kit/socks-proxy.js';
 import { startDnsServer, type FakeDnsServer } from '../kit/dns-server.js';
 import { REPLIES, startSmtpServers, type SmtpKit } from '../kit/smtp-servers.js';
-import { cleanEnv, runCli, spawnCli } from './run-cli.js';
+import { cleanEnv, runCli, spawnCli } from '../kit/cli.js';
 
 let dns: FakeDnsServer;
 let smtp: SmtpKit;
