@@ -776,7 +776,7 @@ export const SETTINGS = {
     env: 'MAILVERDICT_SIGN_IN_RATE_LIMIT',
     parser: integer(0, 100_000),
     default: 5,
-    help: 'dashboard: sign-ins (and password-reset requests) per client address and second before 429 `rate_limited`; `0`: unlimited',
+    help: 'dashboard: sign-ins (and password-reset requests) per client address and second before 429 `rate_limit_exceeded`; `0`: unlimited',
     commands: SERVICE,
   }),
   signInFailureLimit: setting({
