@@ -6,10 +6,10 @@
  * session, or one session in three.
  *
  * The kits of test/kit/smtp-servers.ts script replies, not failures at every stage (smtp-server
- * cannot reset, stall or send garbage at a chosen command), and bench/fake-mta-pipelining.ts is
- * the benchmark's MTA; this one is a raw `net` server, like the kit's silent and raw hosts, and
- * records what a polite client is judged on: connections, sessions open at once, and whether each
- * session got an answer about a recipient.
+ * cannot reset, stall or send garbage at a chosen command); this one configures the kit's raw
+ * SMTP core (smtp-core.ts), like the kit's silent and raw hosts, and records what a polite client
+ * is judged on: connections, sessions open at once, and whether each session got an answer about
+ * a recipient.
  *
  * Sessions open at once are measured on both sides' socket events, in the one order the process
  * sees them (a counter, not a clock): a connection counts from the moment the client created its
@@ -20,9 +20,10 @@
  * creates its next socket after it, in the same order.
  */
 import diagnostics from 'node:diagnostics_channel';
-import { readFileSync } from 'node:fs';
-import net from 'node:net';
-import tls from 'node:tls';
+import type net from 'node:net';
+
+import type { SmtpConnection, SmtpHandler } from './smtp-core.js';
+import { startSmtpCore } from './smtp-core.js';
 
 export const STAGES = ['banner', 'ehlo', 'starttls', 'mail', 'rcpt', 'rset', 'quit'] as const;
 export type Stage = (typeof STAGES)[number];
@@ -80,7 +81,6 @@ export interface ScriptedMtas {
   close(): Promise<void>;
 }
 
-const CERT_DIR = new URL('../kit/certs/', import.meta.url);
 const CRLF = '\r\n';
 
 /** A recipient exists when its local part starts with "user". */
@@ -132,19 +132,7 @@ const REPLIES: Record<Stage, Record<'ok' | '4xx' | '5xx' | '421', string>> = {
 };
 
 /** Starts one scripted host per entry (IP → its session scripts, cycled), all on one port. */
-export async function startScriptedMtas(hosts: Record<string, SessionScript[]>): Promise<ScriptedMtas> {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await tryStart(hosts);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE' || attempt >= 10) throw error;
-    }
-  }
-}
-
-async function tryStart(scripts: Record<string, SessionScript[]>): Promise<ScriptedMtas> {
-  const key = readFileSync(new URL('key.pem', CERT_DIR));
-  const cert = readFileSync(new URL('cert.pem', CERT_DIR));
+export async function startScriptedMtas(scripts: Record<string, SessionScript[]>): Promise<ScriptedMtas> {
   const records = new Map<string, HostRecord>();
   /** Per host: each accepted connection's client key, when it was accepted and let go of. */
   const spans = new Map<string, { key: string; acceptedAt: number; leftAt: number | null }[]>();
@@ -152,6 +140,7 @@ async function tryStart(scripts: Record<string, SessionScript[]>): Promise<Scrip
   const clientStarts = new Map<string, number[]>();
   let order = 0;
   const tick = (): number => ++order;
+  let port = 0;
   const onClientSocket = (message: unknown): void => {
     const created = tick();
     const { socket } = message as { socket: net.Socket };
@@ -161,7 +150,6 @@ async function tryStart(scripts: Record<string, SessionScript[]>): Promise<Scrip
       clientStarts.set(key, [...(clientStarts.get(key) ?? []), created]);
     });
   };
-  diagnostics.subscribe('net.client.socket', onClientSocket);
   /**
    * The peak of open connections at host `ip`: a sweep over its spans in event order. A span
    * starts when its client socket was created: the latest one with its key created before the
@@ -183,20 +171,10 @@ async function tryStart(scripts: Record<string, SessionScript[]>): Promise<Scrip
     for (const [, change] of events) peak = Math.max(peak, (open += change));
     return peak;
   };
-  const sockets = new Set<net.Socket>();
-  const timers = new Set<NodeJS.Timeout>();
-  const servers: net.Server[] = [];
-  let port = 0;
 
-  const later = (fn: () => void, ms: number): void => {
-    const timer = setTimeout(() => {
-      timers.delete(timer);
-      fn();
-    }, ms);
-    timers.add(timer);
-  };
-
-  const serve = (ip: string, raw: net.Socket): void => {
+  const serve = (conn: SmtpConnection): SmtpHandler => {
+    const ip = conn.host;
+    const raw = conn.socket;
     const record = records.get(ip)!;
     const cycle = scripts[ip]!;
     const index = record.sessions.length % cycle.length;
@@ -215,56 +193,41 @@ async function tryStart(scripts: Record<string, SessionScript[]>): Promise<Scrip
       leftAt: null as number | null,
     };
     spans.get(ip)!.push(span);
-    sockets.add(raw);
     /** The server lets go: it closes or resets, or reads the client's FIN or reset. */
     const leave = (): void => {
       span.leftAt ??= tick();
     };
-    raw.on('end', () => clientLeft(raw));
-    raw.on('close', () => {
-      sockets.delete(raw);
-      leave();
-    });
     // A reset from the client is its leaving too ('close' comes a loop iteration later).
     raw.on('error', leave);
 
-    let socket: net.Socket = raw;
     /** Silent, closed or upgrading: the lines still to come are not answered. */
     let stopped = false;
-    let pending = '';
     const behaviour = (stage: Stage): Behaviour => script.stages?.[stage] ?? 'ok';
     let hung = false;
-    /** The client's FIN: it has left; the server closes too, unless it hangs (silent at QUIT). */
-    const clientLeft = (side: net.Socket): void => {
-      leave();
-      if (!hung) side.end();
-    };
 
     // Output goes out in order even when a reply is split: what follows waits for its second half.
     let output = Promise.resolve();
-    const out = (send: (to: net.Socket) => void, pauseAfterMs = 0): void => {
-      const to = socket;
+    const out = (send: () => void, pauseAfterMs = 0): void => {
       output = output.then(async () => {
-        if (to.destroyed) return;
-        send(to);
-        if (pauseAfterMs > 0) await new Promise<void>((resolve) => later(resolve, pauseAfterMs));
+        if (raw.destroyed) return;
+        send();
+        if (pauseAfterMs > 0) await new Promise<void>((resolve) => conn.after(pauseAfterMs, resolve));
       });
     };
     const write = (text: string, split: boolean): void => {
       if (!split) {
-        out((to) => to.write(text + CRLF));
+        out(() => conn.write(text + CRLF));
         return;
       }
       // A reply split across packets: the first half now, the rest a little later.
       const cut = Math.max(1, Math.floor(text.length / 2));
-      out((to) => to.write(text.slice(0, cut)), 3);
-      out((to) => to.write(text.slice(cut) + CRLF));
+      out(() => conn.write(text.slice(0, cut)), 3);
+      out(() => conn.write(text.slice(cut) + CRLF));
     };
     const end = (text?: string): void =>
-      out((to) => {
+      out(() => {
         leave();
-        if (text === undefined) to.end();
-        else to.end(text + CRLF);
+        conn.end(text === undefined ? undefined : text + CRLF);
       });
     const reset = (): void =>
       out(() => {
@@ -308,34 +271,28 @@ async function tryStart(scripts: Record<string, SessionScript[]>): Promise<Scrip
     const ehloReply = (): string => {
       const lines = ['mx.liveness.test'];
       if (script.pipelining !== false) lines.push('PIPELINING');
-      if (script.offerTls === true && !(socket instanceof tls.TLSSocket)) lines.push('STARTTLS');
+      if (script.offerTls === true && !conn.secure) lines.push('STARTTLS');
       lines.push('ENHANCEDSTATUSCODES');
       return lines.map((line, i) => `250${i === lines.length - 1 ? ' ' : '-'}${line}`).join(CRLF);
     };
 
     const upgrade = (): void => {
-      raw.removeAllListeners('data');
       if (script.brokenTls === true || script.brokenTls === 'waits') {
         session.brokenTls = true;
         const closes = script.brokenTls === true;
-        raw.once('data', () => {
+        conn.stopReading();
+        conn.takeNextChunk(() => {
           if (!closes) {
-            raw.write('this is no TLS record' + CRLF);
+            conn.write('this is no TLS record' + CRLF);
             return;
           }
           leave();
-          raw.end('this is no TLS record' + CRLF);
+          conn.end('this is no TLS record' + CRLF);
         });
         return;
       }
-      const secure = new tls.TLSSocket(raw, { isServer: true, key, cert });
-      secure.on('error', () => undefined);
-      secure.on('end', () => clientLeft(secure));
-      secure.setEncoding('latin1');
-      socket = secure;
-      pending = '';
+      conn.startTls();
       stopped = false;
-      secure.on('data', onData);
     };
 
     const onLine = (line: string): void => {
@@ -391,61 +348,49 @@ async function tryStart(scripts: Record<string, SessionScript[]>): Promise<Scrip
       }
     };
 
-    function onData(chunk: string): void {
-      if (stopped) return;
-      pending += chunk;
-      let newline = pending.indexOf('\n');
-      while (newline !== -1 && !stopped) {
-        const line = pending.slice(0, newline).replace(/\r$/, '');
-        pending = pending.slice(newline + 1);
-        onLine(line);
-        newline = pending.indexOf('\n');
-      }
-    }
-
-    raw.setNoDelay(true);
-    raw.setEncoding('latin1');
-    raw.on('data', onData);
     answer('banner', REPLIES.banner.ok);
+    return {
+      lines: (lines) => {
+        for (const line of lines) {
+          if (stopped) return;
+          onLine(line);
+        }
+      },
+      // The client's FIN: it has left; the server closes too, unless it hangs (silent at QUIT).
+      end: () => {
+        leave();
+        if (!hung) conn.end();
+      },
+      close: leave,
+    };
   };
 
+  for (const ip of Object.keys(scripts)) {
+    records.set(ip, {
+      ip,
+      sessions: [],
+      get peakConcurrent() {
+        return peakOf(ip);
+      },
+    });
+    spans.set(ip, []);
+  }
+  diagnostics.subscribe('net.client.socket', onClientSocket);
   try {
-    for (const ip of Object.keys(scripts)) {
-      records.set(ip, {
-        ip,
-        sessions: [],
-        get peakConcurrent() {
-          return peakOf(ip);
-        },
-      });
-      spans.set(ip, []);
-      // Half-open allowed: the server decides whether it closes when the client has (a host
-      // silent at QUIT does not, and the client must end the session at its deadline).
-      const server = net.createServer({ allowHalfOpen: true }, (socket) => serve(ip, socket));
-      servers.push(server);
-      await new Promise<void>((resolve, reject) => {
-        server.once('error', reject);
-        server.listen({ host: ip, port, exclusive: true }, () => {
-          server.off('error', reject);
-          resolve();
-        });
-      });
-      port = (server.address() as net.AddressInfo).port;
-    }
+    // Half-open allowed: the server decides whether it closes when the client has (a host silent
+    // at QUIT does not, and the client must end the session at its deadline).
+    const core = await startSmtpCore({ hosts: Object.keys(scripts), allowHalfOpen: true, connection: serve });
+    port = core.port;
+    return {
+      port,
+      host: (ip) => records.get(ip)!,
+      close: async () => {
+        diagnostics.unsubscribe('net.client.socket', onClientSocket);
+        await core.close();
+      },
+    };
   } catch (error) {
     diagnostics.unsubscribe('net.client.socket', onClientSocket);
-    await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
     throw error;
   }
-
-  return {
-    port,
-    host: (ip) => records.get(ip)!,
-    close: async () => {
-      diagnostics.unsubscribe('net.client.socket', onClientSocket);
-      for (const timer of timers) clearTimeout(timer);
-      for (const socket of sockets) socket.destroy();
-      await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
-    },
-  };
 }
