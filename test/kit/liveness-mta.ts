@@ -11,18 +11,11 @@
  * is judged on: connections, sessions open at once, and whether each session got an answer about
  * a recipient.
  *
- * Sessions open at once are measured on both sides' socket events, in the one order the process
- * sees them (a counter, not a clock): a connection counts from the moment the client created its
- * socket (`net.client.socket` diagnostics channel), so that a connection made before another was
- * let go is never missed however late the server accepts it, until the server let go of it (it
- * closed or reset it, or read the client's FIN or reset; Postfix's anvil counts the same span,
- * until smtpd ends). Load cannot fake an overlap: a client that waits for the server's close
- * creates its next socket after it, in the same order.
+ * Sessions open at once are the core's `peakConnected`: counted on both sides' socket events, in
+ * the one order the process sees them, from the moment the client created its socket until the
+ * server let go of it (smtp-core.ts says how).
  */
-import diagnostics from 'node:diagnostics_channel';
-import type net from 'node:net';
-
-import type { SmtpConnection, SmtpHandler } from './smtp-core.js';
+import type { SmtpConnection, SmtpCore, SmtpHandler } from './smtp-core.js';
 import { startSmtpCore } from './smtp-core.js';
 
 export const STAGES = ['banner', 'ehlo', 'starttls', 'mail', 'rcpt', 'rset', 'quit'] as const;
@@ -134,47 +127,10 @@ const REPLIES: Record<Stage, Record<'ok' | '4xx' | '5xx' | '421', string>> = {
 /** Starts one scripted host per entry (IP → its session scripts, cycled), all on one port. */
 export async function startScriptedMtas(scripts: Record<string, SessionScript[]>): Promise<ScriptedMtas> {
   const records = new Map<string, HostRecord>();
-  /** Per host: each accepted connection's client key, when it was accepted and let go of. */
-  const spans = new Map<string, { key: string; acceptedAt: number; leftAt: number | null }[]>();
-  /** Per client key (mail host address and client port): when each such socket was created. */
-  const clientStarts = new Map<string, number[]>();
-  let order = 0;
-  const tick = (): number => ++order;
-  let port = 0;
-  const onClientSocket = (message: unknown): void => {
-    const created = tick();
-    const { socket } = message as { socket: net.Socket };
-    socket.once('connect', () => {
-      if (socket.remotePort !== port || socket.remoteAddress === undefined) return;
-      const key = `${socket.remoteAddress}:${socket.localPort}`;
-      clientStarts.set(key, [...(clientStarts.get(key) ?? []), created]);
-    });
-  };
-  /**
-   * The peak of open connections at host `ip`: a sweep over its spans in event order. A span
-   * starts when its client socket was created: the latest one with its key created before the
-   * accept (and after the key's previous accept). A client reset before it saw its 'connect'
-   * event left no key: that span starts at the accept, as the server counts it.
-   */
-  const peakOf = (ip: string): number => {
-    const previousAccept = new Map<string, number>();
-    const events: [number, number][] = [];
-    for (const span of spans.get(ip) ?? []) {
-      const after = previousAccept.get(span.key) ?? 0;
-      previousAccept.set(span.key, span.acceptedAt);
-      const created = (clientStarts.get(span.key) ?? []).filter((t) => t > after && t < span.acceptedAt);
-      events.push([created.at(-1) ?? span.acceptedAt, 1], [span.leftAt ?? Infinity, -1]);
-    }
-    events.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
-    let open = 0;
-    let peak = 0;
-    for (const [, change] of events) peak = Math.max(peak, (open += change));
-    return peak;
-  };
+  let core: SmtpCore | null = null;
 
   const serve = (conn: SmtpConnection): SmtpHandler => {
     const ip = conn.host;
-    const raw = conn.socket;
     const record = records.get(ip)!;
     const cycle = scripts[ip]!;
     const index = record.sessions.length % cycle.length;
@@ -187,19 +143,6 @@ export async function startScriptedMtas(scripts: Record<string, SessionScript[]>
       acceptedAt: Date.now(),
     };
     record.sessions.push(session);
-    const span = {
-      key: `${raw.localAddress}:${raw.remotePort}`,
-      acceptedAt: tick(),
-      leftAt: null as number | null,
-    };
-    spans.get(ip)!.push(span);
-    /** The server lets go: it closes or resets, or reads the client's FIN or reset. */
-    const leave = (): void => {
-      span.leftAt ??= tick();
-    };
-    // A reset from the client is its leaving too ('close' comes a loop iteration later).
-    raw.on('error', leave);
-
     /** Silent, closed or upgrading: the lines still to come are not answered. */
     let stopped = false;
     const behaviour = (stage: Stage): Behaviour => script.stages?.[stage] ?? 'ok';
@@ -209,7 +152,7 @@ export async function startScriptedMtas(scripts: Record<string, SessionScript[]>
     let output = Promise.resolve();
     const out = (send: () => void, pauseAfterMs = 0): void => {
       output = output.then(async () => {
-        if (raw.destroyed) return;
+        if (conn.socket.destroyed) return;
         send();
         if (pauseAfterMs > 0) await new Promise<void>((resolve) => conn.after(pauseAfterMs, resolve));
       });
@@ -224,16 +167,8 @@ export async function startScriptedMtas(scripts: Record<string, SessionScript[]>
       out(() => conn.write(text.slice(0, cut)), 3);
       out(() => conn.write(text.slice(cut) + CRLF));
     };
-    const end = (text?: string): void =>
-      out(() => {
-        leave();
-        conn.end(text === undefined ? undefined : text + CRLF);
-      });
-    const reset = (): void =>
-      out(() => {
-        leave();
-        raw.resetAndDestroy();
-      });
+    const end = (text?: string): void => out(() => conn.end(text === undefined ? undefined : text + CRLF));
+    const reset = (): void => out(() => conn.reset());
 
     /** Answers `stage` with `okReply` or its misbehaviour; false when the session stops here. */
     const answer = (stage: Stage, okReply: string): boolean => {
@@ -286,7 +221,6 @@ export async function startScriptedMtas(scripts: Record<string, SessionScript[]>
             conn.write('this is no TLS record' + CRLF);
             return;
           }
-          leave();
           conn.end('this is no TLS record' + CRLF);
         });
         return;
@@ -358,10 +292,8 @@ export async function startScriptedMtas(scripts: Record<string, SessionScript[]>
       },
       // The client's FIN: it has left; the server closes too, unless it hangs (silent at QUIT).
       end: () => {
-        leave();
         if (!hung) conn.end();
       },
-      close: leave,
     };
   };
 
@@ -370,27 +302,21 @@ export async function startScriptedMtas(scripts: Record<string, SessionScript[]>
       ip,
       sessions: [],
       get peakConcurrent() {
-        return peakOf(ip);
+        return core?.peakConnected(ip) ?? 0;
       },
     });
-    spans.set(ip, []);
   }
-  diagnostics.subscribe('net.client.socket', onClientSocket);
-  try {
-    // Half-open allowed: the server decides whether it closes when the client has (a host silent
-    // at QUIT does not, and the client must end the session at its deadline).
-    const core = await startSmtpCore({ hosts: Object.keys(scripts), allowHalfOpen: true, connection: serve });
-    port = core.port;
-    return {
-      port,
-      host: (ip) => records.get(ip)!,
-      close: async () => {
-        diagnostics.unsubscribe('net.client.socket', onClientSocket);
-        await core.close();
-      },
-    };
-  } catch (error) {
-    diagnostics.unsubscribe('net.client.socket', onClientSocket);
-    throw error;
-  }
+  // Half-open allowed: the server decides whether it closes when the client has (a host silent at
+  // QUIT does not, and the client must end the session at its deadline).
+  const started = await startSmtpCore({
+    hosts: Object.keys(scripts),
+    allowHalfOpen: true,
+    connection: serve,
+  });
+  core = started;
+  return {
+    port: started.port,
+    host: (ip) => records.get(ip)!,
+    close: () => started.close(),
+  };
 }
