@@ -1,8 +1,8 @@
 /**
  * Issue 10, part 1, as properties: whatever the mail hosts do at each stage of the dialogue
- * (liveness-mta.ts: normal, split across packets, 4xx, 5xx, 421, close, reset, silence, garbage,
- * a broken TLS handshake; a host cycles through up to three session scripts), `verify` and
- * `verifyMany` end within a bound computed from the settings, every address gets exactly one
+ * (test/kit/liveness-mta.ts: normal, split across packets, 4xx, 5xx, 421, close, reset, silence,
+ * garbage, a broken TLS handshake; a host cycles through up to three session scripts), `verify`
+ * and `verifyMany` end within a bound computed from the settings, every address gets exactly one
  * result, no host sees more sessions at once than the per-host cap, and a host that keeps
  * failing sees no more connections than its back-off allows.
  *
@@ -23,8 +23,8 @@ import type { VerificationResult } from '../../src/engine/types.js';
 import { createVerifier } from '../../src/engine/verifier.js';
 import type { FakeDnsServer } from '../kit/dns-server.js';
 import { startDnsServer } from '../kit/dns-server.js';
-import type { Behaviour, HostRecord, ScriptedMtas, SessionScript, Stage } from './liveness-mta.js';
-import { BEHAVIOURS, STAGES, startScriptedMtas } from './liveness-mta.js';
+import type { Behaviour, HostRecord, ScriptedMtas, SessionScript, Stage } from '../kit/liveness-mta.js';
+import { BEHAVIOURS, STAGES, startScriptedMtas } from '../kit/liveness-mta.js';
 
 const IPS = ['127.0.8.1', '127.0.8.2', '127.0.8.3'];
 const RUNS = Number(process.env.LIVENESS_RUNS ?? 40);

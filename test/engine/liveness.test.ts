@@ -3,7 +3,7 @@
  * (banner, EHLO, STARTTLS, MAIL, RCPT, RSET, QUIT) with any failure (4xx, 5xx, 421, a close, a
  * reset, silence, garbage) counts against itself, is backed off and, after `maxHostFailures`
  * failures in a row, has its addresses settled as unknown, through real sockets to scripted
- * hosts on 127.0.7.x (liveness-mta.ts).
+ * hosts on 127.0.7.x (test/kit/liveness-mta.ts).
  */
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -17,8 +17,8 @@ import type { BatchEngineObserver, BatchEngineOptions } from '../../src/engine/b
 import type { VerificationResult } from '../../src/engine/types.js';
 import type { FakeDnsServer } from '../kit/dns-server.js';
 import { startDnsServer } from '../kit/dns-server.js';
-import type { Behaviour, ScriptedMtas, SessionScript, Stage } from './liveness-mta.js';
-import { startScriptedMtas } from './liveness-mta.js';
+import type { Behaviour, ScriptedMtas, SessionScript, Stage } from '../kit/liveness-mta.js';
+import { startScriptedMtas } from '../kit/liveness-mta.js';
 
 const MX = '127.0.7.1';
 
@@ -172,7 +172,7 @@ describe('the per-host cap, as the server counts connections', () => {
   });
 });
 
-/** The ways a stage can fail (liveness-mta.ts), and 'split': a normal reply in two packets. */
+/** The ways a stage can fail (test/kit/liveness-mta.ts), and 'split': a normal reply in two packets. */
 const HOW: readonly Behaviour[] = ['split', '4xx', '5xx', '421', 'close', 'reset', 'silence', 'garbage'];
 
 /**

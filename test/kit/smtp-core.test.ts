@@ -1,4 +1,7 @@
-/** The kit's raw SMTP server: lines per read, replies, STARTTLS with the kit's certificate, the tally. */
+/**
+ * The kit's raw SMTP server: lines per read, replies, STARTTLS with the kit's certificate, the
+ * tally, and connections open at once as the server counts them.
+ */
 import { once } from 'node:events';
 import net from 'node:net';
 import tls from 'node:tls';
@@ -81,5 +84,42 @@ describe('smtp core', () => {
     expect(await readUntil(secure, (t) => t.endsWith('\r\n'))).toBe('250 EHLO over-tls\r\n');
     expect(reads).toEqual([['STARTTLS'], ['EHLO over-tls']]);
     secure.destroy();
+  });
+
+  it('counts a connection from the client socket until the server lets go of it', async () => {
+    // The server lets go at QUIT (its close) or at the client's FIN (half-open: it does not close).
+    let finRead = (): void => undefined;
+    core = await startSmtpCore({
+      hosts: ['127.0.0.2'],
+      allowHalfOpen: true,
+      connection: (conn) => {
+        conn.write('220 core.test\r\n');
+        return {
+          lines: (lines) => (lines.includes('QUIT') ? conn.end('221 bye\r\n') : undefined),
+          end: () => finRead(),
+        };
+      },
+    });
+    const session = async (leave: (socket: net.Socket) => void): Promise<net.Socket> => {
+      const socket = net.connect(core!.port, '127.0.0.2');
+      await readUntil(socket, (t) => t.includes('220'));
+      leave(socket);
+      return socket;
+    };
+    // One after the other: each next socket is created once the server has closed the last one.
+    for (let i = 0; i < 3; i++) {
+      const socket = await session((s) => s.write('QUIT\r\n'));
+      await once(socket, 'end');
+      socket.destroy();
+    }
+    const read = new Promise<void>((resolve) => (finRead = resolve));
+    const fin = await session((s) => s.end());
+    await read;
+    expect(core.peakConnected('127.0.0.2')).toBe(1);
+    // A socket created while the server still holds another counts with it.
+    const held = await session(() => undefined);
+    const next = await session(() => undefined);
+    expect(core.peakConnected('127.0.0.2')).toBe(2);
+    for (const s of [fin, held, next]) s.destroy();
   });
 });

@@ -11,7 +11,17 @@
  * (at once or after a delay, the timers cleared at close), upgrading to TLS with the kit's
  * certificate, and counting connections and the sessions open at once per host and per client.
  * What each host answers is its handler's business.
+ *
+ * Besides the sessions a handler enters and leaves, it counts connections open at once the way
+ * the server sees them (`peakConnected`), on both sides' socket events in the one order the
+ * process sees them (a counter, not a clock): a connection counts from the moment the client
+ * created its socket (`net.client.socket` diagnostics channel), so that a connection made before
+ * another was let go is never missed however late the server accepts it, until the server let go
+ * of it (it closed or reset it, or read the client's FIN or reset; Postfix's anvil counts the same
+ * span, until smtpd ends). Load cannot fake an overlap: a client that waits for the server's close
+ * creates its next socket after it, in the same order.
  */
+import diagnostics from 'node:diagnostics_channel';
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import tls from 'node:tls';
@@ -40,6 +50,8 @@ export interface SmtpConnection {
   write(text: string): void;
   /** Writes `text` (if any) and closes this side. */
   end(text?: string): void;
+  /** Resets the connection (an RST) and destroys it. */
+  reset(): void;
   /** Writes `text` after `delayMs` (at once when 0), closing after it when `close`. Equal delays keep their order. */
   send(text: string, delayMs: number, close?: boolean): void;
   /** Runs `fn` after `ms` on a timer the server clears when it closes; clear it with `clearTimeout`. */
@@ -102,6 +114,8 @@ export interface SmtpCore {
   tally(): SessionTally;
   /** Sessions open now from `client` to `host`. */
   openFrom(host: string, client: string): number;
+  /** Most connections open at once on `host` since the start, as the file comment says (measured when read). */
+  peakConnected(host: string): number;
   /** Starts the tally over (sessions open now stay open). */
   resetTally(): void;
   /** Clears the timers, destroys the connections and stops listening. */
@@ -116,6 +130,23 @@ export async function startSmtpCore(options: SmtpCoreOptions): Promise<SmtpCore>
   const openByPair = new Map<string, number>();
   let open = 0;
   let tally = emptyTally();
+  /** Per host: each accepted connection's client key, when it was accepted and let go of. */
+  const spans = new Map<string, Span[]>();
+  /** Per client key (mail host address and client port): when each such socket was created. */
+  const clientStarts = new Map<string, number[]>();
+  let order = 0;
+  const tick = (): number => ++order;
+  let port = options.port ?? 0;
+  const onClientSocket = (message: unknown): void => {
+    const created = tick();
+    const { socket } = message as { socket: net.Socket };
+    socket.once('connect', () => {
+      if (socket.remotePort !== port || socket.remoteAddress === undefined) return;
+      const key = `${socket.remoteAddress}:${socket.localPort}`;
+      if (!clientStarts.has(key)) clientStarts.set(key, []);
+      clientStarts.get(key)!.push(created);
+    });
+  };
 
   const after = (ms: number, fn: () => void): NodeJS.Timeout => {
     const timer = setTimeout(() => {
@@ -134,6 +165,13 @@ export async function startSmtpCore(options: SmtpCoreOptions): Promise<SmtpCore>
     raw.setNoDelay(true);
     tally.connections += 1;
     tally.connectionsByHost[host] = (tally.connectionsByHost[host] ?? 0) + 1;
+    const span: Span = { key: `${raw.localAddress}:${raw.remotePort}`, acceptedAt: tick(), leftAt: null };
+    if (!spans.has(host)) spans.set(host, []);
+    spans.get(host)!.push(span);
+    /** The server lets go: it closes or resets, or reads the client's FIN or reset. */
+    const letGo = (): void => {
+      span.leftAt ??= tick();
+    };
 
     let socket: net.Socket = raw;
     let entered = false;
@@ -174,8 +212,13 @@ export async function startSmtpCore(options: SmtpCoreOptions): Promise<SmtpCore>
       },
       end: (text) => {
         if (socket.destroyed) return;
+        letGo();
         if (text === undefined) socket.end();
         else socket.end(text);
+      },
+      reset: () => {
+        letGo();
+        raw.resetAndDestroy();
       },
       send: (text, delayMs, close = false) => {
         const write = (): void => (close ? conn.end(text) : conn.write(text));
@@ -216,7 +259,10 @@ export async function startSmtpCore(options: SmtpCoreOptions): Promise<SmtpCore>
         const secure = new tls.TLSSocket(raw, { isServer: true, ...kitCertificate() });
         secure.on('error', () => undefined);
         if (onSecure !== undefined) secure.once('secure', onSecure);
-        secure.on('end', () => handler.end?.());
+        secure.on('end', () => {
+          letGo();
+          handler.end?.();
+        });
         secure.setEncoding(options.encoding ?? 'latin1');
         socket = secure;
         // Nothing the client sent in clear after STARTTLS counts (RFC 3207 §4.2).
@@ -228,14 +274,17 @@ export async function startSmtpCore(options: SmtpCoreOptions): Promise<SmtpCore>
 
     // A reset from the client is its leaving ('close' comes a loop iteration later).
     raw.on('error', () => {
+      letGo();
       conn.leave();
       raw.destroy();
     });
     raw.on('end', () => {
+      letGo();
       if (socket === raw) handler.end?.();
     });
     raw.on('close', () => {
       sockets.delete(raw);
+      letGo();
       conn.leave();
       handler.close?.();
     });
@@ -248,7 +297,7 @@ export async function startSmtpCore(options: SmtpCoreOptions): Promise<SmtpCore>
   const closeServers = async (): Promise<void> => {
     await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
   };
-  let port = options.port ?? 0;
+  diagnostics.subscribe('net.client.socket', onClientSocket);
   for (let attempt = 0; ; attempt++) {
     try {
       for (const host of options.hosts) {
@@ -261,8 +310,10 @@ export async function startSmtpCore(options: SmtpCoreOptions): Promise<SmtpCore>
       // The first host's ephemeral port may be taken on another address: try another one.
       await closeServers();
       servers.length = 0;
-      if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE' || attempt >= 10 || options.port)
+      if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE' || attempt >= 10 || options.port) {
+        diagnostics.unsubscribe('net.client.socket', onClientSocket);
         throw error;
+      }
       port = 0;
     }
   }
@@ -271,10 +322,12 @@ export async function startSmtpCore(options: SmtpCoreOptions): Promise<SmtpCore>
     port,
     tally: () => structuredClone(tally),
     openFrom: (host, client) => openByPair.get(`${host} ${client}`) ?? 0,
+    peakConnected: (host) => peakOf(spans.get(host) ?? [], clientStarts),
     resetTally: () => {
       tally = emptyTally();
     },
     close: async () => {
+      diagnostics.unsubscribe('net.client.socket', onClientSocket);
       for (const timer of timers) clearTimeout(timer);
       timers.clear();
       for (const socket of sockets) socket.destroy();
@@ -303,6 +356,35 @@ export function listen(
       });
     });
   });
+}
+
+/** One accepted connection as `peakConnected` counts it: its client key, and the order of its accept and let-go. */
+interface Span {
+  key: string;
+  acceptedAt: number;
+  leftAt: number | null;
+}
+
+/**
+ * The peak of open connections over a host's spans: a sweep in event order. A span starts when
+ * its client socket was created: the latest one with its key created before the accept (and after
+ * the key's previous accept). A client reset before it saw its 'connect' event left no key: that
+ * span starts at the accept, as the server counts it.
+ */
+function peakOf(spans: Span[], clientStarts: Map<string, number[]>): number {
+  const previousAccept = new Map<string, number>();
+  const events: [number, number][] = [];
+  for (const span of spans) {
+    const after = previousAccept.get(span.key) ?? 0;
+    previousAccept.set(span.key, span.acceptedAt);
+    const created = (clientStarts.get(span.key) ?? []).filter((t) => t > after && t < span.acceptedAt);
+    events.push([created.at(-1) ?? span.acceptedAt, 1], [span.leftAt ?? Infinity, -1]);
+  }
+  events.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  let open = 0;
+  let peak = 0;
+  for (const [, change] of events) peak = Math.max(peak, (open += change));
+  return peak;
 }
 
 function plain(address: string | undefined): string {

@@ -6,23 +6,17 @@
  * session, or one session in three.
  *
  * The kits of test/kit/smtp-servers.ts script replies, not failures at every stage (smtp-server
- * cannot reset, stall or send garbage at a chosen command), and bench/fake-mta-pipelining.ts is
- * the benchmark's MTA; this one is a raw `net` server, like the kit's silent and raw hosts, and
- * records what a polite client is judged on: connections, sessions open at once, and whether each
- * session got an answer about a recipient.
+ * cannot reset, stall or send garbage at a chosen command); this one configures the kit's raw
+ * SMTP core (smtp-core.ts), like the kit's silent and raw hosts, and records what a polite client
+ * is judged on: connections, sessions open at once, and whether each session got an answer about
+ * a recipient.
  *
- * Sessions open at once are measured on both sides' socket events, in the one order the process
- * sees them (a counter, not a clock): a connection counts from the moment the client created its
- * socket (`net.client.socket` diagnostics channel), so that a connection made before another was
- * let go is never missed however late the server accepts it, until the server let go of it (it
- * closed or reset it, or read the client's FIN or reset; Postfix's anvil counts the same span,
- * until smtpd ends). Load cannot fake an overlap: a client that waits for the server's close
- * creates its next socket after it, in the same order.
+ * Sessions open at once are the core's `peakConnected`: counted on both sides' socket events, in
+ * the one order the process sees them, from the moment the client created its socket until the
+ * server let go of it (smtp-core.ts says how).
  */
-import diagnostics from 'node:diagnostics_channel';
-import { readFileSync } from 'node:fs';
-import net from 'node:net';
-import tls from 'node:tls';
+import type { SmtpConnection, SmtpCore, SmtpHandler } from './smtp-core.js';
+import { startSmtpCore } from './smtp-core.js';
 
 export const STAGES = ['banner', 'ehlo', 'starttls', 'mail', 'rcpt', 'rset', 'quit'] as const;
 export type Stage = (typeof STAGES)[number];
@@ -80,7 +74,6 @@ export interface ScriptedMtas {
   close(): Promise<void>;
 }
 
-const CERT_DIR = new URL('../kit/certs/', import.meta.url);
 const CRLF = '\r\n';
 
 /** A recipient exists when its local part starts with "user". */
@@ -132,71 +125,12 @@ const REPLIES: Record<Stage, Record<'ok' | '4xx' | '5xx' | '421', string>> = {
 };
 
 /** Starts one scripted host per entry (IP → its session scripts, cycled), all on one port. */
-export async function startScriptedMtas(hosts: Record<string, SessionScript[]>): Promise<ScriptedMtas> {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await tryStart(hosts);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE' || attempt >= 10) throw error;
-    }
-  }
-}
-
-async function tryStart(scripts: Record<string, SessionScript[]>): Promise<ScriptedMtas> {
-  const key = readFileSync(new URL('key.pem', CERT_DIR));
-  const cert = readFileSync(new URL('cert.pem', CERT_DIR));
+export async function startScriptedMtas(scripts: Record<string, SessionScript[]>): Promise<ScriptedMtas> {
   const records = new Map<string, HostRecord>();
-  /** Per host: each accepted connection's client key, when it was accepted and let go of. */
-  const spans = new Map<string, { key: string; acceptedAt: number; leftAt: number | null }[]>();
-  /** Per client key (mail host address and client port): when each such socket was created. */
-  const clientStarts = new Map<string, number[]>();
-  let order = 0;
-  const tick = (): number => ++order;
-  const onClientSocket = (message: unknown): void => {
-    const created = tick();
-    const { socket } = message as { socket: net.Socket };
-    socket.once('connect', () => {
-      if (socket.remotePort !== port || socket.remoteAddress === undefined) return;
-      const key = `${socket.remoteAddress}:${socket.localPort}`;
-      clientStarts.set(key, [...(clientStarts.get(key) ?? []), created]);
-    });
-  };
-  diagnostics.subscribe('net.client.socket', onClientSocket);
-  /**
-   * The peak of open connections at host `ip`: a sweep over its spans in event order. A span
-   * starts when its client socket was created: the latest one with its key created before the
-   * accept (and after the key's previous accept). A client reset before it saw its 'connect'
-   * event left no key: that span starts at the accept, as the server counts it.
-   */
-  const peakOf = (ip: string): number => {
-    const previousAccept = new Map<string, number>();
-    const events: [number, number][] = [];
-    for (const span of spans.get(ip) ?? []) {
-      const after = previousAccept.get(span.key) ?? 0;
-      previousAccept.set(span.key, span.acceptedAt);
-      const created = (clientStarts.get(span.key) ?? []).filter((t) => t > after && t < span.acceptedAt);
-      events.push([created.at(-1) ?? span.acceptedAt, 1], [span.leftAt ?? Infinity, -1]);
-    }
-    events.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
-    let open = 0;
-    let peak = 0;
-    for (const [, change] of events) peak = Math.max(peak, (open += change));
-    return peak;
-  };
-  const sockets = new Set<net.Socket>();
-  const timers = new Set<NodeJS.Timeout>();
-  const servers: net.Server[] = [];
-  let port = 0;
+  let core: SmtpCore | null = null;
 
-  const later = (fn: () => void, ms: number): void => {
-    const timer = setTimeout(() => {
-      timers.delete(timer);
-      fn();
-    }, ms);
-    timers.add(timer);
-  };
-
-  const serve = (ip: string, raw: net.Socket): void => {
+  const serve = (conn: SmtpConnection): SmtpHandler => {
+    const ip = conn.host;
     const record = records.get(ip)!;
     const cycle = scripts[ip]!;
     const index = record.sessions.length % cycle.length;
@@ -209,68 +143,32 @@ async function tryStart(scripts: Record<string, SessionScript[]>): Promise<Scrip
       acceptedAt: Date.now(),
     };
     record.sessions.push(session);
-    const span = {
-      key: `${raw.localAddress}:${raw.remotePort}`,
-      acceptedAt: tick(),
-      leftAt: null as number | null,
-    };
-    spans.get(ip)!.push(span);
-    sockets.add(raw);
-    /** The server lets go: it closes or resets, or reads the client's FIN or reset. */
-    const leave = (): void => {
-      span.leftAt ??= tick();
-    };
-    raw.on('end', () => clientLeft(raw));
-    raw.on('close', () => {
-      sockets.delete(raw);
-      leave();
-    });
-    // A reset from the client is its leaving too ('close' comes a loop iteration later).
-    raw.on('error', leave);
-
-    let socket: net.Socket = raw;
     /** Silent, closed or upgrading: the lines still to come are not answered. */
     let stopped = false;
-    let pending = '';
     const behaviour = (stage: Stage): Behaviour => script.stages?.[stage] ?? 'ok';
     let hung = false;
-    /** The client's FIN: it has left; the server closes too, unless it hangs (silent at QUIT). */
-    const clientLeft = (side: net.Socket): void => {
-      leave();
-      if (!hung) side.end();
-    };
 
     // Output goes out in order even when a reply is split: what follows waits for its second half.
     let output = Promise.resolve();
-    const out = (send: (to: net.Socket) => void, pauseAfterMs = 0): void => {
-      const to = socket;
+    const out = (send: () => void, pauseAfterMs = 0): void => {
       output = output.then(async () => {
-        if (to.destroyed) return;
-        send(to);
-        if (pauseAfterMs > 0) await new Promise<void>((resolve) => later(resolve, pauseAfterMs));
+        if (conn.socket.destroyed) return;
+        send();
+        if (pauseAfterMs > 0) await new Promise<void>((resolve) => conn.after(pauseAfterMs, resolve));
       });
     };
     const write = (text: string, split: boolean): void => {
       if (!split) {
-        out((to) => to.write(text + CRLF));
+        out(() => conn.write(text + CRLF));
         return;
       }
       // A reply split across packets: the first half now, the rest a little later.
       const cut = Math.max(1, Math.floor(text.length / 2));
-      out((to) => to.write(text.slice(0, cut)), 3);
-      out((to) => to.write(text.slice(cut) + CRLF));
+      out(() => conn.write(text.slice(0, cut)), 3);
+      out(() => conn.write(text.slice(cut) + CRLF));
     };
-    const end = (text?: string): void =>
-      out((to) => {
-        leave();
-        if (text === undefined) to.end();
-        else to.end(text + CRLF);
-      });
-    const reset = (): void =>
-      out(() => {
-        leave();
-        raw.resetAndDestroy();
-      });
+    const end = (text?: string): void => out(() => conn.end(text === undefined ? undefined : text + CRLF));
+    const reset = (): void => out(() => conn.reset());
 
     /** Answers `stage` with `okReply` or its misbehaviour; false when the session stops here. */
     const answer = (stage: Stage, okReply: string): boolean => {
@@ -308,34 +206,27 @@ async function tryStart(scripts: Record<string, SessionScript[]>): Promise<Scrip
     const ehloReply = (): string => {
       const lines = ['mx.liveness.test'];
       if (script.pipelining !== false) lines.push('PIPELINING');
-      if (script.offerTls === true && !(socket instanceof tls.TLSSocket)) lines.push('STARTTLS');
+      if (script.offerTls === true && !conn.secure) lines.push('STARTTLS');
       lines.push('ENHANCEDSTATUSCODES');
       return lines.map((line, i) => `250${i === lines.length - 1 ? ' ' : '-'}${line}`).join(CRLF);
     };
 
     const upgrade = (): void => {
-      raw.removeAllListeners('data');
       if (script.brokenTls === true || script.brokenTls === 'waits') {
         session.brokenTls = true;
         const closes = script.brokenTls === true;
-        raw.once('data', () => {
+        conn.stopReading();
+        conn.takeNextChunk(() => {
           if (!closes) {
-            raw.write('this is no TLS record' + CRLF);
+            conn.write('this is no TLS record' + CRLF);
             return;
           }
-          leave();
-          raw.end('this is no TLS record' + CRLF);
+          conn.end('this is no TLS record' + CRLF);
         });
         return;
       }
-      const secure = new tls.TLSSocket(raw, { isServer: true, key, cert });
-      secure.on('error', () => undefined);
-      secure.on('end', () => clientLeft(secure));
-      secure.setEncoding('latin1');
-      socket = secure;
-      pending = '';
+      conn.startTls();
       stopped = false;
-      secure.on('data', onData);
     };
 
     const onLine = (line: string): void => {
@@ -391,61 +282,41 @@ async function tryStart(scripts: Record<string, SessionScript[]>): Promise<Scrip
       }
     };
 
-    function onData(chunk: string): void {
-      if (stopped) return;
-      pending += chunk;
-      let newline = pending.indexOf('\n');
-      while (newline !== -1 && !stopped) {
-        const line = pending.slice(0, newline).replace(/\r$/, '');
-        pending = pending.slice(newline + 1);
-        onLine(line);
-        newline = pending.indexOf('\n');
-      }
-    }
-
-    raw.setNoDelay(true);
-    raw.setEncoding('latin1');
-    raw.on('data', onData);
     answer('banner', REPLIES.banner.ok);
+    return {
+      lines: (lines) => {
+        for (const line of lines) {
+          if (stopped) return;
+          onLine(line);
+        }
+      },
+      // The client's FIN: it has left; the server closes too, unless it hangs (silent at QUIT).
+      end: () => {
+        if (!hung) conn.end();
+      },
+    };
   };
 
-  try {
-    for (const ip of Object.keys(scripts)) {
-      records.set(ip, {
-        ip,
-        sessions: [],
-        get peakConcurrent() {
-          return peakOf(ip);
-        },
-      });
-      spans.set(ip, []);
-      // Half-open allowed: the server decides whether it closes when the client has (a host
-      // silent at QUIT does not, and the client must end the session at its deadline).
-      const server = net.createServer({ allowHalfOpen: true }, (socket) => serve(ip, socket));
-      servers.push(server);
-      await new Promise<void>((resolve, reject) => {
-        server.once('error', reject);
-        server.listen({ host: ip, port, exclusive: true }, () => {
-          server.off('error', reject);
-          resolve();
-        });
-      });
-      port = (server.address() as net.AddressInfo).port;
-    }
-  } catch (error) {
-    diagnostics.unsubscribe('net.client.socket', onClientSocket);
-    await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
-    throw error;
+  for (const ip of Object.keys(scripts)) {
+    records.set(ip, {
+      ip,
+      sessions: [],
+      get peakConcurrent() {
+        return core?.peakConnected(ip) ?? 0;
+      },
+    });
   }
-
+  // Half-open allowed: the server decides whether it closes when the client has (a host silent at
+  // QUIT does not, and the client must end the session at its deadline).
+  const started = await startSmtpCore({
+    hosts: Object.keys(scripts),
+    allowHalfOpen: true,
+    connection: serve,
+  });
+  core = started;
   return {
-    port,
+    port: started.port,
     host: (ip) => records.get(ip)!,
-    close: async () => {
-      diagnostics.unsubscribe('net.client.socket', onClientSocket);
-      for (const timer of timers) clearTimeout(timer);
-      for (const socket of sockets) socket.destroy();
-      await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
-    },
+    close: () => started.close(),
   };
 }
