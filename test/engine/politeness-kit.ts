@@ -127,16 +127,17 @@ export const GREYLIST_DELAY_MS = 400;
  * GREYLIST_DELAY_MS after it was first asked, accepted after. `asked` holds the epoch ms of every
  * RCPT of each "user" address.
  */
-export function greylisting(): { mta: Partial<FakeMtaOptions>; asked: Map<string, number[]> } {
+export function greylisting(delayMs: number = GREYLIST_DELAY_MS): {
+  mta: Partial<FakeMtaOptions>;
+  asked: Map<string, number[]>;
+} {
   const asked = new Map<string, number[]>();
   const rcpt = (address: string): string => {
     if (!address.startsWith('user')) return `550 5.1.1 <${address}>: User unknown`;
     const times = asked.get(address) ?? [];
     asked.set(address, times);
     times.push(Date.now());
-    return Date.now() - times[0]! < GREYLIST_DELAY_MS
-      ? '450 4.7.1 Greylisted, please try again later'
-      : '250 2.1.5 OK';
+    return Date.now() - times[0]! < delayMs ? '450 4.7.1 Greylisted, please try again later' : '250 2.1.5 OK';
   };
   return { mta: { rcpt }, asked };
 }
