@@ -30,7 +30,7 @@ import { COPIED_TABLES, openSqliteSource, type TableName } from '../../src/store
 import { openDatabase } from '../../src/store/db.js';
 import { migrations } from '../../src/store/migrations/index.js';
 import type { Database } from '../../src/store/schema.js';
-import { createJobsHarness, fixtureEmails, type JobsHarness } from '../jobs/kit.js';
+import { createJobsHarness, fixtureEmails, type JobsHarness } from '../jobs/jobs-kit.js';
 import { createTestSchema, openTestStore, tableNames, testBackends } from '../kit/store-harness.js';
 import { runCli } from '../kit/cli.js';
 

@@ -10,7 +10,7 @@ import { ManualClock } from '../../src/clock.js';
 import { buildHttpApp } from '../../src/runtime.js';
 import { issueInvitation, acceptLink } from '../../src/services/members.service.js';
 import type { SessionView } from '../../src/dashboard/contract.js';
-import { createJobsHarness, type JobsHarness, type JobsHarnessOptions } from '../jobs/kit.js';
+import { createJobsHarness, type JobsHarness, type JobsHarnessOptions } from '../jobs/jobs-kit.js';
 
 export const API = '/dashboard/api';
 export const PASSWORD = 'correct horse battery';

@@ -1,5 +1,5 @@
 /**
- * The jobs harness (test/jobs/kit.ts) with live-key jobs verified by a real batch engine built
+ * The jobs harness (test/jobs/jobs-kit.ts) with live-key jobs verified by a real batch engine built
  * from the harness's own config: the in-process DNS server, `smtpPort` of the loopback hosts,
  * the documented politeness defaults. The engine runs on the system clock (the harness's
  * ManualClock would never let a back-off end); its warnings are collected.
@@ -8,7 +8,7 @@ import { batchEngineOptions } from '../../src/config.js';
 import { createBatchEngine } from '../../src/engine/batch/batch-engine.js';
 import type { BatchEngine } from '../../src/engine/batch/types.js';
 import { createChunkVerifier, type ChunkVerifier } from '../../src/services/chunk-verifier.js';
-import { createJobsHarness, type JobsHarness, type JobsHarnessOptions } from '../jobs/kit.js';
+import { createJobsHarness, type JobsHarness, type JobsHarnessOptions } from '../jobs/jobs-kit.js';
 
 export interface LiveJobs {
   h: JobsHarness;

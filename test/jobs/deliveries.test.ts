@@ -15,7 +15,7 @@ import { verifyWebhookSignature } from '../../src/services/webhooks/sign.js';
 import { plansFromConfig } from '../../src/services/plans.js';
 import type { HostResolver } from '../../src/services/webhooks/ssrf.js';
 import { listDeliveryAttempts, listJobDeliveries } from '../../src/store/delivery.store.js';
-import { createJobsHarness, fixtureEmails, type JobsHarness } from './kit.js';
+import { createJobsHarness, fixtureEmails, type JobsHarness } from './jobs-kit.js';
 import { startMailSink } from '../kit/mail-sink.js';
 
 interface Received {

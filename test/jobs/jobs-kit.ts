@@ -1,5 +1,5 @@
 /**
- * The API harness (test/api/harness.ts) plus a worker on the same store, for batch tests:
+ * The API harness (test/kit/api-harness.ts) plus a worker on the same store, for batch tests:
  * submit through `app.inject()`, run the worker to completion with `drain()`, read back.
  */
 import type { LightMyRequestResponse } from 'fastify';
