@@ -71,7 +71,7 @@ beforeAll(async () => {
     [ptr(25)]: { ptr: ['out25.prober.test'] },
     'proxy.test': { a: ['127.0.0.25'], txt: ['v=spf1 ip4:127.0.0.25 -all'] },
   });
-  proxy = await startSocksProxy('127.0.0.25');
+  proxy = await startSocksProxy({ exitAddress: '127.0.0.25' });
   dns.setServfail('23.0.0.127.bl-a.test');
   dns.setServfail('out24.prober.test');
   dns.setServfail(ptr(24));

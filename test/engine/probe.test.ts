@@ -1,4 +1,3 @@
-import net from 'node:net';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { MailHost } from '../../src/engine/outcome.js';
 import { SmtpCommandError, SmtpConnection } from '../../src/engine/smtp/connection.js';
@@ -6,6 +5,7 @@ import type { ProberDeps, ProberOptions } from '../../src/engine/smtp/probe.js';
 import { SmtpProber } from '../../src/engine/smtp/probe.js';
 import type { KitHost, SmtpKit } from '../kit/smtp-servers.js';
 import { REPLIES, startSmtpServers } from '../kit/smtp-servers.js';
+import { startSocksProxy, type SocksProxy } from '../kit/socks-proxy.js';
 
 let kit: SmtpKit;
 const probers: SmtpProber[] = [];
@@ -404,73 +404,11 @@ describe('CR/LF never reaches the wire', () => {
   });
 });
 
-/** A minimal RFC 1928/1929 SOCKS5 proxy with username/password authentication. */
-async function startSocksProxy(user: string, password: string) {
-  const connects: { user: string; host: string; port: number }[] = [];
-  const sockets = new Set<net.Socket>();
-  const server = net.createServer((client) => {
-    sockets.add(client);
-    client.on('close', () => sockets.delete(client));
-    client.on('error', () => undefined);
-    let buffer = Buffer.alloc(0);
-    let stage: 'greeting' | 'auth' | 'request' | 'piped' = 'greeting';
-    let who = '';
-    client.on('data', (chunk: Buffer) => {
-      if (stage === 'piped') return;
-      buffer = Buffer.concat([buffer, chunk]);
-      if (stage === 'greeting' && buffer.length >= 2 && buffer.length >= 2 + buffer[1]!) {
-        const methods = buffer.subarray(2, 2 + buffer[1]!);
-        buffer = buffer.subarray(2 + buffer[1]!);
-        if (!methods.includes(0x02)) return void client.end(Buffer.from([5, 0xff]));
-        client.write(Buffer.from([5, 0x02]));
-        stage = 'auth';
-      }
-      if (stage === 'auth' && buffer.length >= 2) {
-        const ulen = buffer[1]!;
-        const plen = buffer[2 + ulen];
-        if (plen === undefined || buffer.length < 3 + ulen + plen) return;
-        who = buffer.subarray(2, 2 + ulen).toString();
-        const pass = buffer.subarray(3 + ulen, 3 + ulen + plen).toString();
-        buffer = buffer.subarray(3 + ulen + plen);
-        if (who !== user || pass !== password) return void client.end(Buffer.from([1, 1]));
-        client.write(Buffer.from([1, 0]));
-        stage = 'request';
-      }
-      if (stage === 'request' && buffer.length >= 10 && buffer[3] === 1) {
-        const host = `${buffer[4]}.${buffer[5]}.${buffer[6]}.${buffer[7]}`;
-        const port = buffer.readUInt16BE(8);
-        connects.push({ user: who, host, port });
-        stage = 'piped';
-        // Loopback only: the proxy of a test must never reach out.
-        if (!host.startsWith('127.')) return void client.destroy();
-        const upstream = net.connect({ host, port }, () => {
-          client.write(Buffer.from([5, 0, 0, 1, 0, 0, 0, 0, 0, 0]));
-          client.pipe(upstream);
-          upstream.pipe(client);
-        });
-        sockets.add(upstream);
-        upstream.on('close', () => sockets.delete(upstream));
-        upstream.on('error', () => client.destroy());
-      }
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: (u: string, p: string) =>
-      `socks5://${u}:${p}@127.0.0.1:${(server.address() as net.AddressInfo).port}`,
-    connects,
-    close: async () => {
-      for (const socket of sockets) socket.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
-}
-
 describe('SmtpProber through a SOCKS5 proxy', () => {
-  let proxy: Awaited<ReturnType<typeof startSocksProxy>>;
+  let proxy: SocksProxy;
 
   beforeAll(async () => {
-    proxy = await startSocksProxy('prober', 's3cret');
+    proxy = await startSocksProxy({ credentials: { user: 'prober', password: 's3cret' } });
   });
 
   afterAll(async () => {
@@ -478,14 +416,14 @@ describe('SmtpProber through a SOCKS5 proxy', () => {
   });
 
   it('connects to the MX through the proxy with its credentials', async () => {
-    const prober = makeProber({ proxies: [proxy.url('prober', 's3cret')] });
+    const prober = makeProber({ proxies: [proxy.urlWith('prober', 's3cret')] });
     const outcome = await probe(prober, 'alice@good.test', mx('good'));
     expect(outcome.kind).toBe('accepted');
     expect(proxy.connects.at(-1)).toEqual({ user: 'prober', host: kit.hosts.good!.ip, port: kit.port });
   });
 
   it('is unavailable when the proxy refuses the credentials, without touching the MX', async () => {
-    const prober = makeProber({ proxies: [proxy.url('prober', 'wrong')] });
+    const prober = makeProber({ proxies: [proxy.urlWith('prober', 'wrong')] });
     const outcome = await probe(prober, 'alice@good.test', mx('good'));
     expect(outcome.kind).toBe('unavailable');
     expect(outcome.evidence.message).toContain('SOCKS5 proxy');

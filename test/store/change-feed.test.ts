@@ -6,7 +6,6 @@
  */
 import { once } from 'node:events';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Kysely, sql } from 'kysely';
 import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -24,23 +23,16 @@ import { createPostgresDialect } from '../../src/store/dialect/postgres-dialect.
 import { migrateToLatest } from '../../src/store/migrate.js';
 import type { Database } from '../../src/store/schema.js';
 import { openTestStore, TEST_DATABASE_URL, testBackends, type TestStore } from '../kit/store-harness.js';
+import { waitFor } from '../kit/wait-for.js';
 
 const clock = new ManualClock();
 
-/** Polls `read` until it returns something other than undefined; fails after `ms`. */
-async function eventually<T>(
+/** Polls `read` every 2 ms until it returns something other than undefined; fails after `ms`. */
+const eventually = <T>(
   read: () => T | undefined | Promise<T | undefined>,
   what: string,
   ms = 5000,
-): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await read();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await sleep(2);
-  }
-}
+): Promise<T> => waitFor(what, async () => read(), ms, 2);
 
 /** The change token once the listening connection is LISTENing. */
 function listening(db: Kysely<Database>): Promise<number> {
