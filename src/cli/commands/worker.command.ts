@@ -9,6 +9,7 @@ import { loadConfig } from '../../config.js';
 import { startEmbeddedWorkers } from '../../jobs/embedded.js';
 import { createRuntime } from '../../runtime.js';
 import { addCommonOptions, settingsFlags, waitForSignal } from '../cli-support.js';
+import { boundHeapGrowth } from '../heap-growth.js';
 
 export function registerWorkerCommand(program: Command): void {
   addCommonOptions(
@@ -21,6 +22,7 @@ export function registerWorkerCommand(program: Command): void {
 }
 
 async function runWorker(options: Record<string, unknown>): Promise<void> {
+  boundHeapGrowth();
   const config = loadConfig(settingsFlags(options));
   const runtime = await createRuntime(config);
   try {
