@@ -83,6 +83,21 @@ async function readList(
   chunkSize: number,
 ): Promise<ReadOutcome> {
   const intake = new BatchIntake(chunkSize, { trackRepeats: input.mode === 'live' });
+  try {
+    return await readInto(intake, db, uploadId, input, chunkSize);
+  } catch (err) {
+    intake.discard();
+    throw err;
+  }
+}
+
+async function readInto(
+  intake: BatchIntake,
+  db: Executor,
+  uploadId: string,
+  input: UploadInput,
+  chunkSize: number,
+): Promise<ReadOutcome> {
   let header: string[] | null = null;
   let columnCount = 0;
   let row = 0;
@@ -179,11 +194,13 @@ export async function uploadList(deps: SubmitDeps, input: UploadInput): Promise<
         throw parseError(err);
       },
     );
-    if (read.intake.total === 0)
+    if (read.intake.total === 0) {
+      read.intake.discard();
       throw new AppError(
         'invalid_request',
         `the file holds no address in column ${input.emailColumn + 1}${input.header ? ' below its header row' : ''}`,
       );
+    }
     await finishUpload(deps.db, uploadId, {
       header: read.header === null ? null : JSON.stringify(read.header),
       column_count: Math.max(read.columnCount, input.emailColumn + 1),
