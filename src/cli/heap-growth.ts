@@ -3,8 +3,8 @@
  * long-running commands (`serve`, `worker`). On a machine with a few GiB, V8 allows up to 4×:
  * a batch's run and download make hundreds of MB of short-lived strings, which pile up to that
  * bound before a full collection frees them (a 200,000-address batch of 254-character addresses
- * peaked at 452 MB of RSS through `serve`, with 42 MB of the heap live after a full GC). Growth
- * bounded at 30% peaked at 268 MB on the same cycle, in about the same time (`npm run
+ * peaked at 463 MB of RSS through `serve`, with 43 MB of the heap live after a full GC). Growth
+ * bounded at 30% peaked at 276 MB on the same cycle, in about the same time (`npm run
  * bench:batch:cycle`, docs/benchmarks.md). Nothing else changes: the heap's upper limit stays V8's.
  */
 import { setFlagsFromString } from 'node:v8';

@@ -4,7 +4,7 @@
  * chunks of 500,000 addresses of 254 characters were 128 MB of the process's memory for the whole
  * submission, and V8 then let the heap grow in proportion to it through the job's run. Spooled,
  * the peak RSS of `serve` over a 200,000-address cycle of them (submission, run, download) fell
- * from 268 to 203 MB (`npm run bench:batch:cycle`, docs/benchmarks.md). Writing the 128 MB took
+ * from 276 to 208 MB (`npm run bench:batch:cycle`, docs/benchmarks.md). Writing the 128 MB took
  * 70-330 ms spread over the body's upload, reading them back 130-150 ms (a loaded 2-core machine).
  *
  * The file is readable only by its owner and unlinked as soon as it is opened (POSIX keeps it

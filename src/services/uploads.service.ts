@@ -3,7 +3,8 @@
  * body is parsed as it streams in (csv-parse), the address column goes to the batch intake as a
  * v1 submission's addresses do, and the row's other cells are stored beside the job, one row per
  * job chunk (`list_upload_rows`), so that the download can put them back. Nothing holds the whole
- * file: memory is the intake's encoded addresses (as for v1) plus one chunk of other cells.
+ * file: memory is one chunk of addresses (the intake spools the rest to a temporary file, as for
+ * v1) plus one chunk of other cells.
  *
  * The cells are stored as they came: nothing is neutralised at upload; the download does it
  * (services/csv-export.ts). Rows whose address cell is empty are skipped (nothing to verify).
