@@ -23,6 +23,12 @@ const NOT_OURS: Record<string, string> = {
   '--only': 'npm run bench:scale',
   '--mta': 'bench/batch-probe.bench.ts',
   '--server-root': 'bench/api.bench.ts',
+  '--trace-gc': 'node',
+  '--heap-growing-percent': 'node (V8)',
+  '--addresses': 'bench/batch-cycle.bench.ts',
+  '--lengths': 'bench/batch-cycle.bench.ts',
+  '--live': 'bench/batch-cycle.bench.ts',
+  '--tsx': 'bench/batch-cycle.bench.ts',
 };
 
 /** Every long flag some command of the program accepts, with commander's own. */

@@ -249,6 +249,7 @@ export function readBatchBody(
       settled = true;
       stream.off('data', onData);
       stream.pause();
+      reader.intake.discard();
       reject(err instanceof AppError ? err : malformed(err));
     };
     const onData = (chunk: Buffer): void => {

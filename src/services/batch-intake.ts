@@ -1,12 +1,14 @@
 /**
  * The addresses of a batch submission, taken one at a time as the body is read: each is checked
  * against the per-entry limit, appended to the chunk being filled (encoded and dropped from
- * memory once full), fed to the idempotency hash and to the repeat finder. Nothing ever holds
- * the whole list as an array, so a 500,000-address submission costs about its encoded chunks.
+ * memory once full), fed to the idempotency hash and to the repeat finder. Full chunks go to a
+ * temporary file (services/chunk-spool.ts) until they are stored: nothing holds the whole list in
+ * memory, as an array or as text.
  */
 import { createHash, type Hash } from 'node:crypto';
 import { AppError } from '../errors.js';
 import { encodeEmails, RepeatFinder } from '../store/chunk-codec.js';
+import { ChunkSpool } from './chunk-spool.js';
 
 /** At most this many addresses per batch (the contract's limit). */
 export const MAX_BATCH_ADDRESSES = 500_000;
@@ -25,8 +27,11 @@ export const MAX_BATCH_ENTRY_LENGTH = 320;
 /** What a finished intake holds, ready to be stored. */
 export interface BatchAddresses {
   total: number;
-  /** One JSON text per chunk (store/chunk-codec.ts). */
-  chunkTexts: string[];
+  /**
+   * One JSON text per chunk (store/chunk-codec.ts), spooled to a temporary file; submitBatch
+   * closes it once the job is stored or refused.
+   */
+  chunks: ChunkSpool;
   /**
    * Per chunk, the positions whose address occurs elsewhere in the job (JSON, or null); null when
    * not tracked (test-mode jobs are verified offline: a duplicate costs nothing there).
@@ -40,7 +45,7 @@ export class BatchIntake {
   readonly #chunkSize: number;
   readonly #hash: Hash = createHash('sha256');
   readonly #repeats: RepeatFinder | null;
-  readonly #chunkTexts: string[] = [];
+  readonly #chunks = new ChunkSpool();
   #current: string[] = [];
   #total = 0;
 
@@ -72,10 +77,15 @@ export class BatchIntake {
     if (this.#current.length > 0) this.#flush();
     return {
       total: this.#total,
-      chunkTexts: this.#chunkTexts,
+      chunks: this.#chunks,
       repeats: this.#repeats?.perChunk(this.#chunkSize) ?? null,
       digest: this.#hash.digest('hex'),
     };
+  }
+
+  /** Releases the spooled chunks of an intake that will not be finished (a refused body). */
+  discard(): void {
+    this.#chunks.close();
   }
 
   /**
@@ -85,9 +95,9 @@ export class BatchIntake {
    */
   #flush(): void {
     const text = encodeEmails(this.#current);
-    if (this.#chunkTexts.length > 0) this.#hash.update(',');
+    if (this.#chunks.count > 0) this.#hash.update(',');
     this.#hash.update(text.slice(1, -1));
-    this.#chunkTexts.push(text);
+    this.#chunks.append(text);
     this.#current = [];
   }
 }

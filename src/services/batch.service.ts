@@ -89,8 +89,19 @@ export interface SubmitOutcome {
   replayed: boolean;
 }
 
-/** Accepts a batch: see the module comment. Throws AppError invalid_request, quota_exceeded, idempotency_key_reused. */
+/**
+ * Accepts a batch: see the module comment. Throws AppError invalid_request, quota_exceeded,
+ * idempotency_key_reused. Closes the request's spooled chunks either way.
+ */
 export async function submitBatch(deps: SubmitDeps, input: SubmitInput): Promise<SubmitOutcome> {
+  try {
+    return await storeBatch(deps, input);
+  } finally {
+    input.request.addresses.chunks.close();
+  }
+}
+
+async function storeBatch(deps: SubmitDeps, input: SubmitInput): Promise<SubmitOutcome> {
   const { config } = deps;
   const key = checkIdempotencyKey(input.idempotencyKey);
   const req = input.request;
@@ -98,7 +109,7 @@ export async function submitBatch(deps: SubmitDeps, input: SubmitInput): Promise
 
   const bodyHash = key === null ? '' : hashBatchRequest(req);
   const chunkSize = config.batch.chunkSize;
-  const { chunkTexts, total } = req.addresses;
+  const { chunks, total } = req.addresses;
   // Test jobs are verified offline: probing a duplicate twice costs nothing there.
   const repeats = input.mode === 'live' ? req.addresses.repeats : null;
   if (input.mode === 'live' && repeats === null)
@@ -143,7 +154,7 @@ export async function submitBatch(deps: SubmitDeps, input: SubmitInput): Promise
       status: 'queued' as const,
       total,
       chunk_size: chunkSize,
-      chunk_count: chunkTexts.length,
+      chunk_count: chunks.count,
       quota_period_start: null,
       webhook_url: req.webhookUrl,
       notify_email: req.notifyEmail ? 1 : 0,
@@ -164,17 +175,22 @@ export async function submitBatch(deps: SubmitDeps, input: SubmitInput): Promise
       });
       await setJobQuotaPeriod(trx, jobId, consumed.periodStart);
     }
+    // Read back from the spool one chunk at a time, as the statements need them.
     await insertChunks(
       trx,
-      chunkTexts.map((emails, seq) => ({
-        job_id: jobId,
-        seq,
-        start_index: seq * chunkSize,
-        size: Math.min(chunkSize, total - seq * chunkSize),
-        emails,
-        repeats: repeats?.[seq] ?? null,
-        state: 'pending' as const,
-      })),
+      (function* () {
+        for (let seq = 0; seq < chunks.count; seq++) {
+          yield {
+            job_id: jobId,
+            seq,
+            start_index: seq * chunkSize,
+            size: Math.min(chunkSize, total - seq * chunkSize),
+            emails: chunks.read(seq),
+            repeats: repeats?.[seq] ?? null,
+            state: 'pending' as const,
+          };
+        }
+      })(),
     );
     await input.onStored?.(trx, jobId);
     return {

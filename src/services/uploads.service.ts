@@ -3,7 +3,8 @@
  * body is parsed as it streams in (csv-parse), the address column goes to the batch intake as a
  * v1 submission's addresses do, and the row's other cells are stored beside the job, one row per
  * job chunk (`list_upload_rows`), so that the download can put them back. Nothing holds the whole
- * file: memory is the intake's encoded addresses (as for v1) plus one chunk of other cells.
+ * file: memory is one chunk of addresses (the intake spools the rest to a temporary file, as for
+ * v1) plus one chunk of other cells.
  *
  * The cells are stored as they came: nothing is neutralised at upload; the download does it
  * (services/csv-export.ts). Rows whose address cell is empty are skipped (nothing to verify).
@@ -83,6 +84,21 @@ async function readList(
   chunkSize: number,
 ): Promise<ReadOutcome> {
   const intake = new BatchIntake(chunkSize, { trackRepeats: input.mode === 'live' });
+  try {
+    return await readInto(intake, db, uploadId, input, chunkSize);
+  } catch (err) {
+    intake.discard();
+    throw err;
+  }
+}
+
+async function readInto(
+  intake: BatchIntake,
+  db: Executor,
+  uploadId: string,
+  input: UploadInput,
+  chunkSize: number,
+): Promise<ReadOutcome> {
   let header: string[] | null = null;
   let columnCount = 0;
   let row = 0;
@@ -179,11 +195,13 @@ export async function uploadList(deps: SubmitDeps, input: UploadInput): Promise<
         throw parseError(err);
       },
     );
-    if (read.intake.total === 0)
+    if (read.intake.total === 0) {
+      read.intake.discard();
       throw new AppError(
         'invalid_request',
         `the file holds no address in column ${input.emailColumn + 1}${input.header ? ' below its header row' : ''}`,
       );
+    }
     await finishUpload(deps.db, uploadId, {
       header: read.header === null ? null : JSON.stringify(read.header),
       column_count: Math.max(read.columnCount, input.emailColumn + 1),

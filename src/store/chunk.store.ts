@@ -16,21 +16,23 @@ const INSERT_BATCH = 100;
  */
 const INSERT_BYTES = 2_000_000;
 
-export async function insertChunks(db: Db, rows: readonly Insertable<JobChunksTable>[]): Promise<void> {
+/** Inserts `rows` in statements of that size, taking each row only when its statement is built. */
+export async function insertChunks(db: Db, rows: Iterable<Insertable<JobChunksTable>>): Promise<void> {
+  let batch: Insertable<JobChunksTable>[] = [];
   let bytes = 0;
-  let start = 0;
-  for (let i = 0; i < rows.length; i++) {
-    bytes += rows[i]!.emails.length;
-    if (i - start + 1 < INSERT_BATCH && bytes < INSERT_BYTES && i < rows.length - 1) continue;
-    await db
-      .insertInto('job_chunks')
-      .values(rows.slice(start, i + 1))
-      .execute();
-    start = i + 1;
+  const flush = async (): Promise<void> => {
+    await db.insertInto('job_chunks').values(batch).execute();
+    batch = [];
     bytes = 0;
     // SQLite statements run on the event loop: let other requests in between two statements.
     await new Promise((resolve) => setImmediate(resolve));
+  };
+  for (const row of rows) {
+    batch.push(row);
+    bytes += row.emails.length;
+    if (batch.length >= INSERT_BATCH || bytes >= INSERT_BYTES) await flush();
   }
+  if (batch.length > 0) await flush();
 }
 
 export interface ChunkRef {

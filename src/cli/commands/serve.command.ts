@@ -15,6 +15,7 @@ import { bootstrapFirstAccount, type Bootstrap } from '../../services/bootstrap.
 import { memberLink } from '../../services/members.service.js';
 import { startupWarnings } from '../../services/doctor.service.js';
 import { addCommonOptions, settingsFlags, waitForSignal } from '../cli-support.js';
+import { boundHeapGrowth } from '../heap-growth.js';
 
 export function registerServeCommand(program: Command): void {
   addCommonOptions(program.command('serve').description('Start the HTTP API.')).action(
@@ -88,6 +89,7 @@ function bootstrapFileText(b: Bootstrap, path: string): string {
 }
 
 async function runServe(options: Record<string, unknown>): Promise<void> {
+  boundHeapGrowth();
   const json = options.json === true;
   const config = loadConfig(settingsFlags(options));
   const runtime = await createRuntime(config);

@@ -10,6 +10,7 @@ import { startEmbeddedWorkers } from '../../jobs/embedded.js';
 import { createRuntime } from '../../runtime.js';
 import { startupWarnings } from '../../services/doctor.service.js';
 import { addCommonOptions, settingsFlags, waitForSignal } from '../cli-support.js';
+import { boundHeapGrowth } from '../heap-growth.js';
 
 export function registerWorkerCommand(program: Command): void {
   addCommonOptions(
@@ -22,6 +23,7 @@ export function registerWorkerCommand(program: Command): void {
 }
 
 async function runWorker(options: Record<string, unknown>): Promise<void> {
+  boundHeapGrowth();
   const config = loadConfig(settingsFlags(options));
   const runtime = await createRuntime(config);
   // The offline part of `mailverdict doctor`: warned about, never a reason not to start.
