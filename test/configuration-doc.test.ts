@@ -29,6 +29,7 @@ const NOT_OURS: Record<string, string> = {
   '--lengths': 'bench/batch-cycle.bench.ts',
   '--live': 'bench/batch-cycle.bench.ts',
   '--tsx': 'bench/batch-cycle.bench.ts',
+  '--ignore-scripts': 'npm ci (.ci/run)',
 };
 
 /** Every long flag some command of the program accepts, with commander's own. */
