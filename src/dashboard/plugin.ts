@@ -63,6 +63,12 @@ export function dashboardPlugin(options: DashboardOptions) {
           else void json(request, text, done);
         });
         installGuards(api, guard);
+        // Every answer of the dashboard's API is one person's (the session carries the CSRF token,
+        // a new key its secret): no browser or proxy cache may keep it (issue 16).
+        api.addHook('onSend', async (_request, reply, payload) => {
+          if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
+          return payload;
+        });
         await api.register(sessionRoutes(deps, guard));
         await api.register(accountRoutes(deps));
         await api.register(keysRoutes(deps));
