@@ -117,6 +117,14 @@ async function readInto(
     skip_empty_lines: true,
     max_record_size: MAX_RECORD_CHARACTERS,
   });
+  // What the reading below refused with. When it throws while the body is still streaming,
+  // pipeline() may reject with the AbortError of tearing the other streams down instead (issue 16:
+  // such uploads answered 500); the refusal is what the user must hear, wherever it came.
+  let refusal: unknown = null;
+  const refuse = (error: AppError): never => {
+    refusal ??= error;
+    throw error;
+  };
   await pipeline(
     input.body,
     byteCounter(input.byteLimit),
@@ -125,9 +133,11 @@ async function readInto(
       for await (const record of records) {
         row++;
         if (record.length > MAX_COLUMNS)
-          throw new AppError(
-            'invalid_request',
-            `row ${row} has ${record.length} columns; at most ${MAX_COLUMNS} are read`,
+          refuse(
+            new AppError(
+              'invalid_request',
+              `row ${row} has ${record.length} columns; at most ${MAX_COLUMNS} are read`,
+            ),
           );
         columnCount = Math.max(columnCount, record.length);
         if (row === 1 && input.header) {
@@ -137,21 +147,32 @@ async function readInto(
         const email = (record[input.emailColumn] ?? '').trim();
         if (email === '') continue;
         if (intake.total >= MAX_BATCH_ADDRESSES)
-          throw new AppError(
-            'invalid_request',
-            `the file holds more than ${MAX_BATCH_ADDRESSES} addresses, the most one list may have`,
+          refuse(
+            new AppError(
+              'invalid_request',
+              `the file holds more than ${MAX_BATCH_ADDRESSES} addresses, the most one list may have`,
+            ),
           );
         if (email.length > MAX_BATCH_ENTRY_LENGTH)
-          throw new AppError(
-            'invalid_request',
-            `row ${row}: the address cell is longer than ${MAX_BATCH_ENTRY_LENGTH} characters; is column ${input.emailColumn + 1} the address column?`,
+          refuse(
+            new AppError(
+              'invalid_request',
+              `row ${row}: the address cell is longer than ${MAX_BATCH_ENTRY_LENGTH} characters; is column ${input.emailColumn + 1} the address column?`,
+            ),
           );
-        intake.add(email);
+        try {
+          intake.add(email);
+        } catch (error) {
+          if (error instanceof AppError) refuse(error);
+          throw error;
+        }
         pending.push(record.filter((_, i) => i !== input.emailColumn));
         if (pending.length === chunkSize) await flush();
       }
     },
-  );
+  ).catch((error: unknown) => {
+    throw refusal ?? error;
+  });
   if (pending.length > 0) await flush();
   return { intake, header, columnCount };
 }
