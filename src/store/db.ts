@@ -8,7 +8,7 @@
  * (`2026-01-31T00:00:00.000Z`), which sort correctly as text and read the same in SQLite and
  * PostgreSQL; identifiers are prefixed strings (`acct_…`, `key_…`); booleans are integers 0/1.
  */
-import { mkdirSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { Kysely } from 'kysely';
 import type { Config } from '../config.js';
@@ -37,8 +37,22 @@ export function openDatabase(config: StoreSettings): Kysely<Database> {
       }),
     });
   }
-  mkdirSync(config.dataDir, { recursive: true });
+  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  ownerOnly(databasePath(config.dataDir));
   return new Kysely<Database>({ dialect: createSqliteDialect(databasePath(config.dataDir), CACHED_TABLES) });
+}
+
+/**
+ * The store holds hashed keys and passwords, uploaded lists and secrets: readable by its owner
+ * only (issue 16). A new data directory is 0700; the database file is created 0600 before SQLite
+ * opens it (SQLite gives its -wal and -shm files the database file's mode), and an existing
+ * one, or its -wal and -shm, readable by others is narrowed to 0600.
+ */
+function ownerOnly(file: string): void {
+  if (!existsSync(file)) closeSync(openSync(file, 'a', 0o600));
+  for (const path of [file, `${file}-wal`, `${file}-shm`]) {
+    if (existsSync(path) && (statSync(path).mode & 0o077) !== 0) chmodSync(path, 0o600);
+  }
 }
 
 /** The tables that in-memory caches read: keys and their accounts (services/key-cache.ts). */

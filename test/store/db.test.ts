@@ -1,7 +1,10 @@
 import { Sqlite } from '../../src/store/dialect/better-sqlite3.js';
+import { chmodSync, mkdtempSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
+import { openDatabase } from '../../src/store/db.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
 import { openTestStore, type TestStore } from '../kit/store-harness.js';
 
@@ -18,6 +21,23 @@ describe('the SQLite store', () => {
     expect(mode.rows[0]?.journal_mode).toBe('wal');
     const fk = await sql<{ foreign_keys: number }>`pragma foreign_keys`.execute(store.db);
     expect(fk.rows[0]?.foreign_keys).toBe(1);
+  });
+
+  it('keeps its data directory and files readable by their owner only (0700, 0600)', async () => {
+    const dataDir = join(mkdtempSync(join(tmpdir(), 'mv-modes-')), 'data');
+    const db = openDatabase({ dataDir });
+    try {
+      await migrateToLatest(db);
+      expect(statSync(dataDir).mode & 0o777).toBe(0o700);
+      for (const name of ['mailverdict.db', 'mailverdict.db-wal', 'mailverdict.db-shm'])
+        expect(statSync(join(dataDir, name)).mode & 0o777, name).toBe(0o600);
+    } finally {
+      await db.destroy();
+    }
+    // A file that an earlier version left readable by others is narrowed at the next open.
+    chmodSync(join(dataDir, 'mailverdict.db'), 0o644);
+    await openDatabase({ dataDir }).destroy();
+    expect(statSync(join(dataDir, 'mailverdict.db')).mode & 0o777).toBe(0o600);
   });
 
   it('runs migrations idempotently', async () => {
