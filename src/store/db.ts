@@ -51,7 +51,12 @@ export function openDatabase(config: StoreSettings): Kysely<Database> {
 function ownerOnly(file: string): void {
   if (!existsSync(file)) closeSync(openSync(file, 'a', 0o600));
   for (const path of [file, `${file}-wal`, `${file}-shm`]) {
-    if (existsSync(path) && (statSync(path).mode & 0o077) !== 0) chmodSync(path, 0o600);
+    if (!existsSync(path) || (statSync(path).mode & 0o077) === 0) continue;
+    try {
+      chmodSync(path, 0o600);
+    } catch {
+      // Not this user's file (a store shared on purpose): its owner chose its mode.
+    }
   }
 }
 
