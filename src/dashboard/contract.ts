@@ -12,6 +12,13 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox';
 
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 const IsoTime = Type.String({ description: 'ISO 8601 UTC time.' });
+/**
+ * Text a person typed that is stored and shown again (a key's name, an address, a file name): no
+ * control character (ESC, BEL, CR, NUL…), which would reach the operator's terminal raw through
+ * `members list` or `accounts show` (issue 16).
+ */
+const Printable = (options: { minLength?: number; maxLength: number }) =>
+  Type.String({ ...options, pattern: '^[^\\u0000-\\u001F\\u007F]*$' });
 
 /** Header that carries the CSRF token on every state-changing request. */
 export const CSRF_HEADER = 'x-csrf-token';
@@ -182,7 +189,7 @@ export type KeyList = Static<typeof KeyList>;
 
 export const CreateKeyBody = Type.Object(
   {
-    name: Type.String({ minLength: 1, maxLength: 100 }),
+    name: Printable({ minLength: 1, maxLength: 100 }),
     kind: Type.Union([Type.Literal('live'), Type.Literal('test')]),
     scopes: Type.Array(Type.String(), { minItems: 1, maxItems: 10, uniqueItems: true }),
   },
@@ -231,7 +238,7 @@ export type JobDetail = Static<typeof JobDetail>;
  */
 export const UploadQuery = Type.Object(
   {
-    name: Type.String({ minLength: 1, maxLength: 255 }),
+    name: Printable({ minLength: 1, maxLength: 255 }),
     /** Zero-based index of the column that holds the addresses. */
     email_column: Type.Integer({ minimum: 0, maximum: 1000 }),
     /** Whether the first row names the columns. */
@@ -266,7 +273,7 @@ export type MemberList = Static<typeof MemberList>;
 
 /** POST /members: invite. The link is shown to the inviter; it is e-mailed too when a relay exists. */
 export const InviteBody = Type.Object(
-  { email: Type.String({ minLength: 3, maxLength: 254 }) },
+  { email: Printable({ minLength: 3, maxLength: 254 }) },
   { additionalProperties: false },
 );
 export type InviteBody = Static<typeof InviteBody>;
@@ -287,7 +294,7 @@ export const Settings = Type.Object({
 export type Settings = Static<typeof Settings>;
 
 export const SettingsBody = Type.Object(
-  { notification_email: Type.String({ minLength: 3, maxLength: 254 }) },
+  { notification_email: Printable({ minLength: 3, maxLength: 254 }) },
   { additionalProperties: false },
 );
 export type SettingsBody = Static<typeof SettingsBody>;
