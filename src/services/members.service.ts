@@ -27,6 +27,7 @@ import {
 import type { MemberRole, MemberRow, MemberTokenKind } from '../store/schema/dashboard.schema.js';
 import { deleteMemberSessions } from '../store/session.store.js';
 import { getAccount } from './accounts.service.js';
+import { failureKey, recordFailure, refuseOverFailureBudget } from './failure-budget.js';
 import { randomBase62 } from './ids.js';
 import type { MemberMailer } from './member-mail.js';
 import { hashPassword, verifyPassword } from './passwords.js';
@@ -256,11 +257,18 @@ export async function removeMemberByEmail(
 export async function changePassword(
   db: Executor,
   clock: Clock,
-  input: { memberId: string; current: string; next: string; keepSessionId: string },
+  input: { memberId: string; current: string; next: string; keepSessionId: string; failureLimit: number },
 ): Promise<void> {
+  // A wrong current password counts like a failed sign-in, per member (issue 16): a session
+  // left open on another person's machine cannot be used to guess it.
+  const now = clock.now();
+  const key = failureKey(`password-change:${input.memberId}`);
+  await refuseOverFailureBudget(db, key, input.failureLimit, now, 'wrong current passwords');
   const member = await findMemberById(db, input.memberId);
-  if (!member?.password_hash || !(await verifyPassword(input.current, member.password_hash)))
+  if (!member?.password_hash || !(await verifyPassword(input.current, member.password_hash))) {
+    await recordFailure(db, key, input.failureLimit, now);
     throw new AppError('invalid_credentials', 'the current password is not correct');
+  }
   const passwordHash = await hashPassword(input.next);
   await db.transaction().execute(async (trx) => {
     await setMemberPassword(trx, member.id, passwordHash, clock.now().toISOString());

@@ -23,8 +23,6 @@ import type { Executor } from '../store/executor.js';
 import { findMemberByEmail, setMemberPassword } from '../store/member.store.js';
 import type { MemberRole, MemberRow } from '../store/schema/dashboard.schema.js';
 import {
-  addSignInFailure,
-  countSignInFailures,
   deleteExpiredSessions,
   deleteOldSignInFailures,
   deleteSession,
@@ -32,13 +30,12 @@ import {
   insertSession,
   touchSession,
 } from '../store/session.store.js';
+import { FAILURE_WINDOW_MS, failureKey, recordFailure, refuseOverFailureBudget } from './failure-budget.js';
 import { normalizeEmail } from './members.service.js';
 import { dummyHash, hashPassword, needsRehash, verifyPassword } from './passwords.js';
 
 /** A session's last use is written at most this often (a polling page does not write per request). */
 export const TOUCH_INTERVAL_MS = MINUTE;
-/** Failed sign-ins are counted per address in windows of this length. */
-export const FAILURE_WINDOW_MS = 15 * MINUTE;
 
 export type SessionSettings = Pick<
   Config,
@@ -150,11 +147,6 @@ export interface SignInDeps {
   settings: SessionSettings;
 }
 
-function failureWindow(now: Date): { start: string; end: Date } {
-  const start = Math.floor(now.getTime() / FAILURE_WINDOW_MS) * FAILURE_WINDOW_MS;
-  return { start: new Date(start).toISOString(), end: new Date(start + FAILURE_WINDOW_MS) };
-}
-
 const INVALID_CREDENTIALS = 'the e-mail address or the password is not correct';
 
 /**
@@ -175,24 +167,19 @@ export async function signIn(
     throw new AppError('invalid_credentials', INVALID_CREDENTIALS);
   }
   const now = clock.now();
-  const window = failureWindow(now);
-  const failureKey = createHash('sha256').update(email).digest('hex');
-  if (
-    settings.signInFailureLimit > 0 &&
-    (await countSignInFailures(db, failureKey, window.start)) >= settings.signInFailureLimit
-  ) {
-    const wait = Math.max(1, Math.ceil((window.end.getTime() - now.getTime()) / 1000));
-    throw new AppError(
-      'rate_limit_exceeded',
-      `too many failed sign-ins for this address; retry in ${Math.ceil(wait / 60)} min`,
-      { retryAfterSeconds: wait },
-    );
-  }
+  const key = failureKey(email);
+  await refuseOverFailureBudget(
+    db,
+    key,
+    settings.signInFailureLimit,
+    now,
+    'failed sign-ins for this address',
+  );
   const member = await findMemberByEmail(db, email);
   const stored = member?.password_hash ?? (await dummyHash());
   const matches = await verifyPassword(input.password, stored);
   if (!member || member.password_hash === null || !matches) {
-    if (settings.signInFailureLimit > 0) await addSignInFailure(db, failureKey, window.start);
+    await recordFailure(db, key, settings.signInFailureLimit, now);
     throw new AppError('invalid_credentials', INVALID_CREDENTIALS);
   }
   if (needsRehash(member.password_hash))

@@ -284,6 +284,26 @@ describe('dashboard invitations and password resets', SLOW, () => {
     expect(known.body).toBe(unknown.body);
   });
 
+  it('refuses password changes past the failure limit of wrong current passwords, per member, until the window ends', async () => {
+    // Issue 16, small defects: a session left open elsewhere could guess the current password.
+    const d = await harness({ signInRateLimit: '0', signInFailureLimit: '3' });
+    d.manualClock.set('2026-03-10T12:00:00.000Z');
+    const { browser } = await d.signedIn('ann@example.org');
+    const change = (current: string) =>
+      browser.post('account/password', { current_password: current, new_password: 'next password 1' });
+    for (let i = 0; i < 3; i++) expect((await change('wrong guess')).statusCode).toBe(401);
+    const locked = await change(PASSWORD);
+    expect(locked.statusCode).toBe(429);
+    expect(errorCode(locked)).toBe('rate_limit_exceeded');
+    expect(Number(locked.headers['retry-after'])).toBe(15 * 60);
+    // Signing in is another budget (per address): it still works.
+    expect(
+      (await d.browser().post('session', { email: 'ann@example.org', password: PASSWORD })).statusCode,
+    ).toBe(200);
+    d.manualClock.advance(15 * MINUTE);
+    expect((await change(PASSWORD)).statusCode).toBe(204);
+  });
+
   it('changes the password with the current one, ending the member’s other sessions only', async () => {
     const d = await harness();
     const { browser } = await d.signedIn('ann@example.org');

@@ -177,6 +177,7 @@ export function sessionRoutes(deps: DashboardDeps, guard: GuardDeps) {
         current: body.current_password,
         next: body.new_password,
         keepSessionId: session.sessionId,
+        failureLimit: settings.signInFailureLimit,
       });
       return reply.code(204).send();
     });
