@@ -222,6 +222,21 @@ describe('dashboard invitations and password resets', SLOW, () => {
     ).toBe(200);
   });
 
+  it('limits accepting links per client address, bogus tokens included (invitations and resets)', async () => {
+    // Issue 16, defect 3: these unauthenticated routes hash a password; unlimited, a flood of
+    // bogus tokens from one address held every other sign-in back.
+    const d = await harness({ signInRateLimit: '3', signInFailureLimit: '0' });
+    const b = d.browser();
+    const bogus = (path: string, i: number) =>
+      b.post(path, { token: `not-a-token-${i}`, password: 'a new password' });
+    for (let i = 0; i < 3; i++) expect((await bogus('invitations/accept', i)).statusCode).toBe(404);
+    const refused = await bogus('password-resets/accept', 3);
+    expect(refused.statusCode).toBe(429);
+    expect(errorCode(refused)).toBe('rate_limit_exceeded');
+    d.manualClock.advance(1000);
+    expect((await bogus('password-resets/accept', 4)).statusCode).toBe(404);
+  });
+
   it('refuses an invitation link after 24 hours', async () => {
     const d = await harness();
     const issued = await issueInvitation(d.runtime.ctx.db, d.clock, {

@@ -95,6 +95,8 @@ export function sessionRoutes(deps: DashboardDeps, guard: GuardDeps) {
     body: SetPasswordBody,
     kind: MemberTokenKind,
   ): Promise<SessionView> {
+    // Unauthenticated and about to hash a password: limited per client address like sign-in.
+    await limitClient(deps, 'accept-link', request);
     const member = await acceptLink(db, clock, { token: body.token, password: body.password, kind });
     return openSession(request, reply, member.id);
   }
