@@ -77,6 +77,22 @@ describe('mailverdict members', SLOW, () => {
     expect(res.json()).toMatchObject({ member: { email: 'ann@example.org', role: 'member' } });
   });
 
+  it('says that the link names the default host and port when no --public-base-url is given', async () => {
+    // Issue 16, small defects: a server on another port got links to 8080 without a word.
+    const args = ['members', 'invite', '--account', accountId, '--email'];
+    const plain = await runInProcess([...args, 'default-base@example.org', ...store()]);
+    expect(plain).toMatch(/^ {2}http:\/\/127\.0\.0\.1:8080\/accept-invite#/m);
+    expect(plain).toContain('No --public-base-url was given');
+    const given = await runInProcess([
+      ...args,
+      'given-base@example.org',
+      '--public-base-url',
+      'https://verify.example.net',
+      ...store(),
+    ]);
+    expect(given).not.toContain('No --public-base-url');
+  });
+
   it('lists the members, joined or invited', async () => {
     await json('members', 'invite', '--account', accountId, '--email', 'pending@example.org');
     const list = (await json('members', 'list', '--account', accountId)) as {

@@ -48,11 +48,25 @@ async function withMembers<T>(flags: LinkFlags, fn: (deps: MembersDeps) => Promi
   }
 }
 
-function linkText(what: string, sent: SentLink): string {
+/**
+ * Said under a link built on the default base URL: this command does not know where the server
+ * listens (issue 16: a server on another port got links to 8080 without a word).
+ */
+function defaultBaseNote(flags: LinkFlags): string {
+  if (flags.publicBaseUrl !== undefined || process.env.MAILVERDICT_PUBLIC_BASE_URL !== undefined) return '';
+  return (
+    'No --public-base-url was given, so the link names the default host and port; if the server ' +
+    'listens elsewhere or behind a proxy, give the same --public-base-url (or ' +
+    'MAILVERDICT_PUBLIC_BASE_URL) as the server.'
+  );
+}
+
+function linkText(what: string, sent: SentLink, flags: LinkFlags): string {
   return [
     what,
     `This link works once, until ${sent.expiresAt} (24 h); it is a secret, hand it to ${sent.member.email} only:`,
     `  ${sent.link}`,
+    defaultBaseNote(flags),
     sent.emailed ? `It was also e-mailed to ${sent.member.email}.` : '',
   ]
     .filter((line) => line !== '')
@@ -81,7 +95,7 @@ export function registerMembersCommand(program: Command): void {
       inviteMember(deps, { accountId: flags.account, email: flags.email }),
     );
     print(flags.json, linkJson(sent), () =>
-      linkText(`invited ${sent.member.email} to account ${flags.account}.`, sent),
+      linkText(`invited ${sent.member.email} to account ${flags.account}.`, sent, flags),
     );
   });
 
@@ -96,7 +110,9 @@ export function registerMembersCommand(program: Command): void {
     const sent = await withMembers(flags, (deps) => requestPasswordReset(deps, flags.email));
     if (sent === null)
       throw new AppError('not_found', `${flags.email.trim()} is not a member of any account`);
-    print(flags.json, linkJson(sent), () => linkText(`password reset for ${sent.member.email}.`, sent));
+    print(flags.json, linkJson(sent), () =>
+      linkText(`password reset for ${sent.member.email}.`, sent, flags),
+    );
   });
 
   addCommonOptions(
