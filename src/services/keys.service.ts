@@ -105,21 +105,20 @@ export async function createKey(
   await getAccount(db, input.accountId);
   const prefix = KEY_PREFIX[input.kind];
   const key = prefix + randomBase62(SECRET_LENGTH);
-  const row = await storeBackend(db).insertKeyWithinLimit(
-    db,
-    {
-      id: newId('key'),
-      account_id: input.accountId,
-      kind: input.kind,
-      name: input.name ?? null,
-      prefix,
-      key_hash: hashKey(key),
-      last4: key.slice(-4),
-      scopes: [...new Set(scopes)].join(' '),
-      created_at: clock.now().toISOString(),
-    },
-    MAX_ACTIVE_KEYS,
-  );
+  const newRow = {
+    id: newId('key'),
+    account_id: input.accountId,
+    kind: input.kind,
+    name: input.name ?? null,
+    prefix,
+    key_hash: hashKey(key),
+    last4: key.slice(-4),
+    scopes: [...new Set(scopes)].join(' '),
+    created_at: clock.now().toISOString(),
+  };
+  // The limit's check and the insert in one transaction: the caller's when it has one.
+  const insert = (trx: Executor) => storeBackend(trx).insertKeyWithinLimit(trx, newRow, MAX_ACTIVE_KEYS);
+  const row = await (db.isTransaction ? insert(db) : db.transaction().execute(insert));
   if (!row)
     throw new AppError(
       'key_limit_reached',

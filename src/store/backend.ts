@@ -62,7 +62,8 @@ export interface StoreBackend {
   claimChunk(db: Executor, claim: ChunkClaim): Promise<ChunkRow | undefined>;
   /**
    * Inserts a key unless its account already holds `maxActive` active keys; two concurrent
-   * creations cannot both pass. Undefined when the limit is reached.
+   * creations cannot both pass. Undefined when the limit is reached. `db` is a transaction (the
+   * caller's: a store function opens none); PostgreSQL holds the account row until it ends.
    */
   insertKeyWithinLimit(db: Executor, row: NewApiKeyRow, maxActive: number): Promise<ApiKeyRow | undefined>;
 }

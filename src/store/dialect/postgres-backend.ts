@@ -20,13 +20,14 @@ export function postgresBackend(notifications: PostgresNotifications): StoreBack
     changes: notifications.changes,
     onWork: (listener) => notifications.onWork(listener),
     claimChunk,
-    insertKeyWithinLimit: (db, row, maxActive) =>
-      inTransaction(db, async (trx) => {
-        // Under READ COMMITTED two INSERT ... SELECT count(*) could both count 9; holding the
-        // account row serialises the key creations of one account, and only those.
-        await trx.selectFrom('accounts').select('id').where('id', '=', row.account_id).forUpdate().execute();
-        return insertKeyIfBelow(trx, row, maxActive);
-      }),
+    insertKeyWithinLimit: async (trx, row, maxActive) => {
+      // The lock lasts until the caller's transaction ends; outside one it would guard nothing.
+      if (!trx.isTransaction) throw new Error('insertKeyWithinLimit runs in a transaction on PostgreSQL');
+      // Under READ COMMITTED two INSERT ... SELECT count(*) could both count 9; holding the
+      // account row serialises the key creations of one account, and only those.
+      await trx.selectFrom('accounts').select('id').where('id', '=', row.account_id).forUpdate().execute();
+      return insertKeyIfBelow(trx, row, maxActive);
+    },
   } satisfies StoreBackend);
 }
 
@@ -71,9 +72,4 @@ async function claimChunk(
     where c.job_id = pick.job_id and c.seq = pick.seq
     returning c.*`.execute(db);
   return result.rows[0];
-}
-
-/** Runs `fn` in the caller's transaction, or in a new one when `db` is not a transaction. */
-function inTransaction<T>(db: Executor, fn: (trx: Executor) => Promise<T>): Promise<T> {
-  return db.isTransaction ? fn(db) : db.transaction().execute(fn);
 }
