@@ -12,6 +12,11 @@ import { isFullyQualified } from './engine/net/host-name.js';
 import { DEFAULT_TIMEOUT_MS } from './engine/types.js';
 import type { EngineOptions, Status } from './engine/types.js';
 
+/** The base of links when `--public-base-url` is not set: the address `serve` listens on. */
+export function defaultPublicBaseUrl(host: string, port: number): string {
+  return `http://${host}:${port}`;
+}
+
 export class ConfigError extends Error {
   constructor(message: string) {
     super(message);
@@ -380,7 +385,7 @@ export const SETTINGS = {
     flag: '--public-base-url <url>',
     env: 'MAILVERDICT_PUBLIC_BASE_URL',
     parser: url(['http:', 'https:']),
-    default: ({ host, port }) => `http://${host}:${port}`,
+    default: ({ host, port }) => defaultPublicBaseUrl(host, port),
     defaultText: 'http://<host>:<port>',
     help: 'absolute base of links: `download_url`, the dashboard invitation and password-reset links',
     commands: LINKS,

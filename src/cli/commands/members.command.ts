@@ -7,7 +7,7 @@
 import type { Command } from 'commander';
 import pino from 'pino';
 import { systemClock } from '../../clock.js';
-import { loadConfig, type Config } from '../../config.js';
+import { defaultPublicBaseUrl, loadConfig, type Config } from '../../config.js';
 import { AppError } from '../../errors.js';
 import { getAccount } from '../../services/accounts.service.js';
 import { createMemberMailer } from '../../services/member-mail.js';
@@ -30,18 +30,24 @@ interface LinkFlags extends StoreFlags {
 }
 
 /** Runs `fn` with the members' deps: the store, and the link and relay settings of the flags. */
-async function withMembers<T>(flags: LinkFlags, fn: (deps: MembersDeps) => Promise<T>): Promise<T> {
+async function withMembers<T>(
+  flags: LinkFlags,
+  fn: (deps: MembersDeps, settings: Readonly<Config>) => Promise<T>,
+): Promise<T> {
   const settings: Readonly<Config> = loadConfig(settingsFlags({ ...flags }));
   const mailer = createMemberMailer(settings);
   try {
     return await withStore(flags, (db: Executor) =>
-      fn({
-        db,
-        clock: systemClock,
-        config: settings,
-        mailer,
-        logger: pino({ level: 'warn' }, pino.destination(2)),
-      }),
+      fn(
+        {
+          db,
+          clock: systemClock,
+          config: settings,
+          mailer,
+          logger: pino({ level: 'warn' }, pino.destination(2)),
+        },
+        settings,
+      ),
     );
   } finally {
     mailer?.close();
@@ -52,8 +58,8 @@ async function withMembers<T>(flags: LinkFlags, fn: (deps: MembersDeps) => Promi
  * Said under a link built on the default base URL: this command does not know where the server
  * listens (issue 16: a server on another port got links to 8080 without a word).
  */
-function defaultBaseNote(flags: LinkFlags): string {
-  if (flags.publicBaseUrl !== undefined || process.env.MAILVERDICT_PUBLIC_BASE_URL !== undefined) return '';
+function defaultBaseNote(config: Readonly<Config>): string {
+  if (config.publicBaseUrl !== defaultPublicBaseUrl(config.host, config.port)) return '';
   return (
     'No --public-base-url was given, so the link names the default host and port; if the server ' +
     'listens elsewhere or behind a proxy, give the same --public-base-url (or ' +
@@ -61,12 +67,12 @@ function defaultBaseNote(flags: LinkFlags): string {
   );
 }
 
-function linkText(what: string, sent: SentLink, flags: LinkFlags): string {
+function linkText(what: string, sent: SentLink, config: Readonly<Config>): string {
   return [
     what,
     `This link works once, until ${sent.expiresAt} (24 h); it is a secret, hand it to ${sent.member.email} only:`,
     `  ${sent.link}`,
-    defaultBaseNote(flags),
+    defaultBaseNote(config),
     sent.emailed ? `It was also e-mailed to ${sent.member.email}.` : '',
   ]
     .filter((line) => line !== '')
@@ -91,11 +97,12 @@ export function registerMembersCommand(program: Command): void {
       .requiredOption('--account <account-id>', 'the account')
       .requiredOption('--email <address>', 'the person to invite'),
   ).action(async (flags: LinkFlags & { account: string }) => {
-    const sent = await withMembers(flags, (deps) =>
-      inviteMember(deps, { accountId: flags.account, email: flags.email }),
-    );
+    const { sent, config } = await withMembers(flags, async (deps, config) => ({
+      sent: await inviteMember(deps, { accountId: flags.account, email: flags.email }),
+      config,
+    }));
     print(flags.json, linkJson(sent), () =>
-      linkText(`invited ${sent.member.email} to account ${flags.account}.`, sent, flags),
+      linkText(`invited ${sent.member.email} to account ${flags.account}.`, sent, config),
     );
   });
 
@@ -107,11 +114,14 @@ export function registerMembersCommand(program: Command): void {
       )
       .requiredOption('--email <address>', 'the member'),
   ).action(async (flags: LinkFlags) => {
-    const sent = await withMembers(flags, (deps) => requestPasswordReset(deps, flags.email));
+    const { sent, config } = await withMembers(flags, async (deps, config) => ({
+      sent: await requestPasswordReset(deps, flags.email),
+      config,
+    }));
     if (sent === null)
       throw new AppError('not_found', `${flags.email.trim()} is not a member of any account`);
     print(flags.json, linkJson(sent), () =>
-      linkText(`password reset for ${sent.member.email}.`, sent, flags),
+      linkText(`password reset for ${sent.member.email}.`, sent, config),
     );
   });
 
