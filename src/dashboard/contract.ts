@@ -158,6 +158,8 @@ export type JobItem = Static<typeof JobItem>;
 export const Overview = Type.Object({
   usage: Usage,
   daily: Type.Object({ current: Type.Array(DayCount), previous: Type.Array(DayCount) }),
+  /** current_overage_count × rate_per_verification while overage is on; null when it is off. */
+  overage_cost: Nullable(Type.Number()),
   latest_jobs: Type.Array(JobItem),
 });
 export type Overview = Static<typeof Overview>;
@@ -249,9 +251,17 @@ export const UploadQuery = Type.Object(
 );
 export type UploadQuery = Static<typeof UploadQuery>;
 
-/** GET /jobs/:id/download?verdicts=deliverable,risky: CSV; `verdicts` absent means every row. */
+/**
+ * GET /jobs/:id/download?verdicts=deliverable,risky&format=xlsx&corrected=beside: `verdicts`
+ * absent means every row; `format` csv (default) or xlsx; `corrected` beside or replace puts the
+ * suggested address in a column after the address or in its place.
+ */
 export const DownloadQuery = Type.Object(
-  { verdicts: Type.Optional(Type.String({ description: 'Comma list of verdicts to keep.' })) },
+  {
+    verdicts: Type.Optional(Type.String({ description: 'Comma list of verdicts to keep.' })),
+    format: Type.Optional(Type.Union([Type.Literal('csv'), Type.Literal('xlsx')])),
+    corrected: Type.Optional(Type.Union([Type.Literal('beside'), Type.Literal('replace')])),
+  },
   { additionalProperties: false },
 );
 export type DownloadQuery = Static<typeof DownloadQuery>;

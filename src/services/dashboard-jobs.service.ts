@@ -1,7 +1,6 @@
 /**
  * The dashboard's view of batch jobs: the list with each job's uploaded file name, one job with
- * its counts by verdict and reason once it has completed, and the download that puts the
- * uploaded file's other columns back beside the verdicts, only for the verdicts asked for.
+ * its counts by verdict and reason once it has completed (the download is list-download.ts's).
  * Reading, cancelling and the download's checks are jobs.service.ts's, as for the v1 API.
  */
 import { STATUSES, type Status } from '../engine/types.js';
@@ -15,21 +14,11 @@ import {
   findUploadByJob,
   findUploadsByJobs,
   insertResultCounts,
-  readUploadCells,
 } from '../store/list-upload.store.js';
 import type { ListUploadRow } from '../store/schema/dashboard.schema.js';
 import type { JobMode, JobRow, JobStatus } from '../store/schema/jobs.schema.js';
-import { csvRows } from './csv-export.js';
 import { resultsExpired } from './job-view.js';
-import {
-  cancelJob,
-  DEFAULT_PAGE_SIZE,
-  decodeCursor,
-  encodeCursor,
-  openResults,
-  type JobResults,
-  type JobsDeps,
-} from './jobs.service.js';
+import { cancelJob, DEFAULT_PAGE_SIZE, decodeCursor, encodeCursor, type JobsDeps } from './jobs.service.js';
 
 /** A job's state as the dashboard shows it: v1's, and `cancelled` (docs/dashboard.md). */
 export type DashboardJobState = JobStatus | 'cancelled';
@@ -209,86 +198,4 @@ export function parseVerdicts(raw: string | undefined): ReadonlySet<Status> | nu
     kept.add(v as Status);
   }
   return kept;
-}
-
-export interface Download {
-  filename: string;
-  body: AsyncGenerator<string>;
-}
-
-/** The header of a download: the file's own (or column_N names), then the verdict columns. */
-function headerRow(upload: ListUploadRow | undefined): string[] {
-  if (!upload) return ['email', 'status', 'score', 'reason'];
-  const own = upload.header === null ? [] : (JSON.parse(upload.header) as string[]);
-  const names = Array.from({ length: upload.column_count }, (_, i) =>
-    i < own.length ? own[i]! : i === upload.email_column ? 'email' : `column_${i + 1}`,
-  );
-  return [...names, 'status', 'score', 'reason'];
-}
-
-function decodeCells(text: string | undefined, expected: number): string[][] {
-  if (text === undefined) throw new ChunkDecodeError('the uploaded columns of a chunk are gone');
-  const value = JSON.parse(text) as unknown;
-  if (!Array.isArray(value) || value.length !== expected)
-    throw new ChunkDecodeError(`uploaded columns are not ${expected} rows`);
-  return value as string[][];
-}
-
-async function* downloadBody(
-  db: Executor,
-  { job, chunks }: JobResults,
-  upload: ListUploadRow | undefined,
-  verdicts: ReadonlySet<Status> | null,
-): AsyncGenerator<string> {
-  yield csvRows([headerRow(upload)]);
-  for await (const { seq, emails, rows: results } of chunks) {
-    const cells = upload ? decodeCells(await readUploadCells(db, job.id, seq), emails.length) : null;
-    const rows: (string | number)[][] = [];
-    for (let i = 0; i < emails.length; i++) {
-      const r = results[i]!;
-      if (verdicts !== null && !verdicts.has(r.status)) continue;
-      const verdict = [r.status, r.score, r.reason ?? ''];
-      if (upload && cells) {
-        const row: string[] = [...cells[i]!];
-        row.splice(upload.email_column, 0, emails[i]!);
-        while (row.length < upload.column_count) row.push('');
-        rows.push([...row, ...verdict]);
-      } else rows.push([emails[i]!, ...verdict]);
-    }
-    if (rows.length > 0) yield csvRows(rows);
-  }
-}
-
-/** A file name that is safe in a Content-Disposition header: the list's name, ASCII only. */
-function downloadName(
-  job: JobRow,
-  upload: ListUploadRow | undefined,
-  verdicts: ReadonlySet<Status> | null,
-): string {
-  const base = (upload?.name ?? job.id)
-    .replace(/\.[A-Za-z0-9]{1,5}$/, '')
-    .replace(/[^A-Za-z0-9._-]+/g, '_')
-    .slice(0, 100);
-  const part = verdicts === null ? 'all' : [...verdicts].sort().join('+');
-  return `${base || job.id}-${part}.csv`;
-}
-
-/**
- * The results as CSV: the uploaded file's columns in their order (the address where it was),
- * then status, score, reason; only rows whose verdict is in `verdicts` (all when null). Every
- * cell goes through csv-export.ts, as v1's download. 404, 409 `job_not_ready`, 410
- * `results_expired` as GET /v1/jobs/:id/results.
- */
-export async function openDownload(
-  deps: JobsDeps,
-  accountId: string,
-  id: string,
-  verdicts: ReadonlySet<Status> | null,
-): Promise<Download> {
-  const results = await openResults(deps, accountId, id);
-  const upload = await findUploadByJob(deps.db, results.job.id);
-  return {
-    filename: downloadName(results.job, upload, verdicts),
-    body: downloadBody(deps.db, results, upload, verdicts),
-  };
 }

@@ -1,11 +1,11 @@
 /**
- * The account pages' endpoints (docs/dashboard.md): the overview, a live verification, the
+ * The account pages' endpoints (docs/dashboard.md): the overview and its daily usage as CSV, a live verification, the
  * members, the settings.
  */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { DEFAULT_TIMEOUT_MS } from '../../engine/types.js';
-import { getOverview } from '../../services/dashboard-overview.service.js';
+import { dailyUsageCsv, getOverview } from '../../services/dashboard-overview.service.js';
 import {
   getSettings,
   rotateWebhookSecret,
@@ -36,6 +36,14 @@ export function accountRoutes(deps: DashboardDeps) {
     app.get('/overview', { schema: { response: { 200: Overview } } }, async (request) =>
       getOverview(deps, requireSession(request).accountId),
     );
+    app.get('/overview/daily.csv', async (request, reply) => {
+      const csv = await dailyUsageCsv(deps, requireSession(request).accountId);
+      return reply
+        .type('text/csv; charset=utf-8')
+        .header('content-disposition', 'attachment; filename="daily-usage.csv"')
+        .header('cache-control', 'no-store')
+        .send(csv);
+    });
 
     // One live verification, counted against the quota as POST /v1/verify with a live key is,
     // answered with the same object (every check included).

@@ -1,6 +1,6 @@
 /**
  * The account's batch jobs and the list upload (docs/dashboard.md, "Lists"): the list, one job
- * with its counts, cancellation, the download with the uploaded file's columns, and POST /lists,
+ * with its counts, cancellation, the download (CSV or XLSX, with the uploaded file's columns), and POST /lists,
  * whose body is the CSV file itself (text/csv, read as a stream in a scope of its own).
  */
 import { Readable } from 'node:stream';
@@ -11,10 +11,10 @@ import {
   cancelJobItem,
   getJobDetail,
   listJobItems,
-  openDownload,
   parseVerdicts,
   jobItemOf,
 } from '../../services/dashboard-jobs.service.js';
+import { openDownload } from '../../services/list-download.js';
 import { BATCH_BODY_LIMIT } from '../../services/batch-intake.js';
 import { uploadList } from '../../services/uploads.service.js';
 import { systemResolver } from '../../services/webhooks/ssrf.js';
@@ -58,15 +58,14 @@ export function jobsRoutes(deps: DashboardDeps) {
       '/jobs/:id/download',
       { schema: { params: IdParams, querystring: DownloadQuery } },
       async (request, reply) => {
-        const { verdicts } = request.query;
-        const download = await openDownload(
-          deps,
-          requireSession(request).accountId,
-          request.params.id,
-          parseVerdicts(verdicts),
-        );
+        const { verdicts, format, corrected } = request.query;
+        const download = await openDownload(deps, requireSession(request).accountId, request.params.id, {
+          verdicts: parseVerdicts(verdicts),
+          format: format ?? 'csv',
+          corrected: corrected ?? null,
+        });
         void reply
-          .type('text/csv; charset=utf-8')
+          .type(download.contentType)
           .header('content-disposition', `attachment; filename="${download.filename}"`)
           .header('cache-control', 'no-store');
         return reply.send(Readable.from(download.body, { objectMode: false }));
