@@ -54,6 +54,8 @@ export function endpoints(api: ApiClient) {
 
     // ---- overview and verify
     overview: () => api.request<Overview>('/overview'),
+    /** Verifications per day of the current and previous period, as CSV (a link the browser follows). */
+    dailyUsageUrl: () => api.url('/overview/daily.csv'),
     verify: (body: VerifyBody) => api.request<VerificationResult>('/verify', { method: 'POST', body }),
 
     // ---- keys

@@ -1,6 +1,7 @@
 /**
  * Counts as horizontal bars in plain HTML: a list of label, number, share and a bar, readable
- * by a screen reader as it is (no canvas, no alternative needed).
+ * by a screen reader as it is (no canvas, no alternative needed). A bar is its share of the
+ * total (34 % fills a third of the track), never scaled to the largest count.
  */
 import { useId } from 'react';
 import { formatNumber, formatPercent } from './format';
@@ -9,13 +10,12 @@ export interface Bar {
   key: string;
   label: string;
   count: number;
-  /** CSS class giving the bar its colour (verdict colours). */
+  /** CSS class giving the bar its colour and pattern (verdict colours, styles.css). */
   tone?: string;
 }
 
 export function CountBars({ title, bars }: { title: string; bars: Bar[] }) {
   const total = bars.reduce((sum, bar) => sum + bar.count, 0);
-  const max = Math.max(1, ...bars.map((bar) => bar.count));
   const titleId = useId();
   return (
     <figure className="bars" aria-labelledby={titleId}>
@@ -32,7 +32,7 @@ export function CountBars({ title, bars }: { title: string; bars: Bar[] }) {
               <span className="bars-track" aria-hidden="true">
                 <span
                   className={`bars-fill ${bar.tone ?? ''}`}
-                  style={{ width: `${(bar.count / max) * 100}%` }}
+                  style={{ width: `${total > 0 ? (bar.count / total) * 100 : 0}%` }}
                 />
               </span>
               <span className="bars-value">

@@ -4,10 +4,12 @@
  * verifications made through the API show up without a reload.
  *
  * Accessible names: heading "Overview"; meter "Quota used"; headings "Verifications per day",
- * "Latest lists"; the chart's table behind "Show the numbers as a table".
+ * "Latest lists"; the chart's table behind "Show the numbers as a table"; link "Download CSV of
+ * verifications per day".
  */
 import { Link } from 'wouter';
 import type { Overview, Usage } from '../api/contract';
+import { useEndpoints } from '../api/endpoints';
 import { useOverview } from '../api/queries';
 import { DailyChart } from '../components/daily-chart';
 import { formatDay, formatNumber, plural } from '../components/format';
@@ -16,7 +18,7 @@ import { EmptyState, ErrorMessage, Loading } from '../components/status';
 import { UsageGauge } from '../components/usage-gauge';
 import { JobsTable } from './jobs-table';
 
-function OverageText({ usage }: { usage: Usage }) {
+function OverageText({ usage, cost }: { usage: Usage; cost: number | null }) {
   const { overage, quota } = usage;
   if (!overage.enabled) {
     return (
@@ -27,17 +29,32 @@ function OverageText({ usage }: { usage: Usage }) {
     );
   }
   return (
-    <p>
-      <strong>On</strong> at {overage.rate_per_verification} per verification beyond the quota.{' '}
-      {overage.current_overage_count > 0
-        ? `${plural(overage.current_overage_count, 'verification')} beyond the quota this period.`
-        : 'Nothing beyond the quota this period.'}
-    </p>
+    <>
+      <p>
+        <strong>On</strong> at {overage.rate_per_verification} per verification beyond the quota.{' '}
+        {overage.current_overage_count > 0
+          ? `${plural(overage.current_overage_count, 'verification')} beyond the quota this period.`
+          : 'Nothing beyond the quota this period.'}
+      </p>
+      {cost === null ? null : (
+        <p>
+          Cost so far: <strong>{formatCost(cost)}</strong>{' '}
+          <span className="muted small">
+            ({formatNumber(overage.current_overage_count)} × {overage.rate_per_verification})
+          </span>
+        </p>
+      )}
+    </>
   );
 }
 
+/** The overage cost in the plan's unit (no currency is configured): up to 4 decimals. */
+const formatCost = (cost: number): string =>
+  cost.toLocaleString(undefined, { minimumFractionDigits: 2, maximumFractionDigits: 4 });
+
 function OverviewContent({ overview }: { overview: Overview }) {
   const { usage, daily, latest_jobs: jobs } = overview;
+  const api = useEndpoints();
   const today = new Date().toISOString().slice(0, 10);
   return (
     <>
@@ -68,11 +85,16 @@ function OverviewContent({ overview }: { overview: Overview }) {
           <h2 id="overage-title" className="card-title">
             Overage
           </h2>
-          <OverageText usage={usage} />
+          <OverageText usage={usage} cost={overview.overage_cost} />
         </section>
       </div>
       <section className="panel" aria-labelledby="daily-title">
-        <h2 id="daily-title">Verifications per day</h2>
+        <div className="panel-head">
+          <h2 id="daily-title">Verifications per day</h2>
+          <a className="button" href={api.dailyUsageUrl()} download>
+            Download CSV<span className="sr-only"> of verifications per day</span>
+          </a>
+        </div>
         <DailyChart current={daily.current} previous={daily.previous} today={today} />
       </section>
       <section className="panel" aria-labelledby="latest-title">

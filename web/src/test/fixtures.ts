@@ -48,8 +48,12 @@ function days(start: string, count: number, value: (i: number) => [number, numbe
 export function overview(
   overrides: Partial<Overview> & { used?: number; limit?: number; overage?: boolean } = {},
 ): Overview {
+  const u = overrides.usage ?? usage(overrides);
+  const { enabled, current_overage_count: count, rate_per_verification: rate } = u.overage;
   return {
-    usage: overrides.usage ?? usage(overrides),
+    usage: u,
+    overage_cost:
+      overrides.overage_cost !== undefined ? overrides.overage_cost : enabled ? count * rate : null,
     daily: overrides.daily ?? {
       current: days('2026-03-10', 31, (i) => [i * 2, i === 2 ? 1000 : 0]),
       previous: days('2026-02-10', 28, (i) => [i, 0]),
