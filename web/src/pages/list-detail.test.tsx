@@ -50,6 +50,55 @@ describe('a list’s page', () => {
     expect(screen.getByText('Choose at least one verdict to download.')).toBeInTheDocument();
   });
 
+  it('draws each bar as its share of the total, verdicts in their own colours', async () => {
+    renderApp('/lists/job_1', new FakeServer({ 'GET /jobs/:id': ok(done) }));
+    const byVerdict = await screen.findByRole('figure', { name: 'By verdict' });
+    const fills = (figure: HTMLElement) =>
+      Array.from(figure.querySelectorAll<HTMLElement>('.bars-fill')).map((f) => [f.className, f.style.width]);
+    expect(fills(byVerdict)).toEqual([
+      ['bars-fill tone-deliverable', '70%'],
+      ['bars-fill tone-risky', '15%'],
+      ['bars-fill tone-undeliverable', '10%'],
+      ['bars-fill tone-unknown', '5%'],
+    ]);
+    // 150 of 300 reasons: half the track, not a full bar for the largest.
+    expect(fills(screen.getByRole('figure', { name: 'By reason' }))[0]![1]).toBe('50%');
+  });
+
+  it('chooses the safe-to-send rows in one click, the corrected addresses and XLSX', async () => {
+    const { user } = renderApp('/lists/job_1', new FakeServer({ 'GET /jobs/:id': ok(done) }));
+    const csv = await screen.findByRole('link', { name: /Download CSV/ });
+    const xlsx = screen.getByRole('link', { name: /Download XLSX/ });
+    expect(xlsx).toHaveAttribute('href', '/dashboard/api/jobs/job_1/download?format=xlsx');
+    const safe = screen.getByRole('group', { name: 'Safe to send' });
+
+    await user.click(within(safe).getByRole('button', { name: 'Deliverable only' }));
+    expect(within(safe).getByRole('button', { name: 'Deliverable only' })).toHaveAttribute(
+      'aria-pressed',
+      'true',
+    );
+    expect(csv).toHaveAttribute('href', '/dashboard/api/jobs/job_1/download?verdicts=deliverable');
+    expect(csv).toHaveAccessibleName('Download CSV (700 rows)');
+
+    await user.click(within(safe).getByRole('button', { name: 'Deliverable and risky' }));
+    expect(csv).toHaveAttribute('href', '/dashboard/api/jobs/job_1/download?verdicts=deliverable%2Crisky');
+    const rows = screen.getByRole('group', { name: 'Rows to download' });
+    expect(within(rows).getByRole('checkbox', { name: /^Risky/ })).toBeChecked();
+    expect(within(rows).getByRole('checkbox', { name: /^Unknown/ })).not.toBeChecked();
+
+    const corrected = screen.getByRole('group', { name: 'Suggested addresses' });
+    await user.click(within(corrected).getByRole('radio', { name: 'Beside the address' }));
+    expect(csv).toHaveAttribute(
+      'href',
+      '/dashboard/api/jobs/job_1/download?verdicts=deliverable%2Crisky&corrected=beside',
+    );
+    await user.click(within(corrected).getByRole('radio', { name: 'In place of the address' }));
+    expect(xlsx).toHaveAttribute(
+      'href',
+      '/dashboard/api/jobs/job_1/download?verdicts=deliverable%2Crisky&corrected=replace&format=xlsx',
+    );
+  });
+
   it('stops a running job after confirmation', async () => {
     let status: JobState = 'processing';
     const server = new FakeServer({

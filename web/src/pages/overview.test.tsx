@@ -30,6 +30,13 @@ describe('overview page', () => {
     expect(screen.getByRole('heading', { name: 'Overage' }).parentElement).toHaveTextContent(
       'On at 0.008 per verification beyond the quota. 300 verifications beyond the quota this period.',
     );
+    expect(screen.getByText(/^Cost so far:/)).toHaveTextContent('Cost so far: 2.40 (300 × 0.008)');
+  });
+
+  it('offers the daily usage as a CSV download', async () => {
+    renderApp('/', new FakeServer({ 'GET /overview': ok(overview()) }));
+    const link = await screen.findByRole('link', { name: 'Download CSV of verifications per day' });
+    expect(link).toHaveAttribute('href', '/dashboard/api/overview/daily.csv');
   });
 
   it('says live verifications stop when the quota is used up without overage', async () => {
@@ -41,6 +48,7 @@ describe('overview page', () => {
     expect(screen.getByRole('heading', { name: 'Overage' }).parentElement).toHaveTextContent(
       'Off. Live verifications stop when the quota is used up — and it is used up until the period resets.',
     );
+    expect(screen.queryByText(/^Cost so far:/)).not.toBeInTheDocument();
   });
 
   it('gives the daily chart’s numbers as a table', async () => {
