@@ -1,12 +1,14 @@
 /**
  * Cleaning a list and watching usage, end to end: a CSV of 1,000 rows with other columns goes
  * through the upload page into a test-mode job (fixed results by domain, so it finishes quickly
- * and its verdicts are known), its progress and counts show, and the deliverable rows come back
- * with their other columns intact. Live verifications (against the in-process DNS server) move
+ * and its verdicts are known), its progress fills the card and its counts show, and the
+ * deliverable rows (the "safe to send" preset) come back with their other columns intact, as CSV
+ * and as XLSX; axe-core finds nothing serious on the list page or the overview. Live verifications (against the in-process DNS server) move
  * the overview's gauge and daily chart without a reload.
  */
 import { readFile } from 'node:fs/promises';
 import { parse } from 'csv-parse/sync';
+import { readSheet } from 'read-excel-file/node';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -14,7 +16,9 @@ import {
   TEST_DOMAIN,
   acceptInvitation,
   callApi,
+  describeViolations,
   newContext,
+  seriousViolations,
   signIn,
   skipE2e,
   startE2e,
@@ -101,8 +105,14 @@ describe.skipIf(skipE2e)('dashboard end to end: lists and usage', { timeout: 60_
     const progress = page.getByRole('progressbar', { name: 'Progress of contacts' });
     await progress.waitFor();
     expect(await progress.getAttribute('max')).toBe(String(ROWS));
+    // The bar spans the card's width (not a fixed 130 px).
+    const [bar, card] = await Promise.all([
+      progress.boundingBox(),
+      page.getByRole('region', { name: 'Progress' }).boundingBox(),
+    ]);
+    expect(bar!.width).toBeGreaterThan(card!.width * 0.85);
     await page
-      .getByText(`${ROWS.toLocaleString('en-US')} / ${ROWS.toLocaleString('en-US')}`)
+      .getByText(`${ROWS.toLocaleString('en-US')} of ${ROWS.toLocaleString('en-US')} verified`)
       .waitFor({ timeout: 60_000 });
     expect(await progress.getAttribute('value')).toBe(String(ROWS));
 
@@ -117,10 +127,20 @@ describe.skipIf(skipE2e)('dashboard end to end: lists and usage', { timeout: 60_
         .waitFor();
     await page.getByRole('figure', { name: 'By reason' }).waitFor();
 
-    // Deliverable rows only.
-    const chooser = page.getByRole('group', { name: 'Rows to download' });
-    for (const verdict of ['Risky', 'Undeliverable', 'Unknown'])
-      await chooser.getByRole('checkbox', { name: new RegExp(`^${verdict}`) }).uncheck();
+    const violations = await seriousViolations(page);
+    expect(violations, describeViolations('the list page', violations)).toEqual([]);
+
+    // Deliverable rows only, in one click.
+    await page
+      .getByRole('group', { name: 'Safe to send' })
+      .getByRole('button', { name: 'Deliverable only' })
+      .click();
+    expect(
+      await page
+        .getByRole('group', { name: 'Rows to download' })
+        .getByRole('checkbox', { name: /^Risky/ })
+        .isChecked(),
+    ).toBe(false);
     const [download] = await Promise.all([
       page.waitForEvent('download'),
       page.getByRole('link', { name: /Download CSV/ }).click(),
@@ -130,7 +150,7 @@ describe.skipIf(skipE2e)('dashboard end to end: lists and usage', { timeout: 60_
     const got = parse(text, { relax_column_count: false }) as string[][];
 
     const [header, ...body] = got;
-    expect(header).toEqual([...rows[0]!, 'status', 'score', 'reason']);
+    expect(header).toEqual([...rows[0]!, 'status', 'score', 'reason', 'did_you_mean']);
     const expected = rows.slice(1).filter((row) => row[2]!.endsWith(`@valid.${TEST_DOMAIN}`));
     expect(body).toHaveLength(expected.length);
     expect(body.length).toBe(ROWS / 4);
@@ -147,8 +167,19 @@ describe.skipIf(skipE2e)('dashboard end to end: lists and usage', { timeout: 60_
         'deliverable',
         '99',
         '',
+        '',
       ]);
     });
+
+    // The same rows as XLSX, the formula-like cells neutralised there too.
+    const [xlsx] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('link', { name: /Download XLSX/ }).click(),
+    ]);
+    expect(xlsx.suggestedFilename()).toBe('contacts-deliverable.xlsx');
+    const sheet = await readSheet<string>(await readFile(await xlsx.path()), { parseNumber: (t) => t });
+    expect(sheet.map((row) => row.map((cell) => (cell === null ? '' : String(cell))))).toEqual(got);
+    expect(sheet.some((row) => String(row[4]).startsWith(`'=HYPERLINK`))).toBe(true);
   }, 120_000);
 
   it('live verifications move the quota gauge and the daily chart of the overview without a reload', async () => {
@@ -217,6 +248,8 @@ describe.skipIf(skipE2e)('dashboard end to end: lists and usage', { timeout: 60_
     expect(await today()).toMatchObject({ single: singleBefore + 3 });
     // The canvas was drawn again with the new counts.
     expect((await chart.screenshot()).equals(drawnBefore)).toBe(false);
+    const violations = await seriousViolations(page);
+    expect(violations, describeViolations('the overview', violations)).toEqual([]);
   }, 90_000);
 });
 
