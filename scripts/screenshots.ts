@@ -25,8 +25,9 @@ import {
   addMember,
   callApi,
   newContext,
+  launchChromium,
   signIn,
-  startE2e,
+  startDashboard,
   type Dashboard,
 } from '../test/kit/e2e.js';
 
@@ -130,6 +131,7 @@ async function seed(dashboard: Dashboard, context: BrowserContext): Promise<{ jo
       `invalid.${TEST_DOMAIN}`,
       `disposable.${TEST_DOMAIN}`,
       'mail.elsewhere.test',
+      'gmial.com',
     ]),
   );
   for (let i = 0; i < 9; i++) {
@@ -193,7 +195,12 @@ function shots(jobId: string): Shot[] {
     {
       name: 'list',
       path: `/lists/${jobId}`,
-      ready: async (page) => page.getByRole('figure', { name: 'By verdict' }).waitFor(),
+      ready: async (page) => {
+        await page.getByRole('figure', { name: 'By verdict' }).waitFor();
+        // The "safe to send" preset chosen, the suggested addresses beside the originals.
+        await page.getByRole('button', { name: 'Deliverable and risky' }).click();
+        await page.getByRole('radio', { name: 'Beside the address' }).check();
+      },
     },
     {
       name: 'verify',
@@ -215,7 +222,13 @@ function shots(jobId: string): Shot[] {
 
 async function main(): Promise<void> {
   mkdirSync(OUT, { recursive: true });
-  const { dashboard, browser } = await startE2e();
+  // A small quota with overage on, so the overview shows the overage and its cost so far.
+  const plans = { free: { monthly_quota: 30, overage_enabled: true, overage_rate_per_verification: 0.004 } };
+  const dashboard = await startDashboard({ MAILVERDICT_PLANS: JSON.stringify(plans) });
+  const browser = await launchChromium().catch(async (error: unknown) => {
+    await dashboard.stop();
+    throw error;
+  });
   try {
     const seeding = await newContext(browser, dashboard);
     const { jobId } = await seed(dashboard, seeding);
@@ -229,8 +242,8 @@ async function main(): Promise<void> {
         await page.goto(shot.path);
         await shot.ready(page);
         await page.waitForLoadState('networkidle');
-        // The whole page in a window as tall as it, so that the sidebar (100vh) reaches its foot,
-        // as it does on screen while scrolling; a full-page capture would cut it at one viewport.
+        // The whole page in a window as tall as it: the sidebar (sticky, 100vh) is drawn whole and
+        // its column (painted by .shell) runs to the page's foot, as on screen while scrolling.
         const height = Number(await page.evaluate('document.documentElement.scrollHeight'));
         await page.setViewportSize({ width: viewport.width, height: Math.max(viewport.height, height) });
         await page.waitForLoadState('networkidle');

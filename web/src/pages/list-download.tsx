@@ -25,8 +25,8 @@ export const SAFE_PRESETS: { label: string; verdicts: Status[] }[] = [
 const CORRECTED: { value: Corrected; label: string; hint: string }[] = [
   {
     value: 'none',
-    label: 'Leave them out',
-    hint: 'The addresses stay as uploaded; did_you_mean names the suggestion.',
+    label: 'Only in did_you_mean',
+    hint: 'The addresses stay as uploaded.',
   },
   { value: 'beside', label: 'Beside the address', hint: 'A corrected_email column after the address.' },
   {
