@@ -3,7 +3,8 @@
  * through the upload page into a test-mode job (fixed results by domain, so it finishes quickly
  * and its verdicts are known), its progress fills the card and its counts show, and the
  * deliverable rows (the "safe to send" preset) come back with their other columns intact, as CSV
- * and as XLSX; axe-core finds nothing serious on the list page or the overview. Live verifications (against the in-process DNS server) move
+ * and as XLSX; the sidebar's column reaches the foot of the long list page; axe-core finds
+ * nothing serious on the list page or the overview. Live verifications (against the in-process DNS server) move
  * the overview's gauge and daily chart without a reload.
  */
 import { readFile } from 'node:fs/promises';
@@ -129,6 +130,20 @@ describe.skipIf(skipE2e)('dashboard end to end: lists and usage', { timeout: 60_
 
     const violations = await seriousViolations(page);
     expect(violations, describeViolations('the list page', violations)).toEqual([]);
+
+    // The sidebar's column runs to the foot of a page taller than the window: a pixel at the
+    // bottom left of a full-page capture is the sidebar's white, not the page's grey.
+    const height = Number(await page.evaluate('document.documentElement.scrollHeight'));
+    expect(height).toBeGreaterThan(page.viewportSize()!.height);
+    const pixel = (x: number, y: number) =>
+      page.screenshot({ fullPage: true, clip: { x, y, width: 1, height: 1 } });
+    const [sidebarWhite, footOfSidebar, footOfMain] = await Promise.all([
+      pixel(100, 400),
+      pixel(100, height - 3),
+      pixel(700, height - 3),
+    ]);
+    expect(footOfSidebar.equals(sidebarWhite)).toBe(true);
+    expect(footOfSidebar.equals(footOfMain)).toBe(false);
 
     // Deliverable rows only, in one click.
     await page
