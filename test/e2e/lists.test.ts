@@ -4,8 +4,8 @@
  * and its verdicts are known), its progress fills the card and its counts show, and the
  * deliverable rows (the "safe to send" preset) come back with their other columns intact, as CSV
  * and as XLSX; the sidebar's column reaches the foot of the long list page; axe-core finds
- * nothing serious on the list page or the overview. Live verifications (against the in-process DNS server) move
- * the overview's gauge and daily chart without a reload.
+ * nothing serious on the list page or the overview. Live verifications (against the in-process
+ * DNS server) move the overview's gauge and daily chart without a reload.
  */
 import { readFile } from 'node:fs/promises';
 import { parse } from 'csv-parse/sync';
