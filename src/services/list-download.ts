@@ -124,9 +124,10 @@ async function* csvBody(rows: AsyncIterable<Cell[][]>): AsyncGenerator<string> {
 export async function* xlsxBody(rows: AsyncIterable<Cell[][]>): AsyncGenerator<Buffer> {
   const sheet: Cell[][] = [];
   for await (const batch of rows) for (const row of batch) sheet.push(row.map(safeCell));
-  const stream = await (
-    writeXlsxFile(sheet, { sheet: 'Results' }).toStream as () => Promise<NodeJS.ReadableStream>
-  )();
+  const file = writeXlsxFile(sheet, { sheet: 'Results' });
+  // toStream() without a target answers a Readable (its type is the union of both overloads).
+  const toStream = file.toStream.bind(file) as () => Promise<NodeJS.ReadableStream>;
+  const stream = await toStream();
   for await (const part of stream) yield Buffer.isBuffer(part) ? part : Buffer.from(part);
 }
 
