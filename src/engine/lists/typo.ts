@@ -27,6 +27,8 @@ export const POPULAR_DOMAINS: readonly string[] = PROVIDER_LIST.flatMap((p) =>
 const KNOWN: ReadonlySet<string> = new Set([...POPULAR_DOMAINS, ...LOOKALIKES]);
 const REAL_NEAR: ReadonlySet<string> = new Set(REAL_NEAR_TLDS);
 const GENERIC_TLDS = ['com', 'net', 'org'] as const;
+/** At most two slips in all: gmial.cm and hotmial.con are corrected, hmail.us is not hotmail.es. */
+const MAX_COST = 2;
 
 /**
  * Suggests a corrected address, or null when the domain looks right or unlike any provider's.
@@ -45,7 +47,7 @@ export function suggestCorrection(local: string, domain: string): string | null 
  * The provider domain nearest to `name.rest`, by keyboard-weighted distance (slipDistance).
  * The name may differ by a cost that grows with its length (nameAllowance); the suffix by one
  * slip (co.ik, couk, cm, con), or it may be a top-level domain that exists nowhere on a name
- * typed right (yahoo.nte → yahoo.com).
+ * typed right (yahoo.nte → yahoo.com); two slips at most in all (MAX_COST).
  */
 function closestProvider(name: string, rest: string): string | null {
   let best: string | null = null;
@@ -58,7 +60,7 @@ function closestProvider(name: string, rest: string): string | null {
     const suffix = closestSuffix(rest, provider, nameCost === 0);
     if (suffix === null) continue;
     const cost = nameCost + suffix.cost;
-    if (cost < bestCost) {
+    if (cost <= MAX_COST && cost < bestCost) {
       best = `${provider.name}.${suffix.suffix}`;
       bestCost = cost;
     }
@@ -67,20 +69,31 @@ function closestProvider(name: string, rest: string): string | null {
 }
 
 /**
- * How far a typed name may be from a provider's: nothing for 3 characters or fewer (web.de,
- * gmx.de, wp.pl and thousands of real short names sit one slip apart); for 4, only two letters
- * swapped (one letter more, fewer or changed makes a real word: life, love, five for live); one
- * slip up to 6; two beyond.
+ * How far a typed name may be from a provider's. Short names are dense: web.de, gmx.de, wp.pl
+ * and thousands of real short names sit one slip apart, and a letter more, fewer or changed in
+ * a four-letter one makes a real word (life, love, five for live). So names of 3 or 4
+ * characters allow only two letters swapped or one doubled (oal, aoll, lvie, livee), shorter
+ * ones nothing; one slip up to 8 characters; two beyond (two slips on hotmail or fastmail
+ * make other real providers' names: bitmail, eastmail, lastmail).
  */
 function nameAllowance(providerName: string, typed: string): number {
   const length = providerName.length;
-  if (length <= 3) return 0;
-  if (length === 4) return sameLetters(providerName, typed) ? 1 : 0;
-  return length <= 6 ? 1 : 2;
+  if (length <= 2) return 0;
+  if (length <= 4) return sameLetters(providerName, typed) || isDoubling(providerName, typed) ? 1 : 0;
+  return length <= 8 ? 1 : 2;
 }
 
 function sameLetters(a: string, b: string): boolean {
   return a.length === b.length && [...a].sort().join('') === [...b].sort().join('');
+}
+
+/** True when `typed` is `name` with one of its letters typed twice. */
+function isDoubling(name: string, typed: string): boolean {
+  if (typed.length !== name.length + 1) return false;
+  for (let i = 0; i < name.length; i++) {
+    if (typed === name.slice(0, i + 1) + name.slice(i)) return true;
+  }
+  return false;
 }
 
 /**
@@ -88,7 +101,7 @@ function sameLetters(a: string, b: string): boolean {
  * one costs its distance; a top-level domain that exists nowhere (nte) costs 1 towards its
  * generic target (net) and 2 towards the provider's main suffix, which only a name typed right
  * may pay. A real top-level domain one slip away (gmail.co, gmail.cm) is corrected only on a
- * provider name of 4 characters or more: aol.co or wp.pk may be someone's real domain.
+ * provider name of 5 characters or more: aol.co, mail.ee or live.cl may be someone's real domain.
  */
 function closestSuffix(
   rest: string,
@@ -100,7 +113,7 @@ function closestSuffix(
   for (const suffix of provider.suffixes) {
     let cost = slipDistance(rest, suffix, 1);
     if (cost > 1) cost = Infinity;
-    else if (cost === 1 && junkTarget === null && provider.name.length <= 3) cost = Infinity;
+    else if (cost === 1 && junkTarget === null && provider.name.length <= 4) cost = Infinity;
     if (junkTarget === suffix) cost = Math.min(cost, 1);
     if (best === null || cost < best.cost) best = { suffix, cost };
   }
@@ -131,7 +144,7 @@ const KEY_ROWS = ['1234567890', 'qwertyuiop', 'asdfghjkl', 'zxcvbnm'];
 const KEY_POSITION = new Map<string, readonly [number, number]>(
   KEY_ROWS.flatMap((row, r) => [...row].map((key, c) => [key, [r, c] as const] as const)),
 );
-const VOWELS = 'aeiouy';
+const VOWELS = 'aeiou';
 
 /**
  * What it costs to type `b` instead of `a`: 1 for a neighbouring key on a QWERTY keyboard
