@@ -53,6 +53,7 @@ function closestProvider(name: string, rest: string): string | null {
   let best: string | null = null;
   let bestCost = Infinity;
   for (const provider of PROVIDER_LIST) {
+    if (Math.abs(name.length - provider.name.length) > 2) continue;
     const allowed = nameAllowance(provider.name, name);
     if (Math.abs(name.length - provider.name.length) > allowed) continue;
     const nameCost = slipDistance(name, provider.name, allowed);
@@ -141,27 +142,33 @@ function nowhereTldTarget(tld: string): string | null {
 }
 
 const KEY_ROWS = ['1234567890', 'qwertyuiop', 'asdfghjkl', 'zxcvbnm'];
-const KEY_POSITION = new Map<string, readonly [number, number]>(
-  KEY_ROWS.flatMap((row, r) => [...row].map((key, c) => [key, [r, c] as const] as const)),
-);
 const VOWELS = 'aeiou';
+/** KEY_COST[a * 128 + b]: keyboardCost for two ASCII characters, filled once. */
+const KEY_COST = new Uint8Array(128 * 128).fill(2);
+{
+  const position = new Map<string, readonly [number, number]>();
+  KEY_ROWS.forEach((row, r) => [...row].forEach((key, c) => position.set(key, [r, c])));
+  for (const [a, [ra, ca]] of position) {
+    for (const [b, [rb, cb]] of position) {
+      const dr = rb - ra;
+      const dc = cb - ca;
+      const near =
+        (dr === 0 && Math.abs(dc) === 1) ||
+        (dr === -1 && (dc === 0 || dc === 1)) ||
+        (dr === 1 && (dc === 0 || dc === -1));
+      const vowels = VOWELS.includes(a) && VOWELS.includes(b);
+      if (near || vowels) KEY_COST[a.charCodeAt(0) * 128 + b.charCodeAt(0)] = 1;
+    }
+  }
+}
 
 /**
- * What it costs to type `b` instead of `a`: 1 for a neighbouring key on a QWERTY keyboard
- * (gnail, gmaul) or one vowel for another (gmeil), 2 otherwise (foxmail is not hotmail).
+ * What it costs to type `b` instead of `a` (character codes): 1 for a neighbouring key on a
+ * QWERTY keyboard (gnail, gmaul) or one vowel for another (gmeil), 2 otherwise (foxmail is not
+ * hotmail).
  */
-function keyboardCost(a: string, b: string): number {
-  if (VOWELS.includes(a) && VOWELS.includes(b)) return 1;
-  const pa = KEY_POSITION.get(a);
-  const pb = KEY_POSITION.get(b);
-  if (pa === undefined || pb === undefined) return 2;
-  const dr = pb[0] - pa[0];
-  const dc = pb[1] - pa[1];
-  const near =
-    (dr === 0 && Math.abs(dc) === 1) ||
-    (dr === -1 && (dc === 0 || dc === 1)) ||
-    (dr === 1 && (dc === 0 || dc === -1));
-  return near ? 1 : 2;
+function keyboardCost(a: number, b: number): number {
+  return a < 128 && b < 128 ? (KEY_COST[a * 128 + b] ?? 2) : 2;
 }
 
 /** Keyboard-weighted distance: editDistance with keyboardCost for substitutions. */
@@ -170,38 +177,44 @@ function slipDistance(a: string, b: string, limit: number): number {
 }
 
 const unitCost = (): number => 1;
+/** Three rows of the distance table, reused by every call (the module's only mutable state). */
+let table = new Int32Array(3 * 64);
 
 /**
  * Damerau-Levenshtein distance, optimal string alignment variant: insertions, deletions and
  * transpositions of adjacent characters (the typical typing slips) cost 1, a substitution
- * `substitutionCost` (1 unless given). Returns more than `limit` as soon as the distance must
- * exceed it.
+ * `substitutionCost` of the two character codes (1 unless given). Returns more than `limit` as
+ * soon as the distance must exceed it.
  */
 export function editDistance(
   a: string,
   b: string,
   limit = Infinity,
-  substitutionCost: (from: string, to: string) => number = unitCost,
+  substitutionCost: (from: number, to: number) => number = unitCost,
 ): number {
-  let prev2: number[] = [];
-  let prev: number[] = Array.from({ length: b.length + 1 }, (_, j) => j);
+  const width = b.length + 1;
+  if (table.length < 3 * width) table = new Int32Array(6 * width);
+  const t = table;
+  let prev2 = 0;
+  let prev = width;
+  let row = 2 * width;
+  for (let j = 0; j < width; j++) t[prev + j] = j;
   for (let i = 1; i <= a.length; i++) {
-    const row: number[] = [i];
+    t[row] = i;
     let rowMin = i;
-    const ai = a.charAt(i - 1);
-    for (let j = 1; j <= b.length; j++) {
-      const bj = b.charAt(j - 1);
+    const ai = a.charCodeAt(i - 1);
+    for (let j = 1; j < width; j++) {
+      const bj = b.charCodeAt(j - 1);
       const cost = ai === bj ? 0 : substitutionCost(ai, bj);
-      let d = Math.min((prev[j] ?? 0) + 1, (row[j - 1] ?? 0) + 1, (prev[j - 1] ?? 0) + cost);
-      if (i > 1 && j > 1 && ai === b.charAt(j - 2) && a.charAt(i - 2) === bj) {
-        d = Math.min(d, (prev2[j - 2] ?? 0) + 1);
+      let d = Math.min((t[prev + j] ?? 0) + 1, (t[row + j - 1] ?? 0) + 1, (t[prev + j - 1] ?? 0) + cost);
+      if (i > 1 && j > 1 && ai === b.charCodeAt(j - 2) && a.charCodeAt(i - 2) === bj) {
+        d = Math.min(d, (t[prev2 + j - 2] ?? 0) + 1);
       }
-      row.push(d);
-      rowMin = Math.min(rowMin, d);
+      t[row + j] = d;
+      if (d < rowMin) rowMin = d;
     }
     if (rowMin > limit) return limit + 1;
-    prev2 = prev;
-    prev = row;
+    [prev2, prev, row] = [prev, row, prev2];
   }
-  return prev[b.length] ?? 0;
+  return t[prev + width - 1] ?? 0;
 }
