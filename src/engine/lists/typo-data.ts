@@ -91,7 +91,15 @@ export const PROVIDERS: readonly string[] = [
  * Real domains one slip from a provider above: never "corrected", never suggested. Each was
  * found by the corpus (bench/data/typos.json) or the packaged free-provider list.
  */
-export const LOOKALIKES: readonly string[] = ['cloud.com', 'foxmail.com', 'earthling.net', 'hotmart.com', 'online.de', 'aver.com', 'email.com'];
+export const LOOKALIKES: readonly string[] = [
+  'cloud.com',
+  'foxmail.com',
+  'earthling.net',
+  'hotmart.com',
+  'online.de',
+  'aver.com',
+  'email.com',
+];
 
 /**
  * The real top-level domains one slip from `com`, `net` or `org` (from the Public Suffix List,
