@@ -102,25 +102,28 @@ export const LOOKALIKES: readonly string[] = [
 ];
 
 /**
- * The real top-level domains one slip from `com`, `net` or `org` (from the Public Suffix List,
- * 2026-11). Any other one-slip variant (`con`, `cpm`, `nte`, `ogr`) exists nowhere, so it is
- * corrected on any domain; these are only corrected on a provider's name (gmail.co).
+ * Every top-level domain of two and of three letters, concatenated (from the ICANN part of the
+ * Public Suffix List, 2026-11: its last labels, wildcard ones such as `*.ck` included). A typed
+ * top-level domain that is not here exists nowhere, so it is a slip even on a short provider
+ * name (web.dr, o2.pll) or an unknown domain (example.cpm).
  */
-export const REAL_NEAR_TLDS: readonly string[] = [
-  'cm',
-  'co',
-  'om',
-  'bom',
-  'cam',
-  'mom',
-  'et',
-  'ne',
-  'bet',
-  'nec',
-  'new',
-  'next',
-  'ntt',
-  'pet',
-  'vet',
-  'ong',
-];
+export const TLDS_OF_TWO =
+  'acadaeafagaialamaoaqarasatauawaxazbabbbdbebfbgbhbibjbmbnbobrbsbtbvbwbybzcacccdcfcgchcickcl' +
+  'cmcncocrcucvcwcxcyczdedjdkdmdodzeceeegereseteufifjfkfmfofrgagbgdgegfggghgiglgmgngpgqgrgsgt' +
+  'gugwgyhkhmhnhrhthuidieiliminioiqirisitjejmjojpkekgkhkikmknkpkrkwkykzlalblclilklrlsltlulvly' +
+  'mamcmdmemgmhmkmlmmmnmompmqmrmsmtmumvmwmxmymznancnenfngninlnonpnrnunzompapepfpgphpkplpmpnpr' +
+  'psptpwpyqarerorsrurwsasbscsdsesgshsisjskslsmsnsosrssstsusvsxsysztctdtftgthtjtktltmtntotrtt' +
+  'tvtwtzuaugukusuyuzvavcvevgvivnvuwfwsyeytzazmzw';
+
+export const TLDS_OF_THREE =
+  'aaaabbabcacoadsaegaflaiganzaolappartawsaxabarbbcbbtbcgbcnbetbidbiobizbmsbmwbomboobotboxbuy' +
+  'bzhcabcalcamcarcatcbacbncbsceocfacfdcomcpacrsdaddayddsdevdhldiydnpdogdotdtvdvreatecoeduesq' +
+  'eusfanfitflyfoofoxfrlftrfunfyigalgapgaygdngeaglegmogmxgoogopgotgovhbohivhkthothowibmiceicu' +
+  'ifmincinginkintistitvjcbjiojlljmpjnjjotjoykfhkiakimkpnkrdlatlawldsllcllplollplltdmanmapmba' +
+  'medmenmilmitmlbmlsmmamoemoimommovmsdmtnmtrnabnbanecnetnewnflngonhknownranrwnttnycobioneong' +
+  'onloooorgottovhpaypetphdpidpinpncproprupubpwcredrenrilrioriprunrwesapsassbisbsscascbsewsex' +
+  'sfrskiskysoyspasrlstctabtaxtcitdktelthdtjxtoptrvtuitvsubsunouolupsvetvigvinvipwinwmewowwtc' +
+  'wtfxinxxxxyzyouyunzip';
+
+/** The real top-level domains longer than three letters one slip from com, net or org. */
+export const LONGER_TLDS_NEAR_GENERIC: readonly string[] = ['next'];

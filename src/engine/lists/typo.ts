@@ -7,7 +7,7 @@
  * correct real domains (yahoo.se, outlook.es, company domains on .co) and miss country-code
  * slips; `npm run bench:typos` measures all three on bench/data/typos.json (docs/benchmarks.md).
  */
-import { LOOKALIKES, PROVIDERS, REAL_NEAR_TLDS } from './typo-data.js';
+import { LONGER_TLDS_NEAR_GENERIC, LOOKALIKES, PROVIDERS, TLDS_OF_THREE, TLDS_OF_TWO } from './typo-data.js';
 
 interface Provider {
   name: string;
@@ -25,7 +25,11 @@ export const POPULAR_DOMAINS: readonly string[] = PROVIDER_LIST.flatMap((p) =>
   p.suffixes.map((suffix) => `${p.name}.${suffix}`),
 );
 const KNOWN: ReadonlySet<string> = new Set([...POPULAR_DOMAINS, ...LOOKALIKES]);
-const REAL_NEAR: ReadonlySet<string> = new Set(REAL_NEAR_TLDS);
+const REAL_TLDS: ReadonlySet<string> = new Set([
+  ...(TLDS_OF_TWO.match(/../g) ?? []),
+  ...(TLDS_OF_THREE.match(/.../g) ?? []),
+  ...LONGER_TLDS_NEAR_GENERIC,
+]);
 const GENERIC_TLDS = ['com', 'net', 'org'] as const;
 /** At most two slips in all: gmial.cm and hotmial.con are corrected, hmail.us is not hotmail.es. */
 const MAX_COST = 2;
@@ -102,7 +106,8 @@ function isDoubling(name: string, typed: string): boolean {
  * one costs its distance; a top-level domain that exists nowhere (nte) costs 1 towards its
  * generic target (net) and 2 towards the provider's main suffix, which only a name typed right
  * may pay. A real top-level domain one slip away (gmail.co, gmail.cm) is corrected only on a
- * provider name of 5 characters or more: aol.co, mail.ee or live.cl may be someone's real domain.
+ * provider name of 5 characters or more: aol.co, mail.ee or live.cl may be someone's real domain;
+ * on shorter names only one that exists nowhere (web.dr, aol.cpm).
  */
 function closestSuffix(
   rest: string,
@@ -110,11 +115,12 @@ function closestSuffix(
   exactName: boolean,
 ): { suffix: string; cost: number } | null {
   const junkTarget = nowhereTldTarget(rest);
+  const nowhere = isNowhereTld(rest.slice(rest.lastIndexOf('.') + 1));
   let best: { suffix: string; cost: number } | null = null;
   for (const suffix of provider.suffixes) {
     let cost = slipDistance(rest, suffix, 1);
     if (cost > 1) cost = Infinity;
-    else if (cost === 1 && junkTarget === null && provider.name.length <= 4) cost = Infinity;
+    else if (cost === 1 && !nowhere && provider.name.length <= 4) cost = Infinity;
     if (junkTarget === suffix) cost = Math.min(cost, 1);
     if (best === null || cost < best.cost) best = { suffix, cost };
   }
@@ -132,9 +138,17 @@ function fixTopLevel(domain: string): string | null {
   return target === null ? null : `${domain.slice(0, dot)}.${target}`;
 }
 
+/**
+ * True when a top-level domain exists nowhere. All real ones of up to three letters are known;
+ * a longer one is known to be no real one only when it is a slip of com, net or org (comm).
+ */
+function isNowhereTld(tld: string): boolean {
+  return tld.length <= 3 ? !REAL_TLDS.has(tld) : nowhereTldTarget(tld) !== null;
+}
+
 /** `com`, `net` or `org` when `tld` is one slip from it and is no real top-level domain. */
 function nowhereTldTarget(tld: string): string | null {
-  if (tld.includes('.') || REAL_NEAR.has(tld)) return null;
+  if (tld.includes('.') || REAL_TLDS.has(tld)) return null;
   for (const generic of GENERIC_TLDS) {
     if (tld !== generic && editDistance(tld, generic, 1) <= 1) return generic;
   }
