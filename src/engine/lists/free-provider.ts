@@ -9,8 +9,9 @@
  * The package's list also holds typo domains that someone registered (gmial.com, hotmail.con,
  * yahoo.om): a domain for which the typo engine suggests a correction is not a free provider,
  * so an address never gets both `free` and a `did_you_mean`. Decided on lookup rather than by
- * filtering the list at load (about 30 of its 8,760 domains; filtering them all takes a second
- * of CPU), and never by a hand-kept deny list, which would fall behind the package.
+ * filtering the list at load (27 of its 8,760 domains, but testing them all took 0.7-1.4 s on
+ * the loaded 2-core development machine), and not by a hand-kept deny list, which would fall
+ * behind the package and the typo engine.
  */
 import { loadDomainList, normaliseDomain } from './domain-set.js';
 import { suggestCorrection } from './typo.js';

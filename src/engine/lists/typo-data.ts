@@ -99,6 +99,7 @@ export const LOOKALIKES: readonly string[] = [
   'online.de',
   'aver.com',
   'email.com',
+  'y7mail.com',
 ];
 
 /**
