@@ -1,4 +1,7 @@
 import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
+import { build } from 'esbuild';
 import { describe, expect, it } from 'vitest';
 import { editDistance, POPULAR_DOMAINS, suggestCorrection } from '../../src/engine/lists/typo.js';
 import { parseAddress } from '../../src/engine/syntax.js';
@@ -157,6 +160,22 @@ describe('suggestCorrection on the corpus (bench/data/typos.json)', () => {
       const got = suggested(t.typed);
       if (got !== null && got !== t.intended) expect(POPULAR_DOMAINS).not.toContain(got);
     }
+  });
+});
+
+describe('the module the widget bundles', () => {
+  it('bundles for the browser (no node: import) in under 4 KB gzipped with its data (the widget has 12 KB)', async () => {
+    const bundle = await build({
+      entryPoints: [fileURLToPath(new URL('../../src/engine/lists/typo.ts', import.meta.url))],
+      bundle: true,
+      minify: true,
+      format: 'esm',
+      platform: 'browser',
+      write: false,
+    });
+    const code = bundle.outputFiles[0]?.contents ?? new Uint8Array();
+    expect(code.length).toBeGreaterThan(1000);
+    expect(gzipSync(code).length).toBeLessThan(4096);
   });
 });
 
