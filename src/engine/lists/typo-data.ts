@@ -93,9 +93,7 @@ export const PROVIDERS: readonly string[] = [
  */
 export const LOOKALIKES: readonly string[] = [
   'cloud.com',
-  'foxmail.com',
   'earthling.net',
-  'hotmart.com',
   'online.de',
   'aver.com',
   'email.com',
