@@ -45,6 +45,7 @@ beforeAll(async () => {
     tls: { kind: 'mta', mailboxes: ['alice'], tls: 'offer' },
     serial: { kind: 'mta', mailboxes: ['alice'], pipelining: false },
     refuse: { kind: 'refuse' },
+    brokenTls: { kind: 'raw', brokenStarttls: true },
   });
   dns = await startDnsServer();
   let tick = 0;
@@ -59,18 +60,12 @@ afterAll(async () => {
 });
 
 beforeEach(() => kit.resetRecords());
-// The probe does not wait for the reply to QUIT: let every session's QUIT arrive before the next test.
+// The probe does not wait for the reply to QUIT: let every transaction's QUIT arrive before the next test.
 afterEach(async () => {
-  const count = (host: KitHost, command: string): number => host.commands.filter((c) => c === command).length;
+  const count = (host: KitHost, prefix: string): number =>
+    host.commands.filter((c) => c.startsWith(prefix)).length;
   await vi.waitFor(() =>
-    expect(
-      Object.values(kit.hosts).every(
-        (h) =>
-          count(h, 'QUIT') ===
-          count(h, 'EHLO probe.mailverdict.test') /
-            (h.script.kind === 'mta' && h.script.tls === 'offer' ? 2 : 1),
-      ),
-    ).toBe(true),
+    expect(Object.values(kit.hosts).every((h) => count(h, 'QUIT') >= count(h, 'MAIL FROM:'))).toBe(true),
   );
 });
 
@@ -144,6 +139,35 @@ describe('the transcript of a verification', () => {
     ]);
     expect(result.transcript!.find((l) => l.text.startsWith('[refused'))!.dir).toBe('in');
     expect(sent(result.transcript!)).toEqual(await commandsOf(kit.hosts.good!));
+  });
+
+  it('marks a host it skipped because it is backed off after a failure', async () => {
+    await verifier.verify(`alice@${route('refuse', 'good')}`);
+    const domain = route('refuse', 'good');
+    const result = await verifier.verify(`alice@${domain}`, { transcript: true });
+    expect(markers(result.transcript!)).toEqual([
+      expect.stringMatching(
+        new RegExp(
+          `^\\[skip mx1\\.${domain.replace('.', '\\.')} \\(${kit.hosts.refuse!.ip}\\): not asked: backed off`,
+        ),
+      ),
+      `[connect mx2.${domain} (${kit.hosts.good!.ip}) port ${kit.port}]`,
+    ]);
+  });
+
+  it('shows a failed TLS handshake and the clear-text retry on a second connection', async () => {
+    const domain = route('brokenTls');
+    const result = await verifier.verify(`alice@${domain}`, { transcript: true });
+    const texts = result.transcript!.map((l) => `${l.dir} ${l.text}`);
+    const connect = `out [connect mx1.${domain} (${kit.hosts.brokenTls!.ip}) port ${kit.port}]`;
+    expect(texts.filter((t) => t === connect)).toHaveLength(2);
+    const failed = texts.findIndex((t) => t.startsWith('in [tls: '));
+    expect(texts[failed - 1]).toMatch(/^in 220/);
+    expect(texts[failed - 2]).toBe('out STARTTLS');
+    expect(texts[failed + 1]).toBe(connect);
+    const retry = texts.slice(failed + 1).filter((t) => t.startsWith('out '));
+    expect(retry.join('\n')).not.toMatch(/STARTTLS|TLS handshake/);
+    expect(texts).toContain(`out RCPT TO:<alice@${domain}>`);
   });
 
   it('never holds CR or LF, and an address with CR/LF reaches no host', async () => {

@@ -186,7 +186,7 @@ export class SmtpProber {
         const route = await this.#route(address);
         const resting = route.resting;
         if (resting !== null) {
-          request.recorder?.record('out', `[not asked: ${host.exchange} (${address}): ${resting.detail}]`);
+          request.recorder?.record('out', `[skip ${host.exchange} (${address}): ${resting.detail}]`);
           // A refusal of the prober (blocked, or deferred at MAIL FROM) holds as it was given:
           // the first host that decides, decides, as when it answers.
           if ((resting.kind === 'blocked' || resting.kind === 'greylisted') && resting.reply !== null) {
