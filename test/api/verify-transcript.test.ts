@@ -90,6 +90,17 @@ describe('POST /v1/verify include_transcript', () => {
     expect(logLines.join('\n')).not.toMatch(/RCPT TO|MAIL FROM|alice@acme\.test/);
   });
 
+  it('is not taken by a batch: batches keep no transcripts', async () => {
+    const res = await h.inject({
+      method: 'POST',
+      url: '/v1/verify/batch',
+      headers: { authorization: `Bearer ${h.liveKey}`, 'content-type': 'application/json' },
+      payload: JSON.stringify({ emails: ['alice@acme.test'], include_transcript: true }),
+    });
+    expect(res.statusCode).toBe(422);
+    expect(res.json<{ error: string; message: string }>()).toMatchObject({ error: 'invalid_request' });
+  });
+
   it('refuses a transcript flag that is not a boolean', async () => {
     const res = await h.verify(h.liveKey, { email: 'alice@acme.test', include_transcript: 'please' });
     expect(res.statusCode).toBe(422);
