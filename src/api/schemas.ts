@@ -120,6 +120,12 @@ export const verifyBodySchema = {
       description:
         'true: probe the address now even when the result cache holds an answer (the new result replaces it). Counted like any verification.',
     },
+    include_transcript: {
+      type: 'boolean',
+      default: false,
+      description:
+        'true: the response carries `transcript`, the SMTP conversation of this verification. Implies a probe (the result cache is not read; the new result replaces the cached one, without its transcript). Test keys: an empty transcript.',
+    },
   },
 } as const;
 
@@ -128,7 +134,25 @@ export interface VerifyBody {
   timeout_ms: number;
   include_checks: boolean;
   fresh: boolean;
+  include_transcript: boolean;
 }
+
+/** The SMTP conversation (docs/api.md, "The SMTP conversation"); shared with the dashboard's answer. */
+export const transcriptSchema = {
+  type: 'array',
+  description:
+    'Only with include_transcript: every command sent and every reply line received, across every MX host tried, in order. Lines in square brackets are not SMTP: a connection made ([connect host (ip) port n]) or failed, a host not asked, the TLS handshake ([TLS handshake: protocol, cipher]).',
+  items: {
+    type: 'object',
+    required: ['dir', 'text', 'at_ms'],
+    properties: {
+      dir: { type: 'string', enum: ['out', 'in'], description: 'out: sent by the prober; in: received.' },
+      text: { type: 'string', description: 'The line without its CRLF.' },
+      at_ms: { type: 'integer', description: 'Milliseconds since the verification started.' },
+    },
+    additionalProperties: false,
+  },
+} as const;
 
 export const verificationResultSchema = {
   type: 'object',
@@ -166,6 +190,7 @@ export const verificationResultSchema = {
       description: 'A likely correction of a mistyped domain, or null.',
     },
     checks: checksSchema,
+    transcript: transcriptSchema,
     cached: {
       type: 'boolean',
       description:

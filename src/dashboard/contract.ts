@@ -258,9 +258,12 @@ export type DownloadQuery = Static<typeof DownloadQuery>;
 
 // ---- verify ----------------------------------------------------------------------------------
 
-/** POST /verify: one live verification, counted against the quota like POST /v1/verify. */
+/**
+ * POST /verify: one live verification, counted against the quota like POST /v1/verify.
+ * `include_transcript`: the answer carries `transcript`, the SMTP conversation (as v1's flag).
+ */
 export const VerifyBody = Type.Object(
-  { email: Type.String({ maxLength: 320 }) },
+  { email: Type.String({ maxLength: 320 }), include_transcript: Type.Optional(Type.Boolean()) },
   { additionalProperties: false },
 );
 export type VerifyBody = Static<typeof VerifyBody>;

@@ -104,6 +104,22 @@ export interface VerificationResult {
   latency_ms: number;
   did_you_mean: string | null;
   checks: Checks;
+  /**
+   * The SMTP conversation, only when `VerifyOptions.transcript` asked for it (smtp/transcript.ts);
+   * empty when no mail host was asked (bad syntax, DNS, a disposable domain).
+   */
+  transcript?: TranscriptLine[];
+}
+
+export type TranscriptDirection = 'out' | 'in';
+
+/** One line of the SMTP conversation: written by the prober (`out`) or read from the server (`in`). */
+export interface TranscriptLine {
+  dir: TranscriptDirection;
+  /** The line without its CRLF; markers that are not SMTP lines are in square brackets. */
+  text: string;
+  /** Milliseconds since the verification started. */
+  at_ms: number;
 }
 
 export interface DnsOptions {
@@ -146,6 +162,8 @@ export interface EngineOptions {
 export interface VerifyOptions {
   /** Bounds the whole SMTP probe, 100-5000 ms. */
   timeoutMs?: number;
+  /** true: the result carries `transcript`, the SMTP conversation of this verification. */
+  transcript?: boolean;
 }
 
 export const DEFAULT_TIMEOUT_MS = 3000;

@@ -14,6 +14,7 @@ import { isFreeProvider, loadFreeProviders } from './lists/free-provider.js';
 import { isRoleAddress } from './lists/role.js';
 import { suggestCorrection } from './lists/typo.js';
 import { SmtpProber } from './smtp/probe.js';
+import { TranscriptRecorder } from './smtp/transcript.js';
 import { parseAddress } from './syntax.js';
 import type { Verdict } from './verdict.js';
 import { decideVerdict, invalidFormatVerdict } from './verdict.js';
@@ -37,6 +38,8 @@ export interface VerifierDeps {
   /** In [0, 1); MX shuffling, the catch-all local part and the proxy pick. Defaults: crypto/Math. */
   random?: () => number;
   logger?: { debug(obj: object, msg?: string): void };
+  /** A monotonic clock in milliseconds for the transcript's `at_ms`. Default: performance.now. */
+  now?: () => number;
 }
 
 export interface Flags {
@@ -60,6 +63,22 @@ export function createVerifier(options: EngineOptions, deps: VerifierDeps = {}):
   const logger = deps.logger;
 
   async function verify(email: string, verifyOptions: VerifyOptions = {}): Promise<VerificationResult> {
+    if (verifyOptions.transcript !== true) return run(email, verifyOptions, null);
+    const recorder = new TranscriptRecorder(deps.now);
+    try {
+      const result = await run(email, verifyOptions, recorder);
+      return { ...result, transcript: recorder.seal() };
+    } finally {
+      // Whatever a connection still does (its QUIT's close) is not this verification's any more.
+      recorder.seal();
+    }
+  }
+
+  async function run(
+    email: string,
+    verifyOptions: VerifyOptions,
+    recorder: TranscriptRecorder | null,
+  ): Promise<VerificationResult> {
     const startedAt = performance.now();
     const parsed = parseAddress(email);
     if (!parsed.ok) return invalidResult(email, parsed.error, startedAt);
@@ -73,6 +92,7 @@ export function createVerifier(options: EngineOptions, deps: VerifierDeps = {}):
         domain: parsed.domain,
         hosts: dns.hosts,
         timeoutMs: clampTimeout(verifyOptions.timeoutMs),
+        recorder,
       });
     }
     const verdict = decideVerdict({ ...flags, dns, smtp });

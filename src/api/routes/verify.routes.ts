@@ -21,7 +21,7 @@ export function verifyRoutes(deps: ApiDeps): FastifyPluginAsync {
         schema: {
           summary: 'Verify one address',
           description:
-            'Synchronous. A live key counts one verification against the quota (before the probe), also when the answer comes from the result cache; a test key returns the fixed test results, is not counted and never uses the cache. `fresh: true` probes even when a cached answer exists.',
+            'Synchronous. A live key counts one verification against the quota (before the probe), also when the answer comes from the result cache; a test key returns the fixed test results, is not counted and never uses the cache. `fresh: true` probes even when a cached answer exists. `include_transcript: true` adds `transcript`, the SMTP conversation (never from the cache).',
           tags: ['verification'],
           body: verifyBodySchema,
           response: {
@@ -33,12 +33,13 @@ export function verifyRoutes(deps: ApiDeps): FastifyPluginAsync {
       async (request, reply) => {
         const auth = requireAuth(request);
         const body = request.body as VerifyBody;
-        const { result, cached, checkedAt } = await verifyOne(deps, {
+        const { result, cached, checkedAt, transcript } = await verifyOne(deps, {
           accountId: auth.accountId,
           kind: auth.kind,
           email: body.email,
           timeoutMs: body.timeout_ms,
           fresh: body.fresh,
+          transcript: body.include_transcript,
         });
         deps.metrics.verdicts.inc({ status: result.status, kind: auth.kind });
         // A cached answer ran no engine: its latency is the original probe's, not this request's.
@@ -47,6 +48,7 @@ export function verifyRoutes(deps: ApiDeps): FastifyPluginAsync {
           ...result,
           latency_ms: Math.round(reply.elapsedTime),
           checks: body.include_checks ? result.checks : {},
+          ...(transcript === undefined ? {} : { transcript }),
           cached,
           checked_at: checkedAt.toISOString(),
           request_id: request.id,

@@ -40,14 +40,21 @@ export function accountRoutes(deps: DashboardDeps) {
     // One live verification, counted against the quota as POST /v1/verify with a live key is,
     // answered with the same object (every check included).
     app.post('/verify', { schema: { body: VerifyBody } }, async (request) => {
-      const { result, cached, checkedAt } = await verifyOne(deps, {
+      const { result, cached, checkedAt, transcript } = await verifyOne(deps, {
         accountId: requireSession(request).accountId,
         kind: 'live',
         email: request.body.email,
         timeoutMs: DEFAULT_TIMEOUT_MS,
+        transcript: request.body.include_transcript === true,
       });
       deps.metrics.verdicts.inc({ status: result.status, kind: 'live' });
-      return { ...result, cached, checked_at: checkedAt.toISOString(), request_id: request.id };
+      return {
+        ...result,
+        ...(transcript === undefined ? {} : { transcript }),
+        cached,
+        checked_at: checkedAt.toISOString(),
+        request_id: request.id,
+      };
     });
 
     app.get('/members', { schema: { response: { 200: MemberList } } }, async (request) => ({

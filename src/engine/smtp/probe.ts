@@ -48,6 +48,7 @@ import type { SmtpReply } from './reply.js';
 import type { HostFailure, SessionStage, SmtpSession } from './session.js';
 import { budgetDeadlines, connectionRefused, describe, failureOf, openSession } from './session.js';
 import { addressNeedsSmtpUtf8, unicodeUnsupported } from './smtputf8.js';
+import type { WireRecorder } from './transcript.js';
 
 export interface ProbeRequest {
   /**
@@ -59,6 +60,8 @@ export interface ProbeRequest {
   /** Mail hosts in the order to try them. */
   hosts: readonly MailHost[];
   timeoutMs: number;
+  /** The verification's transcript (transcript.ts), when it asked for one. */
+  recorder?: WireRecorder | null;
 }
 
 export interface ProberDeps {
@@ -183,6 +186,7 @@ export class SmtpProber {
         const route = await this.#route(address);
         const resting = route.resting;
         if (resting !== null) {
+          request.recorder?.record('out', `[skip ${host.exchange} (${address}): ${resting.detail}]`);
           // A refusal of the prober (blocked, or deferred at MAIL FROM) holds as it was given:
           // the first host that decides, decides, as when it answers.
           if ((resting.kind === 'blocked' || resting.kind === 'greylisted') && resting.reply !== null) {
@@ -292,6 +296,7 @@ export class SmtpProber {
         localAddress: egress.localAddress,
         deadlines: budgetDeadlines(greetingAt, deadlineAt),
         signal: this.#closing.signal,
+        recorder: request.recorder ?? null,
       },
     );
     if (!opened.ok) {
@@ -318,6 +323,7 @@ export class SmtpProber {
     } finally {
       // The answer is known: the probe does not wait for the server's close (nor count it).
       void session.quit();
+      session.recorder = null;
     }
   }
 

@@ -14,6 +14,7 @@ import { classifyReply } from './classify.js';
 import type { SmtpErrorKind, SocksProxyOptions } from './connection.js';
 import { SmtpConnection, SmtpConnectionError } from './connection.js';
 import type { EhloExtensions, SmtpReply } from './reply.js';
+import type { WireRecorder } from './transcript.js';
 
 /** Where in a session something happened (also the `stage` label of the given-up metric). */
 export type SessionStage = 'connect' | 'banner' | 'ehlo' | 'starttls' | 'mail' | 'rcpt' | 'rset' | 'quit';
@@ -79,6 +80,8 @@ export interface SessionOptions {
   deadlines: Deadlines;
   /** Aborting destroys the connection; what is pending fails with cause `destroyed`. */
   signal?: AbortSignal;
+  /** The verification's transcript (transcript.ts): the greeting and what follows go there. */
+  recorder?: WireRecorder | null;
 }
 
 export type OpenResult =
@@ -127,6 +130,11 @@ export class SmtpSession {
 
   get usable(): boolean {
     return this.#connection.usable;
+  }
+
+  /** The transcript of the verification using the session now (null: none); see transcript.ts. */
+  set recorder(recorder: WireRecorder | null) {
+    this.#connection.recorder = recorder;
   }
 
   /** One command; its reply must come by the step deadline. */
@@ -228,6 +236,8 @@ async function greet(target: SessionTarget, options: SessionOptions, retry: bool
   const closed = new Promise<void>((resolve) => {
     markClosed = resolve;
   });
+  const recorder = options.recorder ?? null;
+  recorder?.record('out', `[connect ${target.exchange} (${target.address}) port ${options.port}]`);
   try {
     connection = await SmtpConnection.open({
       address: target.address,
@@ -238,6 +248,7 @@ async function greet(target: SessionTarget, options: SessionOptions, retry: bool
       ...(options.signal === undefined ? {} : { signal: options.signal }),
       closeBy: () => options.deadlines.step(),
       onClose: () => markClosed(),
+      recorder,
     });
     const session = new SmtpSession(target, connection, options.deadlines, closed);
     stage = 'banner';
@@ -274,6 +285,7 @@ async function greet(target: SessionTarget, options: SessionOptions, retry: bool
   } catch (error) {
     connection?.destroy();
     if (!(error instanceof SmtpConnectionError)) throw error;
+    recorder?.record('in', `[${error.kind}: ${error.message}]`);
     if (
       connection === null &&
       error.kind !== 'refused' &&

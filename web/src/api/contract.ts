@@ -18,6 +18,7 @@ export type {
   Reason,
   SmtpCheck,
   Status,
+  TranscriptLine,
   VerificationResult,
 } from '../../../src/engine/types.js';
 

@@ -148,4 +148,49 @@ describe('verify page', () => {
       /^Could not verify the address: The address is malformed\. \(request req_[0-9a-f]{32}\)$/,
     );
   });
+
+  it('asks for the SMTP conversation when the box is ticked and shows it behind a disclosure', async () => {
+    const transcript = [
+      { dir: 'out' as const, text: '[connect mx1.gmial.com (192.0.2.1) port 25]', at_ms: 3 },
+      { dir: 'in' as const, text: '220 mx1.gmial.com ESMTP', at_ms: 40 },
+      { dir: 'out' as const, text: 'RCPT TO:<info@gmial.com>', at_ms: 80 },
+    ];
+    const server = new FakeServer({ 'POST /verify': ok(result({ transcript })) });
+    const { user } = renderApp('/verify', server);
+    await user.type(await screen.findByLabelText('E-mail address'), 'info@gmial.com');
+    await user.click(screen.getByRole('checkbox', { name: 'Include the SMTP conversation' }));
+    await user.click(screen.getByRole('button', { name: 'Verify' }));
+    expect(server.callsTo('POST', '/verify')[0]?.body).toEqual({
+      email: 'info@gmial.com',
+      include_transcript: true,
+    });
+
+    const found = await screen.findByRole('region', { name: /^Result for/ });
+    const show = within(found).getByRole('button', { name: 'Show the SMTP conversation' });
+    expect(show).toHaveAttribute('aria-expanded', 'false');
+    expect(screen.queryByRole('list', { name: 'SMTP conversation' })).toBeNull();
+
+    // Keyboard: focus the control and press Enter, then Space to close it again.
+    show.focus();
+    await user.keyboard('{Enter}');
+    expect(show).toHaveAttribute('aria-expanded', 'true');
+    const lines = within(screen.getByRole('list', { name: 'SMTP conversation' })).getAllByRole('listitem');
+    expect(lines.map((li) => li.textContent)).toEqual([
+      '+3 ms→sent: [connect mx1.gmial.com (192.0.2.1) port 25]',
+      '+40 ms←received: 220 mx1.gmial.com ESMTP',
+      '+80 ms→sent: RCPT TO:<info@gmial.com>',
+    ]);
+    await user.keyboard(' ');
+    expect(show).toHaveAttribute('aria-expanded', 'false');
+    expect(screen.queryByRole('list', { name: 'SMTP conversation' })).toBeNull();
+  });
+
+  it('offers no conversation when it was not asked for', async () => {
+    const server = new FakeServer({ 'POST /verify': ok(result()) });
+    const { user } = renderApp('/verify', server);
+    await user.type(await screen.findByLabelText('E-mail address'), 'info@gmial.com');
+    await user.click(screen.getByRole('button', { name: 'Verify' }));
+    const found = await screen.findByRole('region', { name: /^Result for/ });
+    expect(within(found).queryByRole('button', { name: 'Show the SMTP conversation' })).toBeNull();
+  });
 });
