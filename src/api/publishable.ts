@@ -109,7 +109,10 @@ export function preflightRoutes(deps: Pick<PublishableDeps, 'db'>): FastifyPlugi
             'Answered 204 with the CORS headers when the Origin is allowed by an active publishable key, 403 `origin_not_allowed` otherwise. See docs/widget.md.',
           tags: ['verification'],
           security: [],
-          response: { 204: { type: 'null', description: 'The origin may POST /v1/verify.' }, ...errorResponses(['origin_not_allowed']) },
+          response: {
+            204: { type: 'null', description: 'The origin may POST /v1/verify.' },
+            ...errorResponses(['origin_not_allowed']),
+          },
         },
       },
       async (request, reply) => {

@@ -21,7 +21,11 @@ import type { ApiKeyRow } from '../store/schema/accounts.schema.js';
 import { getAccount } from './accounts.service.js';
 import { newId, randomBase62 } from './ids.js';
 import type { KeyCache } from './key-cache.js';
-import { parsePublishableOptions, type PublishableOptions, type PublishableRules } from './publishable-keys.js';
+import {
+  parsePublishableOptions,
+  type PublishableOptions,
+  type PublishableRules,
+} from './publishable-keys.js';
 
 export const SCOPES = ['verify', 'batch', 'jobs:read', 'usage:read'] as const;
 export type Scope = (typeof SCOPES)[number];

@@ -73,7 +73,9 @@ describe('publishable keys', () => {
     expect(res.headers['access-control-allow-origin']).toBe(SHOP);
     expect(res.headers['vary']).toContain('Origin');
     // A secret key still gets the whole result, checks included.
-    const full = (await verify(h.testKey, {}, { payload: { email: 'anna@valid.example.com', include_checks: true } })).json();
+    const full = (
+      await verify(h.testKey, {}, { payload: { email: 'anna@valid.example.com', include_checks: true } })
+    ).json();
     expect(full.checks.smtp).toBeDefined();
     await revokeKey(h.runtime.ctx.db, clock, record.id);
   });
@@ -187,7 +189,12 @@ describe('publishable keys', () => {
   });
 
   it('refuses origins with a path, a wildcard or another scheme, and other scopes', async () => {
-    for (const origin of ['https://shop.example/signup', 'https://*.shop.example', 'ftp://shop.example', 'shop.example'])
+    for (const origin of [
+      'https://shop.example/signup',
+      'https://*.shop.example',
+      'ftp://shop.example',
+      'shop.example',
+    ])
       await expect(publishable('test', { allowedOrigins: [origin] })).rejects.toMatchObject({
         code: 'invalid_request',
       });

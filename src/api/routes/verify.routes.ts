@@ -4,13 +4,7 @@ import { verifyOne } from '../../services/verify.service.js';
 import { requireAuth } from '../auth.js';
 import { reducedResult, verifyResponseSchema } from '../publishable-schema.js';
 import type { ApiDeps } from '../deps.js';
-import {
-  AUTH_ERRORS,
-  BODY_ERRORS,
-  errorResponses,
-  verifyBodySchema,
-  type VerifyBody,
-} from '../schemas.js';
+import { AUTH_ERRORS, BODY_ERRORS, errorResponses, verifyBodySchema, type VerifyBody } from '../schemas.js';
 
 export function verifyRoutes(deps: ApiDeps): FastifyPluginAsync {
   return async (app) => {

@@ -52,8 +52,16 @@ export function registerKeysCommand(program: Command): void {
         'publishable: an origin allowed to use the key, e.g. https://shop.example (repeatable)',
         (value: string, previous: string[] = []) => [...previous, value],
       )
-      .option('--visitor-rate-limit <n>', 'publishable: requests per second per visitor (default: the server’s)', int)
-      .option('--key-rate-limit <n>', 'publishable: requests per second of the key (default: the server’s)', int)
+      .option(
+        '--visitor-rate-limit <n>',
+        'publishable: requests per second per visitor (default: the server’s)',
+        int,
+      )
+      .option(
+        '--key-rate-limit <n>',
+        'publishable: requests per second of the key (default: the server’s)',
+        int,
+      )
       .option('--daily-cap <n>', 'publishable: verifications per UTC day (default: the server’s)', int),
   ).action(async (flags: CommonFlags & CreateFlags) => {
     if (!flags.publishable && flags.allowedOrigin !== undefined)

@@ -19,7 +19,9 @@ export function keysRoutes(deps: DashboardDeps) {
     // The widget's snippet for a publishable key (docs/widget.md): its URL and SRI hash.
     const widget = () => {
       const asset = loadWidgetAsset();
-      return asset === null ? null : { url: `${deps.config.publicBaseUrl}/widget.js`, integrity: asset.integrity };
+      return asset === null
+        ? null
+        : { url: `${deps.config.publicBaseUrl}/widget.js`, integrity: asset.integrity };
     };
     app.get('/keys', { schema: { response: { 200: KeyList } } }, async (request) => ({
       ...(await listKeyItems(db, requireSession(request).accountId)),

@@ -29,7 +29,13 @@ export const publishableKeysMigration: Migration = {
   },
   async down(db: Kysely<unknown>): Promise<void> {
     await db.schema.dropTable('api_key_days').execute();
-    for (const column of ['daily_cap', 'key_rate_limit', 'visitor_rate_limit', 'allowed_origins', 'publishable'])
+    for (const column of [
+      'daily_cap',
+      'key_rate_limit',
+      'visitor_rate_limit',
+      'allowed_origins',
+      'publishable',
+    ])
       await db.schema.alterTable('api_keys').dropColumn(column).execute();
   },
 };
