@@ -66,7 +66,7 @@ describe.each(testBackends())('publishable keys in the store on %s', (backend) =
     const counts = await Promise.all(
       Array.from({ length: 24 }, (_, i) => countKeyDay(dbs[i % dbs.length]!, record.id, '2026-03-10', 7)),
     );
-    expect(counts.filter((c) => c !== undefined).sort((a, b) => a! - b!)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    expect(counts.filter((c) => c !== undefined).sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6, 7]);
     // Another day starts from zero.
     expect(await countKeyDay(store.db, record.id, '2026-03-11', 7)).toBe(1);
   });
