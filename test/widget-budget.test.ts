@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { WIDGET_BUDGET_BYTES, WIDGET_FILE, checkWidget } from '../scripts/check-widget.js';
 
 const built = existsSync(WIDGET_FILE);
-if (!built) console.log('widget budget: dist/widget is not built (npm run build), the widget is not measured');
+if (!built)
+  console.log('widget budget: dist/widget is not built (npm run build), the widget is not measured');
 
 describe.runIf(built)('the widget as built (dist/widget/widget.js)', () => {
   it('is at most 12 KB gzipped', () => {
