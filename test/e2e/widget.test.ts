@@ -25,19 +25,21 @@ import {
 
 /** A shop: its signup form (with the widget's snippet) at /, a thank-you page at /thanks. */
 async function startShop(widgetUrl: string, key: () => string): Promise<{ url: string; server: Server }> {
-  const page = () => `<!doctype html>
+  const page = (block: string) => `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Sign up</title>
 <script src="${widgetUrl}" data-key="${key()}" data-debounce="50" defer></script></head>
 <body><main><h1>Sign up</h1>
 <form action="/thanks" method="get">
   <label for="email">E-mail</label>
-  <input id="email" type="email" name="email" autocomplete="email" data-mailverdict>
+  <input id="email" type="email" name="email" autocomplete="email" data-mailverdict${block}>
   <button type="submit">Create account</button>
 </form></main></body></html>`;
   const server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     res.setHeader('content-type', 'text/html; charset=utf-8');
-    if (path === '/') return res.end(page());
+    if (path === '/') return res.end(page(''));
+    // A stricter form: disposable addresses blocked too.
+    if (path === '/strict') return res.end(page(' data-block="undeliverable disposable"'));
     if (path === '/favicon.ico') return res.writeHead(204).end();
     if (path === '/thanks') return res.end('<!doctype html><title>Thanks</title><h1>Thanks</h1>');
     res.statusCode = 404;
@@ -144,6 +146,23 @@ describe.skipIf(skipE2e)('the widget end to end, on a page of another origin', {
     ]);
     // The widget asked nothing of any host but the mailverdict server (and the page its own).
     expect([...hosts].sort()).toEqual([dashboard.url, shop.url].sort());
+  });
+
+  it('blocks a disposable address where data-block lists disposable, and lets it through elsewhere', async () => {
+    const strict = await signupPage(`${shop.url}/strict`);
+    expect(await enter(strict, `anna@disposable.${TEST_DOMAIN}`)).toBe('risky');
+    await expect(strict.locator('[aria-live]').textContent()).resolves.toBe(
+      'Please use a permanent address, not a disposable one.',
+    );
+    await strict.getByRole('button', { name: 'Create account' }).click();
+    expect(new URL(strict.url()).pathname).toBe('/strict');
+
+    const lenient = await signupPage(shop.url);
+    expect(await enter(lenient, `anna@disposable.${TEST_DOMAIN}`)).toBe('risky');
+    await Promise.all([
+      lenient.waitForURL(/\/thanks/),
+      lenient.getByRole('button', { name: 'Create account' }).click(),
+    ]);
   });
 
   it('gives no opinion on a page of an origin the key does not allow, and never blocks it', async () => {
