@@ -102,6 +102,18 @@ function attach(input: HTMLInputElement, endpoint: string, key: string): void {
   let inFlight: AbortController | null = null;
   let timer: ReturnType<typeof setTimeout> | undefined;
 
+  // One button per input, reused: a verdict arriving between the press and the release of the
+  // mouse must not replace the element being clicked.
+  const button = document.createElement('button');
+  button.type = 'button';
+  button.className = 'mailverdict-suggestion';
+  button.addEventListener('click', () => {
+    const suggestion = button.textContent ?? '';
+    setValue(input, suggestion);
+    input.focus();
+    schedule(0);
+  });
+
   const say = (text: string, status: string, suggestion: string | null = null): void => {
     region.dataset.status = status;
     if (suggestion === null) {
@@ -110,16 +122,8 @@ function attach(input: HTMLInputElement, endpoint: string, key: string): void {
     }
     // "Did you mean <button>anna@gmail.com</button>?": the button puts it in the field.
     const [before = '', after = ''] = message('suggest', '\u0000').split('\u0000');
-    const button = document.createElement('button');
-    button.type = 'button';
-    button.className = 'mailverdict-suggestion';
     button.textContent = suggestion;
     button.setAttribute('aria-label', message('fix', suggestion));
-    button.addEventListener('click', () => {
-      setValue(input, suggestion);
-      input.focus();
-      schedule(0);
-    });
     region.replaceChildren(before, button, after, text === '' ? '' : ` ${text}`);
   };
 
