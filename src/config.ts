@@ -63,6 +63,15 @@ export interface DoctorSettings {
   dnsblZones: readonly string[];
 }
 
+export interface PublishableDefaults {
+  /** Requests per second from one visitor's address with one key. */
+  visitorRateLimit: number;
+  /** Requests per second of one key, all visitors together. */
+  keyRateLimit: number;
+  /** Verifications per UTC day of one key. */
+  dailyCap: number;
+}
+
 export interface Config {
   port: number;
   host: string;
@@ -105,6 +114,8 @@ export interface Config {
   planOverrides: Record<string, unknown>;
   /** Failed authentications allowed per client address and second before 429; 0: unlimited. */
   authFailureRateLimit: number;
+  /** The defaults of a publishable key's limits, where the key sets none (docs/widget.md). */
+  publishable: PublishableDefaults;
   /**
    * Whether X-Forwarded-For names the client (Fastify's trustProxy): false (the socket's peer is
    * the client), true (trust every hop), a hop count, or the addresses/CIDRs of trusted proxies.
@@ -718,6 +729,30 @@ export const SETTINGS = {
     help: 'failed authentications per client address and second before 429 `rate_limit_exceeded`; `0`: unlimited',
     commands: ['serve'],
   }),
+  publishableVisitorRateLimit: setting({
+    flag: '--publishable-visitor-rate-limit <n>',
+    env: 'MAILVERDICT_PUBLISHABLE_VISITOR_RATE_LIMIT',
+    parser: integer(1, 100_000),
+    default: 2,
+    help: 'publishable keys (docs/widget.md): requests per second from one visitor’s address, for keys that set none',
+    commands: ['serve'],
+  }),
+  publishableKeyRateLimit: setting({
+    flag: '--publishable-key-rate-limit <n>',
+    env: 'MAILVERDICT_PUBLISHABLE_KEY_RATE_LIMIT',
+    parser: integer(1, 100_000),
+    default: 20,
+    help: 'publishable keys: requests per second of one key, all visitors together, for keys that set none',
+    commands: ['serve'],
+  }),
+  publishableDailyCap: setting({
+    flag: '--publishable-daily-cap <n>',
+    env: 'MAILVERDICT_PUBLISHABLE_DAILY_CAP',
+    parser: integer(1, 100_000_000),
+    default: 1000,
+    help: 'publishable keys: verifications per UTC day of one key, for keys that set none (a page cannot spend the whole quota)',
+    commands: ['serve'],
+  }),
   trustProxy: setting({
     flag: '--trust-proxy [proxies]',
     env: 'MAILVERDICT_TRUST_PROXY',
@@ -913,6 +948,11 @@ export function loadConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = process.e
     notifyFrom: s.notifyFrom,
     planOverrides: s.plans,
     authFailureRateLimit: s.authFailureRateLimit,
+    publishable: {
+      visitorRateLimit: s.publishableVisitorRateLimit,
+      keyRateLimit: s.publishableKeyRateLimit,
+      dailyCap: s.publishableDailyCap,
+    },
     trustProxy: s.trustProxy,
     sessionIdleTimeoutMs: s.sessionIdleTimeout,
     sessionMaxAgeMs: s.sessionMaxAge,

@@ -30,6 +30,12 @@ const NOT_OURS: Record<string, string> = {
   '--live': 'bench/batch-cycle.bench.ts',
   '--tsx': 'bench/batch-cycle.bench.ts',
   '--ignore-scripts': 'npm ci (.ci/run)',
+  // The widget's CSS custom properties (docs/widget.md, "Styling"), not flags.
+  ...Object.fromEntries(
+    ['color-ok', 'color-warning', 'color-error', 'link-color', 'focus-color', 'font-size', 'gap'].map(
+      (name) => [`--mailverdict-${name}`, 'CSS custom property of web/widget/widget.ts'],
+    ),
+  ),
 };
 
 /** Every long flag some command of the program accepts, with commander's own. */

@@ -43,6 +43,8 @@ import { metricsRoutes } from './routes/metrics.routes.js';
 import { openapiRoutes } from './routes/openapi.routes.js';
 import { usageRoutes } from './routes/usage.routes.js';
 import { verifyRoutes } from './routes/verify.routes.js';
+import { widgetRoutes } from './routes/widget.routes.js';
+import { preflightRoutes } from './publishable.js';
 
 export interface BuildAppOptions extends AppContext {
   /** Default: an in-memory limiter of this app. */
@@ -80,6 +82,8 @@ function routePlugins(deps: ApiDeps): FastifyPluginAsync[] {
     metricsRoutes(deps),
     openapiRoutes(),
     verifyRoutes(deps),
+    preflightRoutes(deps),
+    widgetRoutes(),
     usageRoutes(deps),
     jobsRoutes(deps),
   ];
@@ -194,7 +198,11 @@ export function buildApp(options: BuildAppOptions): FastifyInstance {
     reply.raw.once('close', () => unanswered.delete(reply));
     done();
   });
-  installAuth(app, { ...deps, authFailureRateLimit: options.config.authFailureRateLimit });
+  installAuth(app, {
+    ...deps,
+    authFailureRateLimit: options.config.authFailureRateLimit,
+    publishableDefaults: options.config.publishable,
+  });
   // JSON bodies are read by secure-json-parse, saying why it refuses; no text/plain parser (the
   // v1 scope below also refuses any body that is not JSON, the dashboard adds text/csv uploads).
   app.removeContentTypeParser('text/plain');

@@ -175,6 +175,13 @@ export const KeyItem = Type.Object({
   created_at: IsoTime,
   last_used_at: Nullable(IsoTime),
   revoked_at: Nullable(IsoTime),
+  /** A publishable key (docs/widget.md): only POST /v1/verify, from its allowed origins. */
+  publishable: Type.Boolean(),
+  allowed_origins: Type.Array(Type.String()),
+  /** A publishable key's own limits; null: the server's defaults. */
+  visitor_rate_limit: Nullable(Type.Integer()),
+  key_rate_limit: Nullable(Type.Integer()),
+  daily_cap: Nullable(Type.Integer()),
 });
 export type KeyItem = Static<typeof KeyItem>;
 
@@ -184,6 +191,8 @@ export const KeyList = Type.Object({
   active: Type.Integer(),
   limit: Type.Integer({ description: 'Most active keys an account may hold (10).' }),
   scopes: Type.Array(Type.String(), { description: 'Every scope a key can have.' }),
+  /** The widget for a publishable key's snippet (docs/widget.md); null when the build has none. */
+  widget: Nullable(Type.Object({ url: Type.String(), integrity: Type.String() })),
 });
 export type KeyList = Static<typeof KeyList>;
 
@@ -192,6 +201,18 @@ export const CreateKeyBody = Type.Object(
     name: Printable({ minLength: 1, maxLength: 100 }),
     kind: Type.Union([Type.Literal('live'), Type.Literal('test')]),
     scopes: Type.Array(Type.String(), { minItems: 1, maxItems: 10, uniqueItems: true }),
+    /** Makes a publishable key; `scopes` must then be `["verify"]`. */
+    publishable: Type.Optional(
+      Type.Object(
+        {
+          allowedOrigins: Type.Array(Type.String({ maxLength: 300 }), { minItems: 1, maxItems: 20 }),
+          visitorRateLimit: Type.Optional(Nullable(Type.Integer({ minimum: 1 }))),
+          keyRateLimit: Type.Optional(Nullable(Type.Integer({ minimum: 1 }))),
+          dailyCap: Type.Optional(Nullable(Type.Integer({ minimum: 1 }))),
+        },
+        { additionalProperties: false },
+      ),
+    ),
   },
   { additionalProperties: false },
 );

@@ -45,6 +45,7 @@ export const COPIED_TABLES = [
   { name: 'member_tokens', key: ['token_hash'], pageSize: 500 },
   { name: 'usage_days', key: ['account_id', 'day'], pageSize: 500 },
   { name: 'api_key_usage', key: ['key_id'], pageSize: 500 },
+  { name: 'api_key_days', key: ['key_id', 'day'], pageSize: 500 },
   { name: 'list_uploads', key: ['id'], pageSize: 500 },
   // Like chunks: a row holds the other cells of a chunk's worth of uploaded rows.
   { name: 'list_upload_rows', key: ['upload_id', 'seq'], pageSize: 16 },

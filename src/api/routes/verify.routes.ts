@@ -2,22 +2,17 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { verifyOne } from '../../services/verify.service.js';
 import { requireAuth } from '../auth.js';
+import { reducedResult, verifyResponseSchema } from '../publishable-schema.js';
 import type { ApiDeps } from '../deps.js';
-import {
-  AUTH_ERRORS,
-  BODY_ERRORS,
-  errorResponses,
-  verificationResultSchema,
-  verifyBodySchema,
-  type VerifyBody,
-} from '../schemas.js';
+import { AUTH_ERRORS, BODY_ERRORS, errorResponses, verifyBodySchema, type VerifyBody } from '../schemas.js';
 
 export function verifyRoutes(deps: ApiDeps): FastifyPluginAsync {
   return async (app) => {
     app.post(
       '/v1/verify',
       {
-        config: { scope: 'verify' },
+        // Publishable keys too (docs/widget.md): from their origins, with the reduced answer.
+        config: { scope: 'verify', publishable: true },
         schema: {
           summary: 'Verify one address',
           description:
@@ -25,8 +20,14 @@ export function verifyRoutes(deps: ApiDeps): FastifyPluginAsync {
           tags: ['verification'],
           body: verifyBodySchema,
           response: {
-            200: verificationResultSchema,
-            ...errorResponses([...AUTH_ERRORS, ...BODY_ERRORS, 'invalid_email_format', 'quota_exceeded']),
+            200: verifyResponseSchema,
+            ...errorResponses([
+              ...AUTH_ERRORS,
+              ...BODY_ERRORS,
+              'invalid_email_format',
+              'quota_exceeded',
+              'origin_not_allowed',
+            ]),
           },
         },
       },
@@ -44,6 +45,7 @@ export function verifyRoutes(deps: ApiDeps): FastifyPluginAsync {
         deps.metrics.verdicts.inc({ status: result.status, kind: auth.kind });
         // A cached answer ran no engine: its latency is the original probe's, not this request's.
         if (!cached) deps.metrics.engineLatency.observe({ kind: auth.kind }, result.latency_ms / 1000);
+        if (auth.publishable !== null) return reducedResult(result, request.id);
         return {
           ...result,
           latency_ms: Math.round(reply.elapsedTime),
