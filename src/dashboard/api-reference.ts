@@ -114,7 +114,13 @@ export function apiReferencePlugin(
     );
     if (bundle !== null) {
       // Only reply.sendFile (ETag, Last-Modified): the name is not hashed, so it is revalidated.
-      await app.register(fastifyStatic, { root: dirname(bundle), serve: false, index: false });
+      // preCompressed: scalar.js.gz, written by the build, to browsers that accept gzip.
+      await app.register(fastifyStatic, {
+        root: dirname(bundle),
+        serve: false,
+        index: false,
+        preCompressed: true,
+      });
       app.get(`${DOCS_PATH}/scalar.js`, options, async (_request, reply) =>
         reply.header('cache-control', 'no-cache').sendFile(basename(bundle), { cacheControl: false }),
       );

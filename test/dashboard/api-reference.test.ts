@@ -3,6 +3,10 @@
  * with inline styles allowed on that page only, and a short answer when the bundle is missing.
  * (Rendering, requests and CSP in a browser: test/e2e/api-reference.test.ts.)
  */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
 import Fastify from 'fastify';
 import { afterAll, describe, expect, it } from 'vitest';
 import { apiReferencePlugin, installedBundle } from '../../src/dashboard/api-reference.js';
@@ -55,5 +59,26 @@ describe('GET /docs', { timeout: 60_000 }, () => {
     expect(res.statusCode).toBe(503);
     expect(res.body).toContain('npm run build');
     await app.close();
+  });
+
+  it('gives the gzipped copy the build writes beside the bundle to a browser that accepts gzip', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mailverdict-docs-'));
+    const source = 'window.Scalar = {};\n'.repeat(100);
+    writeFileSync(join(dir, 'scalar.js'), source);
+    writeFileSync(join(dir, 'scalar.js.gz'), gzipSync(source));
+    const app = Fastify();
+    await app.register(apiReferencePlugin(join(dir, 'scalar.js')));
+    const gzipped = await app.inject({
+      method: 'GET',
+      url: '/docs/scalar.js',
+      headers: { 'accept-encoding': 'gzip' },
+    });
+    const plain = await app.inject({ method: 'GET', url: '/docs/scalar.js' });
+    await app.close();
+    rmSync(dir, { recursive: true, force: true });
+    expect(gzipped.headers['content-encoding']).toBe('gzip');
+    expect(gzipped.rawPayload.length).toBeLessThan(source.length / 10);
+    expect(plain.headers['content-encoding']).toBeUndefined();
+    expect(plain.body).toBe(source);
   });
 });
