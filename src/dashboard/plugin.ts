@@ -8,6 +8,7 @@ import fastifyCookie from '@fastify/cookie';
 import fastifyHelmet from '@fastify/helmet';
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../errors.js';
+import { apiReferencePlugin } from './api-reference.js';
 import { createMemberMailer } from '../services/member-mail.js';
 import { DASHBOARD_API } from './contract.js';
 import type { DashboardDeps, DashboardOptions } from './deps.js';
@@ -80,6 +81,7 @@ export function dashboardPlugin(options: DashboardOptions) {
       },
       { prefix: DASHBOARD_API },
     );
+    await app.register(apiReferencePlugin());
     await app.register(pagesPlugin(deps.webDir));
   };
 }
