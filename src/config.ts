@@ -116,7 +116,7 @@ export interface Config {
   sessionMaxAgeMs: number;
   /** Dashboard sign-ins (and password-reset requests) per client address and second; 0: unlimited. */
   signInRateLimit: number;
-  /** Failed sign-ins for one address per 15 minutes, past which its sign-ins are refused; 0: unlimited. */
+  /** Failed sign-ins for one (address, client address) pair per 15 minutes, past which that pair is refused; 0: unlimited. */
   signInFailureLimit: number;
 }
 
@@ -789,7 +789,7 @@ export const SETTINGS = {
     env: 'MAILVERDICT_SIGN_IN_FAILURE_LIMIT',
     parser: integer(0, 100_000),
     default: 10,
-    help: 'dashboard: failed sign-ins per address in 15 minutes, past which its sign-ins are refused until the window ends; `0`: unlimited',
+    help: 'dashboard: failed sign-ins for one address from one client address in 15 minutes, past which that pair is refused until the window ends (other clients are only slowed down, never locked out); `0`: unlimited',
     commands: SERVICE,
   }),
 };

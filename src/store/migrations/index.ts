@@ -8,6 +8,7 @@ import { jobsMigration } from './0002-jobs.js';
 import { notificationsMigration } from './0003-notifications.js';
 import { pendingChunksIndexMigration } from './0004-pending-chunks-index.js';
 import { dashboardMigration } from './0005-dashboard.js';
+import { invitationIssuerMigration } from './0007-invitation-issuer.js';
 
 export const migrations: Record<string, Migration> = {
   '0001-accounts': accountsMigration,
@@ -15,4 +16,5 @@ export const migrations: Record<string, Migration> = {
   '0003-notifications': notificationsMigration,
   '0004-pending-chunks-index': pendingChunksIndexMigration,
   '0005-dashboard': dashboardMigration,
+  '0007-invitation-issuer': invitationIssuerMigration,
 };
