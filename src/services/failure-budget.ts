@@ -45,12 +45,22 @@ export async function reserveAttempt(db: Executor, key: string, budget: Budget, 
 }
 
 /** Counts one attempt of `key` in the current window, without a limit (a failure seen after the fact). */
-export async function recordAttempt(db: Executor, key: string, now: Date, windowMs = FAILURE_WINDOW_MS): Promise<void> {
+export async function recordAttempt(
+  db: Executor,
+  key: string,
+  now: Date,
+  windowMs = FAILURE_WINDOW_MS,
+): Promise<void> {
   await addSignInFailure(db, key, failureWindow(now, windowMs).start);
 }
 
 /** The attempts of `key` counted in the current window. */
-export async function countAttempts(db: Executor, key: string, now: Date, windowMs = FAILURE_WINDOW_MS): Promise<number> {
+export async function countAttempts(
+  db: Executor,
+  key: string,
+  now: Date,
+  windowMs = FAILURE_WINDOW_MS,
+): Promise<number> {
   return countSignInFailures(db, key, failureWindow(now, windowMs).start);
 }
 

@@ -168,7 +168,7 @@ describe('dashboard sign-in limits', SLOW, () => {
     expect((await attempt(4)).statusCode).toBe(401);
   });
 
-  it('refuses an address past its failures in 15 minutes, even with the right password, until the window ends', async () => {
+  it('refuses an address from one client past its failures in 15 minutes, even with the right password, until the window ends', async () => {
     const d = await harness({ signInRateLimit: '0', signInFailureLimit: '3' });
     await d.addMember('ann@example.org');
     d.manualClock.set('2026-03-10T12:00:00.000Z');
