@@ -31,6 +31,7 @@ import { getAccount } from './accounts.service.js';
 import { FAILURE_WINDOW_MS, failureKey, forgetAttempts, reserveAttempt } from './failure-budget.js';
 import { randomBase62 } from './ids.js';
 import type { MemberMailer } from './member-mail.js';
+import { refuseWeakPassword } from './password-strength.js';
 import { hashPassword, verifyPassword } from './passwords.js';
 
 /** How long an invitation or a password-reset link works. */
@@ -294,8 +295,9 @@ export async function acceptLink(
   // (issue 16: forty such requests made a sign-in elsewhere wait seconds). The transaction below
   // checks it again, as it may be used meanwhile.
   const tokenHash = hashToken(input.token);
-  if (!(await findUsableToken(db, tokenHash, input.kind, clock.now().toISOString())))
-    throw new AppError('not_found', UNUSABLE_LINK);
+  const usable = await findUsableToken(db, tokenHash, input.kind, clock.now().toISOString());
+  if (!usable) throw new AppError('not_found', UNUSABLE_LINK);
+  refuseWeakPassword(input.password, usable.email);
   // Hashed before the transaction: a SQLite write lock is not held for the hash's 100+ ms.
   const passwordHash = await hashPassword(input.password);
   return db.transaction().execute(async (trx) => {
@@ -364,6 +366,7 @@ export async function changePassword(
   if (!member?.password_hash || !(await verifyPassword(input.current, member.password_hash)))
     throw new AppError('invalid_credentials', 'the current password is not correct');
   await forgetAttempts(db, key);
+  refuseWeakPassword(input.next, member.email);
   const passwordHash = await hashPassword(input.next);
   await db.transaction().execute(async (trx) => {
     await setMemberPassword(trx, member.id, passwordHash, clock.now().toISOString());
