@@ -27,7 +27,7 @@ import {
 } from '../store/member.store.js';
 import type { MemberRole, MemberRow, MemberTokenKind } from '../store/schema/dashboard.schema.js';
 import { deleteMemberSessions } from '../store/session.store.js';
-import { getAccount } from './accounts.service.js';
+import { createAccount, getAccount, type NewAccount } from './accounts.service.js';
 import { FAILURE_WINDOW_MS, failureKey, forgetAttempts, reserveAttempt } from './failure-budget.js';
 import { randomBase62 } from './ids.js';
 import type { MemberMailer } from './member-mail.js';
@@ -187,6 +187,27 @@ export async function inviteMember(
 ): Promise<SentLink> {
   const issued = await deps.db.transaction().execute((trx) => issueInvitation(trx, deps.clock, input));
   return mailLink(deps, 'invitation', issued);
+}
+
+/**
+ * A new account and its owner's invitation (the account's address), in one transaction, as the
+ * bootstrap account gets on a brand-new store: `accounts create` no longer makes an account that
+ * nobody can sign in to (issue 16).
+ */
+export async function createOwnedAccount(
+  deps: MembersDeps,
+  input: NewAccount,
+): Promise<{ accountId: string; owner: SentLink }> {
+  const { accountId, issued } = await deps.db.transaction().execute(async (trx) => {
+    const account = await createAccount(trx, deps.clock, input);
+    const owner = await issueInvitation(trx, deps.clock, {
+      accountId: account.id,
+      email: account.email,
+      role: 'owner',
+    });
+    return { accountId: account.id, issued: owner };
+  });
+  return { accountId, owner: await mailLink(deps, 'invitation', issued) };
 }
 
 /** The member inviting from the dashboard. */
