@@ -30,6 +30,7 @@ import { deleteMemberSessions } from '../store/session.store.js';
 import { createAccount, getAccount, type NewAccount } from './accounts.service.js';
 import { FAILURE_WINDOW_MS, failureKey, forgetAttempts, reserveAttempt } from './failure-budget.js';
 import { randomBase62 } from './ids.js';
+import { refuseControlCharacters } from './text.js';
 import type { MemberMailer } from './member-mail.js';
 import { refuseWeakPassword } from './password-strength.js';
 import { hashPassword, verifyPassword } from './passwords.js';
@@ -58,6 +59,7 @@ export function toMemberView(row: MemberRow): MemberView {
 
 /** Addresses are compared lower-cased and trimmed: `Anna@Example.org ` signs in as anna@example.org. */
 export function normalizeEmail(raw: string): string {
+  refuseControlCharacters('email', raw);
   const email = raw.trim().toLowerCase();
   if (email.length > 254 || !/^[^@\s]+@[^@\s]+$/.test(email))
     throw new AppError('invalid_request', `email must be an e-mail address, got "${raw.trim()}"`);
