@@ -7,6 +7,7 @@
  */
 import { AppError } from '../errors.js';
 
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
 const CONTROL = /[\u0000-\u001F\u007F-\u009F]/;
 
 /** 422 `invalid_request` naming `field` when `value` holds a control character. */

@@ -57,6 +57,7 @@ describe('control characters on the command line', () => {
     }
     const shown = await cli('accounts', 'show', accountId);
     expect(shown).toContain('old\\x1b]0;pwned\\x07name');
+    // eslint-disable-next-line no-control-regex -- no raw control character may be printed
     expect(shown).not.toMatch(/[\u0000-\u0008\u000B-\u001F\u007F]/);
   });
 });
