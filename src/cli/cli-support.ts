@@ -142,12 +142,10 @@ export function print(json: boolean | undefined, value: unknown, text: () => str
  * cursor, ring the bell or rewrite what the operator sees (issue 16). JSON escapes them itself.
  */
 export function terminalSafe(text: string): string {
-  // eslint-disable-next-line no-control-regex -- matching control characters is the point
-  return text.replace(
-    /[\u0000-\u0008\u000B-\u001F\u007F-\u009F]/g,
-    (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`,
-  );
+  return text.replace(UNSAFE_IN_TERMINAL, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
 }
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
+const UNSAFE_IN_TERMINAL = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F]/g;
 
 /** Resolves with the first SIGTERM or SIGINT, then stops listening for either. */
 export function waitForSignal(): Promise<NodeJS.Signals> {
