@@ -127,7 +127,7 @@ export interface Config {
   sessionMaxAgeMs: number;
   /** Dashboard sign-ins (and password-reset requests) per client address and second; 0: unlimited. */
   signInRateLimit: number;
-  /** Failed sign-ins for one address per 15 minutes, past which its sign-ins are refused; 0: unlimited. */
+  /** Failed sign-ins for one (address, client address) pair per 15 minutes, past which that pair is refused; 0: unlimited. */
   signInFailureLimit: number;
 }
 
@@ -294,6 +294,7 @@ export type CommandName =
   | 'accounts'
   | 'keys'
   | 'members'
+  | 'accounts create'
   | 'members invite'
   | 'members reset';
 
@@ -347,7 +348,13 @@ const ENGINE: readonly CommandName[] = ['serve', 'worker', 'verify', 'batch', 'd
 /** The batch engine. */
 const BATCH: readonly CommandName[] = ['serve', 'worker', 'batch'];
 /** Links and e-mails to people: the service, and the members commands that send a link. */
-const LINKS: readonly CommandName[] = ['serve', 'worker', 'members invite', 'members reset'];
+const LINKS: readonly CommandName[] = [
+  'serve',
+  'worker',
+  'accounts create',
+  'members invite',
+  'members reset',
+];
 
 /** Every setting, one row each, in the order of docs/configuration.md. */
 export const SETTINGS = {
@@ -824,7 +831,7 @@ export const SETTINGS = {
     env: 'MAILVERDICT_SIGN_IN_FAILURE_LIMIT',
     parser: integer(0, 100_000),
     default: 10,
-    help: 'dashboard: failed sign-ins per address in 15 minutes, past which its sign-ins are refused until the window ends; `0`: unlimited',
+    help: 'dashboard: failed sign-ins for one address from one client address in 15 minutes, past which that pair is refused until the window ends (other clients are only slowed down, never locked out); `0`: unlimited',
     commands: SERVICE,
   }),
 };

@@ -34,6 +34,7 @@ export const ERROR_CODES = [
   'csrf_rejected',
   'member_exists',
   'owner_not_removable',
+  'weak_password',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -303,7 +303,12 @@ export const InviteBody = Type.Object(
 export type InviteBody = Static<typeof InviteBody>;
 export const Invitation = Type.Object({
   member: Member,
-  link: Type.String(),
+  link: Nullable(
+    Type.String({
+      description:
+        'The one-time link; null when the address was invited already: its earlier link keeps working and the person is e-mailed a new one when a relay is configured.',
+    }),
+  ),
   expires_at: IsoTime,
   emailed: Type.Boolean(),
 });

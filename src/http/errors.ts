@@ -42,6 +42,7 @@ export const HTTP_STATUS: Readonly<Record<ErrorCode, number>> = {
   csrf_rejected: 403,
   member_exists: 409,
   owner_not_removable: 409,
+  weak_password: 422,
 };
 
 export interface ErrorBody {

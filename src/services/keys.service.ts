@@ -26,6 +26,7 @@ import {
   type PublishableOptions,
   type PublishableRules,
 } from './publishable-keys.js';
+import { refuseControlCharacters } from './text.js';
 
 export const SCOPES = ['verify', 'batch', 'jobs:read', 'usage:read'] as const;
 export type Scope = (typeof SCOPES)[number];
@@ -135,6 +136,7 @@ export async function createKey(
     throw new AppError('invalid_request', `a key needs at least one scope (${SCOPES.join(', ')})`);
   for (const s of scopes)
     if (!isScope(s)) throw new AppError('invalid_request', `unknown scope "${s}" (${SCOPES.join(', ')})`);
+  if (input.name) refuseControlCharacters('name', input.name);
   await getAccount(db, input.accountId);
   const prefix = (rules ? PUBLISHABLE_KEY_PREFIX : KEY_PREFIX)[input.kind];
   const key = prefix + randomBase62(SECRET_LENGTH);

@@ -94,9 +94,12 @@ export async function countSignInFailures(db: Executor, key: string, windowStart
   return row?.failures ?? 0;
 }
 
-/** Counts one more failure in the window, in one atomic upsert. */
-export async function addSignInFailure(db: Executor, key: string, windowStart: string): Promise<void> {
-  await db
+/**
+ * Counts one more attempt in the window, in one atomic upsert, and returns the window's count
+ * with it: concurrent callers each see a different count, so a budget cannot be overrun.
+ */
+export async function addSignInFailure(db: Executor, key: string, windowStart: string): Promise<number> {
+  const row = await db
     .insertInto('sign_in_failures')
     .values({ key, window_start: windowStart, failures: 1 })
     .onConflict((oc) =>
@@ -104,7 +107,9 @@ export async function addSignInFailure(db: Executor, key: string, windowStart: s
         .columns(['key', 'window_start'])
         .doUpdateSet({ failures: sql<number>`sign_in_failures.failures + 1` }),
     )
-    .execute();
+    .returning('failures')
+    .executeTakeFirstOrThrow();
+  return Number(row.failures);
 }
 
 export async function deleteSignInFailures(db: Executor, key: string): Promise<void> {

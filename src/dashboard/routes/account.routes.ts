@@ -11,7 +11,7 @@ import {
   rotateWebhookSecret,
   setNotificationEmail,
 } from '../../services/dashboard-settings.service.js';
-import { inviteMember, listMembers, removeMember } from '../../services/members.service.js';
+import { inviteFromDashboard, listMembers, removeMember } from '../../services/members.service.js';
 import { verifyOne } from '../../services/verify.service.js';
 import { webhookSecretFor } from '../../services/webhooks/secret.js';
 import {
@@ -65,9 +65,14 @@ export function accountRoutes(deps: DashboardDeps) {
       '/members',
       { schema: { body: InviteBody, response: { 201: Invitation } } },
       async (request, reply) => {
-        const sent = await inviteMember(
+        const session = requireSession(request);
+        const sent = await inviteFromDashboard(
           { db, clock, config: deps.config, mailer: deps.mailer, logger: request.log },
-          { accountId: requireSession(request).accountId, email: request.body.email },
+          {
+            accountId: session.accountId,
+            email: request.body.email,
+            inviter: { memberId: session.memberId, role: session.role },
+          },
         );
         return reply
           .code(201)

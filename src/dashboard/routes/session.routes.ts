@@ -112,7 +112,7 @@ export function sessionRoutes(deps: DashboardDeps, guard: GuardDeps) {
       { config: PUBLIC, schema: { body: SignInBody, response: { 200: SessionView } } },
       async (request, reply) => {
         await limitClient(deps, 'sign-in', request);
-        const { member } = await signIn({ db, clock, settings }, request.body);
+        const { member } = await signIn({ db, clock, settings }, { ...request.body, clientIp: request.ip });
         return openSession(request, reply, member.id);
       },
     );

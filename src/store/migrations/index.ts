@@ -9,6 +9,7 @@ import { notificationsMigration } from './0003-notifications.js';
 import { pendingChunksIndexMigration } from './0004-pending-chunks-index.js';
 import { dashboardMigration } from './0005-dashboard.js';
 import { publishableKeysMigration } from './0006-publishable-keys.js';
+import { invitationIssuerMigration } from './0007-invitation-issuer.js';
 
 export const migrations: Record<string, Migration> = {
   '0001-accounts': accountsMigration,
@@ -17,4 +18,5 @@ export const migrations: Record<string, Migration> = {
   '0004-pending-chunks-index': pendingChunksIndexMigration,
   '0005-dashboard': dashboardMigration,
   '0006-publishable-keys': publishableKeysMigration,
+  '0007-invitation-issuer': invitationIssuerMigration,
 };
