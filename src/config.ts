@@ -612,7 +612,7 @@ export const SETTINGS = {
     flag: '--result-cache-memory <mb>',
     env: 'MAILVERDICT_RESULT_CACHE_MEMORY',
     parser: integer(0, 1_000_000),
-    default: 32,
+    default: 16,
     help: 'megabytes (10^6 bytes) those answers may take at most, whichever of the two bounds comes first (about 0.5 KB an answer for a short address, 1 KB for one of 254 characters); `0`: no cache without Redis',
     commands: SERVICE,
   }),

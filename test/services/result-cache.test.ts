@@ -268,7 +268,7 @@ describe('the result cache settings', () => {
       unknown: 0,
     });
     expect(resultCache.maxEntries).toBe(50_000);
-    expect(resultCache.maxBytes).toBe(32_000_000);
+    expect(resultCache.maxBytes).toBe(16_000_000);
     expect(loadConfig({}, { MAILVERDICT_RESULT_CACHE_MEMORY: '8' }).resultCache.maxBytes).toBe(8_000_000);
   });
 
