@@ -3,16 +3,15 @@
  * in bytes, the least recently used dropped first.
  *
  * An entry is held as one packed string, not as the result's object graph: a result is a dozen
- * small objects (about 1.4 KB of heap for a short address, measured), and its JSON repeats some 45
- * key names. Packed, each object is an array of its values after the index of its key list (its
- * shape, kept once per store), so a short address's entry takes about 0.5 KB (1 KB for 254 characters) and its size in
- * bytes is known when it is stored; that size is what the byte bound counts
- * (docs/benchmarks.md, "A batch's whole cycle").
- */
+ * small objects (1.3 KB of heap for a short address, 1.7 KB for 254 characters, measured), and
+ * its JSON repeats some 45 key names. Packed, each object is an array of its values after the
+ * index of its key list (its shape, kept once per store): 0.5 KB and 1 KB of heap, and a size in
+ * bytes known when the entry is stored, which is what the byte bound counts (docs/benchmarks.md,
+ * "Where a live cycle's memory went"). */
 import { LRUCache } from 'lru-cache';
 import type { ResultStore, StoredResult } from './result-cache.js';
 
-/** Heap per entry besides its packed text: the key string, the string headers, the LRU's slots. */
+/** Heap per entry besides the characters of its text and key: string headers, the LRU's slots (measured). */
 const ENTRY_OVERHEAD_BYTES = 140;
 /** Key lists learnt at most; an entry with a new one beyond them is kept as plain JSON. */
 const MAX_SHAPES = 1024;
