@@ -53,6 +53,8 @@ export interface ResultCacheSettings {
   ttlMs: Readonly<Record<Status, number>>;
   /** Results kept in this process's memory when there is no Redis; 0: no cache. */
   maxEntries: number;
+  /** Bytes those results may take at most (services/result-memory-store.ts); 0: no cache. */
+  maxBytes: number;
 }
 
 /** `mailverdict doctor`'s own settings (services/doctor.service.ts). */
@@ -624,6 +626,14 @@ export const SETTINGS = {
     help: 'answers kept in each process’s memory when there is no Redis (least recently used dropped first); with `--redis-url` the cache is in Redis, shared by every process; `0`: no cache without Redis',
     commands: SERVICE,
   }),
+  resultCacheMemory: setting({
+    flag: '--result-cache-memory <mb>',
+    env: 'MAILVERDICT_RESULT_CACHE_MEMORY',
+    parser: integer(0, 1_000_000),
+    default: 16,
+    help: 'megabytes (10^6 bytes) those answers may take at most, whichever of the two bounds comes first (about 0.5 KB an answer for a short address, 1 KB for one of 254 characters); `0`: no cache without Redis',
+    commands: SERVICE,
+  }),
   resultRetention: setting({
     flag: '--result-retention <duration>',
     env: 'MAILVERDICT_RESULT_RETENTION',
@@ -948,6 +958,7 @@ export function loadConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = process.e
         unknown: s.resultCacheTtlUnknown,
       },
       maxEntries: s.resultCacheSize,
+      maxBytes: s.resultCacheMemory * 1_000_000,
     },
     allowInsecureWebhooks: s.allowInsecureWebhooks,
     webhookTimeoutMs: s.webhookTimeout,

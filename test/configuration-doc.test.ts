@@ -29,6 +29,8 @@ const NOT_OURS: Record<string, string> = {
   '--lengths': 'bench/batch-cycle.bench.ts',
   '--live': 'bench/batch-cycle.bench.ts',
   '--tsx': 'bench/batch-cycle.bench.ts',
+  '--keys': 'bench/batch-cycle.bench.ts',
+  '--heapsnapshot-signal': 'node',
   '--ignore-scripts': 'npm ci (.ci/run)',
   // The widget's CSS custom properties (docs/widget.md, "Styling"), not flags.
   ...Object.fromEntries(

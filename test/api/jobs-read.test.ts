@@ -146,6 +146,23 @@ describe('GET /v1/jobs/:id/results', () => {
     expect(body.results[2]).toMatchObject({ status: 'risky', reason: 'disposable_domain' });
   });
 
+  it('writes chunks larger than a piece of the body whole and in order, in both formats', async () => {
+    // The body is written 100 rows at a time (api/results-body.ts): 250-address chunks span pieces.
+    const big = await createJobsHarness({ flags: { chunkSize: '250' } });
+    try {
+      const emails = fixtureEmails(260);
+      const res = await big.submit(big.testKey, { emails, notify_email: false });
+      const id = res.json<{ job_id: string }>().job_id;
+      await big.drain();
+      const lines = (await big.results(big.testKey, id)).body.split('\r\n');
+      expect(lines.slice(1, -1).map((line) => line.split(',')[0])).toEqual(emails);
+      const json = (await big.results(big.testKey, id, 'json')).json<ResultsJson>();
+      expect(json.results.map((r) => [r.index, r.email])).toEqual(emails.map((e, i) => [i, e]));
+    } finally {
+      await big.close();
+    }
+  });
+
   it('refuses an unknown format with 422', async () => {
     const id = await submitted(h.testKey, ['a@b.co']);
     const res = await h.inject({
