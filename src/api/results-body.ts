@@ -37,6 +37,8 @@ async function* jsonBody({ job, chunks }: JobResults, requestId: string): AsyncG
         status: r.status,
         score: r.score,
         reason: r.reason,
+        // A result shared through the cache by an older process may lack it.
+        provider: r.provider ?? null,
       }),
     );
     yield (first ? '' : ',') + parts.join(',');
