@@ -6,11 +6,11 @@
  * Microsoft 365), so that every session also takes the provider's slot and pace. The cap and pace
  * are set where they do not bind (cap = hosts × per-host cap, 10,000 sessions/s), so the runs
  * differ only by the bookkeeping. Runs alternate (plain, provider, plain, provider...) and the
- * ratio is of the medians, in one run of the script. With `--redis` (MAILVERDICT_TEST_REDIS_URL or
- * redis://127.0.0.1:6379) the same pairs run again on a Redis coordination, where the provider
- * adds two slot round trips per session (cap and pace) and a release.
+ * ratio is of the medians, in one run of the script. With `--redis-url URL` the same pairs run
+ * again on a Redis coordination, where the provider adds two slot round trips per session (cap
+ * and pace) and a release.
  *
- * Options: --addresses N --domains N --hosts N --latency MS --rounds N --redis --no-write
+ * Options: --addresses N --domains N --hosts N --latency MS --rounds N --redis-url URL --no-write
  */
 import os from 'node:os';
 import pino from 'pino';
@@ -35,7 +35,7 @@ interface Args {
   hosts: number;
   latency: number;
   rounds: number;
-  redis: boolean;
+  redisUrl: string | null;
   write: boolean;
 }
 
@@ -46,13 +46,13 @@ function parseArgs(argv: string[]): Args {
     hosts: 10,
     latency: 5,
     rounds: 3,
-    redis: false,
+    redisUrl: null,
     write: true,
   };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i]!;
     if (flag === '--no-write') args.write = false;
-    else if (flag === '--redis') args.redis = true;
+    else if (flag === '--redis-url') args.redisUrl = argv[++i] ?? null;
     else {
       const key = flag.slice(2) as keyof Args;
       const value = Number(argv[++i]);
@@ -159,9 +159,8 @@ async function main(): Promise<void> {
     await measure(plain, emails, args, 'warm-up', undefined);
     await measure(provider, emails, args, 'warm-up', undefined);
     rows.push(describePair('in-process', await pairs({ plain, provider }, emails, args, null)));
-    if (args.redis) {
-      const url = process.env.MAILVERDICT_TEST_REDIS_URL || 'redis://127.0.0.1:6379';
-      const client = await openRedis(url, { logger: pino({ level: 'warn' }) });
+    if (args.redisUrl !== null) {
+      const client = await openRedis(args.redisUrl, { logger: pino({ level: 'warn' }) });
       try {
         let run = 0;
         const prefix = `bench-provider-cap:${process.pid}:`;
