@@ -7,6 +7,7 @@
 import { hostname } from 'node:os';
 import { SECOND, MINUTE, HOUR, DAY } from './clock.js';
 import type { BatchEngineOptions } from './engine/batch/types.js';
+import { DEFAULT_PROVIDER_CONCURRENCY, DEFAULT_PROVIDER_SESSIONS_PER_SECOND } from './engine/batch/types.js';
 import { parseSourceAddress } from './engine/net/egress.js';
 import { isFullyQualified } from './engine/net/host-name.js';
 import { DEFAULT_TIMEOUT_MS } from './engine/types.js';
@@ -29,6 +30,10 @@ export interface BatchSettings {
   concurrency: number;
   /** Cap of concurrent SMTP sessions per MX host (politeness). */
   perHostConcurrency: number;
+  /** Cap of concurrent SMTP sessions to all the MX hosts of one mail provider, per egress. */
+  providerConcurrency: number;
+  /** New SMTP sessions per second to one mail provider's MX hosts, per egress. */
+  providerSessionsPerSecond: number;
   /** How many more times a greylisted address is retried inside its job. */
   greylistRetries: number;
   /** Delay before a greylisted address is retried. */
@@ -674,6 +679,22 @@ export const SETTINGS = {
     help: 'batch: SMTP sessions per MX host',
     commands: BATCH,
   }),
+  providerConcurrency: setting({
+    flag: '--provider-concurrency <n>',
+    env: 'MAILVERDICT_PROVIDER_CONCURRENCY',
+    parser: integer(1, 1000),
+    default: DEFAULT_PROVIDER_CONCURRENCY,
+    help: 'batch: SMTP sessions to all the MX hosts of one mail provider (Google, Microsoft 365, Yahoo… by MX host name) at once, per egress; shared through Redis like the per-host cap',
+    commands: BATCH,
+  }),
+  providerSessionRate: setting({
+    flag: '--provider-session-rate <n>',
+    env: 'MAILVERDICT_PROVIDER_SESSION_RATE',
+    parser: integer(1, 1000),
+    default: DEFAULT_PROVIDER_SESSIONS_PER_SECOND,
+    help: 'batch: new SMTP sessions per second to one mail provider’s MX hosts, per egress; shared through Redis',
+    commands: BATCH,
+  }),
   greylistRetries: setting({
     flag: '--greylist-retries <n>',
     env: 'MAILVERDICT_GREYLIST_RETRIES',
@@ -941,6 +962,8 @@ export function loadConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = process.e
     batch: {
       concurrency: s.concurrency,
       perHostConcurrency: s.perHostConcurrency,
+      providerConcurrency: s.providerConcurrency,
+      providerSessionsPerSecond: s.providerSessionRate,
       greylistRetries: s.greylistRetries,
       greylistDelayMs: s.greylistDelay,
       chunkSize: s.chunkSize,
@@ -999,6 +1022,8 @@ export function batchEngineOptions(
     ...config.engine,
     concurrency: config.batch.concurrency,
     perHostConcurrency: config.batch.perHostConcurrency,
+    providerConcurrency: config.batch.providerConcurrency,
+    providerSessionsPerSecond: config.batch.providerSessionsPerSecond,
     greylistRetries: config.batch.greylistRetries,
     greylistDelayMs: config.batch.greylistDelayMs,
     timeoutMs: DEFAULT_TIMEOUT_MS,

@@ -53,6 +53,8 @@ async function* jsonBody(results: JobResults, requestId: string): AsyncGenerator
         status: r.status,
         score: r.score,
         reason: r.reason,
+        // A result shared through the cache by an older process may lack it.
+        provider: r.provider ?? null,
       }),
     );
     yield (first ? '' : ',') + parts.join(',');

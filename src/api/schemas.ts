@@ -2,7 +2,14 @@
  * JSON schemas of the v1 bodies. They validate requests, serialise responses and are the source
  * of the OpenAPI document (docs/openapi.json), so the three cannot drift apart.
  */
-import { DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS, MIN_TIMEOUT_MS, REASONS, STATUSES } from '../engine/types.js';
+import {
+  DEFAULT_TIMEOUT_MS,
+  MAX_TIMEOUT_MS,
+  MIN_TIMEOUT_MS,
+  PROVIDERS,
+  REASONS,
+  STATUSES,
+} from '../engine/types.js';
 import type { ErrorCode } from '../errors.js';
 import { PLAN_SLUGS } from '../services/plans.js';
 import { HTTP_STATUS } from '../http/errors.js';
@@ -70,6 +77,12 @@ const checksSchema = {
       },
       implicit: { type: 'boolean', description: "true: no MX, the domain's own A/AAAA is used." },
       error: nullable('string', 'NXDOMAIN, NO_MAIL_HOST, NULL_MX, SERVFAIL, TIMEOUT...; null when found.'),
+      provider: {
+        type: ['string', 'null'],
+        enum: [...PROVIDERS, null],
+        description:
+          'The mail provider that runs the domain\'s mail, from its most preferred MX host names (docs/verdicts.md, "Which provider runs the mail"); null for any other.',
+      },
     }),
     smtp: check('SMTP probe.', {
       host: nullable('string'),

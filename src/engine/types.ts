@@ -2,6 +2,10 @@
  * The engine's public vocabulary. The engine knows nothing of HTTP, storage or accounts:
  * it takes an address and options and returns a `VerificationResult`.
  */
+import type { Provider } from './smtp/providers.js';
+
+export type { Provider } from './smtp/providers.js';
+export { PROVIDERS } from './smtp/providers.js';
 
 export const STATUSES = ['deliverable', 'undeliverable', 'risky', 'unknown'] as const;
 export type Status = (typeof STATUSES)[number];
@@ -55,6 +59,11 @@ export interface MxCheck extends Check {
   implicit: boolean;
   /** DNS outcome code when it failed: NXDOMAIN, NODATA, NULL_MX, SERVFAIL, TIMEOUT... */
   error: string | null;
+  /**
+   * The provider that runs the domain's mail, from its most preferred MX host names
+   * (smtp/providers.ts); null for any other, and when no MX record is known.
+   */
+  provider: Provider | null;
 }
 
 export interface SmtpCheck extends Check {

@@ -15,6 +15,7 @@ import { isRoleAddress } from './lists/role.js';
 import { suggestCorrection } from './lists/typo.js';
 import { SmtpProber } from './smtp/probe.js';
 import { TranscriptRecorder } from './smtp/transcript.js';
+import { providerOfRecords } from './smtp/providers.js';
 import { parseAddress } from './syntax.js';
 import type { Verdict } from './verdict.js';
 import { decideVerdict, invalidFormatVerdict } from './verdict.js';
@@ -234,6 +235,14 @@ const DNS_ERROR_NAMES: Readonly<Record<string, string>> = {
 };
 
 function mxCheck(dns: DnsOutcome | null): MxCheck {
+  const check = mxCheckOf(dns);
+  return { ...check, provider: providerOfRecords(check.records) };
+}
+
+// MxCheck's index signature defeats Omit<>: the fields without the provider, spelt out.
+type MxFound = Pick<MxCheck, 'passed' | 'records' | 'implicit' | 'error'>;
+
+function mxCheckOf(dns: DnsOutcome | null): MxFound {
   if (dns === null) return { passed: null, records: [], implicit: false, error: null };
   switch (dns.kind) {
     case 'ok':

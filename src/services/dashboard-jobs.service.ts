@@ -216,14 +216,20 @@ export interface Download {
   body: AsyncGenerator<string>;
 }
 
+/**
+ * The verdict columns of a download. Unlike v1's CSV (four columns, a contract), the dashboard's
+ * download also names the provider that runs each domain's mail (empty for none).
+ */
+const VERDICT_COLUMNS = ['status', 'score', 'reason', 'provider'];
+
 /** The header of a download: the file's own (or column_N names), then the verdict columns. */
 function headerRow(upload: ListUploadRow | undefined): string[] {
-  if (!upload) return ['email', 'status', 'score', 'reason'];
+  if (!upload) return ['email', ...VERDICT_COLUMNS];
   const own = upload.header === null ? [] : (JSON.parse(upload.header) as string[]);
   const names = Array.from({ length: upload.column_count }, (_, i) =>
     i < own.length ? own[i]! : i === upload.email_column ? 'email' : `column_${i + 1}`,
   );
-  return [...names, 'status', 'score', 'reason'];
+  return [...names, ...VERDICT_COLUMNS];
 }
 
 function decodeCells(text: string | undefined, expected: number): string[][] {
@@ -247,7 +253,7 @@ async function* downloadBody(
     for (let i = 0; i < emails.length; i++) {
       const r = results[i]!;
       if (verdicts !== null && !verdicts.has(r.status)) continue;
-      const verdict = [r.status, r.score, r.reason ?? ''];
+      const verdict = [r.status, r.score, r.reason ?? '', r.provider ?? ''];
       if (upload && cells) {
         const row: string[] = [...cells[i]!];
         row.splice(upload.email_column, 0, emails[i]!);

@@ -22,6 +22,7 @@ import { createHash } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import type { ResultCacheSettings } from '../config.js';
 import type { Status, VerificationResult } from '../engine/types.js';
+import { providerOfRecords } from '../engine/smtp/providers.js';
 import { parseAddress } from '../engine/syntax.js';
 import { createMemoryResultStore } from './result-memory-store.js';
 
@@ -69,6 +70,16 @@ export interface ResultCacheOptions {
   onError?: (err: unknown) => void;
 }
 
+/**
+ * A result cached by a process from before `checks.mx.provider` existed (Redis is shared across a
+ * rolling upgrade) gets it from its own MX records, as the engine would have given it.
+ */
+function withProvider(result: VerificationResult): VerificationResult {
+  const mx = result.checks.mx as VerificationResult['checks']['mx'] | undefined;
+  if (mx === undefined || mx.provider !== undefined) return result;
+  return { ...result, checks: { ...result.checks, mx: { ...mx, provider: providerOfRecords(mx.records) } } };
+}
+
 export function createResultCache(options: ResultCacheOptions): ResultCache {
   const { store, ttlMs, clock } = options;
   const onError = options.onError ?? (() => undefined);
@@ -91,7 +102,7 @@ export function createResultCache(options: ResultCacheOptions): ResultCache {
         if (key === null) return undefined;
         const entry = found[next++];
         if (entry === undefined || entry.expiresAt <= now) return undefined;
-        return { result: entry.result, checkedAt: new Date(entry.checkedAt) };
+        return { result: withProvider(entry.result), checkedAt: new Date(entry.checkedAt) };
       });
     },
 

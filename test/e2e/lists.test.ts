@@ -130,7 +130,7 @@ describe.skipIf(skipE2e)('dashboard end to end: lists and usage', { timeout: 60_
     const got = parse(text, { relax_column_count: false }) as string[][];
 
     const [header, ...body] = got;
-    expect(header).toEqual([...rows[0]!, 'status', 'score', 'reason']);
+    expect(header).toEqual([...rows[0]!, 'status', 'score', 'reason', 'provider']);
     const expected = rows.slice(1).filter((row) => row[2]!.endsWith(`@valid.${TEST_DOMAIN}`));
     expect(body).toHaveLength(expected.length);
     expect(body.length).toBe(ROWS / 4);
@@ -146,6 +146,8 @@ describe.skipIf(skipE2e)('dashboard end to end: lists and usage', { timeout: 60_
         note,
         'deliverable',
         '99',
+        '',
+        // Test keys' fixed results name no provider.
         '',
       ]);
     });

@@ -78,6 +78,21 @@ describe('the result cache', () => {
     expect(await cache.lookUp('acc_1', ['anna@good.test'])).toEqual([undefined]);
   });
 
+  it('gives a result cached before checks.mx.provider existed the provider of its MX records', async () => {
+    const store = createMemoryResultStore(10);
+    const cache = createResultCache({ store, ttlMs: TTL, clock: new ManualClock() });
+    const fresh = resultOf('anna@tenant.test', 'deliverable');
+    // As an older process wrote it: MX records, and no provider field.
+    const { provider: _dropped, ...oldMx } = {
+      ...fresh.checks.mx,
+      records: [{ exchange: 'tenant-test.mail.protection.outlook.com', priority: 0 }],
+    };
+    const old = { ...fresh, checks: { ...fresh.checks, mx: oldMx } } as unknown as VerificationResult;
+    await cache.store('acc_1', [old]);
+    const [hit] = await cache.lookUp('acc_1', ['anna@tenant.test']);
+    expect(hit?.result.checks.mx.provider).toBe('microsoft');
+  });
+
   it('keeps each status for its own TTL and never keeps a status whose TTL is 0', async () => {
     const clock = new ManualClock();
     const cache = memoryCache(clock);

@@ -27,6 +27,7 @@ import { SharedGreylistSchedule } from './shared-greylist.js';
 import type { EngineCoordination } from '../coordination.js';
 import { DEFAULT_HOST_BACKOFF_MAX_MS, DEFAULT_HOST_BACKOFF_MS } from '../coordination.js';
 import type { BatchEngine, BatchEngineObserver, BatchEngineOptions, VerifyManyOptions } from './types.js';
+import { DEFAULT_PROVIDER_CONCURRENCY, DEFAULT_PROVIDER_SESSIONS_PER_SECOND } from './types.js';
 
 export interface BatchEngineDeps {
   clock?: Clock;
@@ -57,6 +58,8 @@ export const BATCH_DEFAULTS = {
   maxDrops: 2,
   sessionLeaseMs: 15_000,
   egressRestMs: DEFAULT_EGRESS_REST_MS,
+  providerConcurrency: DEFAULT_PROVIDER_CONCURRENCY,
+  providerSessionsPerSecond: DEFAULT_PROVIDER_SESSIONS_PER_SECOND,
 } as const;
 
 /** Between two log lines about a failing shared coordination. */
@@ -137,6 +140,8 @@ export function createBatchEngine(options: BatchEngineOptions, deps: BatchEngine
       sessionLeaseMs: tuning.sessionLeaseMs,
       egresses,
       egressRestMs: tuning.egressRestMs,
+      providerConcurrency: tuning.providerConcurrency,
+      providerSessionsPerSecond: tuning.providerSessionsPerSecond,
     },
     {
       now,

@@ -95,7 +95,7 @@ describe('verify page', () => {
           did_you_mean: null,
           checks: {
             ...result().checks,
-            mx: { passed: false, records: [], implicit: false, error: 'NXDOMAIN' },
+            mx: { passed: false, records: [], implicit: false, error: 'NXDOMAIN', provider: null },
             smtp: {
               passed: null,
               host: null,
@@ -192,5 +192,38 @@ describe('verify page', () => {
     await user.click(screen.getByRole('button', { name: 'Verify' }));
     const found = await screen.findByRole('region', { name: /^Result for/ });
     expect(within(found).queryByRole('button', { name: 'Show the SMTP conversation' })).toBeNull();
+  });
+
+  it('names the provider that runs the mail, and none for an unknown one', async () => {
+    const base = result();
+    const google = result({
+      email: 'anna@example.org',
+      did_you_mean: null,
+      checks: {
+        ...base.checks,
+        mx: {
+          passed: true,
+          records: [{ exchange: 'aspmx.l.google.com', priority: 1 }],
+          implicit: false,
+          error: null,
+          provider: 'google',
+        },
+      },
+    });
+    const server = new FakeServer({ 'POST /verify': ok(google) });
+    const { user } = renderApp('/verify', server);
+    await user.type(await screen.findByLabelText('E-mail address'), 'anna@example.org');
+    await user.click(screen.getByRole('button', { name: 'Verify' }));
+    await screen.findByRole('region', { name: 'Result for anna@example.org' });
+    expect(check('Mail servers (MX)')).toHaveTextContent('Run by Google (Gmail, Google Workspace).');
+  });
+
+  it('names no provider when the table knows none', async () => {
+    const server = new FakeServer({ 'POST /verify': ok(result()) });
+    const { user } = renderApp('/verify', server);
+    await user.type(await screen.findByLabelText('E-mail address'), 'info@gmial.com');
+    await user.click(screen.getByRole('button', { name: 'Verify' }));
+    await screen.findByRole('region', { name: 'Result for info@gmial.com' });
+    expect(check('Mail servers (MX)')).not.toHaveTextContent('Run by');
   });
 });

@@ -74,6 +74,31 @@ function syntax(check: Checks['syntax']): Explained {
   };
 }
 
+/** The providers of `checks.mx.provider` (docs/verdicts.md, "Which provider runs the mail"). */
+const PROVIDER_NAMES: Record<NonNullable<Checks['mx']['provider']>, string> = {
+  google: 'Google (Gmail, Google Workspace)',
+  microsoft: 'Microsoft (Microsoft 365, Outlook.com)',
+  yahoo: 'Yahoo (Yahoo Mail, AOL)',
+  apple: 'Apple (iCloud Mail)',
+  proofpoint: 'Proofpoint',
+  mimecast: 'Mimecast',
+  barracuda: 'Barracuda',
+  zoho: 'Zoho Mail',
+  yandex: 'Yandex',
+  mailru: 'Mail.ru',
+  gmx: 'GMX, WEB.DE, mail.com',
+  fastmail: 'Fastmail',
+  proton: 'Proton Mail',
+};
+
+function providerLine(check: Checks['mx']): React.ReactNode {
+  return check.provider ? (
+    <p>
+      Run by <strong>{PROVIDER_NAMES[check.provider]}</strong>.
+    </p>
+  ) : null;
+}
+
 function mx(check: Checks['mx']): Explained {
   const name = 'Mail servers (MX)';
   const found = check.error ? (DNS_ERRORS[check.error] ?? `DNS answered ${check.error}`) : null;
@@ -98,7 +123,12 @@ function mx(check: Checks['mx']): Explained {
       name,
       state: 'pass',
       label: 'Found',
-      detail: 'No MX record: the domain’s own address (A/AAAA) receives its mail.',
+      detail: (
+        <>
+          No MX record: the domain’s own address (A/AAAA) receives its mail.
+          {providerLine(check)}
+        </>
+      ),
     };
   }
   return {
@@ -117,6 +147,7 @@ function mx(check: Checks['mx']): Explained {
             </li>
           ))}
         </ul>
+        {providerLine(check)}
       </>
     ),
   };

@@ -133,6 +133,25 @@ export interface paths {
                       implicit: boolean;
                       /** @description NXDOMAIN, NO_MAIL_HOST, NULL_MX, SERVFAIL, TIMEOUT...; null when found. */
                       error: string | null;
+                      /**
+                       * @description The mail provider that runs the domain's mail, from its most preferred MX host names (docs/verdicts.md, "Which provider runs the mail"); null for any other.
+                       * @enum {string|null}
+                       */
+                      provider:
+                        | 'google'
+                        | 'microsoft'
+                        | 'yahoo'
+                        | 'apple'
+                        | 'proofpoint'
+                        | 'mimecast'
+                        | 'barracuda'
+                        | 'zoho'
+                        | 'yandex'
+                        | 'mailru'
+                        | 'gmx'
+                        | 'fastmail'
+                        | 'proton'
+                        | null;
                     } & {
                       [key: string]: unknown;
                     };
@@ -1129,6 +1148,25 @@ export interface paths {
                 status: 'deliverable' | 'undeliverable' | 'risky' | 'unknown';
                 score: number;
                 reason: string | null;
+                /**
+                 * @description checks.mx.provider of the result: the mail provider that runs the domain’s mail; null for any other.
+                 * @enum {string|null}
+                 */
+                provider:
+                  | 'google'
+                  | 'microsoft'
+                  | 'yahoo'
+                  | 'apple'
+                  | 'proofpoint'
+                  | 'mimecast'
+                  | 'barracuda'
+                  | 'zoho'
+                  | 'yandex'
+                  | 'mailru'
+                  | 'gmx'
+                  | 'fastmail'
+                  | 'proton'
+                  | null;
               }[];
               /** @description Identifier of this request, req_<id>; also in X-Request-Id. */
               request_id: string;
