@@ -63,6 +63,17 @@ export interface DoctorSettings {
   dnsblZones: readonly string[];
 }
 
+/** The reputation guard (engine/net/egress-guard.ts; docs/prober.md, "The reputation guard"). */
+export interface GuardSettings {
+  /** Between two blocklist checks of each egress; 0: none. */
+  checkIntervalMs: number;
+  /** Distinct mail hosts refusing an egress by policy within `blockWindowMs` that degrade it. */
+  blockHosts: number;
+  blockWindowMs: number;
+  /** How long a degraded egress rests. */
+  blockRestMs: number;
+}
+
 export interface Config {
   port: number;
   host: string;
@@ -93,6 +104,7 @@ export interface Config {
   usageCacheTtlMs: number;
   engine: EngineOptions;
   doctor: DoctorSettings;
+  guard: GuardSettings;
   batch: BatchSettings;
   resultCache: ResultCacheSettings;
   /** Allow http:// and internal webhook targets (development and tests only). */
@@ -279,6 +291,7 @@ export type CommandName =
   | 'verify'
   | 'batch'
   | 'doctor'
+  | 'egresses'
   | 'migrate'
   | 'accounts'
   | 'keys'
@@ -332,7 +345,9 @@ const STORE: readonly CommandName[] = ['serve', 'worker', 'migrate', 'accounts',
 /** The service's processes. */
 const SERVICE: readonly CommandName[] = ['serve', 'worker'];
 /** The verification engine: the service, the commands that verify locally, and `doctor`, which checks its set-up. */
-const ENGINE: readonly CommandName[] = ['serve', 'worker', 'verify', 'batch', 'doctor'];
+const ENGINE: readonly CommandName[] = ['serve', 'worker', 'verify', 'batch', 'doctor', 'egresses'];
+/** The reputation guard: the service runs it, `egresses` shows it. */
+const GUARD: readonly CommandName[] = ['serve', 'worker', 'egresses'];
 /** The batch engine. */
 const BATCH: readonly CommandName[] = ['serve', 'worker', 'batch'];
 /** Links and e-mails to people: the service, and the members commands that send a link. */
@@ -397,7 +412,7 @@ export const SETTINGS = {
     default: null,
     defaultText: 'none',
     help: '`redis://[user:pass@]host:port[/db]` or `rediss://…` (TLS), Redis 6.2 or later: per-account rate limits shared by every API process (precise sliding second; fail open with a metric while Redis is unreachable, see [docs/api.md](api.md#rate-limit)), and the per-MX-host session cap, host back-off, catch-all and negative DNS answers shared by every worker (these never fail open), and the result cache of verifications shared by every process (a miss while Redis is unreachable); `/readyz` checks it. None: each process counts its own limits and applies its own caps',
-    commands: SERVICE,
+    commands: [...SERVICE, 'egresses'],
   }),
   redisKeyPrefix: setting({
     flag: '--redis-key-prefix <prefix>',
@@ -405,7 +420,7 @@ export const SETTINGS = {
     parser: string,
     default: 'mailverdict:',
     help: 'prefix of every Redis key, so that deployments sharing one Redis never meet',
-    commands: SERVICE,
+    commands: [...SERVICE, 'egresses'],
   }),
   testDomain: setting({
     flag: '--test-domain <domain>',
@@ -513,8 +528,40 @@ export const SETTINGS = {
     env: 'MAILVERDICT_DNSBL_ZONES',
     parser: list,
     default: ['zen.spamhaus.org', 'b.barracudacentral.org', 'bl.spamcop.net', 'psbl.surriel.com'],
-    help: '`doctor`: DNS blocklists each egress address is looked up on (repeatable or comma list); Spamhaus and Barracuda refuse queries through public resolvers, so point `--dns-server` at a resolver of your own ([docs/prober.md](prober.md#blocklists))',
-    commands: ['doctor'],
+    help: '`doctor` and the reputation guard: DNS blocklists each egress address is looked up on (repeatable or comma list); Spamhaus and Barracuda refuse queries through public resolvers, so point `--dns-server` at a resolver of your own ([docs/prober.md](prober.md#blocklists))',
+    commands: ['doctor', ...GUARD],
+  }),
+  egressCheckInterval: setting({
+    flag: '--egress-check-interval <duration>',
+    env: 'MAILVERDICT_EGRESS_CHECK_INTERVAL',
+    parser: durationOrOff,
+    default: 1 * HOUR,
+    help: 'reputation guard: how often each source address is looked up on the `--dnsbl-zone` lists; a listed egress rests until delisted. With `--redis-url` one process per interval asks for all. `0` or `off`: no checks ([docs/prober.md](prober.md#the-reputation-guard))',
+    commands: GUARD,
+  }),
+  egressBlockHosts: setting({
+    flag: '--egress-block-hosts <n>',
+    env: 'MAILVERDICT_EGRESS_BLOCK_HOSTS',
+    parser: integer(1, 1000),
+    default: 3,
+    help: 'reputation guard: distinct mail hosts refusing an egress by policy (5xx at the greeting; 5.7.x, a blocklist or the client address named, at any stage) within `--egress-block-window` that mark it degraded',
+    commands: GUARD,
+  }),
+  egressBlockWindow: setting({
+    flag: '--egress-block-window <duration>',
+    env: 'MAILVERDICT_EGRESS_BLOCK_WINDOW',
+    parser: duration,
+    default: 10 * MINUTE,
+    help: 'reputation guard: the window of `--egress-block-hosts`',
+    commands: GUARD,
+  }),
+  egressBlockRest: setting({
+    flag: '--egress-block-rest <duration>',
+    env: 'MAILVERDICT_EGRESS_BLOCK_REST',
+    parser: duration,
+    default: 1 * HOUR,
+    help: 'reputation guard: how long a degraded egress opens no new sessions',
+    commands: GUARD,
   }),
   dnsServer: setting({
     flag: '--dns-server <host[:port]>',
@@ -886,6 +933,12 @@ export function loadConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = process.e
       catchAllTtlMs: s.catchAllCacheTtl,
     },
     doctor: { referenceDomain: s.referenceDomain, dnsblZones: s.dnsblZone },
+    guard: {
+      checkIntervalMs: s.egressCheckInterval,
+      blockHosts: s.egressBlockHosts,
+      blockWindowMs: s.egressBlockWindow,
+      blockRestMs: s.egressBlockRest,
+    },
     batch: {
       concurrency: s.concurrency,
       perHostConcurrency: s.perHostConcurrency,

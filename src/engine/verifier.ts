@@ -9,6 +9,7 @@
  */
 import type { DnsOutcome, SmtpOutcome } from './outcome.js';
 import { MailHostResolver } from './dns/resolver.js';
+import type { EgressGate } from './net/egress.js';
 import { disposableMxHost, isDisposableDomain, loadDisposableDomains } from './lists/disposable.js';
 import { isFreeProvider, loadFreeProviders } from './lists/free-provider.js';
 import { isRoleAddress } from './lists/role.js';
@@ -37,6 +38,8 @@ export interface VerifierDeps {
   /** In [0, 1); MX shuffling, the catch-all local part and the proxy pick. Defaults: crypto/Math. */
   random?: () => number;
   logger?: { debug(obj: object, msg?: string): void };
+  /** The reputation guard (net/egress-guard.ts): probes do not go out through resting egresses. */
+  guard?: EgressGate;
 }
 
 export interface Flags {
@@ -56,7 +59,10 @@ export function createVerifier(options: EngineOptions, deps: VerifierDeps = {}):
   // Load the domain lists now (about 100 ms, once per process) rather than in the first caller's request.
   loadDisposableDomains();
   loadFreeProviders();
-  const prober = new SmtpProber({ ...options.smtp, catchAllTtlMs: options.catchAllTtlMs }, shared);
+  const prober = new SmtpProber(
+    { ...options.smtp, catchAllTtlMs: options.catchAllTtlMs },
+    deps.guard === undefined ? shared : { ...shared, guard: deps.guard },
+  );
   const logger = deps.logger;
 
   async function verify(email: string, verifyOptions: VerifyOptions = {}): Promise<VerificationResult> {

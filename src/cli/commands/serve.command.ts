@@ -96,6 +96,8 @@ async function runServe(options: Record<string, unknown>): Promise<void> {
   const { ctx } = runtime;
   // The offline part of `mailverdict doctor`: warned about, never a reason not to start.
   for (const warning of startupWarnings(config.engine.smtp)) ctx.logger.warn(warning);
+  // The reputation guard: blocklist re-checks and the shared egress states (docs/prober.md).
+  runtime.guard.start();
   try {
     const bootstrap =
       config.bootstrap && runtime.freshStore ? await bootstrapFirstAccount(ctx.db, ctx.clock) : null;
@@ -115,6 +117,7 @@ async function runServe(options: Record<string, unknown>): Promise<void> {
         ? startEmbeddedWorkers(ctx, {
             metrics: jobMetrics,
             coordination: runtime.coordination,
+            guard: runtime.guard,
             // On a database URL, other API and worker processes may well share the store.
             storeShared: config.databaseUrl !== null,
           })

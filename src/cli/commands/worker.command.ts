@@ -28,10 +28,13 @@ async function runWorker(options: Record<string, unknown>): Promise<void> {
   const runtime = await createRuntime(config);
   // The offline part of `mailverdict doctor`: warned about, never a reason not to start.
   for (const warning of startupWarnings(config.engine.smtp)) runtime.ctx.logger.warn(warning);
+  // The reputation guard: blocklist re-checks and the shared egress states (docs/prober.md).
+  runtime.guard.start();
   try {
     // A standalone worker is one of several processes on the store by design.
     const background = startEmbeddedWorkers(runtime.ctx, {
       coordination: runtime.coordination,
+      guard: runtime.guard,
       storeShared: true,
     });
     process.stdout.write(

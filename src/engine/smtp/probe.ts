@@ -35,13 +35,14 @@ import type { SmtpOptions } from '../types.js';
 import { CatchAllCache } from './catch-all-cache.js';
 import type { ReplyVerdict } from './classify.js';
 import { classifyReply } from './classify.js';
-import type { Egress } from '../net/egress.js';
+import type { Egress, EgressGate } from '../net/egress.js';
 import {
   DEFAULT_EGRESS_REST_MS,
   buildEgresses,
   egressesFor,
   pairKey,
   refusesTheClient,
+  usableEgresses,
 } from '../net/egress.js';
 import { SmtpConnectionError } from './connection.js';
 import type { SmtpReply } from './reply.js';
@@ -72,6 +73,8 @@ export interface ProberDeps {
    * probe goes ahead: a single verification is not failed for want of bookkeeping.
    */
   health?: HostHealth;
+  /** The reputation guard (../net/egress-guard.ts): resting egresses are not taken. */
+  guard?: EgressGate;
 }
 
 /** Probe settings: the engine's SMTP options, the catch-all cache lifetime and the host back-off. */
@@ -134,6 +137,7 @@ export class SmtpProber {
   readonly #clock: () => number;
   readonly #random: () => number;
   readonly #egresses: Egress[];
+  readonly #guard: EgressGate | null;
   /** Turn of the next probe in the egress rotation. */
   #turn = 0;
   readonly #catchAll: CatchAllCache;
@@ -150,6 +154,7 @@ export class SmtpProber {
     this.#clock = deps.clock ?? Date.now;
     this.#random = deps.random ?? cryptoRandom();
     this.#egresses = buildEgresses(options);
+    this.#guard = deps.guard ?? null;
     this.#catchAll = new CatchAllCache(options.catchAllTtlMs, this.#clock);
     this.#health = deps.health ?? createLocalHealth(this.#clock);
     this.#backoffMs = options.hostBackoffMs ?? DEFAULT_HOST_BACKOFF_MS;
@@ -253,6 +258,8 @@ export class SmtpProber {
   ): Promise<HostResult> {
     const { key } = route;
     const result = await this.#session(host, address, route.egress, request, greetingAt, deadlineAt);
+    const heard = result.type === 'failed' ? result.failure : result.type === 'decided' ? result : null;
+    if (heard?.reply) this.#guard?.observe(route.egress, host.exchange, heard.stage, heard.reply);
     if (result.type === 'failed') {
       this.#failed(key, result.failure);
       if (result.failure.reply !== null && refusesTheClient(result.failure.reply)) this.#rest(address, key);
@@ -415,7 +422,7 @@ export class SmtpProber {
    * the one whose turn it was, with its rest (the probe then reports it without connecting).
    */
   async #route(address: string): Promise<Route> {
-    const egresses = egressesFor(this.#egresses, address);
+    const egresses = usableEgresses(this.#guard, egressesFor(this.#egresses, address), (e) => e);
     const turn = this.#turn;
     this.#turn = (turn + 1) % 1_000_000;
     let first: Route | null = null;
