@@ -303,6 +303,7 @@ function reasonOf(record: EgressRecord | undefined, state: EgressStateName): str
 
 /** The reply for a log line: code and text, e-mail addresses masked, bounded. */
 function replyText(reply: SmtpReply): string {
-  const text = `${reply.code} ${reply.message}`.replace(/[^\s<>]+@[^\s<>]+/g, '<address>');
+  const code = reply.enhancedCode === null ? `${reply.code}` : `${reply.code} ${reply.enhancedCode}`;
+  const text = `${code} ${reply.message}`.replace(/[^\s<>]+@[^\s<>]+/g, '<address>');
   return text.length > MAX_REASON ? `${text.slice(0, MAX_REASON)}…` : text;
 }
