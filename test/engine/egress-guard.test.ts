@@ -197,7 +197,7 @@ describe('blocks seen at run time', () => {
     w.blocked.add(LISTED);
     const guard = w.guard(createLocalEgressHealth(time.now), time.now);
     await deliverable(w, w.engine(guard));
-    await guard.stop();
+    await guard.idle();
     const status = guard.statuses()[1]!;
     expect(status.state).toBe('degraded');
     expect(status.reason).toMatch(
@@ -225,7 +225,7 @@ describe('blocks seen at run time', () => {
     w.blocked.add(LISTED);
     const guard = w.guard(createLocalEgressHealth(time.now), time.now);
     await deliverable(w, w.engine(guard));
-    await guard.stop();
+    await guard.idle();
     expect(guard.statuses()[1]!.state).toBe('ok');
   });
 });

@@ -132,8 +132,13 @@ export class EgressGuard implements EgressGate {
     if (this.#timer !== null) clearTimeout(this.#timer);
     this.#timer = null;
     await this.#ticking;
-    await Promise.all([...this.#pending]);
+    await this.idle();
     this.#deps.lookups.close?.();
+  }
+
+  /** Resolves when the refusals observed so far are counted (and any rest they caused applied). */
+  async idle(): Promise<void> {
+    await Promise.all([...this.#pending]);
   }
 
   /**
