@@ -132,6 +132,18 @@ export interface Config {
   signInFailureLimit: number;
 }
 
+/**
+ * What a start-up lookup learnt of this host's names (services/host-identity.service.ts), for the
+ * HELO names when `--helo` is not set: each source address's forward-confirmed reverse-DNS name,
+ * and the host's fully qualified name.
+ */
+export interface HostIdentity {
+  /** The host's FQDN, or null when it has none (or the lookup did not answer in time). */
+  fqdn: string | null;
+  /** Source address -> its forward-confirmed PTR name. */
+  reverseNames: Readonly<Record<string, string>>;
+}
+
 /** Raw inputs: CLI flags by camelCase name (commander's shape). */
 export type Flags = Record<string, unknown>;
 
@@ -459,7 +471,8 @@ export const SETTINGS = {
     env: 'MAILVERDICT_HELO_NAME',
     parser: string,
     default: defaultHeloName(hostname()),
-    defaultText: 'the host’s name when it is fully qualified, else `localhost`',
+    defaultText:
+      'each source address’s forward-confirmed reverse-DNS name; else the host’s fully qualified name; else `localhost` ([docs/prober.md](prober.md#identity-the-helo-name))',
     help: 'EHLO/HELO name of probes: use a real, resolvable host name (a domain you own, with matching reverse DNS); `mailverdict doctor` checks it ([docs/prober.md](prober.md))',
     commands: ENGINE,
   }),
@@ -884,20 +897,51 @@ function kebab(s: string): string {
 }
 
 /** Every setting of the table, parsed from flags, environment and defaults. */
-function readSettings(flags: Flags, env: NodeJS.ProcessEnv): SettingValues {
+function readSettings(flags: Flags, env: NodeJS.ProcessEnv, identity: HostIdentity | null): SettingValues {
+  // Without --helo the host's identity, when looked up, names the probes (docs/prober.md).
+  const named = identity === null || given(flags, env, 'helo', SETTINGS.helo) ? null : identity;
   const base: BaseSettings = {
     port: read(flags, env, 'port', SETTINGS.port, null),
     host: read(flags, env, 'host', SETTINGS.host, null),
-    helo: read(flags, env, 'helo', SETTINGS.helo, null),
+    helo: named?.fqdn ?? read(flags, env, 'helo', SETTINGS.helo, null),
   };
   const values: Record<string, unknown> = {};
   for (const [key, s] of Object.entries(SETTINGS) as [string, Setting<unknown>][])
     values[key] = read(flags, env, key, s, base);
+  values.helo = base.helo;
+  if (named !== null) values.sourceAddress = withReverseNames(values.sourceAddress as string[], named);
   return values as SettingValues;
 }
 
-export function loadConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = process.env): Readonly<Config> {
-  const s = readSettings(flags, env);
+/** Whether a setting was given (flag or environment) rather than defaulted. */
+function given(flags: Flags, env: NodeJS.ProcessEnv, key: string, s: Setting<unknown>): boolean {
+  return (flags[key] !== undefined && flags[key] !== null) || (env[s.env] ?? '') !== '';
+}
+
+/** Whether `--helo` (or its variable) is set: then no identity lookup is needed. */
+export function heloIsSet(flags: Flags, env: NodeJS.ProcessEnv = process.env): boolean {
+  return given(flags, env, 'helo', SETTINGS.helo);
+}
+
+/** `ip` entries become `ip=name` where the address has a forward-confirmed reverse-DNS name. */
+function withReverseNames(entries: readonly string[], identity: HostIdentity): string[] {
+  return entries.map((entry) => {
+    const { address, heloName } = parseSourceAddress(entry);
+    const name = identity.reverseNames[address];
+    return heloName === null && name !== undefined ? `${address}=${name}` : entry;
+  });
+}
+
+/**
+ * Every setting, read once. `identity` (a start-up lookup of this host's names) gives the HELO
+ * names when `--helo` is not set; without it the default is the host's name when fully qualified.
+ */
+export function loadConfig(
+  flags: Flags = {},
+  env: NodeJS.ProcessEnv = process.env,
+  identity: HostIdentity | null = null,
+): Readonly<Config> {
+  const s = readSettings(flags, env, identity);
   const config: Config = {
     port: s.port,
     host: s.host,
