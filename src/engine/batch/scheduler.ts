@@ -188,7 +188,7 @@ export class ProbeScheduler {
     const lanes = lane.queue.lanes;
     const refusals = work.egressRefusals ?? 0;
     if (refusals >= lanes.length - 1) return false;
-    if (!lanes.some((each) => each !== lane && !this.#rests(each))) return false;
+    if (!lanes.some((each) => each !== lane && this.#available(each))) return false;
     work.egressRefusals = refusals + 1;
     return true;
   }
@@ -305,7 +305,7 @@ export class ProbeScheduler {
    * rest (then the refusal holds for the host, as with one egress). True when it rests.
    */
   #rest(lane: Lane, failure: HostFailure): boolean {
-    const others = lane.queue.lanes.some((each) => each !== lane && !this.#rests(each));
+    const others = lane.queue.lanes.some((each) => each !== lane && this.#available(each));
     if (!others) return false;
     const until = this.#hooks.now() + this.#options.egressRestMs;
     this.limiter.restUntil(lane.key, until);
@@ -317,6 +317,11 @@ export class ProbeScheduler {
   /** Whether `lane` rests after a policy refusal. */
   #rests(lane: Lane): boolean {
     return this.#resting.get(lane.key) !== undefined;
+  }
+
+  /** Whether `lane` could take work another egress was refused: not resting here, nor by the guard. */
+  #available(lane: Lane): boolean {
+    return !this.#rests(lane) && (this.#options.guard?.usable(lane.egress.id) ?? true);
   }
 
   /** Sessions open or being opened to `queue`'s host, over every egress. */
