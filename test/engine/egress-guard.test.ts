@@ -175,6 +175,39 @@ describe('blocklist re-checks', () => {
     expect(w.logs.find((l) => l.level === 50)?.msg).toMatch(/^every egress rests: probing goes on/);
   });
 
+  it('take a resting egress as the last resort of a host that refused the egresses in service', async () => {
+    // Run-time blocks would degrade the refused egress too: keep them out of this test.
+    const w = (world = await startGuardWorld({
+      sourceAddress: '127.0.0.2,127.0.0.3',
+      egressBlockHosts: '10',
+    }));
+    const time = clock();
+    w.list('127.0.0.2');
+    w.blocked.add(LISTED);
+    const guard = w.guard(createLocalEgressHealth(time.now), time.now);
+    await guard.tick();
+    const results = await w.engine(guard).verifyMany(addresses(9));
+    expect(results.map((r) => r.status)).toEqual(Array(9).fill('deliverable'));
+    expect(w.sessions()['127.0.0.2']).toBeGreaterThan(0);
+    expect(guard.statuses().map((s) => s.state)).toEqual(['listed', 'ok']);
+  });
+
+  it('let the single prober take a resting egress only once the host refused those in service', async () => {
+    const w = (world = await startGuardWorld({ sourceAddress: '127.0.0.2,127.0.0.3' }));
+    const time = clock();
+    w.list('127.0.0.2');
+    w.blocked.add(LISTED);
+    const guard = w.guard(createLocalEgressHealth(time.now), time.now);
+    await guard.tick();
+    const verifier = w.verifier(guard);
+    // The egress in service goes first and is refused; the host then rests it, and the next
+    // probe of that host goes out through the listed one rather than report the refusal again.
+    expect((await verifier.verify('user1@one.test')).reason).toBe('smtp_blocked');
+    expect(w.sessions()['127.0.0.2']).toBeUndefined();
+    expect((await verifier.verify('user2@one.test')).status).toBe('deliverable');
+    expect(w.sessions()['127.0.0.2']).toBe(1);
+  });
+
   it('put each egress state on /metrics', async () => {
     const w = (world = await startGuardWorld());
     const time = clock();

@@ -188,7 +188,7 @@ export class ProbeScheduler {
     const lanes = lane.queue.lanes;
     const refusals = work.egressRefusals ?? 0;
     if (refusals >= lanes.length - 1) return false;
-    if (!lanes.some((each) => each !== lane && this.#available(each))) return false;
+    if (!lanes.some((each) => each !== lane && !this.#rests(each))) return false;
     work.egressRefusals = refusals + 1;
     return true;
   }
@@ -305,7 +305,7 @@ export class ProbeScheduler {
    * rest (then the refusal holds for the host, as with one egress). True when it rests.
    */
   #rest(lane: Lane, failure: HostFailure): boolean {
-    const others = lane.queue.lanes.some((each) => each !== lane && this.#available(each));
+    const others = lane.queue.lanes.some((each) => each !== lane && !this.#rests(each));
     if (!others) return false;
     const until = this.#hooks.now() + this.#options.egressRestMs;
     this.limiter.restUntil(lane.key, until);
@@ -317,11 +317,6 @@ export class ProbeScheduler {
   /** Whether `lane` rests after a policy refusal. */
   #rests(lane: Lane): boolean {
     return this.#resting.get(lane.key) !== undefined;
-  }
-
-  /** Whether `lane` could take work another egress was refused: not resting here, nor by the guard. */
-  #available(lane: Lane): boolean {
-    return !this.#rests(lane) && (this.#options.guard?.usable(lane.egress.id) ?? true);
   }
 
   /** Sessions open or being opened to `queue`'s host, over every egress. */
@@ -414,9 +409,19 @@ export class ProbeScheduler {
     return open === 0 || queue.readyCount > open * this.#options.itemsPerSession;
   }
 
-  /** The lanes whose egress the reputation guard lets open sessions (net/egress.ts). */
+  /**
+   * The lanes whose egress the reputation guard lets open sessions (net/egress.ts), among those
+   * this host has not refused: when the host refused every egress in service, a resting one is
+   * its last resort, as when every egress rests (work refused on one lane is never left waiting
+   * for a lane that may not open).
+   */
   #usableLanes(queue: HostQueue): readonly Lane[] {
-    return usableEgresses(this.#options.guard, queue.lanes, (lane) => lane.egress);
+    const guard = this.#options.guard;
+    if (guard === null || guard === undefined) return queue.lanes;
+    const here = queue.lanes.some((lane) => this.#rests(lane))
+      ? queue.lanes.filter((lane) => !this.#rests(lane))
+      : queue.lanes;
+    return usableEgresses(guard, here.length > 0 ? here : queue.lanes, (lane) => lane.egress);
   }
 
   /** The lane a new session to `queue`'s host should use now (fewest open), or null for none. */

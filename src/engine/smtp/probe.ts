@@ -420,18 +420,24 @@ export class SmtpProber {
   /**
    * The next egress in turn for host `address`, skipping those that rest there; when all rest,
    * the one whose turn it was, with its rest (the probe then reports it without connecting).
+   * Egresses the reputation guard rests come only after every one in service rests for the host.
    */
   async #route(address: string): Promise<Route> {
-    const egresses = usableEgresses(this.#guard, egressesFor(this.#egresses, address), (e) => e);
+    const all = egressesFor(this.#egresses, address);
+    const preferred = usableEgresses(this.#guard, all, (e) => e);
     const turn = this.#turn;
     this.#turn = (turn + 1) % 1_000_000;
     let first: Route | null = null;
-    for (let i = 0; i < egresses.length; i++) {
-      const egress = egresses[(turn + i) % egresses.length]!;
-      const key = pairKey(egress, address);
-      const route = { egress, key, resting: await this.#resting(key) };
-      if (route.resting === null) return route;
-      first ??= route;
+    for (const egresses of preferred === all
+      ? [all]
+      : [preferred, all.filter((e) => !preferred.includes(e))]) {
+      for (let i = 0; i < egresses.length; i++) {
+        const egress = egresses[(turn + i) % egresses.length]!;
+        const key = pairKey(egress, address);
+        const route = { egress, key, resting: await this.#resting(key) };
+        if (route.resting === null) return route;
+        first ??= route;
+      }
     }
     return first!;
   }
