@@ -5,7 +5,14 @@
  * Postfix-like hosts count sessions by client address), and all bring it back. `mailverdict
  * egresses --redis-url` shows the shared state.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
+import { createMetrics } from '../../src/api/metrics.js';
+import { loadConfig } from '../../src/config.js';
+import { createRuntime, startServer } from '../../src/runtime.js';
 import { createRedisEgressHealth } from '../../src/redis/egress-health.js';
 import { dnsblQueryName } from '../../src/engine/dns/dnsbl.js';
 import { cleanEnv, runCli } from '../kit/cli.js';
@@ -157,5 +164,43 @@ describe.skipIf(skip)('the reputation guard on Redis', () => {
     const before = w.sessions();
     await w.engine(b).verifyMany(addresses(60));
     expect(growth(before, w.sessions())).toBeGreaterThan(0);
+  });
+
+  it('shows the shared state on the /metrics of another serve process', async () => {
+    const { w, r } = await setUp({ egressCheckInterval: 'off' });
+    await r.connect(); // for the clean-up of the prefix
+    const dir = mkdtempSync(join(tmpdir(), 'mv-guard-'));
+    const flags = {
+      dataDir: dir,
+      port: '0',
+      redisUrl: TEST_REDIS_URL,
+      redisKeyPrefix: r.prefix,
+      sourceAddress: '127.0.0.2,127.0.0.3,127.0.0.4',
+      dnsServer: w.dns.address,
+      allowInternalTargets: 'true',
+      dnsblZone: ZONE,
+      egressCheckInterval: 'off',
+    };
+    const runtimes = [
+      await createRuntime(loadConfig(flags, {}), { logger: pino({ level: 'silent' }) }),
+      await createRuntime(loadConfig(flags, {}), { logger: pino({ level: 'silent' }) }),
+    ];
+    const server = await startServer(runtimes[1]!, { metrics: createMetrics() });
+    try {
+      const [a, b] = runtimes.map((runtime) => runtime.guard);
+      const egress = { id: LISTED, localAddress: LISTED, heloName: 'egress-3.mailverdict.test', proxy: null };
+      const refusal = reply(BLOCK_REPLY.replaceAll('{client}', LISTED));
+      for (const host of ['mx.one.test', 'mx.two.test', 'mx.three.test'])
+        a!.observe(egress, host, 'banner', refusal);
+      await a!.idle();
+      await b!.tick();
+      const text = await (await fetch(`${server.url}/metrics`)).text();
+      expect(text).toContain(`mailverdict_egress_state{egress="${LISTED}",state="degraded"} 1`);
+      expect(text).toContain('mailverdict_egress_state{egress="127.0.0.2",state="ok"} 1');
+    } finally {
+      await server.close();
+      for (const runtime of runtimes) await runtime.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
