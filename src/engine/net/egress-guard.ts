@@ -118,6 +118,14 @@ export class EgressGuard implements EgressGate {
       this.#options.syncMs ?? DEFAULT_SYNC_MS,
       this.#options.checkIntervalMs > 0 ? this.#options.checkIntervalMs : Infinity,
     );
+    this.#deps.logger?.info(
+      {
+        checked: this.#options.egresses.filter((e) => this.#checkedAddress(e) !== null).map((e) => e.id),
+        checkIntervalMs: this.#options.checkIntervalMs,
+        zones: this.#options.dnsblZones,
+      },
+      'egress guard started: blocklist re-checks and run-time block detection',
+    );
     const run = (): void => {
       this.#ticking = this.tick().finally(() => {
         this.#ticking = null;
