@@ -79,6 +79,17 @@ export interface PublishableDefaults {
   dailyCap: number;
 }
 
+/** The reputation guard (engine/net/egress-guard.ts; docs/prober.md, "The reputation guard"). */
+export interface GuardSettings {
+  /** Between two blocklist checks of each egress; 0: none. */
+  checkIntervalMs: number;
+  /** Distinct mail hosts refusing an egress by policy within `blockWindowMs` that degrade it. */
+  blockHosts: number;
+  blockWindowMs: number;
+  /** How long a degraded egress rests. */
+  blockRestMs: number;
+}
+
 export interface Config {
   port: number;
   host: string;
@@ -109,6 +120,7 @@ export interface Config {
   usageCacheTtlMs: number;
   engine: EngineOptions;
   doctor: DoctorSettings;
+  guard: GuardSettings;
   batch: BatchSettings;
   resultCache: ResultCacheSettings;
   /** Allow http:// and internal webhook targets (development and tests only). */
@@ -136,6 +148,18 @@ export interface Config {
   signInRateLimit: number;
   /** Failed sign-ins for one (address, client address) pair per 15 minutes, past which that pair is refused; 0: unlimited. */
   signInFailureLimit: number;
+}
+
+/**
+ * What a start-up lookup learnt of this host's names (services/host-identity.service.ts), for the
+ * HELO names when `--helo` is not set: each source address's forward-confirmed reverse-DNS name,
+ * and the host's fully qualified name.
+ */
+export interface HostIdentity {
+  /** The host's FQDN, or null when it has none (or the lookup did not answer in time). */
+  fqdn: string | null;
+  /** Source address -> its forward-confirmed PTR name. */
+  reverseNames: Readonly<Record<string, string>>;
 }
 
 /** Raw inputs: CLI flags by camelCase name (commander's shape). */
@@ -297,6 +321,7 @@ export type CommandName =
   | 'verify'
   | 'batch'
   | 'doctor'
+  | 'egresses'
   | 'migrate'
   | 'accounts'
   | 'keys'
@@ -351,7 +376,9 @@ const STORE: readonly CommandName[] = ['serve', 'worker', 'migrate', 'accounts',
 /** The service's processes. */
 const SERVICE: readonly CommandName[] = ['serve', 'worker'];
 /** The verification engine: the service, the commands that verify locally, and `doctor`, which checks its set-up. */
-const ENGINE: readonly CommandName[] = ['serve', 'worker', 'verify', 'batch', 'doctor'];
+const ENGINE: readonly CommandName[] = ['serve', 'worker', 'verify', 'batch', 'doctor', 'egresses'];
+/** The reputation guard: the service runs it, `egresses` shows it. */
+const GUARD: readonly CommandName[] = ['serve', 'worker', 'egresses'];
 /** The batch engine. */
 const BATCH: readonly CommandName[] = ['serve', 'worker', 'batch'];
 /** Links and e-mails to people: the service, and the members commands that send a link. */
@@ -422,7 +449,7 @@ export const SETTINGS = {
     default: null,
     defaultText: 'none',
     help: '`redis://[user:pass@]host:port[/db]` or `rediss://…` (TLS), Redis 6.2 or later: per-account rate limits shared by every API process (precise sliding second; fail open with a metric while Redis is unreachable, see [docs/api.md](api.md#rate-limit)), and the per-MX-host session cap, host back-off, catch-all and negative DNS answers shared by every worker (these never fail open), and the result cache of verifications shared by every process (a miss while Redis is unreachable); `/readyz` checks it. None: each process counts its own limits and applies its own caps',
-    commands: SERVICE,
+    commands: [...SERVICE, 'egresses'],
   }),
   redisKeyPrefix: setting({
     flag: '--redis-key-prefix <prefix>',
@@ -430,7 +457,7 @@ export const SETTINGS = {
     parser: string,
     default: 'mailverdict:',
     help: 'prefix of every Redis key, so that deployments sharing one Redis never meet',
-    commands: SERVICE,
+    commands: [...SERVICE, 'egresses'],
   }),
   testDomain: setting({
     flag: '--test-domain <domain>',
@@ -469,7 +496,8 @@ export const SETTINGS = {
     env: 'MAILVERDICT_HELO_NAME',
     parser: string,
     default: defaultHeloName(hostname()),
-    defaultText: 'the host’s name when it is fully qualified, else `localhost`',
+    defaultText:
+      'each source address’s forward-confirmed reverse-DNS name; else the host’s fully qualified name; else `localhost` ([docs/prober.md](prober.md#identity-the-helo-name))',
     help: 'EHLO/HELO name of probes: use a real, resolvable host name (a domain you own, with matching reverse DNS); `mailverdict doctor` checks it ([docs/prober.md](prober.md))',
     commands: ENGINE,
   }),
@@ -538,8 +566,40 @@ export const SETTINGS = {
     env: 'MAILVERDICT_DNSBL_ZONES',
     parser: list,
     default: ['zen.spamhaus.org', 'b.barracudacentral.org', 'bl.spamcop.net', 'psbl.surriel.com'],
-    help: '`doctor`: DNS blocklists each egress address is looked up on (repeatable or comma list); Spamhaus and Barracuda refuse queries through public resolvers, so point `--dns-server` at a resolver of your own ([docs/prober.md](prober.md#blocklists))',
-    commands: ['doctor'],
+    help: '`doctor` and the reputation guard: DNS blocklists each egress address is looked up on (repeatable or comma list); Spamhaus and Barracuda refuse queries through public resolvers, so point `--dns-server` at a resolver of your own ([docs/prober.md](prober.md#blocklists))',
+    commands: ['doctor', ...GUARD],
+  }),
+  egressCheckInterval: setting({
+    flag: '--egress-check-interval <duration>',
+    env: 'MAILVERDICT_EGRESS_CHECK_INTERVAL',
+    parser: durationOrOff,
+    default: 1 * HOUR,
+    help: 'reputation guard: how often each source address is looked up on the `--dnsbl-zone` lists; a listed egress rests until delisted. With `--redis-url` one process per interval asks for all. `0` or `off`: no checks ([docs/prober.md](prober.md#the-reputation-guard))',
+    commands: GUARD,
+  }),
+  egressBlockHosts: setting({
+    flag: '--egress-block-hosts <n>',
+    env: 'MAILVERDICT_EGRESS_BLOCK_HOSTS',
+    parser: integer(1, 1000),
+    default: 3,
+    help: 'reputation guard: distinct mail hosts refusing an egress by policy (5xx at the greeting; 5.7.x, a blocklist or the client address named, at any stage) within `--egress-block-window` that mark it degraded',
+    commands: GUARD,
+  }),
+  egressBlockWindow: setting({
+    flag: '--egress-block-window <duration>',
+    env: 'MAILVERDICT_EGRESS_BLOCK_WINDOW',
+    parser: duration,
+    default: 10 * MINUTE,
+    help: 'reputation guard: the window of `--egress-block-hosts`',
+    commands: GUARD,
+  }),
+  egressBlockRest: setting({
+    flag: '--egress-block-rest <duration>',
+    env: 'MAILVERDICT_EGRESS_BLOCK_REST',
+    parser: duration,
+    default: 1 * HOUR,
+    help: 'reputation guard: how long a degraded egress opens no new sessions',
+    commands: GUARD,
   }),
   dnsServer: setting({
     flag: '--dns-server <host[:port]>',
@@ -910,20 +970,51 @@ function kebab(s: string): string {
 }
 
 /** Every setting of the table, parsed from flags, environment and defaults. */
-function readSettings(flags: Flags, env: NodeJS.ProcessEnv): SettingValues {
+function readSettings(flags: Flags, env: NodeJS.ProcessEnv, identity: HostIdentity | null): SettingValues {
+  // Without --helo the host's identity, when looked up, names the probes (docs/prober.md).
+  const named = identity === null || given(flags, env, 'helo', SETTINGS.helo) ? null : identity;
   const base: BaseSettings = {
     port: read(flags, env, 'port', SETTINGS.port, null),
     host: read(flags, env, 'host', SETTINGS.host, null),
-    helo: read(flags, env, 'helo', SETTINGS.helo, null),
+    helo: named?.fqdn ?? read(flags, env, 'helo', SETTINGS.helo, null),
   };
   const values: Record<string, unknown> = {};
   for (const [key, s] of Object.entries(SETTINGS) as [string, Setting<unknown>][])
     values[key] = read(flags, env, key, s, base);
+  values.helo = base.helo;
+  if (named !== null) values.sourceAddress = withReverseNames(values.sourceAddress as string[], named);
   return values as SettingValues;
 }
 
-export function loadConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = process.env): Readonly<Config> {
-  const s = readSettings(flags, env);
+/** Whether a setting was given (flag or environment) rather than defaulted. */
+function given(flags: Flags, env: NodeJS.ProcessEnv, key: string, s: Setting<unknown>): boolean {
+  return (flags[key] !== undefined && flags[key] !== null) || (env[s.env] ?? '') !== '';
+}
+
+/** Whether `--helo` (or its variable) is set: then no identity lookup is needed. */
+export function heloIsSet(flags: Flags, env: NodeJS.ProcessEnv = process.env): boolean {
+  return given(flags, env, 'helo', SETTINGS.helo);
+}
+
+/** `ip` entries become `ip=name` where the address has a forward-confirmed reverse-DNS name. */
+function withReverseNames(entries: readonly string[], identity: HostIdentity): string[] {
+  return entries.map((entry) => {
+    const { address, heloName } = parseSourceAddress(entry);
+    const name = identity.reverseNames[address];
+    return heloName === null && name !== undefined ? `${address}=${name}` : entry;
+  });
+}
+
+/**
+ * Every setting, read once. `identity` (a start-up lookup of this host's names) gives the HELO
+ * names when `--helo` is not set; without it the default is the host's name when fully qualified.
+ */
+export function loadConfig(
+  flags: Flags = {},
+  env: NodeJS.ProcessEnv = process.env,
+  identity: HostIdentity | null = null,
+): Readonly<Config> {
+  const s = readSettings(flags, env, identity);
   const config: Config = {
     port: s.port,
     host: s.host,
@@ -959,6 +1050,12 @@ export function loadConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = process.e
       catchAllTtlMs: s.catchAllCacheTtl,
     },
     doctor: { referenceDomain: s.referenceDomain, dnsblZones: s.dnsblZone },
+    guard: {
+      checkIntervalMs: s.egressCheckInterval,
+      blockHosts: s.egressBlockHosts,
+      blockWindowMs: s.egressBlockWindow,
+      blockRestMs: s.egressBlockRest,
+    },
     batch: {
       concurrency: s.concurrency,
       perHostConcurrency: s.perHostConcurrency,

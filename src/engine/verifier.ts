@@ -9,6 +9,7 @@
  */
 import type { DnsOutcome, SmtpOutcome } from './outcome.js';
 import { MailHostResolver } from './dns/resolver.js';
+import type { EgressGate } from './net/egress.js';
 import { disposableMxHost, isDisposableDomain, loadDisposableDomains } from './lists/disposable.js';
 import { isFreeProvider, loadFreeProviders } from './lists/free-provider.js';
 import { isRoleAddress } from './lists/role.js';
@@ -41,6 +42,8 @@ export interface VerifierDeps {
   logger?: { debug(obj: object, msg?: string): void };
   /** A monotonic clock in milliseconds for the transcript's `at_ms`. Default: performance.now. */
   now?: () => number;
+  /** The reputation guard (net/egress-guard.ts): probes do not go out through resting egresses. */
+  guard?: EgressGate;
 }
 
 export interface Flags {
@@ -60,7 +63,10 @@ export function createVerifier(options: EngineOptions, deps: VerifierDeps = {}):
   // Load the domain lists now (about 100 ms, once per process) rather than in the first caller's request.
   loadDisposableDomains();
   loadFreeProviders();
-  const prober = new SmtpProber({ ...options.smtp, catchAllTtlMs: options.catchAllTtlMs }, shared);
+  const prober = new SmtpProber(
+    { ...options.smtp, catchAllTtlMs: options.catchAllTtlMs },
+    deps.guard === undefined ? shared : { ...shared, guard: deps.guard },
+  );
   const logger = deps.logger;
 
   async function verify(email: string, verifyOptions: VerifyOptions = {}): Promise<VerificationResult> {

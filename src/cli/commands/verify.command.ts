@@ -6,11 +6,11 @@
  * or printed under the table, one line each, `>` sent and `<` received.
  */
 import type { Command } from 'commander';
-import { ConfigError, loadConfig } from '../../config.js';
+import { ConfigError } from '../../config.js';
 import { invalidDnsServers } from '../../engine/dns/servers.js';
 import type { VerificationResult } from '../../engine/types.js';
 import { createVerifier } from '../../engine/verifier.js';
-import { addSettingsOptions, settingsFlags, timeoutOption } from '../cli-support.js';
+import { addSettingsOptions, timeoutOption, loadProberConfig } from '../cli-support.js';
 
 interface VerifyFlags {
   json?: boolean;
@@ -38,7 +38,7 @@ export function registerVerifyCommand(program: Command): void {
 }
 
 async function runVerify(addresses: string[], flags: VerifyFlags): Promise<void> {
-  const config = loadConfig(settingsFlags(flags));
+  const config = await loadProberConfig(flags);
   const invalid = invalidDnsServers(config.engine.dns.servers);
   if (invalid.length > 0) {
     throw new ConfigError(

@@ -14,7 +14,7 @@
 import type { Clock } from '../../clock.js';
 import { SECOND, systemClock } from '../../clock.js';
 import { MailHostResolver } from '../dns/resolver.js';
-import { DEFAULT_EGRESS_REST_MS, buildEgresses } from '../net/egress.js';
+import { DEFAULT_EGRESS_REST_MS, buildEgresses, type EgressGate } from '../net/egress.js';
 import type { VerificationResult } from '../types.js';
 import { MAX_TIMEOUT_MS, MIN_TIMEOUT_MS } from '../types.js';
 import { BatchRun } from './batch-run.js';
@@ -43,6 +43,8 @@ export interface BatchEngineDeps {
   coordination?: EngineCoordination;
   /** Told about sessions and hosts given up on, for metrics (`/metrics`) and job views. */
   observer?: BatchEngineObserver;
+  /** The reputation guard (net/egress-guard.ts): resting egresses open no new sessions. */
+  guard?: EgressGate;
 }
 
 /** Tuning defaults; docs/batch-engine.md gives the reasons and the measurements behind them. */
@@ -142,6 +144,7 @@ export function createBatchEngine(options: BatchEngineOptions, deps: BatchEngine
       egressRestMs: tuning.egressRestMs,
       providerConcurrency: tuning.providerConcurrency,
       providerSessionsPerSecond: tuning.providerSessionsPerSecond,
+      guard: deps.guard ?? null,
     },
     {
       now,

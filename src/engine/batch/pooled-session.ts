@@ -316,6 +316,7 @@ async function runGroup(
     // reply table does not know (blocked: could not find out) may be a server refusing unknown
     // users tersely, and must not settle the whole queue. It neither counts nor ends the streak.
     const policy = refusesTheClient(reply);
+    if (policy) deps.scheduler.observe(lane, 'rcpt', reply);
     state.blockedInARow = policy
       ? state.blockedInARow + 1
       : verdict === 'greylisted' || verdict === 'blocked'

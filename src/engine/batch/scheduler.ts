@@ -32,11 +32,12 @@
  */
 import type { EngineCoordination, SlotLease } from '../coordination.js';
 import type { SmtpOutcome } from '../outcome.js';
-import type { Egress } from '../net/egress.js';
-import { egressesFor, pairKey, refusesTheClient } from '../net/egress.js';
+import type { Egress, EgressGate } from '../net/egress.js';
+import { egressesFor, pairKey, refusesTheClient, usableEgresses } from '../net/egress.js';
 import { HostLimiter } from './host-limiter.js';
 import type { Lane } from './host-queue.js';
 import { HostQueue } from './host-queue.js';
+import type { SmtpReply } from '../smtp/reply.js';
 import type { HostFailure } from '../smtp/session.js';
 import { connectionRefused } from '../smtp/session.js';
 import { TtlMap } from '../ttl-map.js';
@@ -68,6 +69,8 @@ export interface SchedulerOptions {
   providerConcurrency?: number;
   /** Sessions opened to one mail provider's MX hosts in any second, per egress. Absent: no pace. */
   providerSessionsPerSecond?: number;
+  /** The reputation guard (net/egress-guard.ts): egresses it rests open no new sessions. */
+  guard?: EgressGate | null;
 }
 
 /** A host given up on: the failure, and the failures in a row of the lane that ended it. */
@@ -220,6 +223,11 @@ export class ProbeScheduler {
     return true;
   }
 
+  /** Tells the reputation guard of a reply the host gave `lane`'s egress (it counts blocks). */
+  observe(lane: Lane, stage: HostFailure['stage'], reply: SmtpReply): void {
+    this.#options.guard?.observe(lane.egress, lane.queue.exchange, stage, reply);
+  }
+
   /** Queues `works` again at the front of their hosts (handed over by a session that ended). */
   requeue(works: readonly Work[]): void {
     for (const work of works) {
@@ -275,6 +283,7 @@ export class ProbeScheduler {
     spent: readonly Work[] = [],
   ): void {
     const { queue, key } = lane;
+    if (failure.reply !== null) this.observe(lane, failure.stage, failure.reply);
     this.limiter.failed(key);
     this.#shared?.recordFailure(key);
     if (failure.stage === 'quit') {
@@ -416,7 +425,7 @@ export class ProbeScheduler {
           this.#start(lane, null);
         }
       } else {
-        for (const lane of queue.lanes) {
+        for (const lane of this.#usableLanes(queue)) {
           // One acquisition per lane at a time; its end pumps again for the next one.
           if (this.limiter.pendingFor(lane.key) > 0 || this.limiter.backedOffUntil(lane.key) > 0) continue;
           const group = lane.group ?? null;
@@ -445,12 +454,27 @@ export class ProbeScheduler {
     return open === 0 || queue.readyCount > open * this.#options.itemsPerSession;
   }
 
+  /**
+   * The lanes whose egress the reputation guard lets open sessions (net/egress.ts), among those
+   * this host has not refused: when the host refused every egress in service, a resting one is
+   * its last resort, as when every egress rests (work refused on one lane is never left waiting
+   * for a lane that may not open).
+   */
+  #usableLanes(queue: HostQueue): readonly Lane[] {
+    const guard = this.#options.guard;
+    if (guard === null || guard === undefined) return queue.lanes;
+    const here = queue.lanes.some((lane) => this.#rests(lane))
+      ? queue.lanes.filter((lane) => !this.#rests(lane))
+      : queue.lanes;
+    return usableEgresses(guard, here.length > 0 ? here : queue.lanes, (lane) => lane.egress);
+  }
+
   /** The lane a new session to `queue`'s host should use now (fewest open), or null for none. */
   #quietestLane(queue: HostQueue): Lane | null {
     if (queue.readyCount === 0 || !this.#wantsAnother(queue)) return null;
     let best: Lane | null = null;
     let bestOpen = Infinity;
-    for (const lane of queue.lanes) {
+    for (const lane of this.#usableLanes(queue)) {
       const open = this.limiter.activeFor(lane.key);
       if (open >= lane.sessionCap || !this.limiter.canOpen(lane.key, lane.group ?? null)) continue;
       if (open < bestOpen) {

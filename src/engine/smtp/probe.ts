@@ -35,13 +35,14 @@ import type { SmtpOptions } from '../types.js';
 import { CatchAllCache } from './catch-all-cache.js';
 import type { ReplyVerdict } from './classify.js';
 import { classifyReply } from './classify.js';
-import type { Egress } from '../net/egress.js';
+import type { Egress, EgressGate } from '../net/egress.js';
 import {
   DEFAULT_EGRESS_REST_MS,
   buildEgresses,
   egressesFor,
   pairKey,
   refusesTheClient,
+  usableEgresses,
 } from '../net/egress.js';
 import { SmtpConnectionError } from './connection.js';
 import type { SmtpReply } from './reply.js';
@@ -75,6 +76,8 @@ export interface ProberDeps {
    * probe goes ahead: a single verification is not failed for want of bookkeeping.
    */
   health?: HostHealth;
+  /** The reputation guard (../net/egress-guard.ts): resting egresses are not taken. */
+  guard?: EgressGate;
 }
 
 /** Probe settings: the engine's SMTP options, the catch-all cache lifetime and the host back-off. */
@@ -137,6 +140,7 @@ export class SmtpProber {
   readonly #clock: () => number;
   readonly #random: () => number;
   readonly #egresses: Egress[];
+  readonly #guard: EgressGate | null;
   /** Turn of the next probe in the egress rotation. */
   #turn = 0;
   readonly #catchAll: CatchAllCache;
@@ -153,6 +157,7 @@ export class SmtpProber {
     this.#clock = deps.clock ?? Date.now;
     this.#random = deps.random ?? cryptoRandom();
     this.#egresses = buildEgresses(options);
+    this.#guard = deps.guard ?? null;
     this.#catchAll = new CatchAllCache(options.catchAllTtlMs, this.#clock);
     this.#health = deps.health ?? createLocalHealth(this.#clock);
     this.#backoffMs = options.hostBackoffMs ?? DEFAULT_HOST_BACKOFF_MS;
@@ -257,6 +262,8 @@ export class SmtpProber {
   ): Promise<HostResult> {
     const { key } = route;
     const result = await this.#session(host, address, route.egress, request, greetingAt, deadlineAt);
+    const heard = result.type === 'failed' ? result.failure : result.type === 'decided' ? result : null;
+    if (heard?.reply) this.#guard?.observe(route.egress, host.exchange, heard.stage, heard.reply);
     if (result.type === 'failed') {
       this.#failed(key, result.failure);
       if (result.failure.reply !== null && refusesTheClient(result.failure.reply)) this.#rest(address, key);
@@ -419,18 +426,24 @@ export class SmtpProber {
   /**
    * The next egress in turn for host `address`, skipping those that rest there; when all rest,
    * the one whose turn it was, with its rest (the probe then reports it without connecting).
+   * Egresses the reputation guard rests come only after every one in service rests for the host.
    */
   async #route(address: string): Promise<Route> {
-    const egresses = egressesFor(this.#egresses, address);
+    const all = egressesFor(this.#egresses, address);
+    const preferred = usableEgresses(this.#guard, all, (e) => e);
     const turn = this.#turn;
     this.#turn = (turn + 1) % 1_000_000;
     let first: Route | null = null;
-    for (let i = 0; i < egresses.length; i++) {
-      const egress = egresses[(turn + i) % egresses.length]!;
-      const key = pairKey(egress, address);
-      const route = { egress, key, resting: await this.#resting(key) };
-      if (route.resting === null) return route;
-      first ??= route;
+    for (const egresses of preferred === all
+      ? [all]
+      : [preferred, all.filter((e) => !preferred.includes(e))]) {
+      for (let i = 0; i < egresses.length; i++) {
+        const egress = egresses[(turn + i) % egresses.length]!;
+        const key = pairKey(egress, address);
+        const route = { egress, key, resting: await this.#resting(key) };
+        if (route.resting === null) return route;
+        first ??= route;
+      }
     }
     return first!;
   }
