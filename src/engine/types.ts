@@ -135,6 +135,17 @@ export interface SmtpOptions {
   sourceAddresses?: string[];
   /** How many MX hosts one probe tries at most. */
   maxMxHosts: number;
+  /** STARTTLS: `opportunistic` (default), `never` or `required` (smtp/session.ts, `StarttlsMode`). */
+  starttls?: 'opportunistic' | 'never' | 'required';
+  /**
+   * Warm sessions of single verifications (smtp/warm-pool.ts): idle time (0: none), lifetime and
+   * verifications per session. Absent: the defaults (`WARM_DEFAULTS`).
+   */
+  sessions?: { idleMs?: number; maxAgeMs?: number; maxVerifications?: number };
+  /** Sessions of single verifications open at once per MX host address and egress (default 5). */
+  perHostConcurrency?: number;
+  /** Sessions of single verifications open at once in all (default 200). */
+  concurrency?: number;
 }
 
 export interface EngineOptions {

@@ -48,6 +48,9 @@ import type { SmtpReply } from './reply.js';
 import type { HostFailure, SessionStage, SmtpSession } from './session.js';
 import { budgetDeadlines, connectionRefused, describe, failureOf, openSession } from './session.js';
 import { addressNeedsSmtpUtf8, unicodeUnsupported } from './smtputf8.js';
+import { HostLimiter } from '../batch/host-limiter.js';
+import type { WarmEntry, WarmPoolStats } from './warm-pool.js';
+import { WARM_DEFAULTS, WarmPool } from './warm-pool.js';
 
 export interface ProbeRequest {
   /**
@@ -126,7 +129,12 @@ type HostResult =
     }
   /** The address needs SMTPUTF8 and the host did not offer it: decided without asking. */
   | { type: 'unicode_unsupported'; tls: boolean }
-  | { type: 'failed'; failure: HostFailure };
+  /** `queued`: no session could be had within the budget (our own cap): not the host's failure. */
+  | { type: 'failed'; failure: HostFailure; queued?: true };
+
+/** Default caps of single verifications' sessions (the batch engine's defaults). */
+const DEFAULT_PER_HOST_CONCURRENCY = 5;
+const DEFAULT_CONCURRENCY = 200;
 
 /** Probes addresses over SMTP; one instance serves many probes and caches catch-all answers. */
 export class SmtpProber {
@@ -144,6 +152,8 @@ export class SmtpProber {
   readonly #lastFailure: TtlMap<string, HostFailure>;
   /** Aborted by close(): destroys every connection, including those still connecting. */
   readonly #closing = new AbortController();
+  /** Warm sessions, and the per-host and global caps on sessions (warm-pool.ts). */
+  readonly #pool: WarmPool;
 
   constructor(options: ProberOptions, deps: ProberDeps = {}) {
     this.#options = options;
@@ -155,6 +165,20 @@ export class SmtpProber {
     this.#backoffMs = options.hostBackoffMs ?? DEFAULT_HOST_BACKOFF_MS;
     this.#backoffMaxMs = options.hostBackoffMaxMs ?? DEFAULT_HOST_BACKOFF_MAX_MS;
     this.#lastFailure = new TtlMap(MAX_REMEMBERED_FAILURES, this.#clock);
+    const limiter = new HostLimiter(
+      {
+        concurrency: options.concurrency ?? DEFAULT_CONCURRENCY,
+        perHostConcurrency: options.perHostConcurrency ?? DEFAULT_PER_HOST_CONCURRENCY,
+        // Back-off is the prober's own (#health); the limiter only counts sessions here.
+        backoffBaseMs: this.#backoffMs,
+        backoffMaxMs: this.#backoffMaxMs,
+      },
+      this.#clock,
+    );
+    // A library caller that does not ask for warm sessions gets none (QUIT after each probe, as a
+    // one-off script wants); the service passes its settings (--smtp-session-idle...).
+    const sessions = options.sessions ?? { idleMs: 0 };
+    this.#pool = new WarmPool({ ...WARM_DEFAULTS, ...definedOnly(sessions) }, limiter);
     // Every connection in flight listens on this one signal; hundreds at once are expected.
     setMaxListeners(0, this.#closing.signal);
   }
@@ -239,7 +263,13 @@ export class SmtpProber {
 
   /** Destroys every open connection; later probes end as unavailable. */
   async close(): Promise<void> {
+    this.#pool.close();
     this.#closing.abort();
+  }
+
+  /** Sessions open, opened, reused and closed by the server (metrics). */
+  sessionStats(): WarmPoolStats {
+    return this.#pool.stats();
   }
 
   /** One session with one address of `host`, and what it means for the host's back-off. */
@@ -252,10 +282,12 @@ export class SmtpProber {
     deadlineAt: number,
   ): Promise<HostResult> {
     const { key } = route;
-    const result = await this.#session(host, address, route.egress, request, greetingAt, deadlineAt);
-    if (result.type === 'failed') {
+    const result = await this.#session(host, address, route, request, greetingAt, deadlineAt);
+    if (result.type === 'failed' && result.queued !== true) {
       this.#failed(key, result.failure);
       if (result.failure.reply !== null && refusesTheClient(result.failure.reply)) this.#rest(address, key);
+    } else if (result.type === 'failed') {
+      // Our own cap kept it waiting: nothing to say about the host.
     } else if (result.type === 'decided' && result.stage !== 'rcpt') {
       // A refusal of the prober at the banner, EHLO or MAIL FROM: a failure of the host too.
       const reply = result.reply;
@@ -275,104 +307,171 @@ export class SmtpProber {
     return result;
   }
 
+  /**
+   * A warm session of the route's lane when one is idle (RSET, MAIL, RCPT in one round trip),
+   * else a new one within the caps, else the first of either that frees before the deadline. A
+   * warm session the server closed meanwhile is replaced by the next, or a new one.
+   */
   async #session(
     host: MailHost,
     address: string,
-    egress: Egress,
+    route: Route,
     request: ProbeRequest,
     greetingAt: number,
     deadlineAt: number,
   ): Promise<HostResult> {
-    const opened = await openSession(
-      { exchange: host.exchange, address },
-      {
-        port: this.#options.port,
-        heloName: egress.heloName,
-        proxy: egress.proxy,
-        localAddress: egress.localAddress,
-        deadlines: budgetDeadlines(greetingAt, deadlineAt),
-        signal: this.#closing.signal,
-      },
-    );
-    if (!opened.ok) {
-      const { failure } = opened;
-      // The banner or EHLO refused the prober (5xx): decided, as a reply to RCPT would be.
-      if (failure.kind === 'blocked' && failure.reply !== null) {
-        return {
-          type: 'decided',
-          stage: failure.stage,
-          kind: 'blocked',
-          reply: failure.reply,
-          catchAll: null,
-          tls: failure.tls,
-        };
+    const greetingShare = greetingAt - performance.now();
+    for (;;) {
+      const slot = await this.#pool.acquire(route.key, deadlineAt);
+      if (slot === 'timeout') return queueTimeout(this.#closing.signal.aborted);
+      if (slot !== 'open') {
+        slot.session.useDeadlines(budgetDeadlines(deadlineAt, deadlineAt));
+        const result = await this.#use(slot, request, true);
+        if (result !== 'replaced') return result;
+        continue;
       }
-      return { type: 'failed', failure };
-    }
-    const session = opened.session;
-    try {
-      // Decided on the last greeting's extensions: after STARTTLS, the second EHLO's.
-      const smtpUtf8 = addressNeedsSmtpUtf8(request.address);
-      if (smtpUtf8 && !session.extensions.smtpUtf8) return { type: 'unicode_unsupported', tls: session.tls };
-      return await this.#transaction(session, request, smtpUtf8);
-    } finally {
-      // The answer is known: the probe does not wait for the server's close (nor count it).
-      void session.quit();
+      const opened = await openSession(
+        { exchange: host.exchange, address },
+        {
+          port: this.#options.port,
+          heloName: route.egress.heloName,
+          proxy: route.egress.proxy,
+          localAddress: route.egress.localAddress,
+          // Time spent waiting for a slot does not shorten the greeting's share.
+          deadlines: budgetDeadlines(Math.min(deadlineAt, performance.now() + greetingShare), deadlineAt),
+          signal: this.#closing.signal,
+          starttls: this.#options.starttls ?? 'opportunistic',
+        },
+      );
+      if (!opened.ok) {
+        this.#pool.openFailed(route.key, opened.closed);
+        const { failure } = opened;
+        // The banner or EHLO refused the prober (5xx): decided, as a reply to RCPT would be.
+        if (failure.kind === 'blocked' && failure.reply !== null) {
+          return {
+            type: 'decided',
+            stage: failure.stage,
+            kind: 'blocked',
+            reply: failure.reply,
+            catchAll: null,
+            tls: failure.tls,
+          };
+        }
+        return { type: 'failed', failure };
+      }
+      const entry = this.#pool.opened(route.key, address, route.egress, opened.session);
+      const result = await this.#use(entry, request, false);
+      // A new session is not "replaced": its failure is the host's.
+      if (result !== 'replaced') return result;
     }
   }
 
   /**
-   * MAIL FROM (with SMTPUTF8 when the address needs it, which the server then offers), RCPT TO
-   * and, when the domain's catch-all answer is not cached, a second RCPT.
+   * One verification on a session; the session goes back to the pool once every reply of its
+   * group is in (or is retired). `replaced`: a warm session the server had let go (it closed, or
+   * answered 421 to RSET), retired; the caller tries another.
    */
-  async #transaction(session: SmtpSession, request: ProbeRequest, smtpUtf8: boolean): Promise<HostResult> {
+  async #use(entry: WarmEntry, request: ProbeRequest, reused: boolean): Promise<HostResult | 'replaced'> {
+    const { session } = entry;
+    // Decided on the last greeting's extensions: after STARTTLS, the second EHLO's.
+    const smtpUtf8 = addressNeedsSmtpUtf8(request.address);
+    if (smtpUtf8 && !session.extensions.smtpUtf8) {
+      this.#pool.release(entry);
+      return { type: 'unicode_unsupported', tls: session.tls };
+    }
+    entry.verifications += 1;
+    let done: Transaction;
+    try {
+      done = await this.#transaction(session, request, smtpUtf8, reused);
+    } catch (error) {
+      // A programming error (a line with CR/LF: nothing was written); the session is not kept.
+      this.#pool.retire(entry);
+      throw error;
+    }
+    const replaced = reused && serverLetGo(done.result);
+    // Only a session that answered about the recipient is kept; any failure or refusal of the
+    // prober ends it (the host's back-off decides when it is asked again).
+    const keep = done.result.type === 'decided' && done.result.stage === 'rcpt';
+    void done.settled.then((rejects) => {
+      entry.rejects += rejects;
+      if (replaced || !keep) this.#pool.retire(entry);
+      else this.#pool.release(entry);
+    });
+    if (replaced) return 'replaced';
+    if (reused) this.#pool.reusedOnce();
+    return done.result;
+  }
+
+  /**
+   * [RSET on a warm session,] MAIL FROM (with SMTPUTF8 when the address needs it, which the
+   * server then offers), RCPT TO and, when the domain's catch-all answer is not cached, a second
+   * RCPT: in one round trip when the server offers PIPELINING.
+   */
+  async #transaction(
+    session: SmtpSession,
+    request: ProbeRequest,
+    smtpUtf8: boolean,
+    reset: boolean,
+  ): Promise<Transaction> {
     const mailFrom = `MAIL FROM:<${this.#options.mailFrom}>${smtpUtf8 ? ' SMTPUTF8' : ''}`;
     const rcpt = `RCPT TO:<${request.address}>`;
     const cached = this.#catchAll.get(request.domain) ?? null;
     const probe = cached === null ? `RCPT TO:<${improbableLocalPart(this.#random)}@${request.domain}>` : null;
+    const lines = [...(reset ? ['RSET'] : []), mailFrom, rcpt, ...(probe === null ? [] : [probe])];
+    const first = reset ? 1 : 0;
 
-    let stage: SessionStage = 'mail';
-    try {
-      let mailReply: Promise<SmtpReply>;
-      let rcptReply: Promise<SmtpReply> | null = null;
-      let probeReply: Promise<SmtpReply> | null = null;
-      if (session.extensions.pipelining) {
-        // RFC 2920: MAIL and RCPTs go in one packet, saving a round trip per command. The second
-        // RCPT is sent even if the first is refused; its answer is then simply not used.
-        const replies = session.pipeline(probe === null ? [mailFrom, rcpt] : [mailFrom, rcpt, probe]);
-        mailReply = replies[0]!;
-        rcptReply = replies[1]!;
-        probeReply = replies[2] ?? null;
-      } else {
-        mailReply = session.command(mailFrom);
+    // RFC 2920: the whole group goes in one packet, saving a round trip per command. The second
+    // RCPT is sent even if the first is refused; its answer is then simply not used.
+    const issued: Promise<SmtpReply>[] = session.extensions.pipelining ? session.pipeline(lines) : [];
+    const pipelined = issued.length > 0;
+    const reply = (i: number): Promise<SmtpReply> => {
+      if (pipelined) return issued[i]!;
+      const pending = session.command(lines[i]!);
+      pending.catch(() => undefined);
+      issued.push(pending);
+      return pending;
+    };
+    const decide = async (): Promise<HostResult> => {
+      let stage: SessionStage = reset ? 'rset' : 'mail';
+      try {
+        if (reset) {
+          const reply0 = await reply(0);
+          if (reply0.code >= 300) return replyFailed('rset', reply0, session.tls);
+        }
+        stage = 'mail';
+        const mail = await reply(first);
+        const mailVerdict = classifyReply('mail', mail);
+        if (mailVerdict !== 'continue') return stop(mailVerdict, mail, session.tls, 'mail');
+
+        stage = 'rcpt';
+        const recipient = await reply(first + 1);
+        const verdict = classifyReply('rcpt', recipient);
+        if (verdict !== 'accepted') return stop(verdict, recipient, session.tls, 'rcpt');
+
+        let catchAll = cached;
+        if (probe !== null) {
+          catchAll = await catchAllAnswer(pipelined ? issued[first + 2]! : reply(first + 2));
+          this.#catchAll.remember(request.domain, catchAll);
+        }
+        return {
+          type: 'decided',
+          stage: 'rcpt',
+          kind: 'accepted',
+          reply: recipient,
+          catchAll,
+          tls: session.tls,
+        };
+      } catch (error) {
+        if (!(error instanceof SmtpConnectionError)) throw error;
+        return { type: 'failed', failure: failureOf(error, stage, session.tls) };
       }
-
-      const mail = await mailReply;
-      const mailVerdict = classifyReply('mail', mail);
-      if (mailVerdict !== 'continue') return stop(mailVerdict, mail, session.tls, 'mail');
-
-      stage = 'rcpt';
-      const recipient = await (rcptReply ?? session.command(rcpt));
-      const verdict = classifyReply('rcpt', recipient);
-      if (verdict !== 'accepted') return stop(verdict, recipient, session.tls, 'rcpt');
-
-      let catchAll = cached;
-      if (probe !== null) {
-        catchAll = await catchAllAnswer(session, probeReply, probe);
-        this.#catchAll.remember(request.domain, catchAll);
-      }
-      return {
-        type: 'decided',
-        stage: 'rcpt',
-        kind: 'accepted',
-        reply: recipient,
-        catchAll,
-        tls: session.tls,
-      };
-    } catch (error) {
-      if (!(error instanceof SmtpConnectionError)) throw error;
-      return { type: 'failed', failure: failureOf(error, stage, session.tls) };
-    }
+    };
+    const result = await decide();
+    // Refused commands count against the session's reject budget, once all their replies are in.
+    const settled = Promise.allSettled(issued).then(
+      (all) => all.filter((r) => r.status === 'fulfilled' && r.value.code >= 400).length,
+    );
+    return { result, settled };
   }
 
   /**
@@ -437,14 +536,60 @@ export class SmtpProber {
   }
 }
 
+/** A verification's result, and (later) how many of its commands were refused. */
+interface Transaction {
+  result: HostResult;
+  settled: Promise<number>;
+}
+
+/** A warm session's first reply says the server had let it go: closed, or 421 to RSET. */
+function serverLetGo(result: HostResult): boolean {
+  if (result.type !== 'failed' || result.failure.stage !== 'rset') return false;
+  const { cause, reply } = result.failure;
+  return cause === 'closed' || cause === 'protocol' || (reply !== null && reply.code === 421);
+}
+
+/** No session could be had before the deadline: the per-host cap was full (or the prober closed). */
+function queueTimeout(closing: boolean): HostResult {
+  return {
+    type: 'failed',
+    queued: true,
+    failure: {
+      kind: closing ? 'unavailable' : 'timeout',
+      stage: 'connect',
+      cause: closing ? 'destroyed' : 'timeout',
+      reply: null,
+      detail: closing
+        ? 'connect: the prober is closing'
+        : 'connect: no session to the host came free within the time budget (per-host session cap)',
+      tls: false,
+    },
+  };
+}
+
+function replyFailed(stage: SessionStage, reply: SmtpReply, tls: boolean): HostResult {
+  return {
+    type: 'failed',
+    failure: {
+      kind: 'unavailable',
+      stage,
+      cause: 'reply',
+      reply,
+      detail: `${stage}: ${describe(reply)}`,
+      tls,
+    },
+  };
+}
+
+/** The options the caller set (undefined ones keep their defaults). */
+function definedOnly<T extends object>(options: T): Partial<T> {
+  return Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
 /** True/false when the random address was accepted/refused as unknown; null when unclear. */
-async function catchAllAnswer(
-  session: SmtpSession,
-  pending: Promise<SmtpReply> | null,
-  line: string,
-): Promise<boolean | null> {
+async function catchAllAnswer(pending: Promise<SmtpReply>): Promise<boolean | null> {
   try {
-    const reply = await (pending ?? session.command(line));
+    const reply = await pending;
     const verdict = classifyReply('rcpt', reply);
     if (verdict === 'accepted') return true;
     if (verdict === 'rejected') return false;
