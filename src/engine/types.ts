@@ -186,4 +186,16 @@ export interface Verifier {
   verifyOffline(email: string): VerificationResult;
   /** Closes sockets and timers. */
   close(): Promise<void>;
+  /** The single verifications' SMTP sessions: open per host, opened, reused, closed by the server. */
+  sessionStats?(): SessionPoolStats;
+}
+
+/** What `/metrics` shows of the warm sessions of single verifications (smtp/warm-pool.ts). */
+export interface SessionPoolStats {
+  /** Sessions open now (idle or in use), per MX host address. */
+  openByHost: ReadonlyMap<string, number>;
+  /** Sessions opened, verifications carried by an already open session, sessions the server closed. */
+  opened: number;
+  reused: number;
+  closedByServer: number;
 }

@@ -23,6 +23,8 @@ export interface LatencyMtaOptions {
   idleTimeoutMs?: (host: string) => number;
   /** The reply line to `RCPT TO:<address>`. Default: "250 2.1.5 OK". */
   rcpt?: (address: string) => string;
+  /** Whether `host` answers RSET with 421 and closes (a server shutting down under a warm session). */
+  closeAtRset?: (host: string) => boolean;
 }
 
 /** One connection as the server saw it. */
@@ -123,7 +125,11 @@ export async function startLatencyMta(options: LatencyMtaOptions): Promise<Laten
               break;
             case 'RSET':
               inTransaction = false;
-              replies.push('250 2.0.0 Ok');
+              if (options.closeAtRset?.(host) === true) {
+                replies.push('421 4.3.2 latency-mta Service shutting down');
+                closing = true;
+                session.closedByServer = true;
+              } else replies.push('250 2.0.0 Ok');
               break;
             case 'NOOP':
               replies.push('250 2.0.0 Ok');

@@ -18,6 +18,7 @@
  */
 import type { HostLimiter } from '../batch/host-limiter.js';
 import type { Egress } from '../net/egress.js';
+import type { SessionPoolStats } from '../types.js';
 import type { SmtpSession } from './session.js';
 import { stepDeadlines } from './session.js';
 
@@ -63,13 +64,7 @@ export interface WarmEntry {
   timer: NodeJS.Timeout | null;
 }
 
-export interface WarmPoolStats {
-  /** Sessions open now (idle or in use), per host address. */
-  openByHost: ReadonlyMap<string, number>;
-  opened: number;
-  reused: number;
-  closedByServer: number;
-}
+export type WarmPoolStats = SessionPoolStats;
 
 /** How long a QUIT of a retired session waits for the server's close (the slot is held until then). */
 const QUIT_WAIT_MS = 5_000;
