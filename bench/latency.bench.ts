@@ -17,6 +17,11 @@
  *   --one-way-ms 20     one-way delay
  *   --max-seconds 240   stop measuring after this long
  *   --set k=v           a setting for the server (repeatable), e.g. --set starttls=never
+ *   --only-default      skip the first pass (warm sessions off, as before warm sessions existed)
+ *
+ * By default it runs every case twice, each time through a fresh runtime: with warm sessions off
+ * (`--smtp-session-idle off`: a QUIT after each verification, the behaviour before them), then
+ * with the defaults, and prints the ratios of the p50s.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -37,6 +42,7 @@ const { values } = parseArgs({
     'one-way-ms': { type: 'string', default: '20' },
     'max-seconds': { type: 'string', default: '240' },
     set: { type: 'string', multiple: true, default: [] },
+    'only-default': { type: 'boolean', default: false },
   },
 });
 const SAMPLES = Math.min(200, Number(values.samples));
@@ -92,115 +98,138 @@ for (const c of CASES) {
   });
 }
 
-const dir = mkdtempSync(join(os.tmpdir(), 'mailverdict-latency-'));
 const extra = Object.fromEntries(
   (values.set ?? []).map((kv) => {
     const at = kv.indexOf('=');
     return [kv.slice(0, at), kv.slice(at + 1)];
   }),
 );
-const config = loadConfig(
-  {
-    dataDir: dir,
-    host: '127.0.0.1',
-    port: '0',
-    dnsServer: dns.address,
-    smtpPort: String(mta.port),
-    allowInternalTargets: 'true',
-    helo: 'probe.mailverdict.test',
-    ...extra,
-  },
-  {},
-);
-const runtime = await createRuntime(config, { clock: systemClock, logger: pino({ level: 'silent' }) });
-const server = await startServer(runtime);
-const account = await createAccount(runtime.ctx.db, systemClock, {
-  email: 'bench@example.org',
-  rateLimit: 10_000,
-});
-const { key } = await createKey(runtime.ctx.db, systemClock, { accountId: account.id, kind: 'live' });
 
 interface Answer {
   latency: number;
   verdict: string;
 }
 
-async function verify(email: string): Promise<Answer> {
-  const res = await fetch(`${server.url}/v1/verify`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ email, timeout_ms: 5000 }),
-  });
-  const body = (await res.json()) as {
-    latency_ms?: number;
-    status?: string;
-    reason?: string | null;
-    error?: string;
-  };
-  if (res.status !== 200) return { latency: NaN, verdict: `HTTP ${res.status} ${body.error ?? ''}` };
-  return { latency: body.latency_ms!, verdict: `${body.status}${body.reason ? `/${body.reason}` : ''}` };
-}
-
 const startedAt = performance.now();
 const timeLeft = (): boolean => performance.now() - startedAt < MAX_MS;
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function measure(c: Case): Promise<Answer[]> {
-  const answers: Answer[] = [];
-  if (c.name === 'warm') {
-    // The warm-up asks the domain once: DNS, catch-all and (where kept) a session are known.
-    await verify(`warmup@${domainOf(c, 0)}`);
-    for (let i = 0; i < SAMPLES && timeLeft(); i++) answers.push(await verify(`user${i}@${domainOf(c, 0)}`));
-  } else if (c.name === 'first contact') {
-    // DNS (and catch-all) warmed by one verification per domain; the server then closes its session.
-    await Promise.all(hostsOf(c).map((_, i) => verify(`warmup@${domainOf(c, i)}`)));
-    await sleep(FIRST_CONTACT_IDLE_MS + 4 * RTT + 100);
-    for (let i = 0; i < SAMPLES && timeLeft(); i++) answers.push(await verify(`user@${domainOf(c, i)}`));
-  } else {
-    for (let i = 0; i < SAMPLES && timeLeft(); i++) answers.push(await verify(`user@${domainOf(c, i)}`));
-  }
-  return answers;
-}
 
 function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return NaN;
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 }
-
-const lines: string[] = [];
+const caseName = (c: Case): string => `${c.name}, ${c.tls ? 'STARTTLS' : 'no TLS'}`;
+const rt = (v: number): string => (v / RTT).toFixed(1);
 let wrong = 0;
-for (const c of CASES) {
-  if (!timeLeft()) break;
-  const answers = await measure(c);
-  const ms = answers
-    .map((a) => a.latency)
-    .filter(Number.isFinite)
-    .sort((a, b) => a - b);
-  const verdicts = new Map<string, number>();
-  for (const a of answers) verdicts.set(a.verdict, (verdicts.get(a.verdict) ?? 0) + 1);
-  wrong += answers.filter((a) => a.verdict !== 'deliverable').length;
-  const p50 = percentile(ms, 50);
-  const p99 = percentile(ms, 99);
-  const rt = (v: number): string => (v / RTT).toFixed(1);
-  lines.push(
-    `${`${c.name}, ${c.tls ? 'STARTTLS' : 'no TLS'}`.padEnd(26)} n=${String(answers.length).padStart(3)}  ` +
-      `p50 ${String(p50).padStart(4)} ms (${rt(p50)} RTT)  p99 ${String(p99).padStart(4)} ms (${rt(p99)} RTT)  ` +
-      `verdicts: ${[...verdicts].map(([v, n]) => `${v} ×${n}`).join(', ')}`,
+
+/** Every case through a fresh runtime with `flags`; the p50 of each case. */
+async function pass(label: string, flags: Record<string, string>): Promise<Map<string, number>> {
+  const dir = mkdtempSync(join(os.tmpdir(), 'mailverdict-latency-'));
+  const config = loadConfig(
+    {
+      dataDir: dir,
+      host: '127.0.0.1',
+      port: '0',
+      dnsServer: dns.address,
+      smtpPort: String(mta.port),
+      allowInternalTargets: 'true',
+      helo: 'probe.mailverdict.test',
+      ...extra,
+      ...flags,
+    },
+    {},
   );
-  console.log(lines.at(-1));
+  const runtime = await createRuntime(config, { clock: systemClock, logger: pino({ level: 'silent' }) });
+  const server = await startServer(runtime);
+  const account = await createAccount(runtime.ctx.db, systemClock, {
+    email: 'bench@example.org',
+    rateLimit: 10_000,
+  });
+  const { key } = await createKey(runtime.ctx.db, systemClock, { accountId: account.id, kind: 'live' });
+
+  async function verify(email: string): Promise<Answer> {
+    const res = await fetch(`${server.url}/v1/verify`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ email, timeout_ms: 5000 }),
+    });
+    const body = (await res.json()) as {
+      latency_ms?: number;
+      status?: string;
+      reason?: string | null;
+      error?: string;
+    };
+    if (res.status !== 200) return { latency: NaN, verdict: `HTTP ${res.status} ${body.error ?? ''}` };
+    return { latency: body.latency_ms!, verdict: `${body.status}${body.reason ? `/${body.reason}` : ''}` };
+  }
+
+  async function measure(c: Case): Promise<Answer[]> {
+    const answers: Answer[] = [];
+    const domain = (i: number): string => domainOf(c, i);
+    if (c.name === 'warm') {
+      // The warm-up asks the domain once: DNS, catch-all and (where kept) a session are known.
+      await verify(`warmup@${domain(0)}`);
+      for (let i = 0; i < SAMPLES && timeLeft(); i++) answers.push(await verify(`user${i}@${domain(0)}`));
+    } else if (c.name === 'first contact') {
+      // DNS (and catch-all) warmed by one verification per domain; the server then closes its session.
+      await Promise.all(hostsOf(c).map((_, i) => verify(`warmup@${domain(i)}`)));
+      await sleep(FIRST_CONTACT_IDLE_MS + 4 * RTT + 100);
+      for (let i = 0; i < SAMPLES && timeLeft(); i++) answers.push(await verify(`user@${domain(i)}`));
+    } else {
+      for (let i = 0; i < SAMPLES && timeLeft(); i++) answers.push(await verify(`user@${domain(i)}`));
+    }
+    return answers;
+  }
+
+  console.log(
+    `\n${label} (${
+      Object.entries(flags)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(' ') || 'default settings'
+    })`,
+  );
+  const p50s = new Map<string, number>();
+  for (const c of CASES) {
+    if (!timeLeft()) break;
+    const answers = await measure(c);
+    const ms = answers
+      .map((a) => a.latency)
+      .filter(Number.isFinite)
+      .sort((a, b) => a - b);
+    const verdicts = new Map<string, number>();
+    for (const a of answers) verdicts.set(a.verdict, (verdicts.get(a.verdict) ?? 0) + 1);
+    wrong += answers.filter((a) => a.verdict !== 'deliverable').length;
+    const p50 = percentile(ms, 50);
+    const p99 = percentile(ms, 99);
+    p50s.set(caseName(c), p50);
+    console.log(
+      `  ${caseName(c).padEnd(26)} n=${String(answers.length).padStart(3)}  ` +
+        `p50 ${String(p50).padStart(4)} ms (${rt(p50)} RTT)  p99 ${String(p99).padStart(4)} ms (${rt(p99)} RTT)  ` +
+        `verdicts: ${[...verdicts].map(([v, n]) => `${v} ×${n}`).join(', ')}`,
+    );
+  }
+  await server.close();
+  await runtime.close();
+  rmSync(dir, { recursive: true, force: true });
+  return p50s;
 }
-const connections = mta.core.tally().connections;
+
+// Without warm sessions first (as before this work), then the defaults: one run, one machine load.
+const before = values['only-default'] ? null : await pass('warm sessions off', { smtpSessionIdle: 'off' });
+const after = await pass('defaults', {});
+if (before !== null) {
+  console.log('\np50, defaults / sessions off:');
+  for (const [name, p50] of after)
+    console.log(`  ${name.padEnd(26)} ${(p50 / before.get(name)!).toFixed(2)}`);
+}
 console.log(
-  `round trip ${RTT} ms (one way ${ONE_WAY} ms); connections the server saw: ${connections}; ` +
+  `\nround trip ${RTT} ms (one way ${ONE_WAY} ms); connections the server saw: ${mta.core.tally().connections}; ` +
     `answers other than deliverable: ${wrong}; load ${os
       .loadavg()
       .map((l) => l.toFixed(2))
       .join(' ')}`,
 );
 
-await server.close();
-await runtime.close();
 await mta.close();
 await dns.close();
-rmSync(dir, { recursive: true, force: true });
 process.exitCode = wrong === 0 ? 0 : 1;

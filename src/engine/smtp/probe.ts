@@ -45,7 +45,7 @@ import {
 } from '../net/egress.js';
 import { SmtpConnectionError } from './connection.js';
 import type { SmtpReply } from './reply.js';
-import type { HostFailure, SessionStage, SmtpSession } from './session.js';
+import type { HostFailure, OpenResult, SessionStage, SmtpSession } from './session.js';
 import { budgetDeadlines, connectionRefused, describe, failureOf, openSession } from './session.js';
 import { addressNeedsSmtpUtf8, unicodeUnsupported } from './smtputf8.js';
 import { HostLimiter } from '../batch/host-limiter.js';
@@ -330,7 +330,10 @@ export class SmtpProber {
         if (result !== 'replaced') return result;
         continue;
       }
-      const opened = await openSession(
+      // A session of the lane in use may come back before a new one is greeted (1 round trip
+      // against 4 to 7): whichever is ready first carries the verification.
+      const handoff = this.#pool.busy(route.key) > 0 ? this.#pool.handoff(route.key, deadlineAt) : null;
+      const opening = openSession(
         { exchange: host.exchange, address },
         {
           port: this.#options.port,
@@ -343,6 +346,21 @@ export class SmtpProber {
           starttls: this.#options.starttls ?? 'opportunistic',
         },
       );
+      if (handoff !== null) {
+        const first = await Promise.race([opening.then(() => null), handoff.entry]);
+        handoff.cancel();
+        if (first !== null) {
+          // The new session, once greeted, waits in the pool for the next verification.
+          void opening.then((opened) => this.#keepOpened(opened, route, address));
+          first.session.useDeadlines(budgetDeadlines(deadlineAt, deadlineAt));
+          const result = await this.#use(first, request, true);
+          if (result !== 'replaced') return result;
+          continue;
+        }
+        // A session that came back as the new one was ready goes back to the pool.
+        void handoff.entry.then((late) => late !== null && this.#pool.release(late));
+      }
+      const opened = await opening;
       if (!opened.ok) {
         this.#pool.openFailed(route.key, opened.closed);
         const { failure } = opened;
@@ -364,6 +382,15 @@ export class SmtpProber {
       // A new session is not "replaced": its failure is the host's.
       if (result !== 'replaced') return result;
     }
+  }
+
+  /** A session opened for a verification that went elsewhere: pooled, or its slot given back. */
+  #keepOpened(opened: OpenResult, route: Route, address: string): void {
+    if (!opened.ok) {
+      this.#pool.openFailed(route.key, opened.closed);
+      return;
+    }
+    this.#pool.release(this.#pool.opened(route.key, address, route.egress, opened.session));
   }
 
   /**

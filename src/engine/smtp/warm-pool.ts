@@ -74,6 +74,12 @@ interface Waiter {
   wake: () => void;
 }
 
+/** A verification opening a new session that takes a busy one instead if it comes back first. */
+interface Handoff {
+  key: string;
+  give: (entry: WarmEntry | null) => void;
+}
+
 export class WarmPool {
   readonly #options: WarmSessionOptions;
   readonly #limiter: HostLimiter;
@@ -81,6 +87,10 @@ export class WarmPool {
   readonly #idle = new Map<string, WarmEntry[]>();
   readonly #openByHost = new Map<string, number>();
   #waiters: Waiter[] = [];
+  #handoffs: Handoff[] = [];
+  /** Sessions in use per lane key. */
+  readonly #busy = new Map<string, number>();
+  readonly #inUse = new Set<WarmEntry>();
   #opened = 0;
   #reused = 0;
   #closedByServer = 0;
@@ -100,7 +110,7 @@ export class WarmPool {
     for (;;) {
       if (this.#closed) return 'timeout';
       const entry = this.#takeIdle(key);
-      if (entry !== null) return entry;
+      if (entry !== null) return this.#taken(entry);
       if (this.#limiter.canOpen(key)) {
         this.#limiter.acquire(key);
         return 'open';
@@ -134,6 +144,7 @@ export class WarmPool {
     };
     this.#opened += 1;
     this.#openByHost.set(address, (this.#openByHost.get(address) ?? 0) + 1);
+    this.#taken(entry);
     void session.closed.then(() => {
       this.#drop(entry);
       if (!entry.retired) this.#closedByServer += 1;
@@ -155,8 +166,40 @@ export class WarmPool {
     this.#reused += 1;
   }
 
+  /** Sessions of lane `key` in use now. */
+  busy(key: string): number {
+    return this.#busy.get(key) ?? 0;
+  }
+
+  /**
+   * The first session of lane `key` that comes back from its verification, before `deadlineAt`;
+   * null at the deadline or once cancelled. For a verification that opens a new session meanwhile:
+   * whichever is ready first carries it ("wait for a busy one or open another, whichever is sooner").
+   */
+  handoff(key: string, deadlineAt: number): { entry: Promise<WarmEntry | null>; cancel: () => void } {
+    let handoff: Handoff | null = null;
+    const entry = new Promise<WarmEntry | null>((resolve) => {
+      const timer = setTimeout(() => cancel(), Math.max(0, deadlineAt - performance.now()));
+      handoff = {
+        key,
+        give: (given) => {
+          clearTimeout(timer);
+          resolve(given);
+        },
+      };
+      this.#handoffs.push(handoff);
+    });
+    const cancel = (): void => {
+      if (handoff === null || !this.#handoffs.includes(handoff)) return;
+      this.#handoffs = this.#handoffs.filter((h) => h !== handoff);
+      handoff.give(null);
+    };
+    return { entry, cancel };
+  }
+
   /** The session is done with a verification: back to the pool, or retired when a bound is reached. */
   release(entry: WarmEntry): void {
+    this.#untaken(entry);
     const o = this.#options;
     const { session } = entry;
     if (
@@ -170,6 +213,12 @@ export class WarmPool {
       this.retire(entry);
       return;
     }
+    const handoff = this.#handoffs.find((h) => h.key === entry.key);
+    if (handoff !== undefined) {
+      this.#handoffs = this.#handoffs.filter((h) => h !== handoff);
+      handoff.give(this.#taken(entry));
+      return;
+    }
     session.idle();
     entry.timer = setTimeout(() => this.retire(entry), o.idleMs);
     entry.timer.unref?.();
@@ -181,6 +230,7 @@ export class WarmPool {
 
   /** QUIT (the slot frees on the server's close); a session already ended just leaves the pool. */
   retire(entry: WarmEntry): void {
+    this.#untaken(entry);
     this.#drop(entry);
     if (!entry.session.usable) return;
     entry.retired = true;
@@ -203,6 +253,21 @@ export class WarmPool {
     for (const list of [...this.#idle.values()]) for (const entry of [...list]) this.retire(entry);
     for (const waiter of this.#waiters) waiter.wake();
     this.#waiters = [];
+    for (const handoff of this.#handoffs) handoff.give(null);
+    this.#handoffs = [];
+  }
+
+  #taken(entry: WarmEntry): WarmEntry {
+    this.#inUse.add(entry);
+    this.#busy.set(entry.key, (this.#busy.get(entry.key) ?? 0) + 1);
+    return entry;
+  }
+
+  #untaken(entry: WarmEntry): void {
+    if (!this.#inUse.delete(entry)) return;
+    const left = (this.#busy.get(entry.key) ?? 1) - 1;
+    if (left <= 0) this.#busy.delete(entry.key);
+    else this.#busy.set(entry.key, left);
   }
 
   /** The most recently used idle session of `key` that is still usable. */
