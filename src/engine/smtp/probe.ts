@@ -45,7 +45,7 @@ import {
 } from '../net/egress.js';
 import { SmtpConnectionError } from './connection.js';
 import type { SmtpReply } from './reply.js';
-import type { HostFailure, OpenResult, SessionStage, SmtpSession } from './session.js';
+import type { HostFailure, SessionStage, SmtpSession } from './session.js';
 import { budgetDeadlines, connectionRefused, describe, failureOf, openSession } from './session.js';
 import { addressNeedsSmtpUtf8, unicodeUnsupported } from './smtputf8.js';
 import { HostLimiter } from '../batch/host-limiter.js';
@@ -330,10 +330,23 @@ export class SmtpProber {
         if (result !== 'replaced') return result;
         continue;
       }
-      // A session of the lane in use may come back before a new one is greeted (1 round trip
-      // against 4 to 7): whichever is ready first carries the verification.
-      const handoff = this.#pool.busy(route.key) > 0 ? this.#pool.handoff(route.key, deadlineAt) : null;
-      const opening = openSession(
+      // A session of the lane in use usually comes back within a round trip, sooner than a new
+      // one is greeted (4 to 7): wait for it as long as its own greeting took, then open. No
+      // connection is opened on speculation.
+      const expected = this.#pool.expectedFreeMs(route.key);
+      if (expected !== null) {
+        const handed = await this.#pool.handoff(route.key, Math.min(deadlineAt, performance.now() + expected))
+          .entry;
+        if (handed !== null) {
+          this.#pool.giveBack(route.key);
+          handed.session.useDeadlines(budgetDeadlines(deadlineAt, deadlineAt));
+          const result = await this.#use(handed, request, true);
+          if (result !== 'replaced') return result;
+          continue;
+        }
+      }
+      const openedAt = performance.now();
+      const opened = await openSession(
         { exchange: host.exchange, address },
         {
           port: this.#options.port,
@@ -346,21 +359,6 @@ export class SmtpProber {
           starttls: this.#options.starttls ?? 'opportunistic',
         },
       );
-      if (handoff !== null) {
-        const first = await Promise.race([opening.then(() => null), handoff.entry]);
-        handoff.cancel();
-        if (first !== null) {
-          // The new session, once greeted, waits in the pool for the next verification.
-          void opening.then((opened) => this.#keepOpened(opened, route, address));
-          first.session.useDeadlines(budgetDeadlines(deadlineAt, deadlineAt));
-          const result = await this.#use(first, request, true);
-          if (result !== 'replaced') return result;
-          continue;
-        }
-        // A session that came back as the new one was ready goes back to the pool.
-        void handoff.entry.then((late) => late !== null && this.#pool.release(late));
-      }
-      const opened = await opening;
       if (!opened.ok) {
         this.#pool.openFailed(route.key, opened.closed);
         const { failure } = opened;
@@ -377,20 +375,17 @@ export class SmtpProber {
         }
         return { type: 'failed', failure };
       }
-      const entry = this.#pool.opened(route.key, address, route.egress, opened.session);
+      const entry = this.#pool.opened(
+        route.key,
+        address,
+        route.egress,
+        opened.session,
+        performance.now() - openedAt,
+      );
       const result = await this.#use(entry, request, false);
       // A new session is not "replaced": its failure is the host's.
       if (result !== 'replaced') return result;
     }
-  }
-
-  /** A session opened for a verification that went elsewhere: pooled, or its slot given back. */
-  #keepOpened(opened: OpenResult, route: Route, address: string): void {
-    if (!opened.ok) {
-      this.#pool.openFailed(route.key, opened.closed);
-      return;
-    }
-    this.#pool.release(this.#pool.opened(route.key, address, route.egress, opened.session));
   }
 
   /**
@@ -406,16 +401,19 @@ export class SmtpProber {
       this.#pool.release(entry);
       return { type: 'unicode_unsupported', tls: session.tls };
     }
+    // A session that has carried a transaction starts the next with RSET; one opened for a
+    // verification that went elsewhere has none to reset.
+    const reset = entry.verifications > 0;
     entry.verifications += 1;
     let done: Transaction;
     try {
-      done = await this.#transaction(session, request, smtpUtf8, reused);
+      done = await this.#transaction(session, request, smtpUtf8, reset);
     } catch (error) {
       // A programming error (a line with CR/LF: nothing was written); the session is not kept.
       this.#pool.retire(entry);
       throw error;
     }
-    const replaced = reused && serverLetGo(done.result);
+    const replaced = reused && serverLetGo(done.result, reset ? 'rset' : 'mail');
     // Only a session that answered about the recipient is kept; any failure or refusal of the
     // prober ends it (the host's back-off decides when it is asked again).
     const keep = done.result.type === 'decided' && done.result.stage === 'rcpt';
@@ -569,9 +567,9 @@ interface Transaction {
   settled: Promise<number>;
 }
 
-/** A warm session's first reply says the server had let it go: closed, or 421 to RSET. */
-function serverLetGo(result: HostResult): boolean {
-  if (result.type !== 'failed' || result.failure.stage !== 'rset') return false;
+/** A warm session's first reply (to RSET, or MAIL when none) says the server had let it go: closed, or 421. */
+function serverLetGo(result: HostResult, first: SessionStage): boolean {
+  if (result.type !== 'failed' || result.failure.stage !== first) return false;
   const { cause, reply } = result.failure;
   return cause === 'closed' || cause === 'protocol' || (reply !== null && reply.code === 421);
 }

@@ -57,6 +57,8 @@ export interface WarmEntry {
   readonly address: string;
   readonly egress: Egress;
   readonly openedAt: number;
+  /** How long its connection and greeting took (ms). */
+  readonly greetMs: number;
   verifications: number;
   rejects: number;
   /** Whether the pool QUIT it (anything else that ends it is the server's doing). */
@@ -130,12 +132,13 @@ export class WarmPool {
   }
 
   /** A session opened on the slot `acquire` gave: counted until the server lets it go. */
-  opened(key: string, address: string, egress: Egress, session: SmtpSession): WarmEntry {
+  opened(key: string, address: string, egress: Egress, session: SmtpSession, greetMs: number): WarmEntry {
     const entry: WarmEntry = {
       session,
       key,
       address,
       egress,
+      greetMs,
       openedAt: performance.now(),
       verifications: 0,
       rejects: 0,
@@ -172,9 +175,25 @@ export class WarmPool {
   }
 
   /**
+   * While a session of lane `key` is in use (warm sessions on): how long it is worth waiting for
+   * it rather than opening a new one, the time a new one took to greet there. Null: none in use.
+   */
+  expectedFreeMs(key: string): number | null {
+    if (this.#options.idleMs <= 0 || this.busy(key) === 0) return null;
+    let greetMs = 0;
+    for (const entry of this.#inUse) if (entry.key === key) greetMs = Math.max(greetMs, entry.greetMs);
+    return greetMs;
+  }
+
+  /** A slot `acquire` gave back unused (a session in use came back first). */
+  giveBack(key: string): void {
+    this.#freeSlot(key);
+  }
+
+  /**
    * The first session of lane `key` that comes back from its verification, before `deadlineAt`;
-   * null at the deadline or once cancelled. For a verification that opens a new session meanwhile:
-   * whichever is ready first carries it ("wait for a busy one or open another, whichever is sooner").
+   * null at the deadline or once cancelled ("wait for a busy one or open another, whichever is
+   * sooner": a new one would take about as long as the busy one's greeting took).
    */
   handoff(key: string, deadlineAt: number): { entry: Promise<WarmEntry | null>; cancel: () => void } {
     let handoff: Handoff | null = null;
