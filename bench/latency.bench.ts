@@ -50,7 +50,7 @@ const ONE_WAY = Number(values['one-way-ms']);
 const RTT = 2 * ONE_WAY;
 const MAX_MS = Number(values['max-seconds']) * 1000;
 /** The server closes idle sessions of the first-contact hosts after this (their warm-up's). */
-const FIRST_CONTACT_IDLE_MS = 300;
+const FIRST_CONTACT_IDLE_MS = 1_000;
 
 type CaseName = 'warm' | 'first contact' | 'cold';
 interface Case {
