@@ -38,8 +38,6 @@ import type { MailHost, SmtpEvidence, SmtpOutcome, SmtpOutcomeKind } from '../ou
 import { TtlMap } from '../ttl-map.js';
 import type { SmtpOptions } from '../types.js';
 import { CatchAllCache } from './catch-all-cache.js';
-import type { ReplyVerdict } from './classify.js';
-import { classifyReply } from './classify.js';
 import type { Egress } from '../net/egress.js';
 import {
   DEFAULT_EGRESS_REST_MS,
@@ -48,11 +46,12 @@ import {
   pairKey,
   refusesTheClient,
 } from '../net/egress.js';
-import { SmtpConnectionError } from './connection.js';
 import type { SmtpReply } from './reply.js';
-import type { HostFailure, SessionStage, SmtpSession } from './session.js';
-import { budgetDeadlines, connectionRefused, describe, failureOf, openSession } from './session.js';
+import type { HostFailure, SmtpSession } from './session.js';
+import { budgetDeadlines, connectionRefused, describe, openSession } from './session.js';
 import { addressNeedsSmtpUtf8, unicodeUnsupported } from './smtputf8.js';
+import type { HostResult, Transaction } from './probe-transaction.js';
+import { queueTimeout, runTransaction, serverLetGo } from './probe-transaction.js';
 import { HostLimiter } from '../batch/host-limiter.js';
 import type { WarmEntry, WarmPoolStats } from './warm-pool.js';
 import { WARM_DEFAULTS, WarmPool } from './warm-pool.js';
@@ -118,24 +117,6 @@ export function improbableLocalPart(random: () => number): string {
   }
   return local;
 }
-
-type DecidedKind = Exclude<ReplyVerdict, 'continue' | 'next_host'>;
-
-/** What one session with one host concluded. */
-type HostResult =
-  /** A reply decided; `stage` says whether it was about the recipient (rcpt) or the prober. */
-  | {
-      type: 'decided';
-      stage: SessionStage;
-      kind: DecidedKind;
-      reply: SmtpReply;
-      catchAll: boolean | null;
-      tls: boolean;
-    }
-  /** The address needs SMTPUTF8 and the host did not offer it: decided without asking. */
-  | { type: 'unicode_unsupported'; tls: boolean }
-  /** `queued`: no session could be had within the budget (our own cap): not the host's failure. */
-  | { type: 'failed'; failure: HostFailure; queued?: true };
 
 /** Default caps of single verifications' sessions (the batch engine's defaults). */
 const DEFAULT_PER_HOST_CONCURRENCY = 5;
@@ -432,76 +413,25 @@ export class SmtpProber {
     return done.result;
   }
 
-  /**
-   * [RSET on a warm session,] MAIL FROM (with SMTPUTF8 when the address needs it, which the
-   * server then offers), RCPT TO and, when the domain's catch-all answer is not cached, a second
-   * RCPT: in one round trip when the server offers PIPELINING.
-   */
+  /** The verification's transaction (probe-transaction.ts), with this prober's sender and catch-all cache. */
   async #transaction(
     session: SmtpSession,
     request: ProbeRequest,
     smtpUtf8: boolean,
     reset: boolean,
   ): Promise<Transaction> {
-    const mailFrom = `MAIL FROM:<${this.#options.mailFrom}>${smtpUtf8 ? ' SMTPUTF8' : ''}`;
-    const rcpt = `RCPT TO:<${request.address}>`;
     const cached = this.#catchAll.get(request.domain) ?? null;
-    const probe = cached === null ? `RCPT TO:<${improbableLocalPart(this.#random)}@${request.domain}>` : null;
-    const lines = [...(reset ? ['RSET'] : []), mailFrom, rcpt, ...(probe === null ? [] : [probe])];
-    const first = reset ? 1 : 0;
-
-    // RFC 2920: the whole group goes in one packet, saving a round trip per command. The second
-    // RCPT is sent even if the first is refused; its answer is then simply not used.
-    const issued: Promise<SmtpReply>[] = session.extensions.pipelining ? session.pipeline(lines) : [];
-    const pipelined = issued.length > 0;
-    const reply = (i: number): Promise<SmtpReply> => {
-      if (pipelined) return issued[i]!;
-      const pending = session.command(lines[i]!);
-      pending.catch(() => undefined);
-      issued.push(pending);
-      return pending;
-    };
-    const decide = async (): Promise<HostResult> => {
-      let stage: SessionStage = reset ? 'rset' : 'mail';
-      try {
-        if (reset) {
-          const reply0 = await reply(0);
-          if (reply0.code >= 300) return replyFailed('rset', reply0, session.tls);
-        }
-        stage = 'mail';
-        const mail = await reply(first);
-        const mailVerdict = classifyReply('mail', mail);
-        if (mailVerdict !== 'continue') return stop(mailVerdict, mail, session.tls, 'mail');
-
-        stage = 'rcpt';
-        const recipient = await reply(first + 1);
-        const verdict = classifyReply('rcpt', recipient);
-        if (verdict !== 'accepted') return stop(verdict, recipient, session.tls, 'rcpt');
-
-        let catchAll = cached;
-        if (probe !== null) {
-          catchAll = await catchAllAnswer(pipelined ? issued[first + 2]! : reply(first + 2));
-          this.#catchAll.remember(request.domain, catchAll);
-        }
-        return {
-          type: 'decided',
-          stage: 'rcpt',
-          kind: 'accepted',
-          reply: recipient,
-          catchAll,
-          tls: session.tls,
-        };
-      } catch (error) {
-        if (!(error instanceof SmtpConnectionError)) throw error;
-        return { type: 'failed', failure: failureOf(error, stage, session.tls) };
-      }
-    };
-    const result = await decide();
-    // Refused commands count against the session's reject budget, once all their replies are in.
-    const settled = Promise.allSettled(issued).then(
-      (all) => all.filter((r) => r.status === 'fulfilled' && r.value.code >= 400).length,
+    return runTransaction(
+      session,
+      {
+        reset,
+        mailFrom: `MAIL FROM:<${this.#options.mailFrom}>${smtpUtf8 ? ' SMTPUTF8' : ''}`,
+        rcpt: `RCPT TO:<${request.address}>`,
+        probe: cached === null ? `RCPT TO:<${improbableLocalPart(this.#random)}@${request.domain}>` : null,
+      },
+      cached,
+      (catchAll) => this.#catchAll.remember(request.domain, catchAll),
     );
-    return { result, settled };
   }
 
   /**
@@ -566,86 +496,9 @@ export class SmtpProber {
   }
 }
 
-/** A verification's result, and (later) how many of its commands were refused. */
-interface Transaction {
-  result: HostResult;
-  settled: Promise<number>;
-}
-
-/** A warm session's first reply (to RSET, or MAIL when none) says the server had let it go: closed, or 421. */
-function serverLetGo(result: HostResult, first: SessionStage): boolean {
-  if (result.type !== 'failed' || result.failure.stage !== first) return false;
-  const { cause, reply } = result.failure;
-  return cause === 'closed' || cause === 'protocol' || (reply !== null && reply.code === 421);
-}
-
-/** No session could be had before the deadline: the per-host cap was full (or the prober closed). */
-function queueTimeout(closing: boolean): HostResult {
-  return {
-    type: 'failed',
-    queued: true,
-    failure: {
-      kind: closing ? 'unavailable' : 'timeout',
-      stage: 'connect',
-      cause: closing ? 'destroyed' : 'timeout',
-      reply: null,
-      detail: closing
-        ? 'connect: the prober is closing'
-        : 'connect: no session to the host came free within the time budget (per-host session cap)',
-      tls: false,
-    },
-  };
-}
-
-function replyFailed(stage: SessionStage, reply: SmtpReply, tls: boolean): HostResult {
-  return {
-    type: 'failed',
-    failure: {
-      kind: 'unavailable',
-      stage,
-      cause: 'reply',
-      reply,
-      detail: `${stage}: ${describe(reply)}`,
-      tls,
-    },
-  };
-}
-
 /** The options the caller set (undefined ones keep their defaults). */
 function definedOnly<T extends object>(options: T): Partial<T> {
   return Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) as Partial<T>;
-}
-
-/** True/false when the random address was accepted/refused as unknown; null when unclear. */
-async function catchAllAnswer(pending: Promise<SmtpReply>): Promise<boolean | null> {
-  try {
-    const reply = await pending;
-    const verdict = classifyReply('rcpt', reply);
-    if (verdict === 'accepted') return true;
-    if (verdict === 'rejected') return false;
-    return null;
-  } catch {
-    // The real recipient's answer is decided; a lost second answer only leaves catch-all open.
-    return null;
-  }
-}
-
-function stop(verdict: ReplyVerdict, reply: SmtpReply, tls: boolean, stage: 'mail' | 'rcpt'): HostResult {
-  // 'continue' cannot reach here (each caller goes on when it gets it); treat it as a host fault.
-  if (verdict === 'next_host' || verdict === 'continue') {
-    return {
-      type: 'failed',
-      failure: {
-        kind: 'unavailable',
-        stage,
-        cause: 'reply',
-        reply,
-        detail: `${stage}: ${describe(reply)}`,
-        tls,
-      },
-    };
-  }
-  return { type: 'decided', stage, kind: verdict, reply, catchAll: null, tls };
 }
 
 function evidence(
