@@ -10,6 +10,8 @@ import type { BatchEngineOptions } from './engine/batch/types.js';
 import { DEFAULT_PROVIDER_CONCURRENCY, DEFAULT_PROVIDER_SESSIONS_PER_SECOND } from './engine/batch/types.js';
 import { parseSourceAddress } from './engine/net/egress.js';
 import { isFullyQualified } from './engine/net/host-name.js';
+import { STARTTLS_MODES, type StarttlsMode } from './engine/smtp/session.js';
+import { WARM_DEFAULTS } from './engine/smtp/warm-pool.js';
 import { DEFAULT_TIMEOUT_MS } from './engine/types.js';
 import type { EngineOptions, Status } from './engine/types.js';
 
@@ -274,6 +276,17 @@ const durationOrOff: ValueType<number> = {
   parse: (raw, name) => (/^\s*(0|off)\s*$/i.test(raw) ? 0 : parseDuration(raw, name)),
   show: (ms) => (ms === 0 ? 'off' : formatDuration(ms)),
 };
+
+/** One of a fixed list of words. */
+const oneOf = <T extends string>(words: readonly T[]): ValueType<T> => ({
+  parse: (raw, name) => {
+    const v = raw.trim().toLowerCase();
+    if (!(words as readonly string[]).includes(v))
+      throw new ConfigError(`${name} must be one of ${words.join(', ')}, got "${raw}"`);
+    return v as T;
+  },
+  show: (v) => v,
+});
 
 /** The value with any `user:password@` part masked: URLs of stores and relays carry secrets. */
 function withoutCredentials(raw: string): string {
@@ -544,6 +557,38 @@ export const SETTINGS = {
     help: 'MX hosts tried per probe',
     commands: ENGINE,
   }),
+  starttls: setting<StarttlsMode>({
+    flag: '--starttls <mode>',
+    env: 'MAILVERDICT_STARTTLS',
+    parser: oneOf(STARTTLS_MODES),
+    default: 'opportunistic',
+    help: 'STARTTLS of probes: `opportunistic` (when offered; 3 more round trips per new session), `never` (clear text: the recipient address crosses the network readable by anyone on the path), `required` (a host without working STARTTLS is not asked: `unknown` / `smtp_unavailable`) ([docs/prober.md](prober.md#starttls))',
+    commands: ENGINE,
+  }),
+  smtpSessionIdle: setting({
+    flag: '--smtp-session-idle <duration>',
+    env: 'MAILVERDICT_SMTP_SESSION_IDLE',
+    parser: durationOrOff,
+    default: WARM_DEFAULTS.idleMs,
+    help: 'single verifications: how long an SMTP session stays open unused for the next verification at the same MX host (a warm one costs 1 round trip instead of 4-7); `off`: QUIT after each ([docs/batch-engine.md](batch-engine.md#warm-sessions-for-single-verifications))',
+    commands: ENGINE,
+  }),
+  smtpSessionMaxAge: setting({
+    flag: '--smtp-session-max-age <duration>',
+    env: 'MAILVERDICT_SMTP_SESSION_MAX_AGE',
+    parser: duration,
+    default: WARM_DEFAULTS.maxAgeMs,
+    help: 'single verifications: the oldest a warm SMTP session gets before it is closed',
+    commands: ENGINE,
+  }),
+  smtpSessionMaxVerifications: setting({
+    flag: '--smtp-session-max-verifications <n>',
+    env: 'MAILVERDICT_SMTP_SESSION_MAX_VERIFICATIONS',
+    parser: integer(1, 1000),
+    default: WARM_DEFAULTS.maxVerifications,
+    help: 'single verifications: verifications one warm SMTP session carries at most',
+    commands: ENGINE,
+  }),
   allowInternalTargets: setting({
     flag: '--allow-internal-targets',
     env: 'MAILVERDICT_ALLOW_INTERNAL_TARGETS',
@@ -728,7 +773,7 @@ export const SETTINGS = {
     env: 'MAILVERDICT_CONCURRENCY',
     parser: integer(1, 10_000),
     default: 200,
-    help: 'batch: SMTP sessions in flight per worker process',
+    help: 'SMTP sessions in flight per process: of batches, and (counted apart) of single verifications',
     commands: BATCH,
   }),
   perHostConcurrency: setting({
@@ -736,7 +781,7 @@ export const SETTINGS = {
     env: 'MAILVERDICT_PER_HOST_CONCURRENCY',
     parser: integer(1, 1000),
     default: 5,
-    help: 'batch: SMTP sessions per MX host',
+    help: 'SMTP sessions per MX host: of batches, and (counted apart) of single verifications',
     commands: BATCH,
   }),
   providerConcurrency: setting({
@@ -1046,6 +1091,14 @@ export function loadConfig(
         proxies: s.proxy,
         sourceAddresses: s.sourceAddress,
         maxMxHosts: s.maxMxHosts,
+        starttls: s.starttls,
+        sessions: {
+          idleMs: s.smtpSessionIdle,
+          maxAgeMs: s.smtpSessionMaxAge,
+          maxVerifications: s.smtpSessionMaxVerifications,
+        },
+        perHostConcurrency: s.perHostConcurrency,
+        concurrency: s.concurrency,
       },
       catchAllTtlMs: s.catchAllCacheTtl,
     },

@@ -33,7 +33,7 @@ import {
   installErrorHandlers,
 } from './errors.js';
 import { sendError } from '../http/errors.js';
-import { createMetrics, type ApiMetrics } from './metrics.js';
+import { createMetrics, registerSessionPoolMetrics, type ApiMetrics } from './metrics.js';
 import { trackRoutesForMethodNotAllowed } from './method-not-allowed.js';
 import { genReqId, REQUEST_ID_HEADER } from './request-id.js';
 import { createValidatorCompiler } from './validation.js';
@@ -67,12 +67,18 @@ export function apiDeps(options: BuildAppOptions): ApiDeps {
     ...options,
     plans: options.plans ?? plansFromConfig(options.config),
     rateLimiter: options.rateLimiter ?? createMemoryRateLimiter(),
-    metrics: options.metrics ?? createMetrics(),
+    metrics: withSessionPool(options.metrics ?? createMetrics(), options.verifier),
     testDomain: options.config.testDomain,
     keyCache: options.keyCache ?? createKeyCache(),
     usageCache: options.usageCache ?? createStoreUsageCache(options.db, options.config.usageCacheTtlMs),
     readinessChecks: options.readinessChecks ?? {},
   };
+}
+
+/** The metrics, with the verifier's warm SMTP sessions among them. */
+function withSessionPool(metrics: ApiMetrics, verifier: ApiDeps['verifier']): ApiMetrics {
+  registerSessionPoolMetrics(metrics.registry, () => verifier.sessionStats?.());
+  return metrics;
 }
 
 /** Every route plugin of the API, in one list. */

@@ -160,6 +160,17 @@ export interface SmtpOptions {
   sourceAddresses?: string[];
   /** How many MX hosts one probe tries at most. */
   maxMxHosts: number;
+  /** STARTTLS: `opportunistic` (default), `never` or `required` (smtp/session.ts, `StarttlsMode`). */
+  starttls?: 'opportunistic' | 'never' | 'required';
+  /**
+   * Warm sessions of single verifications (smtp/warm-pool.ts): idle time (0: none), lifetime and
+   * verifications per session. Absent: the defaults (`WARM_DEFAULTS`).
+   */
+  sessions?: { idleMs?: number; maxAgeMs?: number; maxVerifications?: number };
+  /** Sessions of single verifications open at once per MX host address and egress (default 5). */
+  perHostConcurrency?: number;
+  /** Sessions of single verifications open at once in all (default 200). */
+  concurrency?: number;
 }
 
 export interface EngineOptions {
@@ -202,4 +213,16 @@ export interface Verifier {
   verifyOffline(email: string): VerificationResult;
   /** Closes sockets and timers. */
   close(): Promise<void>;
+  /** The single verifications' SMTP sessions: open per host, opened, reused, closed by the server. */
+  sessionStats?(): SessionPoolStats;
+}
+
+/** What `/metrics` shows of the warm sessions of single verifications (smtp/warm-pool.ts). */
+export interface SessionPoolStats {
+  /** Sessions open now (idle or in use), per MX host address. */
+  openByHost: ReadonlyMap<string, number>;
+  /** Sessions opened, verifications carried by an already open session, sessions the server closed. */
+  opened: number;
+  reused: number;
+  closedByServer: number;
 }

@@ -125,7 +125,7 @@ export function createVerifier(options: EngineOptions, deps: VerifierDeps = {}):
     resolver.close();
   }
 
-  return { verify, verifyOffline, close };
+  return { verify, verifyOffline, close, sessionStats: () => prober.sessionStats() };
 }
 
 function clampTimeout(timeoutMs: number | undefined): number {

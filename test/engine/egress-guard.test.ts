@@ -151,7 +151,8 @@ describe('blocklist re-checks', () => {
   });
 
   it('keep the single prober off a listed egress too', async () => {
-    const w = (world = await startGuardWorld());
+    // One session per verification (no warm sessions), so that sessions count verifications.
+    const w = (world = await startGuardWorld({ smtpSessionIdle: 'off' }));
     const time = clock();
     w.list(LISTED);
     const guard = w.guard(createLocalEgressHealth(time.now), time.now);

@@ -34,9 +34,13 @@ const sent = (lines: TranscriptLine[]): string[] =>
 const markers = (lines: TranscriptLine[]): string[] =>
   lines.filter((l) => l.text.startsWith('[')).map((l) => l.text);
 
+/**
+ * The commands the host received for the verification: its QUIT, sent once the answer is known
+ * (or never, for a session kept warm), ends the session but is no part of the transcript.
+ */
 async function commandsOf(host: KitHost): Promise<string[]> {
   await vi.waitFor(() => expect(host.commands).toContain('QUIT'));
-  return host.commands;
+  return host.commands.filter((c) => c !== 'QUIT');
 }
 
 beforeAll(async () => {
@@ -85,7 +89,6 @@ describe('the transcript of a verification', () => {
       'MAIL FROM:<verify@probe.mailverdict.test>',
       `RCPT TO:<alice@${domain}>`,
       expect.stringMatching(new RegExp(`^RCPT TO:<[a-z][a-z0-9]{23}@${domain.replace('.', '\\.')}>$`)),
-      'QUIT',
     ]);
     expect(markers(lines)).toEqual([`[connect mx1.${domain} (${kit.hosts.good!.ip}) port ${kit.port}]`]);
     const received = lines.filter((l) => l.dir === 'in').map((l) => l.text);
@@ -124,8 +127,8 @@ describe('the transcript of a verification', () => {
     const result = await verifier.verify(`alice@${route('serial')}`, { transcript: true });
     const afterBanner = result.transcript!.filter((l) => !l.text.startsWith('[')).slice(1);
     const dialogue = afterBanner.filter((l) => !l.text.startsWith('250-')).map((l) => l.dir);
-    // EHLO/250, MAIL/250, RCPT/250, RCPT (catch-all)/550, QUIT.
-    expect(dialogue).toEqual(['out', 'in', 'out', 'in', 'out', 'in', 'out', 'in', 'out']);
+    // EHLO/250, MAIL/250, RCPT/250, RCPT (catch-all)/550.
+    expect(dialogue).toEqual(['out', 'in', 'out', 'in', 'out', 'in', 'out', 'in']);
   });
 
   it('covers every MX host tried, each marked, when the first refuses the connection', async () => {

@@ -15,6 +15,7 @@ import type { Clock } from '../../clock.js';
 import { SECOND, systemClock } from '../../clock.js';
 import { MailHostResolver } from '../dns/resolver.js';
 import { DEFAULT_EGRESS_REST_MS, buildEgresses, type EgressGate } from '../net/egress.js';
+import { MAX_REJECTS_PER_SESSION } from '../smtp/warm-pool.js';
 import type { VerificationResult } from '../types.js';
 import { MAX_TIMEOUT_MS, MIN_TIMEOUT_MS } from '../types.js';
 import { BatchRun } from './batch-run.js';
@@ -52,7 +53,7 @@ export const BATCH_DEFAULTS = {
   pipelineDepth: 32,
   recipientsPerTransaction: 500,
   recipientsPerSession: 500,
-  maxRejectsPerSession: 9,
+  maxRejectsPerSession: MAX_REJECTS_PER_SESSION,
   hostBackoffMs: DEFAULT_HOST_BACKOFF_MS,
   hostBackoffMaxMs: DEFAULT_HOST_BACKOFF_MAX_MS,
   maxHostFailures: 3,
@@ -129,6 +130,7 @@ export function createBatchEngine(options: BatchEngineOptions, deps: BatchEngine
     greylistRetries: options.greylistRetries,
     greylistDelayMs: options.greylistDelayMs,
     maxDrops: tuning.maxDrops,
+    starttls: options.smtp.starttls ?? 'opportunistic',
   };
 
   const scheduler: ProbeScheduler = new ProbeScheduler(
