@@ -18,7 +18,9 @@ import QRCode from 'qrcode';
 import { MINUTE, type Clock } from '../clock.js';
 import { AppError } from '../errors.js';
 import type { Executor } from '../store/executor.js';
-import { findMemberById } from '../store/member.store.js';
+import { findMemberByEmail, findMemberById } from '../store/member.store.js';
+import type { MemberRow } from '../store/schema/dashboard.schema.js';
+import { deleteMemberSessions } from '../store/session.store.js';
 import {
   accountRequiresTwoFactor,
   countUnusedRecoveryCodes,
@@ -35,6 +37,7 @@ import {
   useRecoveryCode,
 } from '../store/two-factor.store.js';
 import { FAILURE_WINDOW_MS, failureKey, forgetAttempts, reserveAttempt } from './failure-budget.js';
+import { normalizeEmail } from './members.service.js';
 import { verifyPassword } from './passwords.js';
 
 const PERIOD_S = 30;
@@ -52,7 +55,12 @@ const WRONG_CODE = 'the code is not correct (or was used already); try the next 
 
 /** The TOTP code of `secret` at `at` (tests and the CLI's users compute codes the same way). */
 export function totpCode(secret: string, at: Date): string {
-  return TOTP.generate({ secret: Secret.fromBase32(secret), digits: DIGITS, period: PERIOD_S, timestamp: at.getTime() });
+  return TOTP.generate({
+    secret: Secret.fromBase32(secret),
+    digits: DIGITS,
+    period: PERIOD_S,
+    timestamp: at.getTime(),
+  });
 }
 
 /** The time step a code of `secret` belongs to, near `now`; null when it matches none. */
@@ -242,9 +250,24 @@ export async function disableTwoFactor(
   await deleteTwoFactor(db, input.memberId);
 }
 
-/** The operator's reset (CLI): the member's second factor and recovery codes are gone. */
-export async function resetTwoFactor(db: Executor, memberId: string): Promise<boolean> {
-  return db.transaction().execute((trx) => deleteTwoFactor(trx, memberId));
+/**
+ * The operator's reset (CLI, `mailverdict members reset-2fa`): the member's second factor,
+ * recovery codes and pending sign-ins are gone, and their sessions end. They sign in with the
+ * password alone (or, when the account requires two factors, may then only turn them on again).
+ * 404 for an unknown address.
+ */
+export async function resetTwoFactorByEmail(
+  db: Executor,
+  email: string,
+): Promise<{ member: MemberRow; hadTwoFactor: boolean }> {
+  const member = await findMemberByEmail(db, normalizeEmail(email));
+  if (!member) throw new AppError('not_found', `${normalizeEmail(email)} is not a member of any account`);
+  const hadTwoFactor = await db.transaction().execute(async (trx) => {
+    const had = await deleteTwoFactor(trx, member.id);
+    await deleteMemberSessions(trx, member.id);
+    return had;
+  });
+  return { member, hadTwoFactor };
 }
 
 /**
@@ -259,7 +282,10 @@ export async function setTwoFactorRequirement(
   if (member.role !== 'owner')
     throw new AppError('insufficient_permissions', "only the account's owner can require two factors");
   if (required && !(await hasTwoFactor(db, member.memberId)))
-    throw new AppError('invalid_request', 'turn on two-factor sign-in for yourself before requiring it of everyone');
+    throw new AppError(
+      'invalid_request',
+      'turn on two-factor sign-in for yourself before requiring it of everyone',
+    );
   if (!(await setAccountRequiresTwoFactor(db, member.accountId, required)))
     throw new AppError('not_found', `no account ${member.accountId}`);
 }

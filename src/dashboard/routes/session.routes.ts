@@ -123,10 +123,8 @@ export function sessionRoutes(deps: DashboardDeps, guard: GuardDeps) {
 
   return async (instance: FastifyInstance): Promise<void> => {
     const app = instance.withTypeProvider<TypeBoxTypeProvider>();
-    app.get(
-      '/session',
-      { config: ENROLMENT, schema: { response: { 200: SessionView } } },
-      async (request) => toSessionView(requireSession(request)),
+    app.get('/session', { config: ENROLMENT, schema: { response: { 200: SessionView } } }, async (request) =>
+      toSessionView(requireSession(request)),
     );
 
     app.post(

@@ -60,17 +60,21 @@ export function twoFactorRoutes(deps: DashboardDeps) {
       }),
     );
 
-    app.post('/account/two-factor/disable', { schema: { body: DisableTwoFactorBody } }, async (request, reply) => {
-      const session = requireSession(request);
-      await disableTwoFactor(db, clock, {
-        memberId: session.memberId,
-        accountId: session.accountId,
-        password: request.body.password,
-        code: request.body.code,
-        failureLimit,
-      });
-      return reply.code(204).send();
-    });
+    app.post(
+      '/account/two-factor/disable',
+      { schema: { body: DisableTwoFactorBody } },
+      async (request, reply) => {
+        const session = requireSession(request);
+        await disableTwoFactor(db, clock, {
+          memberId: session.memberId,
+          accountId: session.accountId,
+          password: request.body.password,
+          code: request.body.code,
+          failureLimit,
+        });
+        return reply.code(204).send();
+      },
+    );
 
     app.put(
       '/account/two-factor/requirement',

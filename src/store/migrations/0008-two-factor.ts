@@ -52,7 +52,10 @@ export const twoFactorMigration: Migration = {
     await db.schema
       .alterTable('accounts')
       .addColumn('require_two_factor', 'integer', (c) =>
-        c.notNull().defaultTo(0).check(sql`require_two_factor in (0, 1)`),
+        c
+          .notNull()
+          .defaultTo(0)
+          .check(sql`require_two_factor in (0, 1)`),
       )
       .execute();
   },
