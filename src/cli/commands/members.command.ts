@@ -137,7 +137,7 @@ export function registerMembersCommand(program: Command): void {
   ).action(async (flags: StoreFlags & { email: string }) => {
     const { member, hadTwoFactor } = await withStore(flags, (db) => resetTwoFactorByEmail(db, flags.email));
     // For the audit trail until the audit log exists: the member's id, never the address.
-    pino({ level: 'info' }, pino.destination(2)).info(
+    pino({ level: 'info' }, process.stderr).info(
       { member_id: member.id, account_id: member.account_id, had_two_factor: hadTwoFactor },
       'second factor reset by the operator',
     );
