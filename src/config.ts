@@ -283,6 +283,7 @@ export type CommandName =
   | 'accounts'
   | 'keys'
   | 'members'
+  | 'accounts create'
   | 'members invite'
   | 'members reset';
 
@@ -336,7 +337,13 @@ const ENGINE: readonly CommandName[] = ['serve', 'worker', 'verify', 'batch', 'd
 /** The batch engine. */
 const BATCH: readonly CommandName[] = ['serve', 'worker', 'batch'];
 /** Links and e-mails to people: the service, and the members commands that send a link. */
-const LINKS: readonly CommandName[] = ['serve', 'worker', 'members invite', 'members reset'];
+const LINKS: readonly CommandName[] = [
+  'serve',
+  'worker',
+  'accounts create',
+  'members invite',
+  'members reset',
+];
 
 /** Every setting, one row each, in the order of docs/configuration.md. */
 export const SETTINGS = {

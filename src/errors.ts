@@ -33,6 +33,7 @@ export const ERROR_CODES = [
   'csrf_rejected',
   'member_exists',
   'owner_not_removable',
+  'weak_password',
   'two_factor_required',
 ] as const;
 

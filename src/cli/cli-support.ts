@@ -133,8 +133,19 @@ export function integerOption(name: string, raw: string | undefined): number | u
 }
 
 export function print(json: boolean | undefined, value: unknown, text: () => string): void {
-  process.stdout.write(json ? `${JSON.stringify(value, null, 2)}\n` : `${text()}\n`);
+  process.stdout.write(json ? `${JSON.stringify(value, null, 2)}\n` : `${terminalSafe(text())}\n`);
 }
+
+/**
+ * Text for a terminal: control characters other than newline and tab are shown as `\x1b`, so a
+ * stored value (a key's name, an address written before they were refused) cannot move the
+ * cursor, ring the bell or rewrite what the operator sees (issue 16). JSON escapes them itself.
+ */
+export function terminalSafe(text: string): string {
+  return text.replace(UNSAFE_IN_TERMINAL, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+}
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
+const UNSAFE_IN_TERMINAL = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F]/g;
 
 /** Resolves with the first SIGTERM or SIGINT, then stops listening for either. */
 export function waitForSignal(): Promise<NodeJS.Signals> {

@@ -20,6 +20,7 @@ import type { ApiKeyRow } from '../store/schema/accounts.schema.js';
 import { getAccount } from './accounts.service.js';
 import { newId, randomBase62 } from './ids.js';
 import type { KeyCache } from './key-cache.js';
+import { refuseControlCharacters } from './text.js';
 
 export const SCOPES = ['verify', 'batch', 'jobs:read', 'usage:read'] as const;
 export type Scope = (typeof SCOPES)[number];
@@ -102,6 +103,7 @@ export async function createKey(
     throw new AppError('invalid_request', `a key needs at least one scope (${SCOPES.join(', ')})`);
   for (const s of scopes)
     if (!isScope(s)) throw new AppError('invalid_request', `unknown scope "${s}" (${SCOPES.join(', ')})`);
+  if (input.name) refuseControlCharacters('name', input.name);
   await getAccount(db, input.accountId);
   const prefix = KEY_PREFIX[input.kind];
   const key = prefix + randomBase62(SECRET_LENGTH);

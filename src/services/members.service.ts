@@ -27,10 +27,12 @@ import {
 } from '../store/member.store.js';
 import type { MemberRole, MemberRow, MemberTokenKind } from '../store/schema/dashboard.schema.js';
 import { deleteMemberSessions } from '../store/session.store.js';
-import { getAccount } from './accounts.service.js';
+import { createAccount, getAccount, type NewAccount } from './accounts.service.js';
 import { FAILURE_WINDOW_MS, failureKey, forgetAttempts, reserveAttempt } from './failure-budget.js';
 import { randomBase62 } from './ids.js';
+import { refuseControlCharacters } from './text.js';
 import type { MemberMailer } from './member-mail.js';
+import { refuseWeakPassword } from './password-strength.js';
 import { hashPassword, verifyPassword } from './passwords.js';
 
 /** How long an invitation or a password-reset link works. */
@@ -57,6 +59,7 @@ export function toMemberView(row: MemberRow): MemberView {
 
 /** Addresses are compared lower-cased and trimmed: `Anna@Example.org ` signs in as anna@example.org. */
 export function normalizeEmail(raw: string): string {
+  refuseControlCharacters('email', raw);
   const email = raw.trim().toLowerCase();
   if (email.length > 254 || !/^[^@\s]+@[^@\s]+$/.test(email))
     throw new AppError('invalid_request', `email must be an e-mail address, got "${raw.trim()}"`);
@@ -188,6 +191,27 @@ export async function inviteMember(
   return mailLink(deps, 'invitation', issued);
 }
 
+/**
+ * A new account and its owner's invitation (the account's address), in one transaction, as the
+ * bootstrap account gets on a brand-new store: `accounts create` no longer makes an account that
+ * nobody can sign in to (issue 16).
+ */
+export async function createOwnedAccount(
+  deps: MembersDeps,
+  input: NewAccount,
+): Promise<{ accountId: string; owner: SentLink }> {
+  const { accountId, issued } = await deps.db.transaction().execute(async (trx) => {
+    const account = await createAccount(trx, deps.clock, input);
+    const owner = await issueInvitation(trx, deps.clock, {
+      accountId: account.id,
+      email: account.email,
+      role: 'owner',
+    });
+    return { accountId: account.id, issued: owner };
+  });
+  return { accountId, owner: await mailLink(deps, 'invitation', issued) };
+}
+
 /** The member inviting from the dashboard. */
 export interface Inviter {
   memberId: string;
@@ -294,8 +318,9 @@ export async function acceptLink(
   // (issue 16: forty such requests made a sign-in elsewhere wait seconds). The transaction below
   // checks it again, as it may be used meanwhile.
   const tokenHash = hashToken(input.token);
-  if (!(await findUsableToken(db, tokenHash, input.kind, clock.now().toISOString())))
-    throw new AppError('not_found', UNUSABLE_LINK);
+  const usable = await findUsableToken(db, tokenHash, input.kind, clock.now().toISOString());
+  if (!usable) throw new AppError('not_found', UNUSABLE_LINK);
+  refuseWeakPassword(input.password, usable.email);
   // Hashed before the transaction: a SQLite write lock is not held for the hash's 100+ ms.
   const passwordHash = await hashPassword(input.password);
   return db.transaction().execute(async (trx) => {
@@ -364,6 +389,7 @@ export async function changePassword(
   if (!member?.password_hash || !(await verifyPassword(input.current, member.password_hash)))
     throw new AppError('invalid_credentials', 'the current password is not correct');
   await forgetAttempts(db, key);
+  refuseWeakPassword(input.next, member.email);
   const passwordHash = await hashPassword(input.next);
   await db.transaction().execute(async (trx) => {
     await setMemberPassword(trx, member.id, passwordHash, clock.now().toISOString());

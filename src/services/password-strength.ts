@@ -31,7 +31,10 @@ function estimator(): ZxcvbnFactory {
 export function refuseWeakPassword(password: string, email: string): void {
   const [local = '', domain = ''] = email.split('@');
   const inputs = [email, local, ...local.split(/[._+-]/), ...domain.split('.'), 'mailverdict', 'dashboard'];
-  const result = estimator().check(password.slice(0, 256), inputs.filter((w) => w.length > 2));
+  const result = estimator().check(
+    password.slice(0, 256),
+    inputs.filter((w) => w.length > 2),
+  );
   if (result.score >= MIN_PASSWORD_SCORE) return;
   const hint = result.feedback.warning ?? result.feedback.suggestions[0] ?? null;
   throw new AppError(
