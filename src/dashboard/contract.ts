@@ -60,6 +60,12 @@ export const SessionView = Type.Object({
   account: AccountSummary,
   csrf_token: Type.String(),
   expires_at: IsoTime,
+  two_factor: Type.Object({
+    /** Whether the member signs in with a second factor. */
+    enabled: Type.Boolean(),
+    /** Whether the account requires one: without it, the member can only turn it on. */
+    required: Type.Boolean(),
+  }),
 });
 export type SessionView = Static<typeof SessionView>;
 
@@ -68,6 +74,25 @@ export const SignInBody = Type.Object(
   { additionalProperties: false },
 );
 export type SignInBody = Static<typeof SignInBody>;
+
+/**
+ * 202 from POST /session (and from accepting a reset link) for a member with two factors: the
+ * password was right, no session yet. The challenge, with a code, goes to POST
+ * /session/second-factor within 5 minutes, once.
+ */
+export const SecondFactorChallenge = Type.Object({
+  second_factor_required: Type.Literal(true),
+  challenge: Type.String(),
+  expires_at: IsoTime,
+});
+export type SecondFactorChallenge = Static<typeof SecondFactorChallenge>;
+
+/** POST /session/second-factor: a TOTP code or a recovery code. */
+export const SecondFactorBody = Type.Object(
+  { challenge: Type.String({ maxLength: 256 }), code: Type.String({ minLength: 1, maxLength: 64 }) },
+  { additionalProperties: false },
+);
+export type SecondFactorBody = Static<typeof SecondFactorBody>;
 
 /** GET /invitations/:token: what the invitation page shows before a password is set. */
 export const InvitationPreview = Type.Object({ email: Type.String(), expires_at: IsoTime });
@@ -96,6 +121,53 @@ export const ChangePasswordBody = Type.Object(
   { additionalProperties: false },
 );
 export type ChangePasswordBody = Static<typeof ChangePasswordBody>;
+
+// ---- two-factor sign-in ----------------------------------------------------------------------
+
+/** GET /account/two-factor. */
+export const TwoFactorStatus = Type.Object({
+  enabled: Type.Boolean(),
+  enabled_at: Nullable(IsoTime),
+  recovery_codes_left: Type.Integer(),
+  /** Whether the owner requires two factors of every member. */
+  account_requires: Type.Boolean(),
+});
+export type TwoFactorStatus = Static<typeof TwoFactorStatus>;
+
+/** POST /account/two-factor/enrolment: shown this once; confirmed with a first code. */
+export const TwoFactorEnrolment = Type.Object({
+  /** Base32, for typing into an authenticator app. */
+  secret: Type.String(),
+  otpauth_uri: Type.String(),
+  /** The otpauth URI as a QR code, an SVG document made by the server. */
+  qr_svg: Type.String(),
+});
+export type TwoFactorEnrolment = Static<typeof TwoFactorEnrolment>;
+
+/** POST /account/two-factor/enrolment/confirm. */
+export const TwoFactorCodeBody = Type.Object(
+  { code: Type.String({ minLength: 1, maxLength: 64 }) },
+  { additionalProperties: false },
+);
+export type TwoFactorCodeBody = Static<typeof TwoFactorCodeBody>;
+
+/** The ten single-use recovery codes, shown once when two factors are turned on. */
+export const RecoveryCodes = Type.Object({ recovery_codes: Type.Array(Type.String()) });
+export type RecoveryCodes = Static<typeof RecoveryCodes>;
+
+/** POST /account/two-factor/disable: the password and a current code (or a recovery code). */
+export const DisableTwoFactorBody = Type.Object(
+  { password: Type.String({ maxLength: 1024 }), code: Type.String({ minLength: 1, maxLength: 64 }) },
+  { additionalProperties: false },
+);
+export type DisableTwoFactorBody = Static<typeof DisableTwoFactorBody>;
+
+/** PUT /account/two-factor/requirement: the owner's. */
+export const TwoFactorRequirementBody = Type.Object(
+  { required: Type.Boolean() },
+  { additionalProperties: false },
+);
+export type TwoFactorRequirementBody = Static<typeof TwoFactorRequirementBody>;
 
 // ---- overview --------------------------------------------------------------------------------
 

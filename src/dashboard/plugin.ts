@@ -18,6 +18,7 @@ import { accountRoutes } from './routes/account.routes.js';
 import { jobsRoutes } from './routes/jobs.routes.js';
 import { keysRoutes } from './routes/keys.routes.js';
 import { sessionRoutes } from './routes/session.routes.js';
+import { twoFactorRoutes } from './routes/two-factor.routes.js';
 import { CONTENT_SECURITY_POLICY, installGuards, sessionCookie, type GuardDeps } from './security.js';
 
 export function dashboardPlugin(options: DashboardOptions) {
@@ -71,6 +72,7 @@ export function dashboardPlugin(options: DashboardOptions) {
           return payload;
         });
         await api.register(sessionRoutes(deps, guard));
+        await api.register(twoFactorRoutes(deps));
         await api.register(accountRoutes(deps));
         await api.register(keysRoutes(deps));
         await api.register(jobsRoutes(deps));

@@ -43,6 +43,7 @@ export const HTTP_STATUS: Readonly<Record<ErrorCode, number>> = {
   member_exists: 409,
   owner_not_removable: 409,
   weak_password: 422,
+  two_factor_required: 403,
 };
 
 export interface ErrorBody {

@@ -67,6 +67,10 @@ export interface DashboardSession {
   accountEmail: string;
   expiresAt: string;
   csrfToken: string;
+  /** Whether the member signs in with two factors. */
+  twoFactorEnabled: boolean;
+  /** Whether the account requires two factors: without them, the member may only enrol. */
+  twoFactorRequired: boolean;
 }
 
 function sessionIdOf(secret: string): string {
@@ -143,6 +147,8 @@ export async function authenticateSession(
     accountEmail: row.account_email,
     expiresAt: row.expires_at,
     csrfToken: csrfTokenFor(secret),
+    twoFactorEnabled: row.two_factor_enabled_at !== null,
+    twoFactorRequired: Number(row.require_two_factor) === 1,
   };
 }
 
@@ -174,13 +180,13 @@ export function signInDelayMs(failures: number): number {
 }
 
 /**
- * Checks an address and password and opens a new session (see the module comment for the
- * limits and the identical answer to an unknown address and a wrong password).
+ * Checks an address and password (see the module comment for the limits and the identical
+ * answer to an unknown address and a wrong password); the caller opens the session.
  */
 export async function signIn(
   deps: SignInDeps,
   input: { email: string; password: string; clientIp: string },
-): Promise<{ member: MemberRow; session: NewSession }> {
+): Promise<{ member: MemberRow }> {
   const { db, clock, settings } = deps;
   let email: string;
   try {
@@ -223,5 +229,6 @@ export async function signIn(
     new Date(now.getTime() - settings.sessionIdleTimeoutMs).toISOString(),
   );
   await deleteOldSignInFailures(db, new Date(now.getTime() - 4 * FAILURE_WINDOW_MS).toISOString());
-  return { member, session: await createSession(db, clock, settings, member.id) };
+  // No session here: the caller opens one, or, for a member with two factors, a challenge first.
+  return { member };
 }

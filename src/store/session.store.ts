@@ -24,6 +24,10 @@ export interface SessionWithMember {
   account_id: string;
   account_plan: string;
   account_email: string;
+  /** When the member's TOTP was turned on; null: no second factor. */
+  two_factor_enabled_at: string | null;
+  /** 1: the account requires two factors of every member. */
+  require_two_factor: number;
 }
 
 export async function findSessionWithMember(
@@ -34,6 +38,7 @@ export async function findSessionWithMember(
     .selectFrom('dashboard_sessions as s')
     .innerJoin('members as m', 'm.id', 's.member_id')
     .innerJoin('accounts as a', 'a.id', 'm.account_id')
+    .leftJoin('member_two_factor as t', 't.member_id', 'm.id')
     .select([
       's.id',
       's.member_id',
@@ -47,6 +52,8 @@ export async function findSessionWithMember(
       'm.account_id',
       'a.plan as account_plan',
       'a.email as account_email',
+      't.enabled_at as two_factor_enabled_at',
+      'a.require_two_factor',
     ])
     .where('s.id', '=', id)
     .executeTakeFirst();

@@ -1,10 +1,11 @@
 /**
- * `mailverdict members invite|reset|remove|list`: who can sign in to an account's dashboard
+ * `mailverdict members invite|reset|reset-2fa|remove|list`: who can sign in to an account's dashboard
  * (docs/dashboard.md). `invite` and `reset` print a one-time link (24 hours) where the person sets
  * a password; with an SMTP relay configured the link is e-mailed too. The link is a secret: it
  * is printed, never logged.
  */
 import type { Command } from 'commander';
+import pino from 'pino';
 import { AppError } from '../../errors.js';
 import { getAccount } from '../../services/accounts.service.js';
 import {
@@ -12,7 +13,9 @@ import {
   listMembers,
   removeMemberByEmail,
   requestPasswordReset,
+  toMemberView,
 } from '../../services/members.service.js';
+import { resetTwoFactorByEmail } from '../../services/two-factor.service.js';
 import { addCommonOptions, print, withStore, type StoreFlags } from '../cli-support.js';
 import { linkJson, linkText, withMembers, type LinkFlags } from '../member-links.js';
 
@@ -55,6 +58,28 @@ export function registerMembersCommand(program: Command): void {
       throw new AppError('not_found', `${flags.email.trim()} is not a member of any account`);
     print(flags.json, linkJson(sent), () =>
       linkText(`password reset for ${sent.member.email}.`, sent, config),
+    );
+  });
+
+  addCommonOptions(
+    members
+      .command('reset-2fa')
+      .description(
+        "Clear a member's second factor (TOTP and recovery codes) and end their sessions, for a lost phone.",
+      )
+      .requiredOption('--email <address>', 'the member'),
+  ).action(async (flags: StoreFlags & { email: string }) => {
+    const { member, hadTwoFactor } = await withStore(flags, (db) => resetTwoFactorByEmail(db, flags.email));
+    // For the audit trail until the audit log exists: the member's id, never the address.
+    pino({ level: 'info' }, process.stderr).info(
+      { member_id: member.id, account_id: member.account_id, had_two_factor: hadTwoFactor },
+      'second factor reset by the operator',
+    );
+    const result = { member: toMemberView(member), had_two_factor: hadTwoFactor };
+    print(flags.json, result, () =>
+      hadTwoFactor
+        ? `cleared the second factor of ${member.email}; their sessions ended and they sign in with the password alone.`
+        : `${member.email} had no second factor; their sessions ended.`,
     );
   });
 

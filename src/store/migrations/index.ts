@@ -10,6 +10,7 @@ import { pendingChunksIndexMigration } from './0004-pending-chunks-index.js';
 import { dashboardMigration } from './0005-dashboard.js';
 import { publishableKeysMigration } from './0006-publishable-keys.js';
 import { invitationIssuerMigration } from './0007-invitation-issuer.js';
+import { twoFactorMigration } from './0008-two-factor.js';
 
 export const migrations: Record<string, Migration> = {
   '0001-accounts': accountsMigration,
@@ -19,4 +20,5 @@ export const migrations: Record<string, Migration> = {
   '0005-dashboard': dashboardMigration,
   '0006-publishable-keys': publishableKeysMigration,
   '0007-invitation-issuer': invitationIssuerMigration,
+  '0008-two-factor': twoFactorMigration,
 };

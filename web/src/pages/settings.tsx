@@ -23,6 +23,7 @@ import { PageTitle } from '../components/shell';
 import { ErrorMessage, Loading } from '../components/status';
 import { NewPasswordFields, passwordProblem } from './set-password';
 import { TableScroll } from '../components/table-scroll';
+import { TwoFactorSection } from './two-factor';
 
 function Members() {
   const api = useEndpoints();
@@ -366,6 +367,7 @@ export function SettingsPage() {
         </>
       ) : null}
       <PasswordSection />
+      <TwoFactorSection />
     </>
   );
 }
