@@ -128,7 +128,7 @@ const layers = [
 ];
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'data/', 'coverage/', '**/*.d.ts'] },
+  { ignores: ['dist/', 'clients/*/dist/', 'node_modules/', 'data/', 'coverage/', '**/*.d.ts'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

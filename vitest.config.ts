@@ -25,6 +25,15 @@ export default defineConfig({
         },
       },
       {
+        // The TypeScript client (clients/typescript) against a real `serve` (its test/client-kit.ts).
+        extends: true,
+        test: {
+          name: 'client',
+          include: ['clients/typescript/test/**/*.test.ts'],
+          pool: 'forks',
+        },
+      },
+      {
         // The dashboard's browser app (web/): components and hooks in a DOM, fetch faked at the edge.
         extends: true,
         plugins: [react()],

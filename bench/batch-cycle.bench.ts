@@ -7,12 +7,14 @@
  * Before each phase the serve process's peak is reset (`5` written to /proc/<pid>/clear_refs) and
  * after it its `VmHWM` is read: the phase's own peak. The cycle's peak is the largest of the three.
  *
- * The run uses a test key by default: its chunks go through the same claim, decode, encode and
- * completion as a live job's, with fixed verdicts instead of probes. `--live` uses the live key
- * against fake mail hosts and a fake DNS server on loopback (bench/fake-mta-pipelining.ts in a
- * child process, 1 ms per reply; 100 domains on 10 MX hosts, a tenth of the mailboxes unknown):
- * the pooled engine, the job's repeat sharing and the result cache (50,000 answers by default)
- * then run as for a user. Nothing leaves loopback.
+ * Each cycle runs with the test key and then with the live key (`--keys test,live`, the default;
+ * `--live` is `--keys live`). The test key's chunks go through the same claim, decode, encode and
+ * completion as a live job's, with fixed verdicts instead of probes. The live key runs against fake
+ * mail hosts and a fake DNS server on loopback (bench/fake-mta-pipelining.ts in a child process,
+ * 1 ms per reply; 100 domains on 10 MX hosts, a tenth of the mailboxes unknown): the pooled
+ * engine, the job's repeat sharing and the result cache (its default bounds, unless
+ * MAILVERDICT_RESULT_CACHE_* are set) then run as for a user. Nothing leaves loopback. The cycle's
+ * peak of each key is printed last.
  *
  * Two address shapes, one fresh serve and data directory each: short (`first.last123@gmail.com`,
  * about 30 characters) and 254 characters (a 64-character local part, a long domain).
@@ -20,7 +22,7 @@
  * `serve` runs from dist/ (`npm run build`), as a user runs it; `--tsx` runs the sources through
  * tsx instead (about 50 MB more RSS for the transpiler).
  *
- *   npm run bench:batch:cycle [-- --addresses N --lengths short,254 --live --tsx]   (builds dist/ first)
+ *   npm run bench:batch:cycle [-- --addresses N --lengths short,254 --keys test,live --live --tsx]   (builds dist/ first)
  *   (smoke test: --addresses 20000)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -39,21 +41,30 @@ interface Args {
   lengths: ('short' | '254')[];
   /** Run the sources through tsx (about 50 MB more RSS) instead of the build a user runs. */
   tsx: boolean;
-  /** The live key against fake mail hosts on loopback, instead of the test key. */
-  live: boolean;
+  /** Which keys' cycles run: the test key's, and the live key's against fake mail hosts on loopback. */
+  keys: ('test' | 'live')[];
 }
 
 function parseArgs(argv: string[]): Args {
-  const args: Args = { addresses: 500_000, lengths: ['short', '254'], tsx: false, live: false };
+  const args: Args = { addresses: 500_000, lengths: ['short', '254'], tsx: false, keys: ['test', 'live'] };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i]!;
-    if (flag === '--tsx' || flag === '--live') {
-      args[flag === '--tsx' ? 'tsx' : 'live'] = true;
+    if (flag === '--tsx') {
+      args.tsx = true;
+      continue;
+    }
+    if (flag === '--live') {
+      args.keys = ['live'];
       continue;
     }
     const value = argv[++i];
     if (flag === '--addresses' && Number.isInteger(Number(value)) && Number(value) > 0)
       args.addresses = Number(value);
+    else if (flag === '--keys' && value !== undefined)
+      args.keys = value.split(',').map((k) => {
+        if (k !== 'test' && k !== 'live') throw new Error(`bad key ${k}`);
+        return k;
+      });
     else if (flag === '--lengths' && value !== undefined)
       args.lengths = value.split(',').map((l) => {
         if (l !== 'short' && l !== '254') throw new Error(`bad length ${l}`);
@@ -188,10 +199,10 @@ async function measured<T>(pid: number, phase: () => Promise<T>) {
   return { result, ms: performance.now() - t0, peakMB: (kibOf(pid, 'VmHWM') * 1024) / 1e6 };
 }
 
-async function cycle(n: number, length: Args['lengths'][number], args: Args) {
-  const payload = body(n, length, args.live);
+async function cycle(n: number, length: Args['lengths'][number], live: boolean, args: Args) {
+  const payload = body(n, length, live);
   const dataDir = mkdtempSync(join(tmpdir(), 'mailverdict-bench-cycle-'));
-  const world = args.live ? await startFakeWorld(length) : null;
+  const world = live ? await startFakeWorld(length) : null;
   const server = await startServe(dataDir, args.tsx, world);
   const pid = server.child.pid!;
   const auth = { authorization: `Bearer ${server.key}` };
@@ -267,22 +278,27 @@ async function main(): Promise<void> {
       .map((l) => l.toFixed(1))
       .join(
         ' ',
-      )}; serve: ${args.tsx ? 'src/ through tsx' : 'dist/ (the build)'}; key: ${args.live ? 'live, fake mail hosts on loopback' : 'test'}\n`,
+      )}; serve: ${args.tsx ? 'src/ through tsx' : 'dist/ (the build)'}; live key: fake mail hosts on loopback; result cache: ${process.env.MAILVERDICT_RESULT_CACHE_MEMORY ?? 'default'} MB, ${process.env.MAILVERDICT_RESULT_CACHE_SIZE ?? 'default'} answers\n`,
   );
   console.log(
-    '| addresses | length | body MB | idle RSS (MB) | submit: s / peak MB | run: s / peak MB | download CSV: MB, s / peak MB | cycle peak RSS (MB) |',
+    '| key | addresses | length | body MB | idle RSS (MB) | submit: s / peak MB | run: s / peak MB | download CSV: MB, s / peak MB | cycle peak RSS (MB) |',
   );
-  console.log('|---:|---|---:|---:|---:|---:|---:|---:|');
+  console.log('|---|---:|---|---:|---:|---:|---:|---:|---:|');
   const verdicts: [string, Record<string, number>][] = [];
-  for (const length of args.lengths) {
-    const r = await cycle(args.addresses, length, args);
-    verdicts.push([length, r.statuses]);
-    const peak = Math.max(r.submit.peakMB, r.run.peakMB, r.download.peakMB);
-    const s = (ms: number) => fmt(ms / 1000, 1);
-    console.log(
-      `| ${fmt(args.addresses)} | ${length} | ${fmt(r.bodyMB, 1)} | ${fmt(r.idleMB)} | ${s(r.submit.ms)} / ${fmt(r.submit.peakMB)} | ${s(r.run.ms)} / ${fmt(r.run.peakMB)} | ${fmt(r.csvMB, 1)}, ${s(r.download.ms)} / ${fmt(r.download.peakMB)} | **${fmt(peak)}** |`,
-    );
-  }
+  const peaks: Partial<Record<Args['keys'][number], number>> = {};
+  for (const key of args.keys)
+    for (const length of args.lengths) {
+      const r = await cycle(args.addresses, length, key === 'live', args);
+      verdicts.push([`${key}, ${length}`, r.statuses]);
+      const peak = Math.max(r.submit.peakMB, r.run.peakMB, r.download.peakMB);
+      peaks[key] = Math.max(peaks[key] ?? 0, peak);
+      const s = (ms: number) => fmt(ms / 1000, 1);
+      console.log(
+        `| ${key} | ${fmt(args.addresses)} | ${length} | ${fmt(r.bodyMB, 1)} | ${fmt(r.idleMB)} | ${s(r.submit.ms)} / ${fmt(r.submit.peakMB)} | ${s(r.run.ms)} / ${fmt(r.run.peakMB)} | ${fmt(r.csvMB, 1)}, ${s(r.download.ms)} / ${fmt(r.download.peakMB)} | **${fmt(peak)}** |`,
+      );
+    }
+  for (const [key, peak] of Object.entries(peaks))
+    console.log(`\ncycle peak RSS, ${key} key: ${fmt(peak)} MB (target: under 300 MB)`);
   for (const [length, statuses] of verdicts)
     console.log(`\nverdicts (${length}): ${JSON.stringify(statuses)}`);
   console.log(

@@ -7,8 +7,11 @@
 import { hostname } from 'node:os';
 import { SECOND, MINUTE, HOUR, DAY } from './clock.js';
 import type { BatchEngineOptions } from './engine/batch/types.js';
+import { DEFAULT_PROVIDER_CONCURRENCY, DEFAULT_PROVIDER_SESSIONS_PER_SECOND } from './engine/batch/types.js';
 import { parseSourceAddress } from './engine/net/egress.js';
 import { isFullyQualified } from './engine/net/host-name.js';
+import { STARTTLS_MODES, type StarttlsMode } from './engine/smtp/session.js';
+import { WARM_DEFAULTS } from './engine/smtp/warm-pool.js';
 import { DEFAULT_TIMEOUT_MS } from './engine/types.js';
 import type { EngineOptions, Status } from './engine/types.js';
 
@@ -29,6 +32,10 @@ export interface BatchSettings {
   concurrency: number;
   /** Cap of concurrent SMTP sessions per MX host (politeness). */
   perHostConcurrency: number;
+  /** Cap of concurrent SMTP sessions to all the MX hosts of one mail provider, per egress. */
+  providerConcurrency: number;
+  /** New SMTP sessions per second to one mail provider's MX hosts, per egress. */
+  providerSessionsPerSecond: number;
   /** How many more times a greylisted address is retried inside its job. */
   greylistRetries: number;
   /** Delay before a greylisted address is retried. */
@@ -53,6 +60,8 @@ export interface ResultCacheSettings {
   ttlMs: Readonly<Record<Status, number>>;
   /** Results kept in this process's memory when there is no Redis; 0: no cache. */
   maxEntries: number;
+  /** Bytes those results may take at most (services/result-memory-store.ts); 0: no cache. */
+  maxBytes: number;
 }
 
 /** `mailverdict doctor`'s own settings (services/doctor.service.ts). */
@@ -61,6 +70,26 @@ export interface DoctorSettings {
   referenceDomain: string;
   /** DNSBL zones each egress address is looked up on. */
   dnsblZones: readonly string[];
+}
+
+export interface PublishableDefaults {
+  /** Requests per second from one visitor's address with one key. */
+  visitorRateLimit: number;
+  /** Requests per second of one key, all visitors together. */
+  keyRateLimit: number;
+  /** Verifications per UTC day of one key. */
+  dailyCap: number;
+}
+
+/** The reputation guard (engine/net/egress-guard.ts; docs/prober.md, "The reputation guard"). */
+export interface GuardSettings {
+  /** Between two blocklist checks of each egress; 0: none. */
+  checkIntervalMs: number;
+  /** Distinct mail hosts refusing an egress by policy within `blockWindowMs` that degrade it. */
+  blockHosts: number;
+  blockWindowMs: number;
+  /** How long a degraded egress rests. */
+  blockRestMs: number;
 }
 
 export interface Config {
@@ -93,6 +122,7 @@ export interface Config {
   usageCacheTtlMs: number;
   engine: EngineOptions;
   doctor: DoctorSettings;
+  guard: GuardSettings;
   batch: BatchSettings;
   resultCache: ResultCacheSettings;
   /** Allow http:// and internal webhook targets (development and tests only). */
@@ -105,6 +135,8 @@ export interface Config {
   planOverrides: Record<string, unknown>;
   /** Failed authentications allowed per client address and second before 429; 0: unlimited. */
   authFailureRateLimit: number;
+  /** The defaults of a publishable key's limits, where the key sets none (docs/widget.md). */
+  publishable: PublishableDefaults;
   /**
    * Whether X-Forwarded-For names the client (Fastify's trustProxy): false (the socket's peer is
    * the client), true (trust every hop), a hop count, or the addresses/CIDRs of trusted proxies.
@@ -116,8 +148,20 @@ export interface Config {
   sessionMaxAgeMs: number;
   /** Dashboard sign-ins (and password-reset requests) per client address and second; 0: unlimited. */
   signInRateLimit: number;
-  /** Failed sign-ins for one address per 15 minutes, past which its sign-ins are refused; 0: unlimited. */
+  /** Failed sign-ins for one (address, client address) pair per 15 minutes, past which that pair is refused; 0: unlimited. */
   signInFailureLimit: number;
+}
+
+/**
+ * What a start-up lookup learnt of this host's names (services/host-identity.service.ts), for the
+ * HELO names when `--helo` is not set: each source address's forward-confirmed reverse-DNS name,
+ * and the host's fully qualified name.
+ */
+export interface HostIdentity {
+  /** The host's FQDN, or null when it has none (or the lookup did not answer in time). */
+  fqdn: string | null;
+  /** Source address -> its forward-confirmed PTR name. */
+  reverseNames: Readonly<Record<string, string>>;
 }
 
 /** Raw inputs: CLI flags by camelCase name (commander's shape). */
@@ -233,6 +277,17 @@ const durationOrOff: ValueType<number> = {
   show: (ms) => (ms === 0 ? 'off' : formatDuration(ms)),
 };
 
+/** One of a fixed list of words. */
+const oneOf = <T extends string>(words: readonly T[]): ValueType<T> => ({
+  parse: (raw, name) => {
+    const v = raw.trim().toLowerCase();
+    if (!(words as readonly string[]).includes(v))
+      throw new ConfigError(`${name} must be one of ${words.join(', ')}, got "${raw}"`);
+    return v as T;
+  },
+  show: (v) => v,
+});
+
 /** The value with any `user:password@` part masked: URLs of stores and relays carry secrets. */
 function withoutCredentials(raw: string): string {
   return raw.replace(/\/\/[^/?#]*@/, '//***@');
@@ -279,10 +334,12 @@ export type CommandName =
   | 'verify'
   | 'batch'
   | 'doctor'
+  | 'egresses'
   | 'migrate'
   | 'accounts'
   | 'keys'
   | 'members'
+  | 'accounts create'
   | 'members invite'
   | 'members reset';
 
@@ -332,11 +389,19 @@ const STORE: readonly CommandName[] = ['serve', 'worker', 'migrate', 'accounts',
 /** The service's processes. */
 const SERVICE: readonly CommandName[] = ['serve', 'worker'];
 /** The verification engine: the service, the commands that verify locally, and `doctor`, which checks its set-up. */
-const ENGINE: readonly CommandName[] = ['serve', 'worker', 'verify', 'batch', 'doctor'];
+const ENGINE: readonly CommandName[] = ['serve', 'worker', 'verify', 'batch', 'doctor', 'egresses'];
+/** The reputation guard: the service runs it, `egresses` shows it. */
+const GUARD: readonly CommandName[] = ['serve', 'worker', 'egresses'];
 /** The batch engine. */
 const BATCH: readonly CommandName[] = ['serve', 'worker', 'batch'];
 /** Links and e-mails to people: the service, and the members commands that send a link. */
-const LINKS: readonly CommandName[] = ['serve', 'worker', 'members invite', 'members reset'];
+const LINKS: readonly CommandName[] = [
+  'serve',
+  'worker',
+  'accounts create',
+  'members invite',
+  'members reset',
+];
 
 /** Every setting, one row each, in the order of docs/configuration.md. */
 export const SETTINGS = {
@@ -397,7 +462,7 @@ export const SETTINGS = {
     default: null,
     defaultText: 'none',
     help: '`redis://[user:pass@]host:port[/db]` or `rediss://…` (TLS), Redis 6.2 or later: per-account rate limits shared by every API process (precise sliding second; fail open with a metric while Redis is unreachable, see [docs/api.md](api.md#rate-limit)), and the per-MX-host session cap, host back-off, catch-all and negative DNS answers shared by every worker (these never fail open), and the result cache of verifications shared by every process (a miss while Redis is unreachable); `/readyz` checks it. None: each process counts its own limits and applies its own caps',
-    commands: SERVICE,
+    commands: [...SERVICE, 'egresses'],
   }),
   redisKeyPrefix: setting({
     flag: '--redis-key-prefix <prefix>',
@@ -405,7 +470,7 @@ export const SETTINGS = {
     parser: string,
     default: 'mailverdict:',
     help: 'prefix of every Redis key, so that deployments sharing one Redis never meet',
-    commands: SERVICE,
+    commands: [...SERVICE, 'egresses'],
   }),
   testDomain: setting({
     flag: '--test-domain <domain>',
@@ -444,7 +509,8 @@ export const SETTINGS = {
     env: 'MAILVERDICT_HELO_NAME',
     parser: string,
     default: defaultHeloName(hostname()),
-    defaultText: 'the host’s name when it is fully qualified, else `localhost`',
+    defaultText:
+      'each source address’s forward-confirmed reverse-DNS name; else the host’s fully qualified name; else `localhost` ([docs/prober.md](prober.md#identity-the-helo-name))',
     help: 'EHLO/HELO name of probes: use a real, resolvable host name (a domain you own, with matching reverse DNS); `mailverdict doctor` checks it ([docs/prober.md](prober.md))',
     commands: ENGINE,
   }),
@@ -491,6 +557,38 @@ export const SETTINGS = {
     help: 'MX hosts tried per probe',
     commands: ENGINE,
   }),
+  starttls: setting<StarttlsMode>({
+    flag: '--starttls <mode>',
+    env: 'MAILVERDICT_STARTTLS',
+    parser: oneOf(STARTTLS_MODES),
+    default: 'opportunistic',
+    help: 'STARTTLS of probes: `opportunistic` (when offered; 3 more round trips per new session), `never` (clear text: the recipient address crosses the network readable by anyone on the path), `required` (a host without working STARTTLS is not asked: `unknown` / `smtp_unavailable`) ([docs/prober.md](prober.md#starttls))',
+    commands: ENGINE,
+  }),
+  smtpSessionIdle: setting({
+    flag: '--smtp-session-idle <duration>',
+    env: 'MAILVERDICT_SMTP_SESSION_IDLE',
+    parser: durationOrOff,
+    default: WARM_DEFAULTS.idleMs,
+    help: 'single verifications: how long an SMTP session stays open unused for the next verification at the same MX host (a warm one costs 1 round trip instead of 4-7); `off`: QUIT after each ([docs/batch-engine.md](batch-engine.md#warm-sessions-for-single-verifications))',
+    commands: ENGINE,
+  }),
+  smtpSessionMaxAge: setting({
+    flag: '--smtp-session-max-age <duration>',
+    env: 'MAILVERDICT_SMTP_SESSION_MAX_AGE',
+    parser: duration,
+    default: WARM_DEFAULTS.maxAgeMs,
+    help: 'single verifications: the oldest a warm SMTP session gets before it is closed',
+    commands: ENGINE,
+  }),
+  smtpSessionMaxVerifications: setting({
+    flag: '--smtp-session-max-verifications <n>',
+    env: 'MAILVERDICT_SMTP_SESSION_MAX_VERIFICATIONS',
+    parser: integer(1, 1000),
+    default: WARM_DEFAULTS.maxVerifications,
+    help: 'single verifications: verifications one warm SMTP session carries at most',
+    commands: ENGINE,
+  }),
   allowInternalTargets: setting({
     flag: '--allow-internal-targets',
     env: 'MAILVERDICT_ALLOW_INTERNAL_TARGETS',
@@ -513,8 +611,40 @@ export const SETTINGS = {
     env: 'MAILVERDICT_DNSBL_ZONES',
     parser: list,
     default: ['zen.spamhaus.org', 'b.barracudacentral.org', 'bl.spamcop.net', 'psbl.surriel.com'],
-    help: '`doctor`: DNS blocklists each egress address is looked up on (repeatable or comma list); Spamhaus and Barracuda refuse queries through public resolvers, so point `--dns-server` at a resolver of your own ([docs/prober.md](prober.md#blocklists))',
-    commands: ['doctor'],
+    help: '`doctor` and the reputation guard: DNS blocklists each egress address is looked up on (repeatable or comma list); Spamhaus and Barracuda refuse queries through public resolvers, so point `--dns-server` at a resolver of your own ([docs/prober.md](prober.md#blocklists))',
+    commands: ['doctor', ...GUARD],
+  }),
+  egressCheckInterval: setting({
+    flag: '--egress-check-interval <duration>',
+    env: 'MAILVERDICT_EGRESS_CHECK_INTERVAL',
+    parser: durationOrOff,
+    default: 1 * HOUR,
+    help: 'reputation guard: how often each source address is looked up on the `--dnsbl-zone` lists; a listed egress rests until delisted. With `--redis-url` one process per interval asks for all. `0` or `off`: no checks ([docs/prober.md](prober.md#the-reputation-guard))',
+    commands: GUARD,
+  }),
+  egressBlockHosts: setting({
+    flag: '--egress-block-hosts <n>',
+    env: 'MAILVERDICT_EGRESS_BLOCK_HOSTS',
+    parser: integer(1, 1000),
+    default: 3,
+    help: 'reputation guard: distinct mail hosts refusing an egress by policy (5xx at the greeting; 5.7.x, a blocklist or the client address named, at any stage) within `--egress-block-window` that mark it degraded',
+    commands: GUARD,
+  }),
+  egressBlockWindow: setting({
+    flag: '--egress-block-window <duration>',
+    env: 'MAILVERDICT_EGRESS_BLOCK_WINDOW',
+    parser: duration,
+    default: 10 * MINUTE,
+    help: 'reputation guard: the window of `--egress-block-hosts`',
+    commands: GUARD,
+  }),
+  egressBlockRest: setting({
+    flag: '--egress-block-rest <duration>',
+    env: 'MAILVERDICT_EGRESS_BLOCK_REST',
+    parser: duration,
+    default: 1 * HOUR,
+    help: 'reputation guard: how long a degraded egress opens no new sessions',
+    commands: GUARD,
   }),
   dnsServer: setting({
     flag: '--dns-server <host[:port]>',
@@ -606,6 +736,14 @@ export const SETTINGS = {
     help: 'answers kept in each process’s memory when there is no Redis (least recently used dropped first); with `--redis-url` the cache is in Redis, shared by every process; `0`: no cache without Redis',
     commands: SERVICE,
   }),
+  resultCacheMemory: setting({
+    flag: '--result-cache-memory <mb>',
+    env: 'MAILVERDICT_RESULT_CACHE_MEMORY',
+    parser: integer(0, 1_000_000),
+    default: 16,
+    help: 'megabytes (10^6 bytes) those answers may take at most, whichever of the two bounds comes first (about 0.5 KB an answer for a short address, 1 KB for one of 254 characters); `0`: no cache without Redis',
+    commands: SERVICE,
+  }),
   resultRetention: setting({
     flag: '--result-retention <duration>',
     env: 'MAILVERDICT_RESULT_RETENTION',
@@ -635,7 +773,7 @@ export const SETTINGS = {
     env: 'MAILVERDICT_CONCURRENCY',
     parser: integer(1, 10_000),
     default: 200,
-    help: 'batch: SMTP sessions in flight per worker process',
+    help: 'SMTP sessions in flight per process: of batches, and (counted apart) of single verifications',
     commands: BATCH,
   }),
   perHostConcurrency: setting({
@@ -643,7 +781,23 @@ export const SETTINGS = {
     env: 'MAILVERDICT_PER_HOST_CONCURRENCY',
     parser: integer(1, 1000),
     default: 5,
-    help: 'batch: SMTP sessions per MX host',
+    help: 'SMTP sessions per MX host: of batches, and (counted apart) of single verifications',
+    commands: BATCH,
+  }),
+  providerConcurrency: setting({
+    flag: '--provider-concurrency <n>',
+    env: 'MAILVERDICT_PROVIDER_CONCURRENCY',
+    parser: integer(1, 1000),
+    default: DEFAULT_PROVIDER_CONCURRENCY,
+    help: 'batch: SMTP sessions to all the MX hosts of one mail provider (Google, Microsoft 365, Yahoo… by MX host name) at once, per egress; shared through Redis like the per-host cap',
+    commands: BATCH,
+  }),
+  providerSessionRate: setting({
+    flag: '--provider-session-rate <n>',
+    env: 'MAILVERDICT_PROVIDER_SESSION_RATE',
+    parser: integer(1, 1000),
+    default: DEFAULT_PROVIDER_SESSIONS_PER_SECOND,
+    help: 'batch: new SMTP sessions per second to one mail provider’s MX hosts, per egress; shared through Redis',
     commands: BATCH,
   }),
   greylistRetries: setting({
@@ -718,6 +872,30 @@ export const SETTINGS = {
     help: 'failed authentications per client address and second before 429 `rate_limit_exceeded`; `0`: unlimited',
     commands: ['serve'],
   }),
+  publishableVisitorRateLimit: setting({
+    flag: '--publishable-visitor-rate-limit <n>',
+    env: 'MAILVERDICT_PUBLISHABLE_VISITOR_RATE_LIMIT',
+    parser: integer(1, 100_000),
+    default: 2,
+    help: 'publishable keys (docs/widget.md): requests per second from one visitor’s address, for keys that set none',
+    commands: ['serve'],
+  }),
+  publishableKeyRateLimit: setting({
+    flag: '--publishable-key-rate-limit <n>',
+    env: 'MAILVERDICT_PUBLISHABLE_KEY_RATE_LIMIT',
+    parser: integer(1, 100_000),
+    default: 20,
+    help: 'publishable keys: requests per second of one key, all visitors together, for keys that set none',
+    commands: ['serve'],
+  }),
+  publishableDailyCap: setting({
+    flag: '--publishable-daily-cap <n>',
+    env: 'MAILVERDICT_PUBLISHABLE_DAILY_CAP',
+    parser: integer(1, 100_000_000),
+    default: 1000,
+    help: 'publishable keys: verifications per UTC day of one key, for keys that set none (a page cannot spend the whole quota)',
+    commands: ['serve'],
+  }),
   trustProxy: setting({
     flag: '--trust-proxy [proxies]',
     env: 'MAILVERDICT_TRUST_PROXY',
@@ -789,7 +967,7 @@ export const SETTINGS = {
     env: 'MAILVERDICT_SIGN_IN_FAILURE_LIMIT',
     parser: integer(0, 100_000),
     default: 10,
-    help: 'dashboard: failed sign-ins per address in 15 minutes, past which its sign-ins are refused until the window ends; `0`: unlimited',
+    help: 'dashboard: failed sign-ins for one address from one client address in 15 minutes, past which that pair is refused until the window ends (other clients are only slowed down, never locked out); `0`: unlimited',
     commands: SERVICE,
   }),
 };
@@ -837,20 +1015,51 @@ function kebab(s: string): string {
 }
 
 /** Every setting of the table, parsed from flags, environment and defaults. */
-function readSettings(flags: Flags, env: NodeJS.ProcessEnv): SettingValues {
+function readSettings(flags: Flags, env: NodeJS.ProcessEnv, identity: HostIdentity | null): SettingValues {
+  // Without --helo the host's identity, when looked up, names the probes (docs/prober.md).
+  const named = identity === null || given(flags, env, 'helo', SETTINGS.helo) ? null : identity;
   const base: BaseSettings = {
     port: read(flags, env, 'port', SETTINGS.port, null),
     host: read(flags, env, 'host', SETTINGS.host, null),
-    helo: read(flags, env, 'helo', SETTINGS.helo, null),
+    helo: named?.fqdn ?? read(flags, env, 'helo', SETTINGS.helo, null),
   };
   const values: Record<string, unknown> = {};
   for (const [key, s] of Object.entries(SETTINGS) as [string, Setting<unknown>][])
     values[key] = read(flags, env, key, s, base);
+  values.helo = base.helo;
+  if (named !== null) values.sourceAddress = withReverseNames(values.sourceAddress as string[], named);
   return values as SettingValues;
 }
 
-export function loadConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = process.env): Readonly<Config> {
-  const s = readSettings(flags, env);
+/** Whether a setting was given (flag or environment) rather than defaulted. */
+function given(flags: Flags, env: NodeJS.ProcessEnv, key: string, s: Setting<unknown>): boolean {
+  return (flags[key] !== undefined && flags[key] !== null) || (env[s.env] ?? '') !== '';
+}
+
+/** Whether `--helo` (or its variable) is set: then no identity lookup is needed. */
+export function heloIsSet(flags: Flags, env: NodeJS.ProcessEnv = process.env): boolean {
+  return given(flags, env, 'helo', SETTINGS.helo);
+}
+
+/** `ip` entries become `ip=name` where the address has a forward-confirmed reverse-DNS name. */
+function withReverseNames(entries: readonly string[], identity: HostIdentity): string[] {
+  return entries.map((entry) => {
+    const { address, heloName } = parseSourceAddress(entry);
+    const name = identity.reverseNames[address];
+    return heloName === null && name !== undefined ? `${address}=${name}` : entry;
+  });
+}
+
+/**
+ * Every setting, read once. `identity` (a start-up lookup of this host's names) gives the HELO
+ * names when `--helo` is not set; without it the default is the host's name when fully qualified.
+ */
+export function loadConfig(
+  flags: Flags = {},
+  env: NodeJS.ProcessEnv = process.env,
+  identity: HostIdentity | null = null,
+): Readonly<Config> {
+  const s = readSettings(flags, env, identity);
   const config: Config = {
     port: s.port,
     host: s.host,
@@ -882,13 +1091,29 @@ export function loadConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = process.e
         proxies: s.proxy,
         sourceAddresses: s.sourceAddress,
         maxMxHosts: s.maxMxHosts,
+        starttls: s.starttls,
+        sessions: {
+          idleMs: s.smtpSessionIdle,
+          maxAgeMs: s.smtpSessionMaxAge,
+          maxVerifications: s.smtpSessionMaxVerifications,
+        },
+        perHostConcurrency: s.perHostConcurrency,
+        concurrency: s.concurrency,
       },
       catchAllTtlMs: s.catchAllCacheTtl,
     },
     doctor: { referenceDomain: s.referenceDomain, dnsblZones: s.dnsblZone },
+    guard: {
+      checkIntervalMs: s.egressCheckInterval,
+      blockHosts: s.egressBlockHosts,
+      blockWindowMs: s.egressBlockWindow,
+      blockRestMs: s.egressBlockRest,
+    },
     batch: {
       concurrency: s.concurrency,
       perHostConcurrency: s.perHostConcurrency,
+      providerConcurrency: s.providerConcurrency,
+      providerSessionsPerSecond: s.providerSessionRate,
       greylistRetries: s.greylistRetries,
       greylistDelayMs: s.greylistDelay,
       chunkSize: s.chunkSize,
@@ -906,6 +1131,7 @@ export function loadConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = process.e
         unknown: s.resultCacheTtlUnknown,
       },
       maxEntries: s.resultCacheSize,
+      maxBytes: s.resultCacheMemory * 1_000_000,
     },
     allowInsecureWebhooks: s.allowInsecureWebhooks,
     webhookTimeoutMs: s.webhookTimeout,
@@ -913,6 +1139,11 @@ export function loadConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = process.e
     notifyFrom: s.notifyFrom,
     planOverrides: s.plans,
     authFailureRateLimit: s.authFailureRateLimit,
+    publishable: {
+      visitorRateLimit: s.publishableVisitorRateLimit,
+      keyRateLimit: s.publishableKeyRateLimit,
+      dailyCap: s.publishableDailyCap,
+    },
     trustProxy: s.trustProxy,
     sessionIdleTimeoutMs: s.sessionIdleTimeout,
     sessionMaxAgeMs: s.sessionMaxAge,
@@ -941,6 +1172,8 @@ export function batchEngineOptions(
     ...config.engine,
     concurrency: config.batch.concurrency,
     perHostConcurrency: config.batch.perHostConcurrency,
+    providerConcurrency: config.batch.providerConcurrency,
+    providerSessionsPerSecond: config.batch.providerSessionsPerSecond,
     greylistRetries: config.batch.greylistRetries,
     greylistDelayMs: config.batch.greylistDelayMs,
     timeoutMs: DEFAULT_TIMEOUT_MS,

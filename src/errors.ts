@@ -6,6 +6,7 @@ export const ERROR_CODES = [
   'invalid_api_key',
   'revoked_api_key',
   'insufficient_permissions',
+  'origin_not_allowed',
   'invalid_email_format',
   'invalid_request',
   'invalid_json',
@@ -33,6 +34,8 @@ export const ERROR_CODES = [
   'csrf_rejected',
   'member_exists',
   'owner_not_removable',
+  'weak_password',
+  'two_factor_required',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

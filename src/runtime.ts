@@ -9,6 +9,7 @@ import pino, { type Logger } from 'pino';
 import type { FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import { apiDeps, buildApp, type BuildAppOptions } from './api/app.js';
+import { registerEgressMetrics } from './api/egress-metrics.js';
 import { createMetrics } from './api/metrics.js';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config.js';
@@ -17,6 +18,10 @@ import { dashboardPlugin } from './dashboard/plugin.js';
 import type { EngineCoordination } from './engine/coordination.js';
 import type { Verifier } from './engine/types.js';
 import { createVerifier } from './engine/verifier.js';
+import type { EgressGuard } from './engine/net/egress-guard.js';
+import { createLocalEgressHealth } from './engine/net/egress-health.js';
+import { createRedisEgressHealth } from './redis/egress-health.js';
+import { createEgressGuard } from './services/egress-guard.service.js';
 import { closeRedis, onceEvery, openRedis, REDIS_WARN_INTERVAL_MS } from './redis/connection.js';
 import { createRedisCoordination } from './redis/coordination.js';
 import { createRedisRateLimiter } from './redis/rate-limiter.js';
@@ -35,6 +40,11 @@ export interface Runtime {
   redis: Redis | null;
   /** Per-MX-host slots and back-off shared through Redis by every worker on it; null without Redis. */
   coordination: EngineCoordination | null;
+  /**
+   * The reputation guard of the egresses (services/egress-guard.service.ts), shared through Redis
+   * when configured; `serve` and `worker` start its checks. Closed with the runtime.
+   */
+  guard: EgressGuard;
   /** Closes the engine, Redis and the store. */
   close(): Promise<void>;
 }
@@ -74,10 +84,19 @@ export async function createRuntime(
     await db.destroy();
     throw err;
   }
-  const verifier = options.verifier ?? createVerifier(config.engine);
   const logger = options.logger ?? createLogger(config);
   const clock = options.clock ?? systemClock;
   const redis = config.redisUrl === null ? null : await openRedis(config.redisUrl, { logger });
+  const now = (): number => clock.now().getTime();
+  const guard = createEgressGuard(config, {
+    store:
+      redis === null
+        ? createLocalEgressHealth(now)
+        : createRedisEgressHealth(redis, { keyPrefix: config.redisKeyPrefix }),
+    now,
+    logger,
+  });
+  const verifier = options.verifier ?? createVerifier(config.engine, { guard });
   const mayWarn = onceEvery(REDIS_WARN_INTERVAL_MS);
   const resultCache = resultCacheFromSettings({
     settings: config.resultCache,
@@ -102,8 +121,10 @@ export async function createRuntime(
     redis,
     coordination:
       redis === null ? null : createRedisCoordination(redis, { keyPrefix: config.redisKeyPrefix }),
+    guard,
     close: () =>
       (closed ??= (async () => {
+        await guard.stop();
         await verifier.close();
         if (redis) await closeRedis(redis);
         await db.destroy();
@@ -154,6 +175,7 @@ export async function startServer(
   const { config, logger } = runtime.ctx;
   const { redis } = runtime;
   const metrics = options.metrics ?? createMetrics({ processMetrics: true });
+  registerEgressMetrics(metrics.registry, () => runtime.guard.statuses());
   const app = buildHttpApp({
     ...runtime.ctx,
     metrics,

@@ -22,6 +22,7 @@ const NOT_OURS: Record<string, string> = {
   '--duration': 'npm run soak',
   '--only': 'npm run bench:scale',
   '--mta': 'bench/batch-probe.bench.ts',
+  '--rounds': 'bench/provider-cap.bench.ts',
   '--server-root': 'bench/api.bench.ts',
   '--trace-gc': 'node',
   '--heap-growing-percent': 'node (V8)',
@@ -29,7 +30,15 @@ const NOT_OURS: Record<string, string> = {
   '--lengths': 'bench/batch-cycle.bench.ts',
   '--live': 'bench/batch-cycle.bench.ts',
   '--tsx': 'bench/batch-cycle.bench.ts',
+  '--keys': 'bench/batch-cycle.bench.ts',
+  '--heapsnapshot-signal': 'node',
   '--ignore-scripts': 'npm ci (.ci/run)',
+  // The widget's CSS custom properties (docs/widget.md, "Styling"), not flags.
+  ...Object.fromEntries(
+    ['color-ok', 'color-warning', 'color-error', 'link-color', 'focus-color', 'font-size', 'gap'].map(
+      (name) => [`--mailverdict-${name}`, 'CSS custom property of web/widget/widget.ts'],
+    ),
+  ),
 };
 
 /** Every long flag some command of the program accepts, with commander's own. */

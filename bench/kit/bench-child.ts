@@ -66,18 +66,21 @@ export interface BenchDnsWorld {
   latencyMs: number;
   /** domain -> index into `hosts` of its MX. */
   domains: Record<string, number>;
+  /** The DNS suffix of the MX host names (default `mta.bench`; a provider's to look like one). */
+  mxSuffix?: string;
 }
 
 /**
- * The child's side: names every host of `world` (mx<i>.mta.bench) and each domain's MX in a fake
+ * The child's side: names every host of `world` (mx<i>.mta.bench, or under `mxSuffix`) and each domain's MX in a fake
  * DNS server answering after `latencyMs`, then speaks the protocol above for `mta`; closes both
  * when its parent asks or goes away.
  */
 export async function serveBenchChild(world: BenchDnsWorld, mta: BenchMta): Promise<void> {
   const dns = await startDnsServer();
-  world.hosts.forEach((ip, i) => dns.setDomain(`mx${i}.mta.bench`, { a: [ip] }));
+  const suffix = world.mxSuffix ?? 'mta.bench';
+  world.hosts.forEach((ip, i) => dns.setDomain(`mx${i}.${suffix}`, { a: [ip] }));
   for (const [domain, hostIndex] of Object.entries(world.domains)) {
-    dns.setDomain(domain, { mx: [{ exchange: `mx${hostIndex}.mta.bench`, priority: 10 }] });
+    dns.setDomain(domain, { mx: [{ exchange: `mx${hostIndex}.${suffix}`, priority: 10 }] });
   }
   dns.setDelay(world.latencyMs);
   let closing: Promise<unknown> | null = null;

@@ -3,6 +3,7 @@
  * steady middle (from 10% to 90% of the addresses settled, without the start and the tail),
  * the engine's CPU per address, and the results by status/reason.
  */
+import type { BatchEngineDeps } from '../../src/engine/batch/batch-engine.js';
 import { createBatchEngine } from '../../src/engine/batch/batch-engine.js';
 import type { BatchEngineOptions } from '../../src/engine/batch/types.js';
 import type { VerificationResult } from '../../src/engine/types.js';
@@ -21,8 +22,9 @@ export async function runEngine(
   emails: string[],
   options: BatchEngineOptions,
   label: string,
+  deps: BatchEngineDeps = {},
 ): Promise<EngineRun> {
-  const engine = createBatchEngine(options);
+  const engine = createBatchEngine(options, deps);
   const settledAt: number[] = [];
   const cpuBefore = process.cpuUsage();
   const startedAt = performance.now();

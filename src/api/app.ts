@@ -33,7 +33,7 @@ import {
   installErrorHandlers,
 } from './errors.js';
 import { sendError } from '../http/errors.js';
-import { createMetrics, type ApiMetrics } from './metrics.js';
+import { createMetrics, registerSessionPoolMetrics, type ApiMetrics } from './metrics.js';
 import { trackRoutesForMethodNotAllowed } from './method-not-allowed.js';
 import { genReqId, REQUEST_ID_HEADER } from './request-id.js';
 import { createValidatorCompiler } from './validation.js';
@@ -43,6 +43,8 @@ import { metricsRoutes } from './routes/metrics.routes.js';
 import { openapiRoutes } from './routes/openapi.routes.js';
 import { usageRoutes } from './routes/usage.routes.js';
 import { verifyRoutes } from './routes/verify.routes.js';
+import { widgetRoutes } from './routes/widget.routes.js';
+import { preflightRoutes } from './publishable.js';
 
 export interface BuildAppOptions extends AppContext {
   /** Default: an in-memory limiter of this app. */
@@ -65,12 +67,18 @@ export function apiDeps(options: BuildAppOptions): ApiDeps {
     ...options,
     plans: options.plans ?? plansFromConfig(options.config),
     rateLimiter: options.rateLimiter ?? createMemoryRateLimiter(),
-    metrics: options.metrics ?? createMetrics(),
+    metrics: withSessionPool(options.metrics ?? createMetrics(), options.verifier),
     testDomain: options.config.testDomain,
     keyCache: options.keyCache ?? createKeyCache(),
     usageCache: options.usageCache ?? createStoreUsageCache(options.db, options.config.usageCacheTtlMs),
     readinessChecks: options.readinessChecks ?? {},
   };
+}
+
+/** The metrics, with the verifier's warm SMTP sessions among them. */
+function withSessionPool(metrics: ApiMetrics, verifier: ApiDeps['verifier']): ApiMetrics {
+  registerSessionPoolMetrics(metrics.registry, () => verifier.sessionStats?.());
+  return metrics;
 }
 
 /** Every route plugin of the API, in one list. */
@@ -80,6 +88,8 @@ function routePlugins(deps: ApiDeps): FastifyPluginAsync[] {
     metricsRoutes(deps),
     openapiRoutes(),
     verifyRoutes(deps),
+    preflightRoutes(deps),
+    widgetRoutes(),
     usageRoutes(deps),
     jobsRoutes(deps),
   ];
@@ -194,7 +204,11 @@ export function buildApp(options: BuildAppOptions): FastifyInstance {
     reply.raw.once('close', () => unanswered.delete(reply));
     done();
   });
-  installAuth(app, { ...deps, authFailureRateLimit: options.config.authFailureRateLimit });
+  installAuth(app, {
+    ...deps,
+    authFailureRateLimit: options.config.authFailureRateLimit,
+    publishableDefaults: options.config.publishable,
+  });
   // JSON bodies are read by secure-json-parse, saying why it refuses; no text/plain parser (the
   // v1 scope below also refuses any body that is not JSON, the dashboard adds text/csv uploads).
   app.removeContentTypeParser('text/plain');

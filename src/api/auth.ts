@@ -13,10 +13,12 @@ import {
   type KeyKind,
   type Scope,
 } from '../services/keys.service.js';
+import type { PublishableRules } from '../services/publishable-keys.js';
 import { accountLimits, type PlanTable } from '../services/plans.js';
 import type { Executor } from '../store/executor.js';
 import type { RateLimiter } from '../services/rate-limit.js';
 import { setRateLimitHeaders } from './rate-limit.js';
+import { checkPublishableRequest, type PublishableDeps } from './publishable.js';
 
 /** Who is calling, once authenticated. */
 export interface RequestAuth {
@@ -24,6 +26,8 @@ export interface RequestAuth {
   keyId: string;
   kind: KeyKind;
   scopes: ReadonlySet<Scope>;
+  /** A publishable key's rules (docs/widget.md); null for a secret key. */
+  publishable: PublishableRules | null;
 }
 
 declare module 'fastify' {
@@ -37,7 +41,7 @@ declare module 'fastify' {
   }
 }
 
-export interface AuthDeps {
+export interface AuthDeps extends PublishableDeps {
   db: Executor;
   plans: PlanTable;
   rateLimiter: RateLimiter;
@@ -98,6 +102,8 @@ export function createAuthHook(deps: AuthDeps, scope: Scope) {
         `this API key lacks the "${scope}" scope needed for this endpoint`,
       );
     request.auth = key;
+    // A publishable key (docs/widget.md): its route, origin and own limits before the account's.
+    if (key.publishable !== null) await checkPublishableRequest(deps, key, request, reply);
 
     const { ratePerSecond } = accountLimits(deps.plans, {
       plan: key.accountPlan,

@@ -2,7 +2,8 @@
  * Prometheus metrics of one app, in its own registry (never prom-client's global one, so that
  * several apps in one process, as in tests, do not collide).
  */
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { SessionPoolStats } from '../engine/types.js';
 
 export interface ApiMetrics {
   registry: Registry;
@@ -43,4 +44,75 @@ export function createMetrics(options: { processMetrics?: boolean } = {}): ApiMe
       registers: [registry],
     }),
   };
+}
+
+/**
+ * Hosts with their own series in `mailverdict_smtp_single_sessions_open`; the others are summed
+ * under `host="other"`. The series are rebuilt at each scrape from the sessions open then, so the
+ * label set is at most this many + 1 whatever the traffic (docs/api.md, "Metrics").
+ */
+export const SESSION_HOSTS_SHOWN = 20;
+
+/**
+ * The warm sessions of single verifications, read from `read()` at each scrape (once per
+ * registry; nothing when the verifier keeps no sessions).
+ */
+export function registerSessionPoolMetrics(
+  registry: Registry,
+  read: () => SessionPoolStats | undefined,
+): void {
+  if (registry.getSingleMetric('mailverdict_smtp_single_sessions_open') !== undefined) return;
+  new Gauge({
+    name: 'mailverdict_smtp_single_sessions_open',
+    help: `SMTP sessions of single verifications open now (idle or in use), per MX host address: the ${SESSION_HOSTS_SHOWN} with most sessions, the rest as host="other".`,
+    labelNames: ['host'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      const open = [...(read()?.openByHost ?? new Map<string, number>())].sort((a, b) => b[1] - a[1]);
+      let other = 0;
+      open.forEach(([host, n], i) => {
+        if (i < SESSION_HOSTS_SHOWN) this.set({ host }, n);
+        else other += n;
+      });
+      if (other > 0) this.set({ host: 'other' }, other);
+    },
+  });
+  const counter = (name: string, help: string, value: (s: SessionPoolStats) => number): void => {
+    new Counter({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        const stats = read();
+        this.reset();
+        if (stats !== undefined) this.inc(value(stats));
+      },
+    });
+  };
+  counter(
+    'mailverdict_smtp_single_sessions_opened_total',
+    'SMTP sessions opened for single verifications.',
+    (s) => s.opened,
+  );
+  counter(
+    'mailverdict_smtp_single_sessions_reused_total',
+    'Single verifications carried by an SMTP session already open (warm).',
+    (s) => s.reused,
+  );
+  counter(
+    'mailverdict_smtp_single_sessions_closed_by_server_total',
+    'SMTP sessions of single verifications that the mail server closed (idle timeout, shutdown) before we did.',
+    (s) => s.closedByServer,
+  );
+  new Gauge({
+    name: 'mailverdict_smtp_single_session_reuse_ratio',
+    help: 'Verifications on a warm session / all verifications that needed a session, since the start (reused / (reused + opened)).',
+    registers: [registry],
+    collect() {
+      const stats = read();
+      const all = stats === undefined ? 0 : stats.reused + stats.opened;
+      this.set(all === 0 ? 0 : stats!.reused / all);
+    },
+  });
 }

@@ -4,13 +4,21 @@
  * download reads too.
  */
 import { csvRows } from '../services/csv-export.js';
-import type { JobResults } from '../services/jobs.service.js';
+import type { JobResults, ResultChunk } from '../services/jobs.service.js';
 
 export type ResultsFormat = 'csv' | 'json';
 
 export const CSV_HEADER = 'email,status,score,reason\r\n';
 
-/** The body, one piece per stored chunk; the JSON envelope carries the request's id. */
+/**
+ * Rows per piece of the body. A stored chunk's rows (1,000 by default, up to 256 KB of text with
+ * long addresses) written as one string would be allocated among the long-lived objects, kept until
+ * the next full collection; pieces of 100 rows stay short-lived (docs/benchmarks.md, "A batch's
+ * whole cycle").
+ */
+const ROWS_PER_PIECE = 100;
+
+/** The body, a few pieces per stored chunk; the JSON envelope carries the request's id. */
 export function resultsBody(
   results: JobResults,
   format: ResultsFormat,
@@ -19,24 +27,34 @@ export function resultsBody(
   return format === 'csv' ? csvBody(results) : jsonBody(results, requestId);
 }
 
-async function* csvBody({ chunks }: JobResults): AsyncGenerator<string> {
+/** The chunks' rows as [index in the chunk, count] pieces of at most ROWS_PER_PIECE. */
+async function* pieces({ chunks }: JobResults): AsyncGenerator<[ResultChunk, number, number]> {
+  for await (const chunk of chunks)
+    for (let start = 0; start < chunk.rows.length; start += ROWS_PER_PIECE)
+      yield [chunk, start, Math.min(ROWS_PER_PIECE, chunk.rows.length - start)];
+}
+
+async function* csvBody(results: JobResults): AsyncGenerator<string> {
   yield CSV_HEADER;
-  for await (const chunk of chunks) {
-    yield csvRows(chunk.rows.map((r, i) => [chunk.emails[i]!, r.status, r.score, r.reason ?? '']));
+  for await (const [chunk, start, count] of pieces(results)) {
+    const rows = chunk.rows.slice(start, start + count);
+    yield csvRows(rows.map((r, i) => [chunk.emails[start + i]!, r.status, r.score, r.reason ?? '']));
   }
 }
 
-async function* jsonBody({ job, chunks }: JobResults, requestId: string): AsyncGenerator<string> {
-  yield `{"job_id":${JSON.stringify(job.id)},"results":[`;
+async function* jsonBody(results: JobResults, requestId: string): AsyncGenerator<string> {
+  yield `{"job_id":${JSON.stringify(results.job.id)},"results":[`;
   let first = true;
-  for await (const chunk of chunks) {
-    const parts = chunk.rows.map((r, i) =>
+  for await (const [chunk, start, count] of pieces(results)) {
+    const parts = chunk.rows.slice(start, start + count).map((r, i) =>
       JSON.stringify({
-        index: chunk.startIndex + i,
-        email: chunk.emails[i],
+        index: chunk.startIndex + start + i,
+        email: chunk.emails[start + i],
         status: r.status,
         score: r.score,
         reason: r.reason,
+        // A result shared through the cache by an older process may lack it.
+        provider: r.provider ?? null,
       }),
     );
     yield (first ? '' : ',') + parts.join(',');

@@ -2,7 +2,14 @@
  * JSON schemas of the v1 bodies. They validate requests, serialise responses and are the source
  * of the OpenAPI document (docs/openapi.json), so the three cannot drift apart.
  */
-import { DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS, MIN_TIMEOUT_MS, REASONS, STATUSES } from '../engine/types.js';
+import {
+  DEFAULT_TIMEOUT_MS,
+  MAX_TIMEOUT_MS,
+  MIN_TIMEOUT_MS,
+  PROVIDERS,
+  REASONS,
+  STATUSES,
+} from '../engine/types.js';
 import type { ErrorCode } from '../errors.js';
 import { PLAN_SLUGS } from '../services/plans.js';
 import { HTTP_STATUS } from '../http/errors.js';
@@ -70,6 +77,12 @@ const checksSchema = {
       },
       implicit: { type: 'boolean', description: "true: no MX, the domain's own A/AAAA is used." },
       error: nullable('string', 'NXDOMAIN, NO_MAIL_HOST, NULL_MX, SERVFAIL, TIMEOUT...; null when found.'),
+      provider: {
+        type: ['string', 'null'],
+        enum: [...PROVIDERS, null],
+        description:
+          'The mail provider that runs the domain\'s mail, from its most preferred MX host names (docs/verdicts.md, "Which provider runs the mail"); null for any other.',
+      },
     }),
     smtp: check('SMTP probe.', {
       host: nullable('string'),
@@ -120,6 +133,12 @@ export const verifyBodySchema = {
       description:
         'true: probe the address now even when the result cache holds an answer (the new result replaces it). Counted like any verification.',
     },
+    include_transcript: {
+      type: 'boolean',
+      default: false,
+      description:
+        'true: the response carries `transcript`, the SMTP conversation of this verification. Implies a probe (the result cache is not read; the new result replaces the cached one, without its transcript). Test keys: an empty transcript.',
+    },
   },
 } as const;
 
@@ -128,7 +147,25 @@ export interface VerifyBody {
   timeout_ms: number;
   include_checks: boolean;
   fresh: boolean;
+  include_transcript: boolean;
 }
+
+/** The SMTP conversation (docs/api.md, "The SMTP conversation"); shared with the dashboard's answer. */
+export const transcriptSchema = {
+  type: 'array',
+  description:
+    'Only with include_transcript: every command sent and every reply line received, across every MX host tried, in order. Lines in square brackets are not SMTP: a connection made ([connect host (ip) port n]) or failed, a host not asked, the TLS handshake ([TLS handshake: protocol, cipher]).',
+  items: {
+    type: 'object',
+    required: ['dir', 'text', 'at_ms'],
+    properties: {
+      dir: { type: 'string', enum: ['out', 'in'], description: 'out: sent by the prober; in: received.' },
+      text: { type: 'string', description: 'The line without its CRLF.' },
+      at_ms: { type: 'integer', description: 'Milliseconds since the verification started.' },
+    },
+    additionalProperties: false,
+  },
+} as const;
 
 export const verificationResultSchema = {
   type: 'object',
@@ -166,6 +203,7 @@ export const verificationResultSchema = {
       description: 'A likely correction of a mistyped domain, or null.',
     },
     checks: checksSchema,
+    transcript: transcriptSchema,
     cached: {
       type: 'boolean',
       description:

@@ -6,6 +6,7 @@ import { InvalidArgumentError, Option, type Command } from 'commander';
 import {
   ConfigError,
   defaultText,
+  heloIsSet,
   loadConfig,
   SETTINGS,
   type Config,
@@ -14,6 +15,7 @@ import {
 } from '../config.js';
 import { DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS, MIN_TIMEOUT_MS } from '../engine/types.js';
 import { isAppError } from '../errors.js';
+import { discoverHostIdentity } from '../services/host-identity.service.js';
 import type { Executor } from '../store/executor.js';
 import { openDatabase } from '../store/db.js';
 import { migrateToLatest } from '../store/migrate.js';
@@ -63,6 +65,18 @@ export function addSettingsOptions(cmd: Command): Command {
 /** The command's settings and `--json`, which every command of the store family takes. */
 export function addCommonOptions(cmd: Command): Command {
   return addSettingsOptions(cmd).option('--json', 'print JSON');
+}
+
+/**
+ * The settings of a command that probes (serve, worker, verify, batch, doctor): without `--helo`,
+ * a start-up lookup (short budget, offline-safe) names each egress by its forward-confirmed
+ * reverse DNS, or by the host's fully qualified name (services/host-identity.service.ts).
+ */
+export async function loadProberConfig(options: Record<string, unknown>): Promise<Readonly<Config>> {
+  const flags = settingsFlags(options);
+  const config = loadConfig(flags);
+  if (heloIsSet(flags)) return config;
+  return loadConfig(flags, process.env, await discoverHostIdentity(config));
 }
 
 /**
@@ -133,8 +147,19 @@ export function integerOption(name: string, raw: string | undefined): number | u
 }
 
 export function print(json: boolean | undefined, value: unknown, text: () => string): void {
-  process.stdout.write(json ? `${JSON.stringify(value, null, 2)}\n` : `${text()}\n`);
+  process.stdout.write(json ? `${JSON.stringify(value, null, 2)}\n` : `${terminalSafe(text())}\n`);
 }
+
+/**
+ * Text for a terminal: control characters other than newline and tab are shown as `\x1b`, so a
+ * stored value (a key's name, an address written before they were refused) cannot move the
+ * cursor, ring the bell or rewrite what the operator sees (issue 16). JSON escapes them itself.
+ */
+export function terminalSafe(text: string): string {
+  return text.replace(UNSAFE_IN_TERMINAL, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+}
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
+const UNSAFE_IN_TERMINAL = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F]/g;
 
 /** Resolves with the first SIGTERM or SIGINT, then stops listening for either. */
 export function waitForSignal(): Promise<NodeJS.Signals> {

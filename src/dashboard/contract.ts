@@ -60,6 +60,12 @@ export const SessionView = Type.Object({
   account: AccountSummary,
   csrf_token: Type.String(),
   expires_at: IsoTime,
+  two_factor: Type.Object({
+    /** Whether the member signs in with a second factor. */
+    enabled: Type.Boolean(),
+    /** Whether the account requires one: without it, the member can only turn it on. */
+    required: Type.Boolean(),
+  }),
 });
 export type SessionView = Static<typeof SessionView>;
 
@@ -68,6 +74,25 @@ export const SignInBody = Type.Object(
   { additionalProperties: false },
 );
 export type SignInBody = Static<typeof SignInBody>;
+
+/**
+ * 202 from POST /session (and from accepting a reset link) for a member with two factors: the
+ * password was right, no session yet. The challenge, with a code, goes to POST
+ * /session/second-factor within 5 minutes, once.
+ */
+export const SecondFactorChallenge = Type.Object({
+  second_factor_required: Type.Literal(true),
+  challenge: Type.String(),
+  expires_at: IsoTime,
+});
+export type SecondFactorChallenge = Static<typeof SecondFactorChallenge>;
+
+/** POST /session/second-factor: a TOTP code or a recovery code. */
+export const SecondFactorBody = Type.Object(
+  { challenge: Type.String({ maxLength: 256 }), code: Type.String({ minLength: 1, maxLength: 64 }) },
+  { additionalProperties: false },
+);
+export type SecondFactorBody = Static<typeof SecondFactorBody>;
 
 /** GET /invitations/:token: what the invitation page shows before a password is set. */
 export const InvitationPreview = Type.Object({ email: Type.String(), expires_at: IsoTime });
@@ -96,6 +121,53 @@ export const ChangePasswordBody = Type.Object(
   { additionalProperties: false },
 );
 export type ChangePasswordBody = Static<typeof ChangePasswordBody>;
+
+// ---- two-factor sign-in ----------------------------------------------------------------------
+
+/** GET /account/two-factor. */
+export const TwoFactorStatus = Type.Object({
+  enabled: Type.Boolean(),
+  enabled_at: Nullable(IsoTime),
+  recovery_codes_left: Type.Integer(),
+  /** Whether the owner requires two factors of every member. */
+  account_requires: Type.Boolean(),
+});
+export type TwoFactorStatus = Static<typeof TwoFactorStatus>;
+
+/** POST /account/two-factor/enrolment: shown this once; confirmed with a first code. */
+export const TwoFactorEnrolment = Type.Object({
+  /** Base32, for typing into an authenticator app. */
+  secret: Type.String(),
+  otpauth_uri: Type.String(),
+  /** The otpauth URI as a QR code, an SVG document made by the server. */
+  qr_svg: Type.String(),
+});
+export type TwoFactorEnrolment = Static<typeof TwoFactorEnrolment>;
+
+/** POST /account/two-factor/enrolment/confirm. */
+export const TwoFactorCodeBody = Type.Object(
+  { code: Type.String({ minLength: 1, maxLength: 64 }) },
+  { additionalProperties: false },
+);
+export type TwoFactorCodeBody = Static<typeof TwoFactorCodeBody>;
+
+/** The ten single-use recovery codes, shown once when two factors are turned on. */
+export const RecoveryCodes = Type.Object({ recovery_codes: Type.Array(Type.String()) });
+export type RecoveryCodes = Static<typeof RecoveryCodes>;
+
+/** POST /account/two-factor/disable: the password and a current code (or a recovery code). */
+export const DisableTwoFactorBody = Type.Object(
+  { password: Type.String({ maxLength: 1024 }), code: Type.String({ minLength: 1, maxLength: 64 }) },
+  { additionalProperties: false },
+);
+export type DisableTwoFactorBody = Static<typeof DisableTwoFactorBody>;
+
+/** PUT /account/two-factor/requirement: the owner's. */
+export const TwoFactorRequirementBody = Type.Object(
+  { required: Type.Boolean() },
+  { additionalProperties: false },
+);
+export type TwoFactorRequirementBody = Static<typeof TwoFactorRequirementBody>;
 
 // ---- overview --------------------------------------------------------------------------------
 
@@ -177,6 +249,13 @@ export const KeyItem = Type.Object({
   created_at: IsoTime,
   last_used_at: Nullable(IsoTime),
   revoked_at: Nullable(IsoTime),
+  /** A publishable key (docs/widget.md): only POST /v1/verify, from its allowed origins. */
+  publishable: Type.Boolean(),
+  allowed_origins: Type.Array(Type.String()),
+  /** A publishable key's own limits; null: the server's defaults. */
+  visitor_rate_limit: Nullable(Type.Integer()),
+  key_rate_limit: Nullable(Type.Integer()),
+  daily_cap: Nullable(Type.Integer()),
 });
 export type KeyItem = Static<typeof KeyItem>;
 
@@ -186,6 +265,8 @@ export const KeyList = Type.Object({
   active: Type.Integer(),
   limit: Type.Integer({ description: 'Most active keys an account may hold (10).' }),
   scopes: Type.Array(Type.String(), { description: 'Every scope a key can have.' }),
+  /** The widget for a publishable key's snippet (docs/widget.md); null when the build has none. */
+  widget: Nullable(Type.Object({ url: Type.String(), integrity: Type.String() })),
 });
 export type KeyList = Static<typeof KeyList>;
 
@@ -194,6 +275,18 @@ export const CreateKeyBody = Type.Object(
     name: Printable({ minLength: 1, maxLength: 100 }),
     kind: Type.Union([Type.Literal('live'), Type.Literal('test')]),
     scopes: Type.Array(Type.String(), { minItems: 1, maxItems: 10, uniqueItems: true }),
+    /** Makes a publishable key; `scopes` must then be `["verify"]`. */
+    publishable: Type.Optional(
+      Type.Object(
+        {
+          allowedOrigins: Type.Array(Type.String({ maxLength: 300 }), { minItems: 1, maxItems: 20 }),
+          visitorRateLimit: Type.Optional(Nullable(Type.Integer({ minimum: 1 }))),
+          keyRateLimit: Type.Optional(Nullable(Type.Integer({ minimum: 1 }))),
+          dailyCap: Type.Optional(Nullable(Type.Integer({ minimum: 1 }))),
+        },
+        { additionalProperties: false },
+      ),
+    ),
   },
   { additionalProperties: false },
 );
@@ -256,6 +349,12 @@ export type UploadQuery = Static<typeof UploadQuery>;
  * absent means every row; `format` csv (default) or xlsx; `corrected` beside or replace puts the
  * suggested address in a column after the address or in its place.
  */
+/**
+ * The largest list offered as XLSX (src/services/list-download.ts builds the sheet in memory:
+ * 500,000 rows peaked at 813 MB); bigger lists download as CSV, which streams.
+ */
+export const XLSX_MAX_ROWS = 100_000;
+
 export const DownloadQuery = Type.Object(
   {
     verdicts: Type.Optional(Type.String({ description: 'Comma list of verdicts to keep.' })),
@@ -268,9 +367,12 @@ export type DownloadQuery = Static<typeof DownloadQuery>;
 
 // ---- verify ----------------------------------------------------------------------------------
 
-/** POST /verify: one live verification, counted against the quota like POST /v1/verify. */
+/**
+ * POST /verify: one live verification, counted against the quota like POST /v1/verify.
+ * `include_transcript`: the answer carries `transcript`, the SMTP conversation (as v1's flag).
+ */
 export const VerifyBody = Type.Object(
-  { email: Type.String({ maxLength: 320 }) },
+  { email: Type.String({ maxLength: 320 }), include_transcript: Type.Optional(Type.Boolean()) },
   { additionalProperties: false },
 );
 export type VerifyBody = Static<typeof VerifyBody>;
@@ -289,7 +391,12 @@ export const InviteBody = Type.Object(
 export type InviteBody = Static<typeof InviteBody>;
 export const Invitation = Type.Object({
   member: Member,
-  link: Type.String(),
+  link: Nullable(
+    Type.String({
+      description:
+        'The one-time link; null when the address was invited already: its earlier link keeps working and the person is e-mailed a new one when a relay is configured.',
+    }),
+  ),
   expires_at: IsoTime,
   emailed: Type.Boolean(),
 });

@@ -8,6 +8,7 @@ import fastifyCookie from '@fastify/cookie';
 import fastifyHelmet from '@fastify/helmet';
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../errors.js';
+import { apiReferencePlugin } from './api-reference.js';
 import { createMemberMailer } from '../services/member-mail.js';
 import { DASHBOARD_API } from './contract.js';
 import type { DashboardDeps, DashboardOptions } from './deps.js';
@@ -17,6 +18,7 @@ import { accountRoutes } from './routes/account.routes.js';
 import { jobsRoutes } from './routes/jobs.routes.js';
 import { keysRoutes } from './routes/keys.routes.js';
 import { sessionRoutes } from './routes/session.routes.js';
+import { twoFactorRoutes } from './routes/two-factor.routes.js';
 import { CONTENT_SECURITY_POLICY, installGuards, sessionCookie, type GuardDeps } from './security.js';
 
 export function dashboardPlugin(options: DashboardOptions) {
@@ -70,6 +72,7 @@ export function dashboardPlugin(options: DashboardOptions) {
           return payload;
         });
         await api.register(sessionRoutes(deps, guard));
+        await api.register(twoFactorRoutes(deps));
         await api.register(accountRoutes(deps));
         await api.register(keysRoutes(deps));
         await api.register(jobsRoutes(deps));
@@ -80,6 +83,7 @@ export function dashboardPlugin(options: DashboardOptions) {
       },
       { prefix: DASHBOARD_API },
     );
+    await app.register(apiReferencePlugin());
     await app.register(pagesPlugin(deps.webDir));
   };
 }

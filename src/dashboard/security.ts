@@ -12,6 +12,9 @@
  *    password resets) skip it.
  * 3. The session's CSRF token in `X-CSRF-Token` on every state-changing request of a signed-in
  *    member, compared in constant time, or 403 `csrf_rejected`.
+ * 4. A member whose account requires two factors and who has none reaches only the routes marked
+ *    `dashboardAccess: 'enrolment'` (the session, turning TOTP on); others answer 403
+ *    `two_factor_required`.
  *
  * The cookie: `mv_session`, HttpOnly, SameSite=Lax, Path=/; with an https public base URL also
  * Secure and named `__Host-mv_session` (the browser then refuses it from any subdomain or path).
@@ -31,8 +34,12 @@ import { CSRF_HEADER } from './contract.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** `public`: the dashboard route needs no session (and so no CSRF token). */
-    dashboardAccess?: 'public';
+    /**
+     * `public`: the dashboard route needs no session (and so no CSRF token). `enrolment`: it
+     * needs one, and is open to a member whose account requires two factors before they have
+     * them (every other route answers 403 `two_factor_required` to such a member).
+     */
+    dashboardAccess?: 'public' | 'enrolment';
   }
   interface FastifyRequest {
     /** Set by the session guard on dashboard routes that need a session; null elsewhere. */
@@ -101,6 +108,15 @@ export function installGuards(app: FastifyInstance, deps: GuardDeps): void {
     const session = await authenticateSession(deps.db, deps.clock, deps.settings, secret);
     if (changesState && !csrfTokenMatches(secret!, headerValue(request.headers[CSRF_HEADER])))
       throw refuse(`send the session's CSRF token (GET /dashboard/api/session) in ${CSRF_HEADER}`);
+    if (
+      session.twoFactorRequired &&
+      !session.twoFactorEnabled &&
+      request.routeOptions.config.dashboardAccess !== 'enrolment'
+    )
+      throw new AppError(
+        'two_factor_required',
+        'this account requires two-factor sign-in: turn it on in Settings before anything else',
+      );
     request.dashboardSession = session;
   });
 }

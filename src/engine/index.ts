@@ -28,6 +28,8 @@ export type {
   SmtpOptions,
   Status,
   SyntaxCheck,
+  TranscriptDirection,
+  TranscriptLine,
   VerificationResult,
   Verifier,
   VerifyOptions,

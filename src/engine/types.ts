@@ -2,6 +2,10 @@
  * The engine's public vocabulary. The engine knows nothing of HTTP, storage or accounts:
  * it takes an address and options and returns a `VerificationResult`.
  */
+import type { Provider } from './smtp/providers.js';
+
+export type { Provider } from './smtp/providers.js';
+export { PROVIDERS } from './smtp/providers.js';
 
 export const STATUSES = ['deliverable', 'undeliverable', 'risky', 'unknown'] as const;
 export type Status = (typeof STATUSES)[number];
@@ -55,6 +59,11 @@ export interface MxCheck extends Check {
   implicit: boolean;
   /** DNS outcome code when it failed: NXDOMAIN, NODATA, NULL_MX, SERVFAIL, TIMEOUT... */
   error: string | null;
+  /**
+   * The provider that runs the domain's mail, from its most preferred MX host names
+   * (smtp/providers.ts); null for any other, and when no MX record is known.
+   */
+  provider: Provider | null;
 }
 
 export interface SmtpCheck extends Check {
@@ -104,6 +113,22 @@ export interface VerificationResult {
   latency_ms: number;
   did_you_mean: string | null;
   checks: Checks;
+  /**
+   * The SMTP conversation, only when `VerifyOptions.transcript` asked for it (smtp/transcript.ts);
+   * empty when no mail host was asked (bad syntax, DNS, a disposable domain).
+   */
+  transcript?: TranscriptLine[];
+}
+
+export type TranscriptDirection = 'out' | 'in';
+
+/** One line of the SMTP conversation: written by the prober (`out`) or read from the server (`in`). */
+export interface TranscriptLine {
+  dir: TranscriptDirection;
+  /** The line without its CRLF; markers that are not SMTP lines are in square brackets. */
+  text: string;
+  /** Milliseconds since the verification started. */
+  at_ms: number;
 }
 
 export interface DnsOptions {
@@ -135,6 +160,17 @@ export interface SmtpOptions {
   sourceAddresses?: string[];
   /** How many MX hosts one probe tries at most. */
   maxMxHosts: number;
+  /** STARTTLS: `opportunistic` (default), `never` or `required` (smtp/session.ts, `StarttlsMode`). */
+  starttls?: 'opportunistic' | 'never' | 'required';
+  /**
+   * Warm sessions of single verifications (smtp/warm-pool.ts): idle time (0: none), lifetime and
+   * verifications per session. Absent: the defaults (`WARM_DEFAULTS`).
+   */
+  sessions?: { idleMs?: number; maxAgeMs?: number; maxVerifications?: number };
+  /** Sessions of single verifications open at once per MX host address and egress (default 5). */
+  perHostConcurrency?: number;
+  /** Sessions of single verifications open at once in all (default 200). */
+  concurrency?: number;
 }
 
 export interface EngineOptions {
@@ -146,6 +182,8 @@ export interface EngineOptions {
 export interface VerifyOptions {
   /** Bounds the whole SMTP probe, 100-5000 ms. */
   timeoutMs?: number;
+  /** true: the result carries `transcript`, the SMTP conversation of this verification. */
+  transcript?: boolean;
 }
 
 export const DEFAULT_TIMEOUT_MS = 3000;
@@ -175,4 +213,16 @@ export interface Verifier {
   verifyOffline(email: string): VerificationResult;
   /** Closes sockets and timers. */
   close(): Promise<void>;
+  /** The single verifications' SMTP sessions: open per host, opened, reused, closed by the server. */
+  sessionStats?(): SessionPoolStats;
+}
+
+/** What `/metrics` shows of the warm sessions of single verifications (smtp/warm-pool.ts). */
+export interface SessionPoolStats {
+  /** Sessions open now (idle or in use), per MX host address. */
+  openByHost: ReadonlyMap<string, number>;
+  /** Sessions opened, verifications carried by an already open session, sessions the server closed. */
+  opened: number;
+  reused: number;
+  closedByServer: number;
 }

@@ -9,11 +9,14 @@
  */
 import type { DnsOutcome, SmtpOutcome } from './outcome.js';
 import { MailHostResolver } from './dns/resolver.js';
+import type { EgressGate } from './net/egress.js';
 import { disposableMxHost, isDisposableDomain, loadDisposableDomains } from './lists/disposable.js';
 import { isFreeProvider, loadFreeProviders } from './lists/free-provider.js';
 import { isRoleAddress } from './lists/role.js';
 import { suggestCorrection } from './lists/typo.js';
 import { SmtpProber } from './smtp/probe.js';
+import { TranscriptRecorder } from './smtp/transcript.js';
+import { providerOfRecords } from './smtp/providers.js';
 import { parseAddress } from './syntax.js';
 import type { Verdict } from './verdict.js';
 import { decideVerdict, invalidFormatVerdict } from './verdict.js';
@@ -37,6 +40,10 @@ export interface VerifierDeps {
   /** In [0, 1); MX shuffling, the catch-all local part and the proxy pick. Defaults: crypto/Math. */
   random?: () => number;
   logger?: { debug(obj: object, msg?: string): void };
+  /** A monotonic clock in milliseconds for the transcript's `at_ms`. Default: performance.now. */
+  now?: () => number;
+  /** The reputation guard (net/egress-guard.ts): probes do not go out through resting egresses. */
+  guard?: EgressGate;
 }
 
 export interface Flags {
@@ -56,10 +63,29 @@ export function createVerifier(options: EngineOptions, deps: VerifierDeps = {}):
   // Load the domain lists now (about 100 ms, once per process) rather than in the first caller's request.
   loadDisposableDomains();
   loadFreeProviders();
-  const prober = new SmtpProber({ ...options.smtp, catchAllTtlMs: options.catchAllTtlMs }, shared);
+  const prober = new SmtpProber(
+    { ...options.smtp, catchAllTtlMs: options.catchAllTtlMs },
+    deps.guard === undefined ? shared : { ...shared, guard: deps.guard },
+  );
   const logger = deps.logger;
 
   async function verify(email: string, verifyOptions: VerifyOptions = {}): Promise<VerificationResult> {
+    if (verifyOptions.transcript !== true) return run(email, verifyOptions, null);
+    const recorder = new TranscriptRecorder(deps.now);
+    try {
+      const result = await run(email, verifyOptions, recorder);
+      return { ...result, transcript: recorder.seal() };
+    } finally {
+      // Whatever a connection still does (its QUIT's close) is not this verification's any more.
+      recorder.seal();
+    }
+  }
+
+  async function run(
+    email: string,
+    verifyOptions: VerifyOptions,
+    recorder: TranscriptRecorder | null,
+  ): Promise<VerificationResult> {
     const startedAt = performance.now();
     const parsed = parseAddress(email);
     if (!parsed.ok) return invalidResult(email, parsed.error, startedAt);
@@ -73,6 +99,7 @@ export function createVerifier(options: EngineOptions, deps: VerifierDeps = {}):
         domain: parsed.domain,
         hosts: dns.hosts,
         timeoutMs: clampTimeout(verifyOptions.timeoutMs),
+        recorder,
       });
     }
     const verdict = decideVerdict({ ...flags, dns, smtp });
@@ -98,7 +125,7 @@ export function createVerifier(options: EngineOptions, deps: VerifierDeps = {}):
     resolver.close();
   }
 
-  return { verify, verifyOffline, close };
+  return { verify, verifyOffline, close, sessionStats: () => prober.sessionStats() };
 }
 
 function clampTimeout(timeoutMs: number | undefined): number {
@@ -214,6 +241,14 @@ const DNS_ERROR_NAMES: Readonly<Record<string, string>> = {
 };
 
 function mxCheck(dns: DnsOutcome | null): MxCheck {
+  const check = mxCheckOf(dns);
+  return { ...check, provider: providerOfRecords(check.records) };
+}
+
+// MxCheck's index signature defeats Omit<>: the fields without the provider, spelt out.
+type MxFound = Pick<MxCheck, 'passed' | 'records' | 'implicit' | 'error'>;
+
+function mxCheckOf(dns: DnsOutcome | null): MxFound {
   if (dns === null) return { passed: null, records: [], implicit: false, error: null };
   switch (dns.kind) {
     case 'ok':

@@ -15,6 +15,7 @@ export const HTTP_STATUS: Readonly<Record<ErrorCode, number>> = {
   invalid_api_key: 401,
   revoked_api_key: 401,
   insufficient_permissions: 403,
+  origin_not_allowed: 403,
   invalid_email_format: 422,
   invalid_request: 422,
   invalid_json: 400,
@@ -41,6 +42,8 @@ export const HTTP_STATUS: Readonly<Record<ErrorCode, number>> = {
   csrf_rejected: 403,
   member_exists: 409,
   owner_not_removable: 409,
+  weak_password: 422,
+  two_factor_required: 403,
 };
 
 export interface ErrorBody {

@@ -11,6 +11,7 @@ import type { AppContext } from '../context.js';
 import { createBatchEngine } from '../engine/batch/batch-engine.js';
 import type { BatchEngine } from '../engine/batch/types.js';
 import type { EngineCoordination } from '../engine/coordination.js';
+import type { EgressGate } from '../engine/net/egress.js';
 import { systemResolver, type HostResolver } from '../services/webhooks/ssrf.js';
 import { createChunkVerifier } from '../services/chunk-verifier.js';
 import { DeliveryRunner } from './delivery-runner.js';
@@ -47,6 +48,8 @@ export interface BackgroundOptions {
   storeShared?: boolean;
   /** The chunk worker's lease owner id; default a fresh one. */
   workerId?: string;
+  /** The process's reputation guard (`Runtime.guard`): the batch engine skips resting egresses. */
+  guard?: EgressGate;
 }
 
 /** How often due webhook/e-mail deliveries are looked for. */
@@ -70,6 +73,7 @@ export function startEmbeddedWorkers(ctx: AppContext, options: BackgroundOptions
       clock: ctx.clock,
       logger,
       ...(coordination ? { coordination } : {}),
+      ...(options.guard ? { guard: options.guard } : {}),
       ...(options.metrics ? { observer: options.metrics.engineObserver } : {}),
     });
   const worker = createWorker({

@@ -6,6 +6,7 @@ import type { Executor } from '../store/executor.js';
 import type { AccountRow } from '../store/schema/accounts.schema.js';
 import { newId } from './ids.js';
 import { PLAN_SLUGS, isPlanSlug, type PlanSlug } from './plans.js';
+import { refuseControlCharacters } from './text.js';
 
 /** What the CLI prints for an account. Later issues add fields (e.g. the webhook secret). */
 export interface AccountView {
@@ -53,6 +54,7 @@ export interface NewAccount {
 
 /** Creates an account; its creation day anchors its billing periods. */
 export async function createAccount(db: Executor, clock: Clock, input: NewAccount): Promise<AccountRow> {
+  refuseControlCharacters('email', input.email);
   const email = input.email.trim();
   if (!/^[^@\s]+@[^@\s]+$/.test(email))
     throw new AppError('invalid_request', `email must be an e-mail address, got "${email}"`);

@@ -71,7 +71,13 @@ const CLAIM_LEASE_MS = 30 * SECOND;
 const CONCLUSIVE: ReadonlySet<string> = new Set(['deliverable', 'undeliverable', 'risky']);
 
 function toRow(r: VerificationResult): ResultRow {
-  return { status: r.status, score: r.score, reason: r.reason, valid: r.valid };
+  return {
+    status: r.status,
+    score: r.score,
+    reason: r.reason,
+    valid: r.valid,
+    provider: r.checks.mx.provider,
+  };
 }
 
 /** A repeated address this chunk is first in its process to meet. */

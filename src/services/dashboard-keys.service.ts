@@ -19,6 +19,7 @@ import {
   type KeyView,
   type Scope,
 } from './keys.service.js';
+import type { PublishableOptions } from './publishable-keys.js';
 
 /** A key as the dashboard lists it: its view and its last use (never its secret). */
 export interface AccountKey extends Omit<KeyView, 'account_id' | 'last4'> {
@@ -37,6 +38,8 @@ export interface NewAccountKey {
   kind: KeyView['kind'];
   /** Checked by keys.service.ts (an unknown scope is `invalid_request`). */
   scopes: readonly string[];
+  /** A publishable key (docs/widget.md): its origins and limits, checked by publishable-keys.ts. */
+  publishable?: PublishableOptions;
 }
 
 /** A created or rotated key: the only answer that carries the secret. */
@@ -58,6 +61,11 @@ function toKeyItem(view: KeyView, lastUsedAt: string | null): AccountKey {
     created_at: view.created_at,
     last_used_at: lastUsedAt,
     revoked_at: view.revoked_at,
+    publishable: view.publishable,
+    allowed_origins: view.allowed_origins,
+    visitor_rate_limit: view.visitor_rate_limit,
+    key_rate_limit: view.key_rate_limit,
+    daily_cap: view.daily_cap,
   };
 }
 
@@ -89,6 +97,7 @@ export async function createKeyItem(
     kind: body.kind,
     scopes: body.scopes,
     name: body.name,
+    ...(body.publishable === undefined ? {} : { publishable: body.publishable }),
   });
   return { key: toKeyItem(record, null), secret: key };
 }
@@ -113,7 +122,7 @@ export async function revokeAccountKey(
 }
 
 /**
- * Creates a replacement with the key's name, kind and scopes; the old key stays active until
+ * Creates a replacement with the key's name, kind, scopes (and a publishable key's origins and limits); the old key stays active until
  * the user revokes it (once the new secret is in place). Needs a free slot under the limit.
  */
 export async function rotateAccountKey(
@@ -130,6 +139,16 @@ export async function rotateAccountKey(
     kind: old.kind,
     scopes: old.scopes,
     name: old.name,
+    ...(old.publishable
+      ? {
+          publishable: {
+            allowedOrigins: old.allowed_origins,
+            visitorRateLimit: old.visitor_rate_limit,
+            keyRateLimit: old.key_rate_limit,
+            dailyCap: old.daily_cap,
+          },
+        }
+      : {}),
   });
   return { key: toKeyItem(record, null), secret: key, replaces: old.id };
 }

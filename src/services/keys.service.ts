@@ -1,5 +1,6 @@
 /**
- * API keys. A key is `svc_live_` or `svc_test_` followed by 40 base62 characters from the CSPRNG
+ * API keys. A key is `svc_live_` or `svc_test_` (publishable keys, docs/widget.md:
+ * `svc_live_pub_` or `svc_test_pub_`) followed by 40 base62 characters from the CSPRNG
  * (238 bits). Only its SHA-256 is stored (a fast hash is right for high-entropy secrets), with
  * the prefix and the last four characters for display. A request's key is looked up by hash in
  * the store, or in a cache that empties whenever the store changes (services/key-cache.ts), so a
@@ -20,6 +21,12 @@ import type { ApiKeyRow } from '../store/schema/accounts.schema.js';
 import { getAccount } from './accounts.service.js';
 import { newId, randomBase62 } from './ids.js';
 import type { KeyCache } from './key-cache.js';
+import {
+  parsePublishableOptions,
+  type PublishableOptions,
+  type PublishableRules,
+} from './publishable-keys.js';
+import { refuseControlCharacters } from './text.js';
 
 export const SCOPES = ['verify', 'batch', 'jobs:read', 'usage:read'] as const;
 export type Scope = (typeof SCOPES)[number];
@@ -28,10 +35,15 @@ export const KEY_KINDS = ['live', 'test'] as const;
 export type KeyKind = (typeof KEY_KINDS)[number];
 
 export const KEY_PREFIX: Readonly<Record<KeyKind, string>> = { live: 'svc_live_', test: 'svc_test_' };
+/** The prefixes of publishable keys: the environment's prefix still holds (`svc_live_…`). */
+export const PUBLISHABLE_KEY_PREFIX: Readonly<Record<KeyKind, string>> = {
+  live: 'svc_live_pub_',
+  test: 'svc_test_pub_',
+};
 export const MAX_ACTIVE_KEYS = 10;
 const SECRET_LENGTH = 40;
 /** Accepts secrets of 32-128 base62 characters (ours have 40), rejecting anything else unread. */
-const KEY_FORMAT = /^svc_(live|test)_[0-9A-Za-z]{32,128}$/;
+const KEY_FORMAT = /^svc_(live|test)_(pub_)?[0-9A-Za-z]{32,128}$/;
 
 export function isScope(value: string): value is Scope {
   return (SCOPES as readonly string[]).includes(value);
@@ -58,6 +70,14 @@ export interface KeyView {
   status: 'active' | 'revoked';
   created_at: string;
   revoked_at: string | null;
+  /** A publishable key (docs/widget.md): only POST /v1/verify, only from `allowed_origins`. */
+  publishable: boolean;
+  /** Empty for a secret key. */
+  allowed_origins: string[];
+  /** A publishable key's own limits; null: the server's defaults (docs/widget.md). */
+  visitor_rate_limit: number | null;
+  key_rate_limit: number | null;
+  daily_cap: number | null;
 }
 
 function parseScopes(stored: string): Scope[] {
@@ -76,7 +96,16 @@ export function toKeyView(row: ApiKeyRow): KeyView {
     status: row.revoked_at === null ? 'active' : 'revoked',
     created_at: row.created_at,
     revoked_at: row.revoked_at,
+    publishable: row.publishable === 1,
+    allowed_origins: originsOf(row.allowed_origins),
+    visitor_rate_limit: row.visitor_rate_limit,
+    key_rate_limit: row.key_rate_limit,
+    daily_cap: row.daily_cap,
   };
+}
+
+function originsOf(stored: string | null): string[] {
+  return stored === null ? [] : stored.split(' ').filter((o) => o !== '');
 }
 
 export interface NewKey {
@@ -84,6 +113,8 @@ export interface NewKey {
   kind: string;
   scopes?: readonly string[];
   name?: string | null;
+  /** Makes a publishable key (scope `verify` only); its origins and limits are checked. */
+  publishable?: PublishableOptions;
 }
 
 /**
@@ -97,13 +128,17 @@ export async function createKey(
 ): Promise<{ key: string; record: KeyView }> {
   if (!isKeyKind(input.kind))
     throw new AppError('invalid_request', `kind must be live or test, got "${input.kind}"`);
-  const scopes = input.scopes ?? SCOPES;
+  const rules = input.publishable === undefined ? null : parsePublishableOptions(input.publishable);
+  const scopes = input.scopes ?? (rules ? ['verify'] : SCOPES);
+  if (rules && scopes.some((s) => s !== 'verify'))
+    throw new AppError('invalid_request', 'a publishable key has the "verify" scope only');
   if (scopes.length === 0)
     throw new AppError('invalid_request', `a key needs at least one scope (${SCOPES.join(', ')})`);
   for (const s of scopes)
     if (!isScope(s)) throw new AppError('invalid_request', `unknown scope "${s}" (${SCOPES.join(', ')})`);
+  if (input.name) refuseControlCharacters('name', input.name);
   await getAccount(db, input.accountId);
-  const prefix = KEY_PREFIX[input.kind];
+  const prefix = (rules ? PUBLISHABLE_KEY_PREFIX : KEY_PREFIX)[input.kind];
   const key = prefix + randomBase62(SECRET_LENGTH);
   const newRow = {
     id: newId('key'),
@@ -115,6 +150,11 @@ export async function createKey(
     last4: key.slice(-4),
     scopes: [...new Set(scopes)].join(' '),
     created_at: clock.now().toISOString(),
+    publishable: rules ? 1 : 0,
+    allowed_origins: rules ? rules.origins.join(' ') : null,
+    visitor_rate_limit: rules?.visitorRateLimit ?? null,
+    key_rate_limit: rules?.keyRateLimit ?? null,
+    daily_cap: rules?.dailyCap ?? null,
   };
   // The limit's check and the insert in one transaction: the caller's when it has one.
   const insert = (trx: Executor) => storeBackend(trx).insertKeyWithinLimit(trx, newRow, MAX_ACTIVE_KEYS);
@@ -155,6 +195,8 @@ export interface AuthenticatedKey {
   /** The account's plan slug and own rate limit, read in the same query (the rate limiter needs them). */
   accountPlan: string;
   accountRateLimit: number | null;
+  /** A publishable key's origins and limits; null for a secret key. */
+  publishable: PublishableRules | null;
 }
 
 /**
@@ -197,6 +239,15 @@ export async function authenticateKey(
     prefix: row.prefix,
     accountPlan: row.account_plan,
     accountRateLimit: row.account_rate_limit,
+    publishable:
+      row.publishable === 1
+        ? Object.freeze({
+            origins: new Set(originsOf(row.allowed_origins)),
+            visitorRateLimit: row.visitor_rate_limit,
+            keyRateLimit: row.key_rate_limit,
+            dailyCap: row.daily_cap,
+          })
+        : null,
   });
   if (cache && token !== null) cache.remember(hash, key, token);
   return key;

@@ -6,6 +6,7 @@
  * (jobs.service.ts) is not this one and keeps its four columns.
  */
 import writeXlsxFile from 'write-excel-file/node';
+import { AppError } from '../errors.js';
 import { parseAddress } from '../engine/syntax.js';
 import { suggestCorrection } from '../engine/lists/typo.js';
 import type { Status } from '../engine/types.js';
@@ -30,6 +31,7 @@ export const RESULT_COLUMNS: readonly { name: string; value: (r: DownloadResult)
   { name: 'score', value: (r) => r.score },
   { name: 'reason', value: (r) => r.reason ?? '' },
   { name: 'did_you_mean', value: (r) => r.did_you_mean ?? '' },
+  { name: 'provider', value: (r) => r.provider ?? '' },
 ];
 
 export const DOWNLOAD_FORMATS = ['csv', 'xlsx'] as const;
@@ -46,6 +48,11 @@ export interface DownloadOptions {
   verdicts: ReadonlySet<Status> | null;
   format: DownloadFormat;
   corrected: CorrectedOption;
+  /**
+   * The largest list offered as XLSX (the sheet is built in memory: 500,000 rows peaked at
+   * 813 MB); a bigger one is refused with 422 and downloads as CSV, which streams.
+   */
+  xlsxMaxRows: number;
 }
 
 export interface Download {
@@ -152,6 +159,11 @@ export async function openDownload(
   options: DownloadOptions,
 ): Promise<Download> {
   const results = await openResults(deps, accountId, id);
+  if (options.format === 'xlsx' && results.job.total > options.xlsxMaxRows)
+    throw new AppError(
+      'invalid_request',
+      `lists of more than ${options.xlsxMaxRows.toLocaleString('en')} rows download as CSV only (this one has ${results.job.total.toLocaleString('en')})`,
+    );
   const upload = await findUploadByJob(deps.db, results.job.id);
   const rows = downloadRows(deps.db, results, upload, options);
   return {

@@ -22,14 +22,17 @@ import {
   insertMemberToken,
   listAccountMembers,
   setMemberPassword,
+  usableInvitationExpiry,
   useToken,
 } from '../store/member.store.js';
 import type { MemberRole, MemberRow, MemberTokenKind } from '../store/schema/dashboard.schema.js';
 import { deleteMemberSessions } from '../store/session.store.js';
-import { getAccount } from './accounts.service.js';
-import { failureKey, recordFailure, refuseOverFailureBudget } from './failure-budget.js';
+import { createAccount, getAccount, type NewAccount } from './accounts.service.js';
+import { FAILURE_WINDOW_MS, failureKey, forgetAttempts, reserveAttempt } from './failure-budget.js';
 import { randomBase62 } from './ids.js';
+import { refuseControlCharacters } from './text.js';
 import type { MemberMailer } from './member-mail.js';
+import { refuseWeakPassword } from './password-strength.js';
 import { hashPassword, verifyPassword } from './passwords.js';
 
 /** How long an invitation or a password-reset link works. */
@@ -56,6 +59,7 @@ export function toMemberView(row: MemberRow): MemberView {
 
 /** Addresses are compared lower-cased and trimmed: `Anna@Example.org ` signs in as anna@example.org. */
 export function normalizeEmail(raw: string): string {
+  refuseControlCharacters('email', raw);
   const email = raw.trim().toLowerCase();
   if (email.length > 254 || !/^[^@\s]+@[^@\s]+$/.test(email))
     throw new AppError('invalid_request', `email must be an e-mail address, got "${raw.trim()}"`);
@@ -77,40 +81,57 @@ export interface IssuedLink {
   expiresAt: string;
 }
 
-/** A new one-time token of `kind` for the member, replacing its unused ones of that kind. */
+/**
+ * A new one-time token of `kind` for the member. `replace`: the member's unused ones of that kind
+ * stop working (an operator's new link); otherwise they keep working (a reset link asked for
+ * again, or by someone else, must not turn the one already e-mailed into a 404).
+ */
 async function issueToken(
   db: Executor,
   clock: Clock,
   member: MemberRow,
   kind: MemberTokenKind,
+  options: { replace: boolean; invitedBy?: string | null },
 ): Promise<IssuedLink> {
   const now = clock.now();
   const token = randomBytes(32).toString('base64url');
   const expiresAt = new Date(now.getTime() + LINK_TTL_MS).toISOString();
-  await deleteUnusedTokens(db, member.id, kind);
+  if (options.replace) await deleteUnusedTokens(db, member.id, kind);
   await insertMemberToken(db, {
     token_hash: hashToken(token),
     member_id: member.id,
     kind,
     created_at: now.toISOString(),
     expires_at: expiresAt,
+    invited_by: options.invitedBy ?? null,
   });
   return { member: toMemberView(member), token, expiresAt };
 }
 
 /**
- * Creates the member (no password yet) and its invitation; inviting an address again before it
- * joined replaces the earlier link. 409 `member_exists` when the address already joined, or
- * belongs to another account. Runs in the caller's transaction (bootstrap creates the owner so).
+ * The operator's invitation (CLI, bootstrap): creates the member (no password yet) and a link;
+ * inviting an address again before it joined replaces the earlier link. 409 `member_exists` when
+ * the address already joined, or belongs to another account. Runs in the caller's transaction
+ * (bootstrap creates the owner so).
  */
 export async function issueInvitation(
   db: Executor,
   clock: Clock,
   input: { accountId: string; email: string; role?: MemberRole },
 ): Promise<IssuedLink> {
+  const member = await pendingMember(db, clock, input);
+  return issueToken(db, clock, member, 'invitation', { replace: true });
+}
+
+/** The member row an invitation is for: the pending one, or a new one (no password yet). */
+async function pendingMember(
+  db: Executor,
+  clock: Clock,
+  input: { accountId: string; email: string; role?: MemberRole },
+): Promise<MemberRow> {
   const email = normalizeEmail(input.email);
   await getAccount(db, input.accountId);
-  let member = await findMemberByEmail(db, email);
+  const member = await findMemberByEmail(db, email);
   if (member && (member.account_id !== input.accountId || member.joined_at !== null))
     throw new AppError(
       'member_exists',
@@ -118,16 +139,18 @@ export async function issueInvitation(
         ? `${email} is already a member of this account`
         : `${email} is already a member of another account`,
     );
-  member ??= await insertMember(db, {
-    id: `mem_${randomBase62(16)}`,
-    account_id: input.accountId,
-    email,
-    role: input.role ?? 'member',
-    password_hash: null,
-    created_at: clock.now().toISOString(),
-    joined_at: null,
-  });
-  return issueToken(db, clock, member, 'invitation');
+  return (
+    member ??
+    insertMember(db, {
+      id: `mem_${randomBase62(16)}`,
+      account_id: input.accountId,
+      email,
+      role: input.role ?? 'member',
+      password_hash: null,
+      created_at: clock.now().toISOString(),
+      joined_at: null,
+    })
+  );
 }
 
 export interface MembersDeps {
@@ -159,7 +182,7 @@ async function mailLink(deps: MembersDeps, kind: MemberTokenKind, issued: Issued
   return { ...issued, link, emailed };
 }
 
-/** Invites an address to the account: the link, e-mailed too when a relay is configured. */
+/** The operator's invitation (CLI): the link, e-mailed too when a relay is configured. */
 export async function inviteMember(
   deps: MembersDeps,
   input: { accountId: string; email: string },
@@ -169,14 +192,99 @@ export async function inviteMember(
 }
 
 /**
+ * A new account and its owner's invitation (the account's address), in one transaction, as the
+ * bootstrap account gets on a brand-new store: `accounts create` no longer makes an account that
+ * nobody can sign in to (issue 16).
+ */
+export async function createOwnedAccount(
+  deps: MembersDeps,
+  input: NewAccount,
+): Promise<{ accountId: string; owner: SentLink }> {
+  const { accountId, issued } = await deps.db.transaction().execute(async (trx) => {
+    const account = await createAccount(trx, deps.clock, input);
+    const owner = await issueInvitation(trx, deps.clock, {
+      accountId: account.id,
+      email: account.email,
+      role: 'owner',
+    });
+    return { accountId: account.id, issued: owner };
+  });
+  return { accountId, owner: await mailLink(deps, 'invitation', issued) };
+}
+
+/** The member inviting from the dashboard. */
+export interface Inviter {
+  memberId: string;
+  role: MemberRole;
+}
+
+/** What the dashboard tells the inviter: `link` null when the invitation was pending already. */
+export interface InvitationSent {
+  member: MemberView;
+  link: string | null;
+  expiresAt: string;
+  emailed: boolean;
+}
+
+/**
+ * A member's invitation from the dashboard (issue 16). Only the owner invites, and always a
+ * member: an invitation is never above its inviter. When the address's invitation is pending
+ * already, the inviter gets no new link: the person is e-mailed a new one (when a relay is
+ * configured) and the earlier links keep working, so nobody can re-invite an address to take its
+ * link. An invitation dies with the member who made it (the store's foreign key).
+ */
+export async function inviteFromDashboard(
+  deps: MembersDeps,
+  input: { accountId: string; email: string; inviter: Inviter },
+): Promise<InvitationSent> {
+  if (input.inviter.role !== 'owner')
+    throw new AppError('insufficient_permissions', "only the account's owner can invite members");
+  const { clock } = deps;
+  type Outcome = { pendingUntil?: string; member: MemberView; issued: IssuedLink | null };
+  const outcome = await deps.db.transaction().execute(async (trx): Promise<Outcome> => {
+    const member = await pendingMember(trx, clock, { ...input, role: 'member' });
+    const pendingUntil = await usableInvitationExpiry(trx, member.id, clock.now().toISOString());
+    // Pending and nothing to e-mail a new link with: the earlier link is the invitation.
+    if (pendingUntil !== undefined && deps.mailer === null)
+      return { pendingUntil, member: toMemberView(member), issued: null };
+    const issued = await issueToken(trx, clock, member, 'invitation', {
+      replace: false,
+      invitedBy: input.inviter.memberId,
+    });
+    return { pendingUntil, member: issued.member, issued };
+  });
+  if (outcome.issued === null)
+    return { member: outcome.member, link: null, expiresAt: outcome.pendingUntil!, emailed: false };
+  const sent = await mailLink(deps, 'invitation', outcome.issued);
+  return {
+    member: sent.member,
+    link: outcome.pendingUntil === undefined ? sent.link : null,
+    expiresAt: sent.expiresAt,
+    emailed: sent.emailed,
+  };
+}
+
+/** Reset e-mails one address may be sent per hour, however many ask (issue 16). */
+export const RESET_MAILS_PER_HOUR = 3;
+
+/**
  * A password-reset link for the member with this address, e-mailed when a relay is configured;
- * null when no member has it (the dashboard answers the same either way).
+ * null when no member has it, or when the address was sent `RESET_MAILS_PER_HOUR` already (the
+ * dashboard answers the same either way). Earlier links keep working until one is used.
  */
 export async function requestPasswordReset(deps: MembersDeps, rawEmail: string): Promise<SentLink | null> {
   const email = normalizeEmail(rawEmail);
   const issued = await deps.db.transaction().execute(async (trx) => {
     const member = await findMemberByEmail(trx, email);
-    return member ? issueToken(trx, deps.clock, member, 'password_reset') : null;
+    if (!member) return null;
+    const budget = { limit: RESET_MAILS_PER_HOUR, windowMs: HOUR, what: 'reset e-mails for this address' };
+    try {
+      await reserveAttempt(trx, failureKey(`reset-mail:${email}`), budget, deps.clock.now());
+    } catch (err) {
+      if (err instanceof AppError && err.code === 'rate_limit_exceeded') return null;
+      throw err;
+    }
+    return issueToken(trx, deps.clock, member, 'password_reset', { replace: false });
   });
   return issued === null ? null : mailLink(deps, 'password_reset', issued);
 }
@@ -196,9 +304,10 @@ export async function describeInvitation(
 }
 
 /**
- * Uses a link: sets the member's password (joining the account, for an invitation). A reset
- * also ends every session of the member. 404 `not_found` for a link that cannot be used, the
- * same whatever the cause. Returns the member, for the caller to sign in.
+ * Uses a link: sets the member's password (joining the account, for an invitation). Every other
+ * unused link of the member ends with it, and a reset also ends every session of the member.
+ * 404 `not_found` for a link that cannot be used, the same whatever the cause. Returns the
+ * member, for the caller to sign in.
  */
 export async function acceptLink(
   db: Executor,
@@ -209,8 +318,9 @@ export async function acceptLink(
   // (issue 16: forty such requests made a sign-in elsewhere wait seconds). The transaction below
   // checks it again, as it may be used meanwhile.
   const tokenHash = hashToken(input.token);
-  if (!(await findUsableToken(db, tokenHash, input.kind, clock.now().toISOString())))
-    throw new AppError('not_found', UNUSABLE_LINK);
+  const usable = await findUsableToken(db, tokenHash, input.kind, clock.now().toISOString());
+  if (!usable) throw new AppError('not_found', UNUSABLE_LINK);
+  refuseWeakPassword(input.password, usable.email);
   // Hashed before the transaction: a SQLite write lock is not held for the hash's 100+ ms.
   const passwordHash = await hashPassword(input.password);
   return db.transaction().execute(async (trx) => {
@@ -219,6 +329,7 @@ export async function acceptLink(
     if (!found || !(await useToken(trx, tokenHash, now))) throw new AppError('not_found', UNUSABLE_LINK);
     const member = await setMemberPassword(trx, found.member_id, passwordHash, now);
     if (!member) throw new AppError('not_found', UNUSABLE_LINK);
+    await deleteUnusedTokens(trx, member.id);
     if (input.kind === 'password_reset') await deleteMemberSessions(trx, member.id);
     return member;
   });
@@ -265,15 +376,20 @@ export async function changePassword(
   input: { memberId: string; current: string; next: string; keepSessionId: string; failureLimit: number },
 ): Promise<void> {
   // A wrong current password counts like a failed sign-in, per member (issue 16): a session
-  // left open on another person's machine cannot be used to guess it.
+  // left open on another person's machine cannot be used to guess it. Reserved before the hash.
   const now = clock.now();
   const key = failureKey(`password-change:${input.memberId}`);
-  await refuseOverFailureBudget(db, key, input.failureLimit, now, 'wrong current passwords');
+  await reserveAttempt(
+    db,
+    key,
+    { limit: input.failureLimit, windowMs: FAILURE_WINDOW_MS, what: 'wrong current passwords' },
+    now,
+  );
   const member = await findMemberById(db, input.memberId);
-  if (!member?.password_hash || !(await verifyPassword(input.current, member.password_hash))) {
-    await recordFailure(db, key, input.failureLimit, now);
+  if (!member?.password_hash || !(await verifyPassword(input.current, member.password_hash)))
     throw new AppError('invalid_credentials', 'the current password is not correct');
-  }
+  await forgetAttempts(db, key);
+  refuseWeakPassword(input.next, member.email);
   const passwordHash = await hashPassword(input.next);
   await db.transaction().execute(async (trx) => {
     await setMemberPassword(trx, member.id, passwordHash, clock.now().toISOString());

@@ -9,8 +9,16 @@
  * stored with each hash (`scrypt$N$r$p$salt$hash`), so they can be raised later: a hash made
  * with weaker ones still verifies and `needsRehash` says to replace it at the next sign-in.
  * Every password has its own 16-byte random salt; hashes are compared in constant time.
+ *
+ * Every hash goes through one bounded queue (issue 16): at most `HASH_CONCURRENCY` run at once
+ * and `HASH_QUEUE_LIMIT` wait; past that the caller gets 503 `service_unavailable` with
+ * Retry-After instead of a queue that grows. Forty concurrent sign-ins with wrong passwords
+ * otherwise made one elsewhere take 1.4 s instead of 70 ms. The queue is process-wide on purpose:
+ * what it guards, libuv's thread pool and the memory of the hashes, is the process's.
  */
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+import pLimit from 'p-limit';
+import { AppError } from '../errors.js';
 
 interface ScryptParams {
   N: number;
@@ -24,7 +32,23 @@ const KEY_BYTES = 32;
 /** Highest N a stored hash may ask for: a tampered row must not make us allocate gigabytes. */
 const MAX_N = 2 ** 20;
 
+/** Hashes computed at once: the machine's two cores (each takes 32 MiB and 100-220 ms). */
+export const HASH_CONCURRENCY = 2;
+/** Hashes that may wait for one of those: about a second of work at most. */
+export const HASH_QUEUE_LIMIT = 8;
+const hashing = pLimit(HASH_CONCURRENCY);
+
 function derive(password: string, salt: Buffer, params: ScryptParams): Promise<Buffer> {
+  if (hashing.pendingCount >= HASH_QUEUE_LIMIT)
+    return Promise.reject(
+      new AppError('service_unavailable', 'too many password checks at once; retry in a second', {
+        retryAfterSeconds: 1,
+      }),
+    );
+  return hashing(() => scryptKey(password, salt, params));
+}
+
+function scryptKey(password: string, salt: Buffer, params: ScryptParams): Promise<Buffer> {
   const options: ScryptOptions = {
     N: params.N,
     r: params.r,
@@ -88,6 +112,10 @@ let dummy: Promise<string> | undefined;
  * so that the answer takes as long as for a known address with a wrong password.
  */
 export function dummyHash(): Promise<string> {
-  dummy ??= hashPassword(randomBytes(32).toString('base64'));
+  // A refusal of the queue is not kept: the next caller makes it again.
+  dummy ??= hashPassword(randomBytes(32).toString('base64')).catch((err: unknown) => {
+    dummy = undefined;
+    throw err;
+  });
   return dummy;
 }

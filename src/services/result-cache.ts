@@ -19,11 +19,14 @@
  *   the caller probes as it would without a cache.
  */
 import { createHash } from 'node:crypto';
-import { LRUCache } from 'lru-cache';
 import type { Clock } from '../clock.js';
 import type { ResultCacheSettings } from '../config.js';
 import type { Status, VerificationResult } from '../engine/types.js';
+import { providerOfRecords } from '../engine/smtp/providers.js';
 import { parseAddress } from '../engine/syntax.js';
+import { createMemoryResultStore } from './result-memory-store.js';
+
+export { createMemoryResultStore } from './result-memory-store.js';
 
 /** A result as stored: when it was found out, and until when it may be given again (epoch ms). */
 export interface StoredResult {
@@ -67,6 +70,16 @@ export interface ResultCacheOptions {
   onError?: (err: unknown) => void;
 }
 
+/**
+ * A result cached by a process from before `checks.mx.provider` existed (Redis is shared across a
+ * rolling upgrade) gets it from its own MX records, as the engine would have given it.
+ */
+function withProvider(result: VerificationResult): VerificationResult {
+  const mx = result.checks.mx as VerificationResult['checks']['mx'] | undefined;
+  if (mx === undefined || mx.provider !== undefined) return result;
+  return { ...result, checks: { ...result.checks, mx: { ...mx, provider: providerOfRecords(mx.records) } } };
+}
+
 export function createResultCache(options: ResultCacheOptions): ResultCache {
   const { store, ttlMs, clock } = options;
   const onError = options.onError ?? (() => undefined);
@@ -89,7 +102,7 @@ export function createResultCache(options: ResultCacheOptions): ResultCache {
         if (key === null) return undefined;
         const entry = found[next++];
         if (entry === undefined || entry.expiresAt <= now) return undefined;
-        return { result: entry.result, checkedAt: new Date(entry.checkedAt) };
+        return { result: withProvider(entry.result), checkedAt: new Date(entry.checkedAt) };
       });
     },
 
@@ -129,25 +142,6 @@ export function cacheKey(accountId: string, email: string): string | null {
   return createHash('sha256').update(accountId).update('\0').update(parsed.address).digest('base64url');
 }
 
-/**
- * Entries in this process's memory, at most `maxEntries` (the least recently used go first). An
- * entry was measured at about 1.7 KB of heap (a result with every check and two MX records), so
- * the default 50,000 hold about 85 MB at most.
- */
-export function createMemoryResultStore(maxEntries: number): ResultStore {
-  const entries = new LRUCache<string, StoredResult>({ max: Math.max(1, maxEntries) });
-  return {
-    getMany: (keys) => Promise.resolve(keys.map((key) => entries.get(key))),
-    setMany: (writes) => {
-      for (const { key, entry } of writes) {
-        if (entry === null) entries.delete(key);
-        else entries.set(key, entry);
-      }
-      return Promise.resolve();
-    },
-  };
-}
-
 /** A cache that holds nothing: every look-up misses (the cache turned off). */
 export const NO_RESULT_CACHE: ResultCache = {
   lookUp: (_accountId, emails) => Promise.resolve(emails.map(() => undefined)),
@@ -166,10 +160,11 @@ export interface ResultCacheFromSettings {
 export function resultCacheFromSettings(options: ResultCacheFromSettings): ResultCache {
   const { settings, shared } = options;
   const off =
-    Object.values(settings.ttlMs).every((ttl) => ttl === 0) || (shared === null && settings.maxEntries === 0);
+    Object.values(settings.ttlMs).every((ttl) => ttl === 0) ||
+    (shared === null && (settings.maxEntries === 0 || settings.maxBytes === 0));
   if (off) return NO_RESULT_CACHE;
   return createResultCache({
-    store: shared ?? createMemoryResultStore(settings.maxEntries),
+    store: shared ?? createMemoryResultStore(settings.maxEntries, settings.maxBytes),
     ttlMs: settings.ttlMs,
     clock: options.clock,
     ...(options.onError ? { onError: options.onError } : {}),

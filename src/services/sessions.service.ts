@@ -10,10 +10,13 @@
  * know it (it reads it from GET /session), nothing needs storing, and knowing it does not reveal
  * the cookie.
  *
- * Sign-in is refused with 429 `rate_limit_exceeded` past `signInFailureLimit` failures for one address
- * in a 15-minute window (counted in the store, so every process sees them; the per-client limit
- * is the edge's, src/dashboard/routes/session.routes.ts). Unknown address and wrong password get
- * the same 401 `invalid_credentials`, after the same scrypt work.
+ * Sign-in is refused with 429 `rate_limit_exceeded` past `signInFailureLimit` failures for one
+ * (address, client address) pair in a 15-minute window, reserved before the hash (counted in the
+ * store, so every process sees them; the per-client limit on all attempts is the edge's,
+ * src/dashboard/routes/session.routes.ts). Nobody can lock a person out from elsewhere: the
+ * failures for an address from every client only slow its sign-ins down, by a delay that grows
+ * with them and is capped at `MAX_SIGN_IN_DELAY_MS` (issue 16). Unknown address and wrong
+ * password get the same 401 `invalid_credentials`, after the same scrypt work.
  */
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { MINUTE, type Clock } from '../clock.js';
@@ -30,7 +33,15 @@ import {
   insertSession,
   touchSession,
 } from '../store/session.store.js';
-import { FAILURE_WINDOW_MS, failureKey, recordFailure, refuseOverFailureBudget } from './failure-budget.js';
+import { setTimeout as sleepFor } from 'node:timers/promises';
+import {
+  FAILURE_WINDOW_MS,
+  countAttempts,
+  failureKey,
+  forgetAttempts,
+  recordAttempt,
+  reserveAttempt,
+} from './failure-budget.js';
 import { normalizeEmail } from './members.service.js';
 import { dummyHash, hashPassword, needsRehash, verifyPassword } from './passwords.js';
 
@@ -56,6 +67,10 @@ export interface DashboardSession {
   accountEmail: string;
   expiresAt: string;
   csrfToken: string;
+  /** Whether the member signs in with two factors. */
+  twoFactorEnabled: boolean;
+  /** Whether the account requires two factors: without them, the member may only enrol. */
+  twoFactorRequired: boolean;
 }
 
 function sessionIdOf(secret: string): string {
@@ -132,6 +147,8 @@ export async function authenticateSession(
     accountEmail: row.account_email,
     expiresAt: row.expires_at,
     csrfToken: csrfTokenFor(secret),
+    twoFactorEnabled: row.two_factor_enabled_at !== null,
+    twoFactorRequired: Number(row.require_two_factor) === 1,
   };
 }
 
@@ -145,18 +162,31 @@ export interface SignInDeps {
   db: Executor;
   clock: Clock;
   settings: SessionSettings;
+  /** Waits the per-address delay (tests record it instead). */
+  sleep?: (ms: number) => Promise<unknown>;
 }
 
 const INVALID_CREDENTIALS = 'the e-mail address or the password is not correct';
 
+/** The longest an address's failures from elsewhere can make its sign-in wait. */
+export const MAX_SIGN_IN_DELAY_MS = 3_000;
+/** Failures for an address (from any client) in a window before its sign-ins are slowed. */
+export const SIGN_IN_DELAY_AFTER = 3;
+
+/** The delay before checking a password for an address with `failures` recent failures. */
+export function signInDelayMs(failures: number): number {
+  if (failures < SIGN_IN_DELAY_AFTER) return 0;
+  return Math.min(MAX_SIGN_IN_DELAY_MS, 250 * 2 ** (failures - SIGN_IN_DELAY_AFTER));
+}
+
 /**
- * Checks an address and password and opens a new session (see the module comment for the
- * limits and the identical answer to an unknown address and a wrong password).
+ * Checks an address and password (see the module comment for the limits and the identical
+ * answer to an unknown address and a wrong password); the caller opens the session.
  */
 export async function signIn(
   deps: SignInDeps,
-  input: { email: string; password: string },
-): Promise<{ member: MemberRow; session: NewSession }> {
+  input: { email: string; password: string; clientIp: string },
+): Promise<{ member: MemberRow }> {
   const { db, clock, settings } = deps;
   let email: string;
   try {
@@ -167,21 +197,29 @@ export async function signIn(
     throw new AppError('invalid_credentials', INVALID_CREDENTIALS);
   }
   const now = clock.now();
-  const key = failureKey(email);
-  await refuseOverFailureBudget(
+  const pairKey = failureKey(`sign-in:${email}\n${input.clientIp}`);
+  const addressKey = failureKey(email);
+  await reserveAttempt(
     db,
-    key,
-    settings.signInFailureLimit,
+    pairKey,
+    {
+      limit: settings.signInFailureLimit,
+      windowMs: FAILURE_WINDOW_MS,
+      what: 'failed sign-ins for this address from this client',
+    },
     now,
-    'failed sign-ins for this address',
   );
+  const delay = signInDelayMs(await countAttempts(db, addressKey, now));
+  if (delay > 0) await (deps.sleep ?? sleepFor)(delay);
   const member = await findMemberByEmail(db, email);
   const stored = member?.password_hash ?? (await dummyHash());
   const matches = await verifyPassword(input.password, stored);
   if (!member || member.password_hash === null || !matches) {
-    await recordFailure(db, key, settings.signInFailureLimit, now);
+    await recordAttempt(db, addressKey, now);
     throw new AppError('invalid_credentials', INVALID_CREDENTIALS);
   }
+  await forgetAttempts(db, pairKey);
+  await forgetAttempts(db, addressKey);
   if (needsRehash(member.password_hash))
     await setMemberPassword(db, member.id, await hashPassword(input.password), now.toISOString());
   // Housekeeping rides on sign-ins: ended sessions and old failure windows do not pile up.
@@ -191,5 +229,6 @@ export async function signIn(
     new Date(now.getTime() - settings.sessionIdleTimeoutMs).toISOString(),
   );
   await deleteOldSignInFailures(db, new Date(now.getTime() - 4 * FAILURE_WINDOW_MS).toISOString());
-  return { member, session: await createSession(db, clock, settings, member.id) };
+  // No session here: the caller opens one, or, for a member with two factors, a challenge first.
+  return { member };
 }

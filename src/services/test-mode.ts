@@ -32,7 +32,14 @@ function fixtureChecks(offline: Checks, fixture: Fixture, domain: string): Check
   const smtpAccepted = fixture !== 'invalid';
   return {
     ...offline,
-    mx: { passed: true, records: [{ exchange: mxHost, priority: 10 }], implicit: false, error: null },
+    mx: {
+      passed: true,
+      records: [{ exchange: mxHost, priority: 10 }],
+      implicit: false,
+      error: null,
+      // The fixed MX host is in no provider table.
+      provider: null,
+    },
     smtp: {
       passed: smtpAccepted,
       host: mxHost,

@@ -5,9 +5,14 @@
  * `unknown` verdict costs a probe too) and then the result cache (unless `fresh`) or the engine.
  * An answer from the cache counts like a probe (docs/api.md, "Result cache": what a caller is
  * charged must not depend on what other requests happened to leave in the cache).
+ *
+ * A request for the SMTP conversation (`transcript`) is answered by a probe, never from the cache
+ * (a cached answer has no conversation, and an old one would not be this request's); its result
+ * replaces the cached one as with `fresh`, without the conversation: the cache never holds one.
+ * A test key's conversation is empty: nothing crossed the wire.
  */
 import type { Clock } from '../clock.js';
-import type { VerificationResult, Verifier } from '../engine/types.js';
+import type { TranscriptLine, VerificationResult, Verifier } from '../engine/types.js';
 import { parseAddress } from '../engine/syntax.js';
 import { AppError } from '../errors.js';
 import type { Executor } from '../store/executor.js';
@@ -40,6 +45,8 @@ export interface VerifyInput {
   timeoutMs: number;
   /** true: probe even when the cache holds an answer (the new result replaces it). */
   fresh?: boolean;
+  /** true: return the SMTP conversation too (and probe, whatever the cache holds). */
+  transcript?: boolean;
 }
 
 /** Throws AppError `invalid_email_format` unless `email` is a well-formed address. */
@@ -64,6 +71,8 @@ export interface VerifyAnswer {
   cached: boolean;
   /** When the result was found out: now for a probe or a test key, earlier for a cached answer. */
   checkedAt: Date;
+  /** The SMTP conversation, only when `VerifyInput.transcript` asked for it. */
+  transcript?: TranscriptLine[];
 }
 
 export async function verifyOne(deps: VerifyDeps, input: VerifyInput): Promise<VerifyAnswer> {
@@ -73,7 +82,7 @@ export async function verifyOne(deps: VerifyDeps, input: VerifyInput): Promise<V
     assertLength(input.email);
     const result = testModeResult(input.email, deps.verifier, deps.testDomain);
     if (result.checks.syntax.passed !== true) throw malformed(result.checks.syntax.error);
-    return { result, cached: false, checkedAt: deps.clock.now() };
+    return { result, cached: false, checkedAt: deps.clock.now(), ...withTranscript(input, []) };
   }
   assertWellFormed(input.email);
   await consumeQuota(deps.db, {
@@ -84,12 +93,19 @@ export async function verifyOne(deps: VerifyDeps, input: VerifyInput): Promise<V
     usageCache: deps.usageCache,
   });
   const cache = deps.resultCache;
-  if (cache && input.fresh !== true) {
+  if (cache && input.fresh !== true && input.transcript !== true) {
     const [hit] = await cache.lookUp(input.accountId, [input.email]);
     if (hit) return { result: hit.result, cached: true, checkedAt: hit.checkedAt };
   }
-  const result = await deps.verifier.verify(input.email, { timeoutMs: input.timeoutMs });
+  const { transcript, ...result } = await deps.verifier.verify(input.email, {
+    timeoutMs: input.timeoutMs,
+    transcript: input.transcript === true,
+  });
   const checkedAt = deps.clock.now();
   await cache?.store(input.accountId, [result], checkedAt);
-  return { result, cached: false, checkedAt };
+  return { result, cached: false, checkedAt, ...withTranscript(input, transcript ?? []) };
+}
+
+function withTranscript(input: VerifyInput, transcript: TranscriptLine[]): { transcript?: TranscriptLine[] } {
+  return input.transcript === true ? { transcript } : {};
 }

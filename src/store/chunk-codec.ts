@@ -1,18 +1,21 @@
 /**
  * How a chunk's addresses and results are written in its row. Addresses: a JSON array of the
- * submitted strings. Results: a JSON array of compact rows `[status, score, reason, valid]`,
- * one per address, in the same order. JSON keeps any string (commas, quotes, newlines) intact.
+ * submitted strings. Results: a JSON array of compact rows `[status, score, reason, valid,
+ * provider]`, one per address, in the same order (rows written before the provider existed have
+ * four elements and read as provider null). JSON keeps any string (commas, quotes, newlines) intact.
  */
-import { STATUSES, type Status } from '../engine/types.js';
+import { PROVIDERS, STATUSES, type Provider, type Status } from '../engine/types.js';
 
 export interface ResultRow {
   status: Status;
   score: number;
   reason: string | null;
   valid: boolean;
+  /** `checks.mx.provider` of the result. */
+  provider: Provider | null;
 }
 
-type CompactRow = [Status, number, string | null, 0 | 1];
+type CompactRow = [Status, number, string | null, 0 | 1, Provider | null];
 
 export class ChunkDecodeError extends Error {
   constructor(message: string) {
@@ -40,10 +43,13 @@ export function decodeEmails(text: string, expected: number): string[] {
 }
 
 export function encodeResults(rows: readonly ResultRow[]): string {
-  return JSON.stringify(rows.map((r): CompactRow => [r.status, r.score, r.reason, r.valid ? 1 : 0]));
+  return JSON.stringify(
+    rows.map((r): CompactRow => [r.status, r.score, r.reason, r.valid ? 1 : 0, r.provider]),
+  );
 }
 
 const STATUS_SET: ReadonlySet<string> = new Set(STATUSES);
+const PROVIDER_SET: ReadonlySet<unknown> = new Set(PROVIDERS);
 
 /** Throws `ChunkDecodeError` unless the text holds `expected` well-formed compact rows. */
 export function decodeResults(text: string, expected: number): ResultRow[] {
@@ -66,7 +72,14 @@ export function decodeResults(text: string, expected: number): ResultRow[] {
     ) {
       throw new ChunkDecodeError('chunk results hold a malformed row');
     }
-    return { status: row[0] as Status, score: row[1], reason: row[2] as string | null, valid: row[3] === 1 };
+    return {
+      status: row[0] as Status,
+      score: row[1],
+      reason: row[2] as string | null,
+      valid: row[3] === 1,
+      // Absent in rows written before the provider existed; an unknown name reads as none.
+      provider: PROVIDER_SET.has(row[4]) ? (row[4] as Provider) : null,
+    };
   });
 }
 

@@ -45,11 +45,15 @@ export const COPIED_TABLES = [
   { name: 'member_tokens', key: ['token_hash'], pageSize: 500 },
   { name: 'usage_days', key: ['account_id', 'day'], pageSize: 500 },
   { name: 'api_key_usage', key: ['key_id'], pageSize: 500 },
+  { name: 'api_key_days', key: ['key_id', 'day'], pageSize: 500 },
   { name: 'list_uploads', key: ['id'], pageSize: 500 },
   // Like chunks: a row holds the other cells of a chunk's worth of uploaded rows.
   { name: 'list_upload_rows', key: ['upload_id', 'seq'], pageSize: 16 },
   { name: 'job_result_counts', key: ['job_id'], pageSize: 500 },
   { name: 'sign_in_failures', key: ['key', 'window_start'], pageSize: 500 },
+  { name: 'member_two_factor', key: ['member_id'], pageSize: 500 },
+  { name: 'member_recovery_codes', key: ['code_hash'], pageSize: 500 },
+  { name: 'sign_in_challenges', key: ['id'], pageSize: 500 },
 ] as const satisfies readonly CopiedTable[];
 
 type Unlisted = Exclude<TableName, (typeof COPIED_TABLES)[number]['name']>;

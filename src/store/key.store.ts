@@ -22,7 +22,22 @@ export async function insertKeyIfBelow(
 ): Promise<ApiKeyRow | undefined> {
   return db
     .insertInto('api_keys')
-    .columns(['id', 'account_id', 'kind', 'name', 'prefix', 'key_hash', 'last4', 'scopes', 'created_at'])
+    .columns([
+      'id',
+      'account_id',
+      'kind',
+      'name',
+      'prefix',
+      'key_hash',
+      'last4',
+      'scopes',
+      'created_at',
+      'publishable',
+      'allowed_origins',
+      'visitor_rate_limit',
+      'key_rate_limit',
+      'daily_cap',
+    ])
     .expression(
       db
         .selectNoFrom((eb) => [
@@ -35,6 +50,11 @@ export async function insertKeyIfBelow(
           eb.val(row.last4).as('last4'),
           eb.val(row.scopes).as('scopes'),
           eb.val(row.created_at).as('created_at'),
+          eb.val(row.publishable ?? 0).as('publishable'),
+          eb.val(row.allowed_origins ?? null).as('allowed_origins'),
+          eb.val(row.visitor_rate_limit ?? null).as('visitor_rate_limit'),
+          eb.val(row.key_rate_limit ?? null).as('key_rate_limit'),
+          eb.val(row.daily_cap ?? null).as('daily_cap'),
         ])
         .where(
           (eb) =>
@@ -97,4 +117,42 @@ export async function revokeKey(db: Executor, id: string, at: string): Promise<A
     .where('revoked_at', 'is', null)
     .execute();
   return findKeyById(db, id);
+}
+
+/** The allowed origins of every active publishable key (space-separated, one row per key). */
+export async function activePublishableOrigins(db: Executor): Promise<string[]> {
+  const rows = await db
+    .selectFrom('api_keys')
+    .select('allowed_origins')
+    .where('publishable', '=', 1)
+    .where('revoked_at', 'is', null)
+    .execute();
+  return rows.flatMap((r) => (r.allowed_origins === null ? [] : [r.allowed_origins]));
+}
+
+/**
+ * Counts one verification of a key on `day` unless it already counted `cap` that day, in one
+ * statement (INSERT ... ON CONFLICT DO UPDATE ... WHERE used < cap): concurrent requests of every
+ * process cannot pass the cap together. Returns the day's count with this one, or undefined when
+ * the cap was reached.
+ */
+export async function countKeyDay(
+  db: Executor,
+  keyId: string,
+  day: string,
+  cap: number,
+): Promise<number | undefined> {
+  if (cap <= 0) return undefined;
+  const row = await db
+    .insertInto('api_key_days')
+    .values({ key_id: keyId, day, used: 1 })
+    .onConflict((oc) =>
+      oc
+        .columns(['key_id', 'day'])
+        .doUpdateSet((eb) => ({ used: eb('api_key_days.used', '+', 1) }))
+        .where('api_key_days.used', '<', cap),
+    )
+    .returning('used')
+    .executeTakeFirst();
+  return row?.used;
 }

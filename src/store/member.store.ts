@@ -78,23 +78,26 @@ export async function insertMemberToken(db: Executor, row: Insertable<MemberToke
   await db.insertInto('member_tokens').values(row).execute();
 }
 
-/** Forgets the member's unused tokens of a kind (a new link replaces the previous ones). */
+/**
+ * Forgets the member's unused tokens: of one kind (an operator's new link replaces the previous
+ * ones), or of every kind (using one link ends the others).
+ */
 export async function deleteUnusedTokens(
   db: Executor,
   memberId: string,
-  kind: MemberTokenKind,
+  kind?: MemberTokenKind,
 ): Promise<void> {
-  await db
-    .deleteFrom('member_tokens')
-    .where('member_id', '=', memberId)
-    .where('kind', '=', kind)
-    .where('used_at', 'is', null)
-    .execute();
+  let query = db.deleteFrom('member_tokens').where('member_id', '=', memberId).where('used_at', 'is', null);
+  if (kind !== undefined) query = query.where('kind', '=', kind);
+  await query.execute();
 }
 
 export type TokenWithMember = MemberTokenRow & { email: string; account_id: string };
 
-/** An unused, unexpired token of `kind` and its member's address and account. */
+/**
+ * An unused, unexpired token of `kind` and its member's address and account. An invitation is
+ * usable only while its member has not joined: once they have, by any route, it is spent.
+ */
 export async function findUsableToken(
   db: Executor,
   tokenHash: string,
@@ -110,6 +113,7 @@ export async function findUsableToken(
     .where('member_tokens.kind', '=', kind)
     .where('member_tokens.used_at', 'is', null)
     .where('member_tokens.expires_at', '>', now)
+    .where((eb) => eb.or([eb('member_tokens.kind', '!=', 'invitation'), eb('members.joined_at', 'is', null)]))
     .executeTakeFirst();
 }
 
@@ -122,4 +126,21 @@ export async function useToken(db: Executor, tokenHash: string, now: string): Pr
     .where('used_at', 'is', null)
     .executeTakeFirst();
   return res.numUpdatedRows === 1n;
+}
+
+/** When the member's last usable invitation expires; undefined when none is usable. */
+export async function usableInvitationExpiry(
+  db: Executor,
+  memberId: string,
+  now: string,
+): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('member_tokens')
+    .select((eb) => eb.fn.max('expires_at').as('expires_at'))
+    .where('member_id', '=', memberId)
+    .where('kind', '=', 'invitation')
+    .where('used_at', 'is', null)
+    .where('expires_at', '>', now)
+    .executeTakeFirst();
+  return row?.expires_at ?? undefined;
 }

@@ -5,5 +5,6 @@
 import type { AccountTables } from './schema/accounts.schema.js';
 import type { DashboardTables } from './schema/dashboard.schema.js';
 import type { JobTables } from './schema/jobs.schema.js';
+import type { TwoFactorTables } from './schema/two-factor.schema.js';
 
-export type Database = AccountTables & JobTables & DashboardTables;
+export type Database = AccountTables & JobTables & DashboardTables & TwoFactorTables;

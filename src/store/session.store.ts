@@ -24,6 +24,10 @@ export interface SessionWithMember {
   account_id: string;
   account_plan: string;
   account_email: string;
+  /** When the member's TOTP was turned on; null: no second factor. */
+  two_factor_enabled_at: string | null;
+  /** 1: the account requires two factors of every member. */
+  require_two_factor: number;
 }
 
 export async function findSessionWithMember(
@@ -34,6 +38,7 @@ export async function findSessionWithMember(
     .selectFrom('dashboard_sessions as s')
     .innerJoin('members as m', 'm.id', 's.member_id')
     .innerJoin('accounts as a', 'a.id', 'm.account_id')
+    .leftJoin('member_two_factor as t', 't.member_id', 'm.id')
     .select([
       's.id',
       's.member_id',
@@ -47,6 +52,8 @@ export async function findSessionWithMember(
       'm.account_id',
       'a.plan as account_plan',
       'a.email as account_email',
+      't.enabled_at as two_factor_enabled_at',
+      'a.require_two_factor',
     ])
     .where('s.id', '=', id)
     .executeTakeFirst();
@@ -94,9 +101,12 @@ export async function countSignInFailures(db: Executor, key: string, windowStart
   return row?.failures ?? 0;
 }
 
-/** Counts one more failure in the window, in one atomic upsert. */
-export async function addSignInFailure(db: Executor, key: string, windowStart: string): Promise<void> {
-  await db
+/**
+ * Counts one more attempt in the window, in one atomic upsert, and returns the window's count
+ * with it: concurrent callers each see a different count, so a budget cannot be overrun.
+ */
+export async function addSignInFailure(db: Executor, key: string, windowStart: string): Promise<number> {
+  const row = await db
     .insertInto('sign_in_failures')
     .values({ key, window_start: windowStart, failures: 1 })
     .onConflict((oc) =>
@@ -104,7 +114,9 @@ export async function addSignInFailure(db: Executor, key: string, windowStart: s
         .columns(['key', 'window_start'])
         .doUpdateSet({ failures: sql<number>`sign_in_failures.failures + 1` }),
     )
-    .execute();
+    .returning('failures')
+    .executeTakeFirstOrThrow();
+  return Number(row.failures);
 }
 
 export async function deleteSignInFailures(db: Executor, key: string): Promise<void> {

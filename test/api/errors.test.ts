@@ -167,7 +167,8 @@ describe('error responses', () => {
       headers: { authorization: `Bearer ${h.testKey}` },
     });
     expectEnvelope(get, 405, 'method_not_allowed');
-    expect(get.headers.allow).toBe('POST');
+    // OPTIONS: the CORS preflight of publishable keys (docs/widget.md).
+    expect(get.headers.allow).toBe('POST, OPTIONS');
     const del = await h.inject({ method: 'DELETE', url: '/v1/account/usage' });
     expectEnvelope(del, 405, 'method_not_allowed');
     expect(del.headers.allow).toBe('GET, HEAD');

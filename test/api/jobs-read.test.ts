@@ -141,9 +141,57 @@ describe('GET /v1/jobs/:id/results', () => {
       status: 'deliverable',
       score: 99,
       reason: null,
+      // Test keys' fixed results name no provider.
+      provider: null,
     });
     expect(body.results[1]).toMatchObject({ status: 'undeliverable', reason: 'smtp_rejected' });
     expect(body.results[2]).toMatchObject({ status: 'risky', reason: 'disposable_domain' });
+  });
+
+  it('writes chunks larger than a piece of the body whole and in order, in both formats', async () => {
+    // The body is written 100 rows at a time (api/results-body.ts): 250-address chunks span pieces.
+    const big = await createJobsHarness({ flags: { chunkSize: '250' } });
+    try {
+      const emails = fixtureEmails(260);
+      const res = await big.submit(big.testKey, { emails, notify_email: false });
+      const id = res.json<{ job_id: string }>().job_id;
+      await big.drain();
+      const lines = (await big.results(big.testKey, id)).body.split('\r\n');
+      expect(lines.slice(1, -1).map((line) => line.split(',')[0])).toEqual(emails);
+      const json = (await big.results(big.testKey, id, 'json')).json<ResultsJson>();
+      expect(json.results.map((r) => [r.index, r.email])).toEqual(emails.map((e, i) => [i, e]));
+    } finally {
+      await big.close();
+    }
+  });
+
+  it('gives each JSON row its result’s provider, and keeps the CSV to its four columns', async () => {
+    const live = await createJobsHarness({
+      flags: { chunkSize: '10' },
+      account: { plan: 'free' },
+      // Live rows as the engine's results give them (chunk-verifier's toRow), without probing.
+      verifyChunk: async (_mode, emails) =>
+        emails.map((_, i) => ({
+          status: 'deliverable' as const,
+          score: 95,
+          reason: null,
+          valid: true,
+          provider: i % 2 === 0 ? ('microsoft' as const) : null,
+        })),
+    });
+    try {
+      const emails = fixtureEmails(12);
+      const res = await live.submit(live.liveKey, { emails, notify_email: false });
+      const id = res.json<{ job_id: string }>().job_id;
+      await live.drain();
+      const rows = (await live.results(live.liveKey, id, 'json')).json<ResultsJson>().results;
+      expect(rows.map((r) => r.provider)).toEqual(emails.map((_, i) => (i % 2 === 0 ? 'microsoft' : null)));
+      const csv = (await live.results(live.liveKey, id)).body.split('\r\n');
+      expect(csv[0]).toBe('email,status,score,reason');
+      expect(csv[1]).toBe(`${emails[0]},deliverable,95,`);
+    } finally {
+      await live.close();
+    }
   });
 
   it('refuses an unknown format with 422', async () => {
@@ -255,7 +303,13 @@ describe('DELETE /v1/jobs/:id', () => {
       account: { plan: 'free' },
       // Live jobs verified offline: this test is about counting, not probing.
       verifyChunk: async (_mode, emails) =>
-        emails.map(() => ({ status: 'deliverable' as const, score: 90, reason: null, valid: true })),
+        emails.map(() => ({
+          status: 'deliverable' as const,
+          score: 90,
+          reason: null,
+          valid: true,
+          provider: null,
+        })),
     });
     try {
       const res = await live.submit(live.liveKey, { emails: fixtureEmails(35), notify_email: false });

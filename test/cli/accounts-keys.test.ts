@@ -89,6 +89,64 @@ describe('mailverdict accounts and keys', () => {
     expect(JSON.stringify(shown)).not.toContain(test.key);
   });
 
+  it('creates a publishable key with its allowed origins and limits', async () => {
+    const account = await json('accounts', 'create', '--email', 'shop@example.org');
+    const key = await json(
+      'keys',
+      'create',
+      '--account',
+      account.id,
+      '--kind',
+      'live',
+      '--publishable',
+      '--allowed-origin',
+      'https://shop.example',
+      '--allowed-origin',
+      'http://localhost:5173',
+      '--visitor-rate-limit',
+      '3',
+      '--daily-cap',
+      '500',
+    );
+    expect(key.key).toMatch(/^svc_live_pub_[0-9A-Za-z]{40}$/);
+    expect(key).toMatchObject({
+      publishable: true,
+      scopes: ['verify'],
+      allowed_origins: ['https://shop.example', 'http://localhost:5173'],
+      visitor_rate_limit: 3,
+      key_rate_limit: null,
+      daily_cap: 500,
+    });
+    const listed = JSON.parse(await cli('keys', 'list', '--account', account.id, '--json')) as unknown[];
+    expect(listed).toHaveLength(1);
+    expect(JSON.stringify(listed)).not.toContain(key.key);
+    await expect(
+      cli(
+        'keys',
+        'create',
+        '--account',
+        account.id,
+        '--kind',
+        'test',
+        '--publishable',
+        '--allowed-origin',
+        'https://shop.example/signup',
+      ),
+    ).rejects.toThrow(/must not have a path/);
+    await expect(
+      cli(
+        'keys',
+        'create',
+        '--account',
+        account.id,
+        '--kind',
+        'test',
+        '--allowed-origin',
+        'https://shop.example',
+      ),
+    ).rejects.toThrow(/--allowed-origin needs --publishable/);
+  });
+
   it('prints text without --json', async () => {
     const account = await json('accounts', 'create', '--email', 'text@example.org');
     expect(await cli('accounts', 'show', account.id)).toContain(

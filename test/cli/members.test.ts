@@ -77,6 +77,30 @@ describe('mailverdict members', SLOW, () => {
     expect(res.json()).toMatchObject({ member: { email: 'ann@example.org', role: 'member' } });
   });
 
+  it("creates an account with its owner invited: the printed link makes the account's address its owner", async () => {
+    // Issue 16, small defects: `accounts create` made an account nobody could sign in to.
+    const out = await runInProcess([
+      'accounts',
+      'create',
+      '--email',
+      'Boss@Agency.example',
+      '--public-base-url',
+      'https://verify.example.net',
+      ...store(),
+    ]);
+    expect(out).toMatch(/created account acct_\w+ \(Boss@Agency\.example, plan free\); its owner is invited/);
+    const link = /(https:\/\/verify\.example\.net\/accept-invite#[A-Za-z0-9_-]{43})/.exec(out)?.[1];
+    const res = await accept(link!, 'the boss chose this', 'invitations');
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toMatchObject({ member: { email: 'boss@agency.example', role: 'owner' } });
+    const created = await json('accounts', 'create', '--email', 'second@agency.example');
+    expect(created.owner_invitation).toMatchObject({
+      member: { email: 'second@agency.example', role: 'owner', joined_at: null },
+      emailed: false,
+    });
+    expect(created.owner_invitation.link).toMatch(/\/accept-invite#[A-Za-z0-9_-]{43}$/);
+  });
+
   it('says that the link names the default host and port when no --public-base-url is given', async () => {
     // Issue 16, small defects: a server on another port got links to 8080 without a word.
     const args = ['members', 'invite', '--account', accountId, '--email'];

@@ -20,6 +20,7 @@ import { acceptLink, issueInvitation } from '../../src/services/members.service.
 import { createSession } from '../../src/services/sessions.service.js';
 import { uploadList } from '../../src/services/uploads.service.js';
 import { recordKeyUse } from '../../src/store/key-usage.store.js';
+import { countKeyDay } from '../../src/store/key.store.js';
 import { addSignInFailure } from '../../src/store/session.store.js';
 import { authenticateKey, createKey, revokeKey } from '../../src/services/keys.service.js';
 import { plansFromConfig } from '../../src/services/plans.js';
@@ -179,6 +180,13 @@ describe.skipIf(!backends.includes('postgres'))('mailverdict store copy into Pos
     await createSession(db, h.clock, config, member.id);
     await addSignInFailure(db, 'a-failed-sign-in', h.clock.now().toISOString());
     await recordKeyUse(db, (await authenticateKey(db, h.liveKey)).keyId, h.clock.now().toISOString());
+    // A publishable key and its daily count (api_key_days).
+    const widgetKey = await createKey(db, h.clock, {
+      accountId: h.accountId,
+      kind: 'test',
+      publishable: { allowedOrigins: ['https://shop.example'] },
+    });
+    await countKeyDay(db, widgetKey.record.id, '2026-03-10', 10);
     const upload = await uploadList(
       { db, clock: h.clock, config, plans, resolveHost: async () => [] },
       {

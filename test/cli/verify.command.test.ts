@@ -115,6 +115,39 @@ describe.concurrent('mailverdict verify', () => {
     for (const row of rows) expect(row.slice(statusColumn)).toMatch(/^(deliverable|undeliverable)/);
   });
 
+  it('adds the SMTP conversation to each JSON result with --transcript, and only then', async () => {
+    const [asked, plain] = await Promise.all([
+      cli('verify', '--json', '--transcript', ...engineFlags(), 'alice@shop.test'),
+      cli('verify', '--json', ...engineFlags(), 'alice@shop.test'),
+    ]);
+
+    expect(asked.code).toBe(0);
+    const result = JSON.parse(asked.stdout) as VerificationResult;
+    const texts = result.transcript!.map((l) => `${l.dir} ${l.text}`);
+    expect(texts[0]).toMatch(/^out \[connect mx\.shop\.test \(127\.0\.0\.1\) port \d+\]$/);
+    expect(texts[1]).toMatch(/^in 220 /);
+    expect(texts).toContain('out RCPT TO:<alice@shop.test>');
+    expect(texts.at(-1)).toBe('out QUIT');
+    expect(JSON.parse(plain.stdout)).not.toHaveProperty('transcript');
+  });
+
+  it('prints the conversation under the table with --transcript, > sent and < received', async () => {
+    const run = await cli('verify', '--transcript', ...engineFlags(), 'bob@shop.test', 'no at sign');
+
+    expect(run.code).toBe(0);
+    const out = run.stdout;
+    expect(out).toMatch(/^ADDRESS\s+STATUS/);
+    expect(out).toContain('SMTP conversation for bob@shop.test:');
+    expect(out).toMatch(/^ {2}\+ *\d+ms > RCPT TO:<bob@shop\.test>$/m);
+    expect(out).toMatch(/^ {2}\+ *\d+ms < 550 5\.1\.1 user unknown$/m);
+    expect(out).toContain('SMTP conversation for no at sign:\n  (no mail server was asked)');
+  });
+
+  it('names --transcript in its help', async () => {
+    const run = await cli('verify', '--help');
+    expect(run.stdout).toMatch(/--transcript\s+add the SMTP conversation/);
+  });
+
   it('reports a malformed address as undeliverable invalid_email_format and still exits 0', async () => {
     const run = await cli('verify', ...engineFlags(), 'no at sign');
 

@@ -9,6 +9,7 @@ import { parse } from 'csv-parse/sync';
 import { readSheet } from 'read-excel-file/node';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { JobItem, Overview } from '../../src/dashboard/contract.js';
+import { openDownload } from '../../src/services/list-download.js';
 import { API, createDashboardHarness, type Browser, type DashboardHarness } from './dashboard-kit.js';
 
 const SLOW = { timeout: 60_000 };
@@ -56,7 +57,16 @@ describe('dashboard downloads', SLOW, () => {
     const res = await browser.get(`${API}/jobs/${id}/download`);
     expect(res.statusCode).toBe(200);
     const rows = csvOf(res.body);
-    expect(rows[0]).toEqual(['name', 'email', 'comment', 'status', 'score', 'reason', 'did_you_mean']);
+    expect(rows[0]).toEqual([
+      'name',
+      'email',
+      'comment',
+      'status',
+      'score',
+      'reason',
+      'did_you_mean',
+      'provider',
+    ]);
     expect(rows.slice(1).map((r) => [r[0], r[1], r[2], r[6]])).toEqual([
       ['Ann', 'ann@valid.example.com', `'=HYPERLINK("http://evil.example")`, ''],
       ['Bob', 'bob@invalid.example.com', `'+1 555`, ''],
@@ -92,6 +102,21 @@ describe('dashboard downloads', SLOW, () => {
     expect(sheet).toHaveLength(3);
   });
 
+  it('offers XLSX only up to its row limit: a bigger list is refused with 422 and downloads as CSV', async () => {
+    const { d, browser } = await setUp();
+    const id = await uploaded(d, browser);
+    const options = { verdicts: null, format: 'xlsx' as const, corrected: null };
+    const { accountId } = d;
+    await expect(
+      openDownload(d.runtime.ctx, accountId, id, { ...options, xlsxMaxRows: 3 }),
+    ).rejects.toMatchObject({
+      code: 'invalid_request',
+      message: expect.stringMatching(/download as CSV only/),
+    });
+    const fits = await openDownload(d.runtime.ctx, accountId, id, { ...options, xlsxMaxRows: 4 });
+    expect(fits.filename).toBe('people-all.xlsx');
+  });
+
   it('keeps only the safe-to-send verdicts: deliverable, or deliverable and risky', async () => {
     const { d, browser } = await setUp();
     const id = await uploaded(d, browser);
@@ -118,7 +143,16 @@ describe('dashboard downloads', SLOW, () => {
       ['dee@gmial.com', 'dee@gmail.com'],
     ]);
     const replaced = csvOf((await browser.get(`${API}/jobs/${id}/download?corrected=replace`)).body);
-    expect(replaced[0]).toEqual(['name', 'email', 'comment', 'status', 'score', 'reason', 'did_you_mean']);
+    expect(replaced[0]).toEqual([
+      'name',
+      'email',
+      'comment',
+      'status',
+      'score',
+      'reason',
+      'did_you_mean',
+      'provider',
+    ]);
     expect(replaced.slice(1).map((r) => [r[1], r[6]])).toEqual([
       ['ann@valid.example.com', ''],
       ['bob@invalid.example.com', ''],

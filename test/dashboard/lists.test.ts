@@ -95,8 +95,18 @@ describe('dashboard lists', SLOW, () => {
     expect(download.headers['content-type']).toBe('text/csv; charset=utf-8');
     expect(download.headers['content-disposition']).toBe('attachment; filename="customers-deliverable.csv"');
     const out = parseCsv(download.body);
-    expect(out[0]).toEqual(['name', 'email', 'note', 'city', 'status', 'score', 'reason', 'did_you_mean']);
-    const expected = rows.filter((_, i) => i % 3 === 0).map((r) => [...r, 'deliverable', '99', '', '']);
+    expect(out[0]).toEqual([
+      'name',
+      'email',
+      'note',
+      'city',
+      'status',
+      'score',
+      'reason',
+      'did_you_mean',
+      'provider',
+    ]);
+    const expected = rows.filter((_, i) => i % 3 === 0).map((r) => [...r, 'deliverable', '99', '', '', '']);
     expect(out.slice(1)).toEqual(expected);
   });
 
@@ -149,9 +159,9 @@ describe('dashboard lists', SLOW, () => {
     const download = await browser.get(`${API}/jobs/${job.job_id}/download`);
     expect(download.headers['content-disposition']).toBe('attachment; filename="plain_list-all.csv"');
     expect(parseCsv(download.body)).toEqual([
-      ['column_1', 'email', 'column_3', 'status', 'score', 'reason', 'did_you_mean'],
-      ['Ann', 'ann@valid.example.com', 'vip', 'deliverable', '99', '', ''],
-      ['Bob', 'bob@invalid.example.com', '', 'undeliverable', '0', 'smtp_rejected', ''],
+      ['column_1', 'email', 'column_3', 'status', 'score', 'reason', 'did_you_mean', 'provider'],
+      ['Ann', 'ann@valid.example.com', 'vip', 'deliverable', '99', '', '', ''],
+      ['Bob', 'bob@invalid.example.com', '', 'undeliverable', '0', 'smtp_rejected', '', ''],
     ]);
   });
 

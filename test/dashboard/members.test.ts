@@ -37,7 +37,7 @@ describe('dashboard members', SLOW, () => {
     expect(invitation.link).toMatch(
       new RegExp(`^${h.runtime.ctx.config.publicBaseUrl}/accept-invite#[A-Za-z0-9_-]{43}$`),
     );
-    const token = invitation.link.split('#')[1]!;
+    const token = invitation.link!.split('#')[1]!;
     const invited = h.browser();
     expect(
       (await invited.post('invitations/accept', { token, password: 'a good password' })).statusCode,
@@ -59,8 +59,8 @@ describe('dashboard members', SLOW, () => {
     expect(invitation.emailed).toBe(true);
     expect(sink.messages).toHaveLength(1);
     expect(sink.messages[0]!.to).toEqual(['new@example.org']);
-    expect(sink.messages[0]!.text).toContain(invitation.link);
-    expect(invitation.link.startsWith('https://verify.example.net/accept-invite#')).toBe(true);
+    expect(sink.messages[0]!.text).toContain(invitation.link!);
+    expect(invitation.link!.startsWith('https://verify.example.net/accept-invite#')).toBe(true);
   });
 
   it('e-mails a reset link when a forgotten password is asked for and a relay exists', async () => {

@@ -168,7 +168,7 @@ describe('dashboard sign-in limits', SLOW, () => {
     expect((await attempt(4)).statusCode).toBe(401);
   });
 
-  it('refuses an address past its failures in 15 minutes, even with the right password, until the window ends', async () => {
+  it('refuses an address from one client past its failures in 15 minutes, even with the right password, until the window ends', async () => {
     const d = await harness({ signInRateLimit: '0', signInFailureLimit: '3' });
     await d.addMember('ann@example.org');
     d.manualClock.set('2026-03-10T12:00:00.000Z');
@@ -260,6 +260,32 @@ describe('dashboard invitations and password resets', SLOW, () => {
     const res = await d.browser().post('invitations/accept', { token: issued.token, password: 'short' });
     expect(res.statusCode).toBe(422);
     expect(errorCode(res)).toBe('invalid_request');
+  });
+
+  it('refuses a password that is easy to guess with 422 weak_password, and the link stays usable', async () => {
+    const d = await harness();
+    const issued = await issueInvitation(d.runtime.ctx.db, d.clock, {
+      accountId: d.accountId,
+      email: 'anna.berg@example.org',
+    });
+    for (const weak of ['aaaaaaaaaaaa', 'anna.berg@example.org', 'password1234', 'qwertyuiop']) {
+      const res = await d.browser().post('invitations/accept', { token: issued.token, password: weak });
+      expect(res.statusCode, weak).toBe(422);
+      expect(errorCode(res)).toBe('weak_password');
+    }
+    const ok = await d.browser().post('invitations/accept', { token: issued.token, password: PASSWORD });
+    expect(ok.statusCode).toBe(200);
+  });
+
+  it('refuses an easily guessed new password on the password-change route', async () => {
+    const d = await harness();
+    const { browser } = await d.signedIn('ann@example.org');
+    const res = await browser.post('account/password', {
+      current_password: PASSWORD,
+      new_password: 'ann@example.org',
+    });
+    expect(res.statusCode).toBe(422);
+    expect(errorCode(res)).toBe('weak_password');
   });
 
   it('resets a password from a reset link, ending the sessions the member had', async () => {

@@ -165,7 +165,7 @@ describe.skipIf(skipE2e)('dashboard end to end: lists and usage', { timeout: 60_
     const got = parse(text, { relax_column_count: false }) as string[][];
 
     const [header, ...body] = got;
-    expect(header).toEqual([...rows[0]!, 'status', 'score', 'reason', 'did_you_mean']);
+    expect(header).toEqual([...rows[0]!, 'status', 'score', 'reason', 'did_you_mean', 'provider']);
     const expected = rows.slice(1).filter((row) => row[2]!.endsWith(`@valid.${TEST_DOMAIN}`));
     expect(body).toHaveLength(expected.length);
     expect(body.length).toBe(ROWS / 4);
@@ -181,6 +181,8 @@ describe.skipIf(skipE2e)('dashboard end to end: lists and usage', { timeout: 60_
         note,
         'deliverable',
         '99',
+        '',
+        // did_you_mean, then provider: test keys' fixed results name no provider.
         '',
         '',
       ]);

@@ -328,9 +328,11 @@ describe('single verifications with an egress pool', () => {
     const w = await world();
     const verifier = w.verifier();
     for (const email of addresses(6)) expect((await verifier.verify(email)).status).toBe('deliverable');
-    expect(w.mta.stats().sessionsByClient).toEqual({ '127.0.0.2': 2, '127.0.0.3': 2, '127.0.0.4': 2 });
+    // Warm sessions: each egress's second verification rides the session of its first.
+    expect(w.mta.stats().sessionsByClient).toEqual({ '127.0.0.2': 1, '127.0.0.3': 1, '127.0.0.4': 1 });
+    expect(verifier.sessionStats!()).toMatchObject({ opened: 3, reused: 3 });
     const helo = heloNamesByClient(w.mta);
-    for (const [client, name] of Object.entries(EGRESSES)) expect(helo[client]).toEqual([name, name]);
+    for (const [client, name] of Object.entries(EGRESSES)) expect(helo[client]).toEqual([name]);
   });
 
   it('skip an egress that a host refused by policy, while the others answer', async () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isDisposableDomain } from '../../src/engine/lists/disposable.js';
+import { loadDomainList } from '../../src/engine/lists/domain-set.js';
 import { isFreeProvider } from '../../src/engine/lists/free-provider.js';
 import { isRoleAddress, ROLE_LOCAL_PARTS } from '../../src/engine/lists/role.js';
 import { parseAddress } from '../../src/engine/syntax.js';
@@ -102,5 +103,28 @@ describe('isFreeProvider', () => {
     expect(isFreeProvider('acme-corp-widgets.com')).toBe(false);
     expect(isFreeProvider('example.org')).toBe(false);
     expect(isFreeProvider('corp.gmail.com')).toBe(false);
+  });
+
+  it.each(['gmial.com', 'hotmail.con', 'yahoo.om', 'gamil.com', 'hotmail.cm'])(
+    'does not call a typo domain that the package lists a free provider: %s',
+    (domain) => {
+      expect(loadDomainList('email-providers/all.json').has(domain)).toBe(true);
+      expect(isFreeProvider(domain)).toBe(false);
+      expect(isFreeProvider(domain.toUpperCase())).toBe(false);
+    },
+  );
+
+  it('keeps the free providers that are real domains one slip from a big one', () => {
+    for (const domain of [
+      'mail.com',
+      'ymail.com',
+      'yahoo.se',
+      'hotmail.nl',
+      'gmx.fr',
+      'foxmail.com',
+      'web.de',
+    ]) {
+      expect(isFreeProvider(domain)).toBe(true);
+    }
   });
 });

@@ -73,6 +73,11 @@ beforeAll(async () => {
   route('mailinator.com', 'good');
   route('gmail.com', 'good');
   dns.setDomain('implicit.test', { a: [kit.hosts.good!.ip] });
+  // A Microsoft 365 tenant as its MX names it, the host being a kit MTA.
+  dns.setDomain('tenant.test', {
+    mx: [{ exchange: 'tenant-test.mail.protection.outlook.com', priority: 0 }],
+  });
+  dns.setDomain('tenant-test.mail.protection.outlook.com', { a: [kit.hosts.good!.ip] });
   dns.setDomain('nomx.test', {});
   dns.setDomain('dangling.test', { mx: [{ exchange: 'mx.nowhere.test', priority: 10 }] });
   dns.setNullMx('nullmx.test');
@@ -95,6 +100,21 @@ function expectReason(result: VerificationResult, status: string, reason: string
   expect({ status: result.status, reason: result.reason }).toEqual({ status, reason });
   expect(REASONS as readonly (string | null)[]).toContain(reason ?? 'invalid_email_format');
 }
+
+describe('checks.mx.provider', () => {
+  it('names the provider whose MX host names the domain uses', async () => {
+    const result = await verifier.verify('alice@tenant.test');
+    expect(result.status).toBe('deliverable');
+    expect(result.checks.mx).toMatchObject({ passed: true, provider: 'microsoft' });
+  });
+
+  it('is null for other mail hosts, for a domain without mail hosts, and for a malformed address', async () => {
+    expect((await verifier.verify('alice@good.test')).checks.mx.provider).toBeNull();
+    expect((await verifier.verify('alice@nullmx.test')).checks.mx.provider).toBeNull();
+    expect((await verifier.verify('not an address')).checks.mx.provider).toBeNull();
+    expect(verifier.verifyOffline('alice@tenant.test').checks.mx.provider).toBeNull();
+  });
+});
 
 describe('verdict table, through real sockets', () => {
   it('invalid format: undeliverable invalid_email_format, without any network traffic', async () => {
@@ -129,6 +149,7 @@ describe('verdict table, through real sockets', () => {
         records: [{ exchange: 'mx1.good.test', priority: 10 }],
         implicit: false,
         error: null,
+        provider: null,
       },
       smtp: {
         passed: true,

@@ -19,12 +19,18 @@ describe('chunk codec', () => {
 
   it('round-trips result rows in the compact form', () => {
     const rows = [
-      { status: 'deliverable' as const, score: 99, reason: null, valid: true },
-      { status: 'undeliverable' as const, score: 0, reason: 'smtp_rejected', valid: false },
+      { status: 'deliverable' as const, score: 99, reason: null, valid: true, provider: 'google' as const },
+      { status: 'undeliverable' as const, score: 0, reason: 'smtp_rejected', valid: false, provider: null },
     ];
     const text = encodeResults(rows);
-    expect(text).toBe('[["deliverable",99,null,1],["undeliverable",0,"smtp_rejected",0]]');
+    expect(text).toBe('[["deliverable",99,null,1,"google"],["undeliverable",0,"smtp_rejected",0,null]]');
     expect(decodeResults(text, 2)).toEqual(rows);
+  });
+
+  it('reads rows written before the provider existed as provider null', () => {
+    expect(decodeResults('[["deliverable",99,null,1]]', 1)).toEqual([
+      { status: 'deliverable', score: 99, reason: null, valid: true, provider: null },
+    ]);
   });
 
   it.each([

@@ -110,6 +110,7 @@ export interface ResultJsonRow {
   status: string;
   score: number;
   reason: string | null;
+  provider: string | null;
 }
 
 export interface ResultsJson {

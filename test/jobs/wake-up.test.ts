@@ -75,7 +75,13 @@ describe.each(testBackends())('worker wake-up on %s', (backend) => {
       verifyChunk: async (job, emails, signal, repeats) => {
         started.push(performance.now());
         if (verify) return verify(job, emails, signal, repeats);
-        return emails.map(() => ({ status: 'deliverable' as const, score: 1, reason: null, valid: true }));
+        return emails.map(() => ({
+          status: 'deliverable' as const,
+          score: 1,
+          reason: null,
+          valid: true,
+          provider: null,
+        }));
       },
     });
     worker.start();

@@ -89,7 +89,13 @@ describe('worker leases', () => {
     const flaky: ChunkVerifier = async (_mode, emails) => {
       calls++;
       if (calls === 1) throw new Error('engine exploded');
-      return emails.map(() => ({ status: 'unknown' as const, score: 50, reason: 'test_mode', valid: false }));
+      return emails.map(() => ({
+        status: 'unknown' as const,
+        score: 50,
+        reason: 'test_mode',
+        valid: false,
+        provider: null,
+      }));
     };
     const h = await harness({ verifyChunk: flaky });
     const jobId = await submit(h, 5);
@@ -160,7 +166,13 @@ describe('worker leases', () => {
         });
       });
       signal.throwIfAborted();
-      return emails.map(() => ({ status: 'unknown' as const, score: 50, reason: 'test_mode', valid: false }));
+      return emails.map(() => ({
+        status: 'unknown' as const,
+        score: 50,
+        reason: 'test_mode',
+        valid: false,
+        provider: null,
+      }));
     };
     const h = await harness({ verifyChunk: slow, flags: { lease: '300ms' } });
     const jobId = await submit(h, 5);

@@ -65,6 +65,8 @@ export interface FakeMtaStats {
 export interface FakeMta {
   readonly port: number;
   stats(): FakeMtaStats;
+  /** Most connections open at once on `hosts` together, as the server counts them (smtp-core's `peakConnected`). */
+  peakConnectedAcross(hosts: readonly string[]): number;
   resetStats(): void;
   close(): Promise<void>;
 }
@@ -208,6 +210,7 @@ export async function startFakeMta(options: FakeMtaOptions): Promise<FakeMta> {
         peakConcurrent: tally.peakConcurrent,
       };
     },
+    peakConnectedAcross: (hosts) => core.peakConnectedAcross(hosts),
     resetStats: () => {
       stats = emptyStats();
       core.resetTally();

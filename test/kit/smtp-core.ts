@@ -116,6 +116,8 @@ export interface SmtpCore {
   openFrom(host: string, client: string): number;
   /** Most connections open at once on `host` since the start, as the file comment says (measured when read). */
   peakConnected(host: string): number;
+  /** The same, over several hosts together (the MX hosts of one provider). */
+  peakConnectedAcross(hosts: readonly string[]): number;
   /** Starts the tally over (sessions open now stay open). */
   resetTally(): void;
   /** Clears the timers, destroys the connections and stops listening. */
@@ -323,6 +325,12 @@ export async function startSmtpCore(options: SmtpCoreOptions): Promise<SmtpCore>
     tally: () => structuredClone(tally),
     openFrom: (host, client) => openByPair.get(`${host} ${client}`) ?? 0,
     peakConnected: (host) => peakOf(spans.get(host) ?? [], clientStarts),
+    // Client keys name the host, so one host's spans never meet another's in the sweep.
+    peakConnectedAcross: (hosts) =>
+      peakOf(
+        hosts.flatMap((host) => spans.get(host) ?? []),
+        clientStarts,
+      ),
     resetTally: () => {
       tally = emptyTally();
     },

@@ -92,6 +92,7 @@ describe('the authenticated-key cache', () => {
       prefix: 'svc_test_',
       accountPlan: 'free',
       accountRateLimit: null,
+      publishable: null,
     };
     expect(cache.lookup('h', 1)).toBeUndefined();
     // A slow request read token 1, then another request saw token 2 before the first one's query returned.

@@ -10,12 +10,14 @@ import type { Status, VerificationResult, Verifier } from '../../src/engine/type
 import { createVerifier } from '../../src/engine/verifier.js';
 import { createRedisResultStore } from '../../src/redis/result-store.js';
 import {
+  cacheKey,
   createMemoryResultStore,
   createResultCache,
   NO_RESULT_CACHE,
   resultCacheFromSettings,
   type ResultCache,
   type ResultStore,
+  type StoredResult,
   type StoreWrite,
 } from '../../src/services/result-cache.js';
 import { skipWithoutRedis, testRedis, unreachableRedisUrl, type TestRedis } from '../redis/redis-kit.js';
@@ -74,6 +76,21 @@ describe('the result cache', () => {
     expect(hit?.checkedAt).toEqual(checkedAt);
     clock.advance(1);
     expect(await cache.lookUp('acc_1', ['anna@good.test'])).toEqual([undefined]);
+  });
+
+  it('gives a result cached before checks.mx.provider existed the provider of its MX records', async () => {
+    const store = createMemoryResultStore(10);
+    const cache = createResultCache({ store, ttlMs: TTL, clock: new ManualClock() });
+    const fresh = resultOf('anna@tenant.test', 'deliverable');
+    // As an older process wrote it: MX records, and no provider field.
+    const { provider: _dropped, ...oldMx } = {
+      ...fresh.checks.mx,
+      records: [{ exchange: 'tenant-test.mail.protection.outlook.com', priority: 0 }],
+    };
+    const old = { ...fresh, checks: { ...fresh.checks, mx: oldMx } } as unknown as VerificationResult;
+    await cache.store('acc_1', [old]);
+    const [hit] = await cache.lookUp('acc_1', ['anna@tenant.test']);
+    expect(hit?.result.checks.mx.provider).toBe('microsoft');
   });
 
   it('keeps each status for its own TTL and never keeps a status whose TTL is 0', async () => {
@@ -182,6 +199,80 @@ describe('the result cache', () => {
   });
 });
 
+describe('the result cache in memory', () => {
+  const entryOf = (email: string, status: Status = 'deliverable'): StoredResult => ({
+    result: resultOf(email, status),
+    checkedAt: 1_000,
+    expiresAt: 2_000,
+  });
+  const keyOf = (email: string) => cacheKey('acc_1', email)!;
+
+  it('keeps at most maxBytes of answers, dropping the least recently used first', async () => {
+    const emails = ['a@good.test', 'b@good.test', 'c@good.test'];
+    // Two entries fit, not three (the three are the same size).
+    const store = createMemoryResultStore(100, 2 * (await bytesOf(emails[0]!)) + 10);
+    await store.setMany(emails.slice(0, 2).map((e) => ({ key: keyOf(e), entry: entryOf(e) })));
+    await store.getMany([keyOf('a@good.test')]);
+    await store.setMany([{ key: keyOf('c@good.test'), entry: entryOf('c@good.test') }]);
+    const found = await store.getMany(emails.map(keyOf));
+    expect(found.map((f) => f?.result.email)).toEqual(['a@good.test', undefined, 'c@good.test']);
+  });
+
+  it('counts a long address for more bytes than a short one', async () => {
+    const long = `${'l'.repeat(64)}@${'d'.repeat(63)}.${'e'.repeat(63)}.good.test`;
+    const short = await bytesOf('a@good.test');
+    // Room for three short answers holds one long one only.
+    const store = createMemoryResultStore(100, 3 * short);
+    const emails = [long, `${'m'.repeat(64)}@${long.split('@')[1]}`];
+    await store.setMany(emails.map((e) => ({ key: keyOf(e), entry: entryOf(e) })));
+    expect((await store.getMany(emails.map(keyOf))).map((f) => f !== undefined)).toEqual([false, true]);
+  });
+
+  it('does not keep an answer larger than the whole bound, and drops the older one of its key', async () => {
+    const store = createMemoryResultStore(100, (await bytesOf('a@good.test')) + 10);
+    await store.setMany([{ key: keyOf('a@good.test'), entry: entryOf('a@good.test') }]);
+    const big = entryOf('a@good.test', 'risky');
+    big.result.checks.smtp.message = 'x'.repeat(1000);
+    await store.setMany([{ key: keyOf('a@good.test'), entry: big }]);
+    expect(await store.getMany([keyOf('a@good.test')])).toEqual([undefined]);
+  });
+
+  it('gives back each entry exactly as stored, whatever the shapes of its objects', async () => {
+    const store = createMemoryResultStore(100);
+    const entries = [entryOf('a@good.test'), entryOf('b@good.test', 'risky')];
+    entries[1]!.result.checks.mx.records = [
+      { exchange: 'mx1.good.test', priority: 10 },
+      { exchange: 'mx2.good.test', priority: 20 },
+    ];
+    Object.assign(entries[1]!.result.checks.smtp, {
+      extra: { nested: [1, 'two', null, [true]] },
+      gone: undefined,
+    });
+    await store.setMany(entries.map((entry) => ({ key: keyOf(entry.result.email), entry })));
+    const found = await store.getMany(entries.map((e) => keyOf(e.result.email)));
+    expect(found).toEqual(JSON.parse(JSON.stringify(entries)));
+    expect(found[1]!.result.checks.smtp).not.toHaveProperty('gone');
+  });
+});
+
+/** The bytes an address's entry is counted for: the largest bound that still refuses it, plus one. */
+async function bytesOf(email: string): Promise<number> {
+  const entry = {
+    key: cacheKey('acc_1', email)!,
+    entry: { result: resultOf(email, 'deliverable'), checkedAt: 1_000, expiresAt: 2_000 },
+  };
+  let low = 1;
+  let high = 100_000;
+  while (low < high) {
+    const mid = Math.floor((low + high) / 2);
+    const store = createMemoryResultStore(10, mid);
+    await store.setMany([entry]);
+    if ((await store.getMany([entry.key]))[0] === undefined) low = mid + 1;
+    else high = mid;
+  }
+  return low;
+}
+
 describe('the result cache settings', () => {
   it('default to 24 h for deliverable and undeliverable, 1 h for risky and none for unknown', () => {
     const { resultCache } = loadConfig({}, {});
@@ -192,6 +283,8 @@ describe('the result cache settings', () => {
       unknown: 0,
     });
     expect(resultCache.maxEntries).toBe(50_000);
+    expect(resultCache.maxBytes).toBe(16_000_000);
+    expect(loadConfig({}, { MAILVERDICT_RESULT_CACHE_MEMORY: '8' }).resultCache.maxBytes).toBe(8_000_000);
   });
 
   it('take a duration, or 0 or off for none, from a flag or MAILVERDICT_RESULT_CACHE_TTL_*', () => {
@@ -206,11 +299,12 @@ describe('the result cache settings', () => {
     );
   });
 
-  it('turn the cache off when every TTL is 0, or without Redis when the memory size is 0', () => {
+  it('turn the cache off when every TTL is 0, or without Redis when the memory size or bytes are 0', () => {
     const clock = new ManualClock();
     const off = (flags: Record<string, string>) =>
       resultCacheFromSettings({ settings: loadConfig(flags, {}).resultCache, clock, shared: null });
     expect(off({ resultCacheSize: '0' })).toBe(NO_RESULT_CACHE);
+    expect(off({ resultCacheMemory: '0' })).toBe(NO_RESULT_CACHE);
     expect(
       off({
         resultCacheTtlDeliverable: '0',

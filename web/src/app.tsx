@@ -21,6 +21,7 @@ import { OverviewPage } from './pages/overview';
 import { SetPasswordPage } from './pages/set-password';
 import { SettingsPage } from './pages/settings';
 import { SignInPage } from './pages/sign-in';
+import { TwoFactorRequiredPage } from './pages/two-factor';
 import { VerifyPage } from './pages/verify';
 
 /** Client errors are answers, not hiccups: only network failures and 5xx are retried (twice). */
@@ -78,6 +79,14 @@ function SignedIn() {
     const here = `${location}${search ? `?${search}` : ''}`;
     const next = here === '/' ? '' : `?next=${encodeURIComponent(here)}`;
     return <Redirect to={`/sign-in${next}`} replace />;
+  }
+  if (session.data.two_factor.required && !session.data.two_factor.enabled) {
+    // The account requires two factors: every other page would be refused (403) until then.
+    return (
+      <Shell session={session.data}>
+        <TwoFactorRequiredPage />
+      </Shell>
+    );
   }
   return (
     <Shell session={session.data}>

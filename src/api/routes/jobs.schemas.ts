@@ -3,7 +3,7 @@
  * OpenAPI document. The batch body's schema only documents it: the streaming reader
  * (api/batch-body.ts) checks the body as it arrives, with the same limits imported below.
  */
-import { STATUSES } from '../../engine/types.js';
+import { PROVIDERS, STATUSES } from '../../engine/types.js';
 import { MAX_IDEMPOTENCY_KEY_LENGTH } from '../../services/batch.service.js';
 import { MAX_BATCH_ADDRESSES, MAX_BATCH_ENTRY_LENGTH } from '../../services/batch-intake.js';
 import { MAX_WEBHOOK_URL_LENGTH } from '../batch-body.js';
@@ -152,13 +152,19 @@ export const resultsJsonSchema = {
       type: 'array',
       items: {
         type: 'object',
-        required: ['index', 'email', 'status', 'score', 'reason'],
+        required: ['index', 'email', 'status', 'score', 'reason', 'provider'],
         properties: {
           index: { type: 'integer', description: 'Zero-based position in the submitted list.' },
           email: { type: 'string', description: 'The address as submitted.' },
           status: { type: 'string', enum: STATUSES },
           score: { type: 'integer' },
           reason: { type: ['string', 'null'] },
+          provider: {
+            type: ['string', 'null'],
+            enum: [...PROVIDERS, null],
+            description:
+              'checks.mx.provider of the result: the mail provider that runs the domain’s mail; null for any other.',
+          },
         },
       },
     },

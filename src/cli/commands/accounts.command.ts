@@ -3,10 +3,12 @@
  */
 import type { Command } from 'commander';
 import { systemClock } from '../../clock.js';
-import { createAccount, setAccountPlan, toAccountView } from '../../services/accounts.service.js';
+import { getAccount, setAccountPlan, toAccountView } from '../../services/accounts.service.js';
+import { createOwnedAccount } from '../../services/members.service.js';
 import { accountSummary } from '../../services/account-summary.service.js';
 import { PLAN_SLUGS, plansFromConfig } from '../../services/plans.js';
 import { addCommonOptions, integerOption, print, withStore, type StoreFlags } from '../cli-support.js';
+import { linkJson, linkText, withMembers, type LinkFlags } from '../member-links.js';
 
 type CommonFlags = StoreFlags;
 
@@ -16,26 +18,35 @@ export function registerAccountsCommand(program: Command): void {
   addCommonOptions(
     accounts
       .command('create')
-      .description('Create an account.')
+      .description(
+        "Create an account: prints its owner's one-time invitation link (the account's address), e-mailed too with a relay.",
+      )
       .requiredOption('--email <address>', "the account's e-mail address")
       .option('--plan <slug>', `plan: ${PLAN_SLUGS.join(', ')}`, 'free')
       .option('--quota-limit <n>', "the account's own monthly quota, instead of its plan's")
       .option('--rate-limit <n>', "the account's own requests per second, instead of its plan's"),
-  ).action(
-    async (flags: CommonFlags & { email: string; plan: string; quotaLimit?: string; rateLimit?: string }) => {
-      const view = await withStore(flags, async (db) =>
-        toAccountView(
-          await createAccount(db, systemClock, {
-            email: flags.email,
-            plan: flags.plan,
-            quotaLimit: integerOption('--quota-limit', flags.quotaLimit) ?? null,
-            rateLimit: integerOption('--rate-limit', flags.rateLimit) ?? null,
-          }),
-        ),
-      );
-      print(flags.json, view, () => `created account ${view.id} (${view.email}, plan ${view.plan})`);
-    },
-  );
+  ).action(async (flags: LinkFlags & { plan: string; quotaLimit?: string; rateLimit?: string }) => {
+    const { view, owner, config } = await withMembers(flags, async (deps, config) => {
+      const created = await createOwnedAccount(deps, {
+        email: flags.email,
+        plan: flags.plan,
+        quotaLimit: integerOption('--quota-limit', flags.quotaLimit) ?? null,
+        rateLimit: integerOption('--rate-limit', flags.rateLimit) ?? null,
+      });
+      return {
+        view: toAccountView(await getAccount(deps.db, created.accountId)),
+        owner: created.owner,
+        config,
+      };
+    });
+    print(flags.json, { ...view, owner_invitation: linkJson(owner) }, () =>
+      linkText(
+        `created account ${view.id} (${view.email}, plan ${view.plan}); its owner is invited.`,
+        owner,
+        config,
+      ),
+    );
+  });
 
   addCommonOptions(
     accounts

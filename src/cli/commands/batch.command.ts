@@ -10,11 +10,11 @@ import type { Command } from 'commander';
 import { Option } from 'commander';
 import { parse as parseCsv } from 'csv-parse/sync';
 import cliProgress from 'cli-progress';
-import { batchEngineOptions, loadConfig } from '../../config.js';
+import { batchEngineOptions } from '../../config.js';
 import { createBatchEngine } from '../../engine/batch/batch-engine.js';
 import { csvRows } from '../../services/csv-export.js';
 import type { VerificationResult } from '../../engine/types.js';
-import { addSettingsOptions, settingsFlags, timeoutOption } from '../cli-support.js';
+import { addSettingsOptions, timeoutOption, loadProberConfig } from '../cli-support.js';
 
 type Format = 'csv' | 'json' | 'jsonl';
 
@@ -73,7 +73,7 @@ export function registerBatchCommand(program: Command): void {
 }
 
 async function runBatch(file: string, flags: BatchFlags): Promise<number> {
-  const config = loadConfig(settingsFlags(flags));
+  const config = await loadProberConfig(flags);
   const format: Format = flags.json === true ? 'json' : flags.format;
   const emails = parseInputList(await readFile(file, 'utf8'));
 

@@ -5,10 +5,10 @@
  * Exit 0 when no check fails (warnings allowed), 1 when one does, 2 on bad usage.
  */
 import type { Command } from 'commander';
-import { ConfigError, loadConfig } from '../../config.js';
+import { ConfigError } from '../../config.js';
 import { invalidDnsServers } from '../../engine/dns/servers.js';
 import { runDoctor, type DoctorCheck, type DoctorReport } from '../../services/doctor.service.js';
-import { addSettingsOptions, settingsFlags, timeoutOption } from '../cli-support.js';
+import { addSettingsOptions, timeoutOption, loadProberConfig } from '../cli-support.js';
 
 interface DoctorFlags {
   json?: boolean;
@@ -32,7 +32,7 @@ export function registerDoctorCommand(program: Command): void {
 }
 
 async function runDoctorCommand(flags: DoctorFlags): Promise<void> {
-  const config = loadConfig(settingsFlags(flags));
+  const config = await loadProberConfig(flags);
   const invalid = invalidDnsServers(config.engine.dns.servers);
   if (invalid.length > 0) {
     throw new ConfigError(

@@ -2,12 +2,32 @@
  * `mailverdict keys create|revoke|list`: API keys of an account. The secret is printed only by
  * `create`, once; nothing else can show it again.
  */
-import type { Command } from 'commander';
+import { InvalidArgumentError, type Command } from 'commander';
 import { systemClock } from '../../clock.js';
 import { SCOPES, createKey, listKeys, revokeKey } from '../../services/keys.service.js';
+import { AppError } from '../../errors.js';
 import { addCommonOptions, print, withStore, type StoreFlags } from '../cli-support.js';
 
 type CommonFlags = StoreFlags;
+
+interface CreateFlags {
+  account: string;
+  kind: string;
+  scopes?: string;
+  name?: string;
+  publishable?: boolean;
+  allowedOrigin?: string[];
+  visitorRateLimit?: number;
+  keyRateLimit?: number;
+  dailyCap?: number;
+}
+
+function int(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n))
+    throw new InvalidArgumentError(`expected a whole number, got "${value}".`);
+  return n;
+}
 
 export function registerKeysCommand(program: Command): void {
   const keys = program.command('keys').description('Create, revoke and list API keys.');
@@ -22,10 +42,42 @@ export function registerKeysCommand(program: Command): void {
         'live (real verifications, counted) or test (fixed results, not counted)',
       )
       .option('--scopes <list>', `comma-separated scopes (default all: ${SCOPES.join(',')})`)
-      .option('--name <name>', 'a label for the key'),
-  ).action(async (flags: CommonFlags & { account: string; kind: string; scopes?: string; name?: string }) => {
+      .option('--name <name>', 'a label for the key')
+      .option(
+        '--publishable',
+        'a publishable key for web pages (docs/widget.md): POST /v1/verify only, from --allowed-origin',
+      )
+      .option(
+        '--allowed-origin <origin>',
+        'publishable: an origin allowed to use the key, e.g. https://shop.example (repeatable)',
+        (value: string, previous: string[] = []) => [...previous, value],
+      )
+      .option(
+        '--visitor-rate-limit <n>',
+        'publishable: requests per second per visitor (default: the server’s)',
+        int,
+      )
+      .option(
+        '--key-rate-limit <n>',
+        'publishable: requests per second of the key (default: the server’s)',
+        int,
+      )
+      .option('--daily-cap <n>', 'publishable: verifications per UTC day (default: the server’s)', int),
+  ).action(async (flags: CommonFlags & CreateFlags) => {
+    if (!flags.publishable && flags.allowedOrigin !== undefined)
+      throw new AppError('invalid_request', '--allowed-origin needs --publishable');
     const created = await withStore(flags, (db) =>
       createKey(db, systemClock, {
+        ...(flags.publishable
+          ? {
+              publishable: {
+                allowedOrigins: flags.allowedOrigin ?? [],
+                visitorRateLimit: flags.visitorRateLimit ?? null,
+                keyRateLimit: flags.keyRateLimit ?? null,
+                dailyCap: flags.dailyCap ?? null,
+              },
+            }
+          : {}),
         accountId: flags.account,
         kind: flags.kind,
         ...(flags.scopes === undefined
@@ -43,7 +95,9 @@ export function registerKeysCommand(program: Command): void {
     const out = { id, key: created.key, ...record };
     print(flags.json, out, () =>
       [
-        `created ${out.kind} key ${out.id} (scopes ${out.scopes.join(',')})`,
+        `created ${out.publishable ? 'publishable ' : ''}${out.kind} key ${out.id} (scopes ${out.scopes.join(',')}${
+          out.publishable ? `; origins ${out.allowed_origins.join(' ')}` : ''
+        })`,
         `  ${out.key}`,
         'Store it now: it is not shown again.',
       ].join('\n'),

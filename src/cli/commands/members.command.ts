@@ -1,87 +1,23 @@
 /**
- * `mailverdict members invite|reset|remove|list`: who can sign in to an account's dashboard
+ * `mailverdict members invite|reset|reset-2fa|remove|list`: who can sign in to an account's dashboard
  * (docs/dashboard.md). `invite` and `reset` print a one-time link (24 hours) where the person sets
  * a password; with an SMTP relay configured the link is e-mailed too. The link is a secret: it
  * is printed, never logged.
  */
 import type { Command } from 'commander';
 import pino from 'pino';
-import { systemClock } from '../../clock.js';
-import { defaultPublicBaseUrl, loadConfig, type Config } from '../../config.js';
 import { AppError } from '../../errors.js';
 import { getAccount } from '../../services/accounts.service.js';
-import { createMemberMailer } from '../../services/member-mail.js';
 import {
   inviteMember,
   listMembers,
   removeMemberByEmail,
   requestPasswordReset,
-  type MembersDeps,
-  type SentLink,
+  toMemberView,
 } from '../../services/members.service.js';
-import type { Executor } from '../../store/executor.js';
-import { addCommonOptions, print, settingsFlags, withStore, type StoreFlags } from '../cli-support.js';
-
-interface LinkFlags extends StoreFlags {
-  email: string;
-  publicBaseUrl?: string;
-  smtpRelayUrl?: string;
-  notifyFrom?: string;
-}
-
-/** Runs `fn` with the members' deps: the store, and the link and relay settings of the flags. */
-async function withMembers<T>(
-  flags: LinkFlags,
-  fn: (deps: MembersDeps, settings: Readonly<Config>) => Promise<T>,
-): Promise<T> {
-  const settings: Readonly<Config> = loadConfig(settingsFlags({ ...flags }));
-  const mailer = createMemberMailer(settings);
-  try {
-    return await withStore(flags, (db: Executor) =>
-      fn(
-        {
-          db,
-          clock: systemClock,
-          config: settings,
-          mailer,
-          logger: pino({ level: 'warn' }, pino.destination(2)),
-        },
-        settings,
-      ),
-    );
-  } finally {
-    mailer?.close();
-  }
-}
-
-/**
- * Said under a link built on the default base URL: this command does not know where the server
- * listens (issue 16: a server on another port got links to 8080 without a word).
- */
-function defaultBaseNote(config: Readonly<Config>): string {
-  if (config.publicBaseUrl !== defaultPublicBaseUrl(config.host, config.port)) return '';
-  return (
-    'No --public-base-url was given, so the link names the default host and port; if the server ' +
-    'listens elsewhere or behind a proxy, give the same --public-base-url (or ' +
-    'MAILVERDICT_PUBLIC_BASE_URL) as the server.'
-  );
-}
-
-function linkText(what: string, sent: SentLink, config: Readonly<Config>): string {
-  return [
-    what,
-    `This link works once, until ${sent.expiresAt} (24 h); it is a secret, hand it to ${sent.member.email} only:`,
-    `  ${sent.link}`,
-    defaultBaseNote(config),
-    sent.emailed ? `It was also e-mailed to ${sent.member.email}.` : '',
-  ]
-    .filter((line) => line !== '')
-    .join('\n');
-}
-
-function linkJson(sent: SentLink) {
-  return { member: sent.member, link: sent.link, expires_at: sent.expiresAt, emailed: sent.emailed };
-}
+import { resetTwoFactorByEmail } from '../../services/two-factor.service.js';
+import { addCommonOptions, print, withStore, type StoreFlags } from '../cli-support.js';
+import { linkJson, linkText, withMembers, type LinkFlags } from '../member-links.js';
 
 export function registerMembersCommand(program: Command): void {
   const members = program
@@ -122,6 +58,28 @@ export function registerMembersCommand(program: Command): void {
       throw new AppError('not_found', `${flags.email.trim()} is not a member of any account`);
     print(flags.json, linkJson(sent), () =>
       linkText(`password reset for ${sent.member.email}.`, sent, config),
+    );
+  });
+
+  addCommonOptions(
+    members
+      .command('reset-2fa')
+      .description(
+        "Clear a member's second factor (TOTP and recovery codes) and end their sessions, for a lost phone.",
+      )
+      .requiredOption('--email <address>', 'the member'),
+  ).action(async (flags: StoreFlags & { email: string }) => {
+    const { member, hadTwoFactor } = await withStore(flags, (db) => resetTwoFactorByEmail(db, flags.email));
+    // For the audit trail until the audit log exists: the member's id, never the address.
+    pino({ level: 'info' }, process.stderr).info(
+      { member_id: member.id, account_id: member.account_id, had_two_factor: hadTwoFactor },
+      'second factor reset by the operator',
+    );
+    const result = { member: toMemberView(member), had_two_factor: hadTwoFactor };
+    print(flags.json, result, () =>
+      hadTwoFactor
+        ? `cleared the second factor of ${member.email}; their sessions ended and they sign in with the password alone.`
+        : `${member.email} had no second factor; their sessions ended.`,
     );
   });
 

@@ -4,7 +4,7 @@
  * key and the owner's invitation link to the dashboard, once. SIGTERM/SIGINT: stop accepting, finish in-flight requests, close the store.
  */
 import type { Command } from 'commander';
-import { loadConfig } from '../../config.js';
+
 import { createRuntime, startServer } from '../../runtime.js';
 import { startEmbeddedWorkers } from '../../jobs/embedded.js';
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { bootstrapFirstAccount, type Bootstrap } from '../../services/bootstrap.service.js';
 import { memberLink } from '../../services/members.service.js';
 import { startupWarnings } from '../../services/doctor.service.js';
-import { addCommonOptions, settingsFlags, waitForSignal } from '../cli-support.js';
+import { addCommonOptions, waitForSignal, loadProberConfig } from '../cli-support.js';
 import { boundHeapGrowth } from '../heap-growth.js';
 
 export function registerServeCommand(program: Command): void {
@@ -91,11 +91,13 @@ function bootstrapFileText(b: Bootstrap, path: string): string {
 async function runServe(options: Record<string, unknown>): Promise<void> {
   boundHeapGrowth();
   const json = options.json === true;
-  const config = loadConfig(settingsFlags(options));
+  const config = await loadProberConfig(options);
   const runtime = await createRuntime(config);
   const { ctx } = runtime;
   // The offline part of `mailverdict doctor`: warned about, never a reason not to start.
   for (const warning of startupWarnings(config.engine.smtp)) ctx.logger.warn(warning);
+  // The reputation guard: blocklist re-checks and the shared egress states (docs/prober.md).
+  runtime.guard.start();
   try {
     const bootstrap =
       config.bootstrap && runtime.freshStore ? await bootstrapFirstAccount(ctx.db, ctx.clock) : null;
@@ -115,6 +117,7 @@ async function runServe(options: Record<string, unknown>): Promise<void> {
         ? startEmbeddedWorkers(ctx, {
             metrics: jobMetrics,
             coordination: runtime.coordination,
+            guard: runtime.guard,
             // On a database URL, other API and worker processes may well share the store.
             storeShared: config.databaseUrl !== null,
           })

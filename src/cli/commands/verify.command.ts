@@ -1,17 +1,20 @@
 /**
  * `mailverdict verify ADDRESS...`: runs the engine on each address and prints one result per
  * address, as an aligned table or (with --json) one JSON object per line. Exit 0 when every
- * address was checked, whatever the verdicts; 2 on bad usage.
+ * address was checked, whatever the verdicts; 2 on bad usage. With --transcript, each result has
+ * its SMTP conversation (docs/api.md, "The SMTP conversation"): a `transcript` array in the JSON,
+ * or printed under the table, one line each, `>` sent and `<` received.
  */
 import type { Command } from 'commander';
-import { ConfigError, loadConfig } from '../../config.js';
+import { ConfigError } from '../../config.js';
 import { invalidDnsServers } from '../../engine/dns/servers.js';
 import type { VerificationResult } from '../../engine/types.js';
 import { createVerifier } from '../../engine/verifier.js';
-import { addSettingsOptions, settingsFlags, timeoutOption } from '../cli-support.js';
+import { addSettingsOptions, timeoutOption, loadProberConfig } from '../cli-support.js';
 
 interface VerifyFlags {
   json?: boolean;
+  transcript?: boolean;
   timeoutMs: number;
   /** The engine's settings (SETTINGS rows naming `verify`). */
   [setting: string]: unknown;
@@ -27,6 +30,7 @@ export function registerVerifyCommand(program: Command): void {
       .description('Verify e-mail addresses: syntax, DNS/MX, SMTP probe, catch-all, disposable/role/free.')
       .argument('<address...>', 'addresses to verify')
       .option('--json', 'print one JSON object per line instead of a table')
+      .option('--transcript', 'add the SMTP conversation: every command sent and reply line received')
       .addOption(timeoutOption()),
   ).action(async (addresses: string[], flags: VerifyFlags) => {
     await runVerify(addresses, flags);
@@ -34,7 +38,7 @@ export function registerVerifyCommand(program: Command): void {
 }
 
 async function runVerify(addresses: string[], flags: VerifyFlags): Promise<void> {
-  const config = loadConfig(settingsFlags(flags));
+  const config = await loadProberConfig(flags);
   const invalid = invalidDnsServers(config.engine.dns.servers);
   if (invalid.length > 0) {
     throw new ConfigError(
@@ -45,10 +49,12 @@ async function runVerify(addresses: string[], flags: VerifyFlags): Promise<void>
   const verifier = createVerifier(config.engine, {});
   try {
     const results = await mapInOrder(addresses, CONCURRENCY, (address) =>
-      verifier.verify(address, { timeoutMs: flags.timeoutMs }),
+      verifier.verify(address, { timeoutMs: flags.timeoutMs, transcript: flags.transcript === true }),
     );
     process.stdout.write(
-      flags.json === true ? results.map((r) => JSON.stringify(r) + '\n').join('') : table(results),
+      flags.json === true
+        ? results.map((r) => JSON.stringify(r) + '\n').join('')
+        : table(results) + results.map(conversation).join(''),
     );
   } finally {
     await verifier.close();
@@ -104,6 +110,15 @@ function table(results: VerificationResult[]): string {
           .trimEnd() + '\n',
     )
     .join('');
+}
+
+/** The SMTP conversation under the table: a heading per address, then `+MS > sent` / `+MS < received`. */
+function conversation(r: VerificationResult): string {
+  if (r.transcript === undefined) return '';
+  const lines = r.transcript.map(
+    (l) => `  +${String(l.at_ms).padStart(5)}ms ${l.dir === 'out' ? '>' : '<'} ${printable(l.text)}\n`,
+  );
+  return `\nSMTP conversation for ${printable(r.email)}:\n${lines.length > 0 ? lines.join('') : '  (no mail server was asked)\n'}`;
 }
 
 /** Addresses come from the command line and may hold control characters; never echo them raw. */

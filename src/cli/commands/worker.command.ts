@@ -5,11 +5,11 @@
  * hand unfinished chunks back, close the store.
  */
 import type { Command } from 'commander';
-import { loadConfig } from '../../config.js';
+
 import { startEmbeddedWorkers } from '../../jobs/embedded.js';
 import { createRuntime } from '../../runtime.js';
 import { startupWarnings } from '../../services/doctor.service.js';
-import { addCommonOptions, settingsFlags, waitForSignal } from '../cli-support.js';
+import { addCommonOptions, waitForSignal, loadProberConfig } from '../cli-support.js';
 import { boundHeapGrowth } from '../heap-growth.js';
 
 export function registerWorkerCommand(program: Command): void {
@@ -24,14 +24,17 @@ export function registerWorkerCommand(program: Command): void {
 
 async function runWorker(options: Record<string, unknown>): Promise<void> {
   boundHeapGrowth();
-  const config = loadConfig(settingsFlags(options));
+  const config = await loadProberConfig(options);
   const runtime = await createRuntime(config);
   // The offline part of `mailverdict doctor`: warned about, never a reason not to start.
   for (const warning of startupWarnings(config.engine.smtp)) runtime.ctx.logger.warn(warning);
+  // The reputation guard: blocklist re-checks and the shared egress states (docs/prober.md).
+  runtime.guard.start();
   try {
     // A standalone worker is one of several processes on the store by design.
     const background = startEmbeddedWorkers(runtime.ctx, {
       coordination: runtime.coordination,
+      guard: runtime.guard,
       storeShared: true,
     });
     process.stdout.write(

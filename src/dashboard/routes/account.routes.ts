@@ -11,7 +11,7 @@ import {
   rotateWebhookSecret,
   setNotificationEmail,
 } from '../../services/dashboard-settings.service.js';
-import { inviteMember, listMembers, removeMember } from '../../services/members.service.js';
+import { inviteFromDashboard, listMembers, removeMember } from '../../services/members.service.js';
 import { verifyOne } from '../../services/verify.service.js';
 import { webhookSecretFor } from '../../services/webhooks/secret.js';
 import {
@@ -48,14 +48,21 @@ export function accountRoutes(deps: DashboardDeps) {
     // One live verification, counted against the quota as POST /v1/verify with a live key is,
     // answered with the same object (every check included).
     app.post('/verify', { schema: { body: VerifyBody } }, async (request) => {
-      const { result, cached, checkedAt } = await verifyOne(deps, {
+      const { result, cached, checkedAt, transcript } = await verifyOne(deps, {
         accountId: requireSession(request).accountId,
         kind: 'live',
         email: request.body.email,
         timeoutMs: DEFAULT_TIMEOUT_MS,
+        transcript: request.body.include_transcript === true,
       });
       deps.metrics.verdicts.inc({ status: result.status, kind: 'live' });
-      return { ...result, cached, checked_at: checkedAt.toISOString(), request_id: request.id };
+      return {
+        ...result,
+        ...(transcript === undefined ? {} : { transcript }),
+        cached,
+        checked_at: checkedAt.toISOString(),
+        request_id: request.id,
+      };
     });
 
     app.get('/members', { schema: { response: { 200: MemberList } } }, async (request) => ({
@@ -66,9 +73,14 @@ export function accountRoutes(deps: DashboardDeps) {
       '/members',
       { schema: { body: InviteBody, response: { 201: Invitation } } },
       async (request, reply) => {
-        const sent = await inviteMember(
+        const session = requireSession(request);
+        const sent = await inviteFromDashboard(
           { db, clock, config: deps.config, mailer: deps.mailer, logger: request.log },
-          { accountId: requireSession(request).accountId, email: request.body.email },
+          {
+            accountId: session.accountId,
+            email: request.body.email,
+            inviter: { memberId: session.memberId, role: session.role },
+          },
         );
         return reply
           .code(201)

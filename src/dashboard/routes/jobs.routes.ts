@@ -21,6 +21,7 @@ import { systemResolver } from '../../services/webhooks/ssrf.js';
 import {
   DownloadQuery,
   IdParams,
+  XLSX_MAX_ROWS,
   JobDetail,
   JobItem,
   JobList,
@@ -63,6 +64,7 @@ export function jobsRoutes(deps: DashboardDeps) {
           verdicts: parseVerdicts(verdicts),
           format: format ?? 'csv',
           corrected: corrected ?? null,
+          xlsxMaxRows: XLSX_MAX_ROWS,
         });
         void reply
           .type(download.contentType)

@@ -10,14 +10,23 @@ import {
 import { CreatedKey, CreateKeyBody, IdParams, KeyItem, KeyList } from '../contract.js';
 import type { DashboardDeps } from '../deps.js';
 import { requireSession } from '../security.js';
+import { loadWidgetAsset } from '../../http/widget-asset.js';
 
 export function keysRoutes(deps: DashboardDeps) {
   const { db, clock } = deps;
   return async (instance: FastifyInstance): Promise<void> => {
     const app = instance.withTypeProvider<TypeBoxTypeProvider>();
-    app.get('/keys', { schema: { response: { 200: KeyList } } }, async (request) =>
-      listKeyItems(db, requireSession(request).accountId),
-    );
+    // The widget's snippet for a publishable key (docs/widget.md): its URL and SRI hash.
+    const widget = () => {
+      const asset = loadWidgetAsset();
+      return asset === null
+        ? null
+        : { url: `${deps.config.publicBaseUrl}/widget.js`, integrity: asset.integrity };
+    };
+    app.get('/keys', { schema: { response: { 200: KeyList } } }, async (request) => ({
+      ...(await listKeyItems(db, requireSession(request).accountId)),
+      widget: widget(),
+    }));
 
     app.post(
       '/keys',

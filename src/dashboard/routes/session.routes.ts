@@ -20,12 +20,15 @@ import {
   signIn,
   type DashboardSession,
 } from '../../services/sessions.service.js';
+import { completeChallenge, hasTwoFactor, issueChallenge } from '../../services/two-factor.service.js';
 import type { MemberTokenKind } from '../../store/schema/dashboard.schema.js';
 import {
   ChangePasswordBody,
   CSRF_HEADER,
   ForgotPasswordBody,
   InvitationPreview,
+  SecondFactorBody,
+  SecondFactorChallenge,
   SessionView,
   SetPasswordBody,
   SignInBody,
@@ -35,6 +38,7 @@ import type { DashboardDeps } from '../deps.js';
 import { clearSessionCookie, requireSession, setSessionCookie, type GuardDeps } from '../security.js';
 
 const PUBLIC = { dashboardAccess: 'public' } as const;
+const ENROLMENT = { dashboardAccess: 'enrolment' } as const;
 
 export function toSessionView(session: DashboardSession): SessionView {
   return {
@@ -52,6 +56,7 @@ export function toSessionView(session: DashboardSession): SessionView {
     },
     csrf_token: session.csrfToken,
     expires_at: session.expiresAt,
+    two_factor: { enabled: session.twoFactorEnabled, required: session.twoFactorRequired },
   };
 }
 
@@ -89,6 +94,21 @@ export function sessionRoutes(deps: DashboardDeps, guard: GuardDeps) {
     return toSessionView(await authenticateSession(db, clock, settings, session.secret));
   }
 
+  /**
+   * After a correct password (or a used link): a session, or, for a member with two factors, 202
+   * and a challenge for the second step; no session until the code passes (docs/dashboard.md).
+   */
+  async function signInOrChallenge(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    memberId: string,
+  ): Promise<SessionView | FastifyReply> {
+    if (!(await hasTwoFactor(db, memberId))) return openSession(request, reply, memberId);
+    const { challenge, expiresAt } = await issueChallenge(db, clock, memberId);
+    const body: SecondFactorChallenge = { second_factor_required: true, challenge, expires_at: expiresAt };
+    return reply.code(202).send(body);
+  }
+
   async function accept(
     request: FastifyRequest,
     reply: FastifyReply,
@@ -98,22 +118,41 @@ export function sessionRoutes(deps: DashboardDeps, guard: GuardDeps) {
     // Unauthenticated and about to hash a password: limited per client address like sign-in.
     await limitClient(deps, 'accept-link', request);
     const member = await acceptLink(db, clock, { token: body.token, password: body.password, kind });
-    return openSession(request, reply, member.id);
+    return signInOrChallenge(request, reply, member.id);
   }
 
   return async (instance: FastifyInstance): Promise<void> => {
     const app = instance.withTypeProvider<TypeBoxTypeProvider>();
-    app.get('/session', { schema: { response: { 200: SessionView } } }, async (request) =>
+    app.get('/session', { config: ENROLMENT, schema: { response: { 200: SessionView } } }, async (request) =>
       toSessionView(requireSession(request)),
     );
 
     app.post(
       '/session',
-      { config: PUBLIC, schema: { body: SignInBody, response: { 200: SessionView } } },
+      {
+        config: PUBLIC,
+        schema: { body: SignInBody, response: { 200: SessionView, 202: SecondFactorChallenge } },
+      },
       async (request, reply) => {
         await limitClient(deps, 'sign-in', request);
-        const { member } = await signIn({ db, clock, settings }, request.body);
-        return openSession(request, reply, member.id);
+        const { member } = await signIn({ db, clock, settings }, { ...request.body, clientIp: request.ip });
+        return signInOrChallenge(request, reply, member.id);
+      },
+    );
+
+    // The second step: the challenge of the first and a TOTP or recovery code. Limited per client
+    // address like sign-in, and wrong codes per member (services/two-factor.service.ts).
+    app.post(
+      '/session/second-factor',
+      { config: PUBLIC, schema: { body: SecondFactorBody, response: { 200: SessionView } } },
+      async (request, reply) => {
+        await limitClient(deps, 'second-factor', request);
+        const memberId = await completeChallenge(db, clock, {
+          challenge: request.body.challenge,
+          code: request.body.code,
+          failureLimit: settings.signInFailureLimit,
+        });
+        return openSession(request, reply, memberId);
       },
     );
 
@@ -144,7 +183,10 @@ export function sessionRoutes(deps: DashboardDeps, guard: GuardDeps) {
 
     app.post(
       '/invitations/accept',
-      { config: PUBLIC, schema: { body: SetPasswordBody, response: { 200: SessionView } } },
+      {
+        config: PUBLIC,
+        schema: { body: SetPasswordBody, response: { 200: SessionView, 202: SecondFactorChallenge } },
+      },
       async (request, reply) => accept(request, reply, request.body, 'invitation'),
     );
 
@@ -167,7 +209,10 @@ export function sessionRoutes(deps: DashboardDeps, guard: GuardDeps) {
 
     app.post(
       '/password-resets/accept',
-      { config: PUBLIC, schema: { body: SetPasswordBody, response: { 200: SessionView } } },
+      {
+        config: PUBLIC,
+        schema: { body: SetPasswordBody, response: { 200: SessionView, 202: SecondFactorChallenge } },
+      },
       async (request, reply) => accept(request, reply, request.body, 'password_reset'),
     );
 

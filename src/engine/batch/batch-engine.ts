@@ -14,7 +14,8 @@
 import type { Clock } from '../../clock.js';
 import { SECOND, systemClock } from '../../clock.js';
 import { MailHostResolver } from '../dns/resolver.js';
-import { DEFAULT_EGRESS_REST_MS, buildEgresses } from '../net/egress.js';
+import { DEFAULT_EGRESS_REST_MS, buildEgresses, type EgressGate } from '../net/egress.js';
+import { MAX_REJECTS_PER_SESSION } from '../smtp/warm-pool.js';
 import type { VerificationResult } from '../types.js';
 import { MAX_TIMEOUT_MS, MIN_TIMEOUT_MS } from '../types.js';
 import { BatchRun } from './batch-run.js';
@@ -27,6 +28,7 @@ import { SharedGreylistSchedule } from './shared-greylist.js';
 import type { EngineCoordination } from '../coordination.js';
 import { DEFAULT_HOST_BACKOFF_MAX_MS, DEFAULT_HOST_BACKOFF_MS } from '../coordination.js';
 import type { BatchEngine, BatchEngineObserver, BatchEngineOptions, VerifyManyOptions } from './types.js';
+import { DEFAULT_PROVIDER_CONCURRENCY, DEFAULT_PROVIDER_SESSIONS_PER_SECOND } from './types.js';
 
 export interface BatchEngineDeps {
   clock?: Clock;
@@ -42,6 +44,8 @@ export interface BatchEngineDeps {
   coordination?: EngineCoordination;
   /** Told about sessions and hosts given up on, for metrics (`/metrics`) and job views. */
   observer?: BatchEngineObserver;
+  /** The reputation guard (net/egress-guard.ts): resting egresses open no new sessions. */
+  guard?: EgressGate;
 }
 
 /** Tuning defaults; docs/batch-engine.md gives the reasons and the measurements behind them. */
@@ -49,7 +53,7 @@ export const BATCH_DEFAULTS = {
   pipelineDepth: 32,
   recipientsPerTransaction: 500,
   recipientsPerSession: 500,
-  maxRejectsPerSession: 9,
+  maxRejectsPerSession: MAX_REJECTS_PER_SESSION,
   hostBackoffMs: DEFAULT_HOST_BACKOFF_MS,
   hostBackoffMaxMs: DEFAULT_HOST_BACKOFF_MAX_MS,
   maxHostFailures: 3,
@@ -57,6 +61,8 @@ export const BATCH_DEFAULTS = {
   maxDrops: 2,
   sessionLeaseMs: 15_000,
   egressRestMs: DEFAULT_EGRESS_REST_MS,
+  providerConcurrency: DEFAULT_PROVIDER_CONCURRENCY,
+  providerSessionsPerSecond: DEFAULT_PROVIDER_SESSIONS_PER_SECOND,
 } as const;
 
 /** Between two log lines about a failing shared coordination. */
@@ -124,6 +130,7 @@ export function createBatchEngine(options: BatchEngineOptions, deps: BatchEngine
     greylistRetries: options.greylistRetries,
     greylistDelayMs: options.greylistDelayMs,
     maxDrops: tuning.maxDrops,
+    starttls: options.smtp.starttls ?? 'opportunistic',
   };
 
   const scheduler: ProbeScheduler = new ProbeScheduler(
@@ -137,6 +144,9 @@ export function createBatchEngine(options: BatchEngineOptions, deps: BatchEngine
       sessionLeaseMs: tuning.sessionLeaseMs,
       egresses,
       egressRestMs: tuning.egressRestMs,
+      providerConcurrency: tuning.providerConcurrency,
+      providerSessionsPerSecond: tuning.providerSessionsPerSecond,
+      guard: deps.guard ?? null,
     },
     {
       now,

@@ -4,6 +4,11 @@
  * only; the batch engine's scheduler asks `canOpen` before it opens a session. When the slots are
  * shared with other processes (shared-politeness.ts), a session waiting for its shared slot is
  * `reserve`d here, so that it counts against both caps while the answer is on its way.
+ *
+ * A host may also belong to a group, a mail provider reached through one egress (its key from
+ * the scheduler, e.g. `provider:microsoft`): a group has its own cap of sessions and its own pace
+ * of new sessions (at most `groupSessionsPerSecond` opened in any second), across all of its
+ * hosts. Every method that takes a host takes its group too; without one, nothing changes.
  */
 
 export interface HostLimiterOptions {
@@ -14,6 +19,20 @@ export interface HostLimiterOptions {
   /** First back-off after a failure; doubles with each failure in a row. */
   backoffBaseMs: number;
   backoffMaxMs: number;
+  /** Sessions in flight to one group's hosts together (a provider per egress). Default: no cap. */
+  groupConcurrency?: number;
+  /** Sessions opened to one group's hosts in any second. Default: no pace. */
+  groupSessionsPerSecond?: number;
+}
+
+/** The window of the group pace. */
+const PACE_WINDOW_MS = 1_000;
+
+interface GroupState {
+  active: number;
+  pending: number;
+  /** Epoch ms of the sessions opened in the last pace window, oldest first. */
+  starts: number[];
 }
 
 interface HostState {
@@ -37,6 +56,8 @@ export class HostLimiter {
   readonly #options: HostLimiterOptions;
   readonly #now: () => number;
   readonly #hosts = new Map<string, HostState>();
+  /** Groups are few (providers × egresses) and are kept. */
+  readonly #groups = new Map<string, GroupState>();
   #active = 0;
   #pending = 0;
   #sweepAt = SWEEP_AT;
@@ -66,12 +87,44 @@ export class HostLimiter {
     return state !== undefined && state.notBefore > this.#now() ? state.notBefore : 0;
   }
 
-  /** True when a new session to `host` fits both caps and the host is not backed off. */
-  canOpen(host: string): boolean {
+  /**
+   * True when a new session to `host` fits both caps and the host is not backed off; with its
+   * `group`, when it also fits the group's cap and pace.
+   */
+  canOpen(host: string, group: string | null = null): boolean {
     if (!this.hasGlobalRoom()) return false;
+    if (group !== null && !this.groupHasRoom(group)) return false;
     const state = this.#hosts.get(host);
     if (state === undefined) return true;
     return state.active + state.pending < this.#options.perHostConcurrency && state.notBefore <= this.#now();
+  }
+
+  /** True when `group` has room for a new session under its cap and its pace. */
+  groupHasRoom(group: string): boolean {
+    const state = this.#groups.get(group);
+    if (state === undefined) return true;
+    const cap = this.#options.groupConcurrency ?? Infinity;
+    const pace = this.#options.groupSessionsPerSecond ?? Infinity;
+    return state.active + state.pending < cap && this.#recentStarts(state) + state.pending < pace;
+  }
+
+  /** Epoch ms when `group`'s pace lets another session open; 0 when it does now (or only its cap holds it). */
+  groupPacedUntil(group: string): number {
+    const state = this.#groups.get(group);
+    const pace = this.#options.groupSessionsPerSecond ?? Infinity;
+    if (state === undefined || this.#recentStarts(state) + state.pending < pace) return 0;
+    const oldest = state.starts[0];
+    return oldest === undefined ? 0 : oldest + PACE_WINDOW_MS;
+  }
+
+  /** Sessions of `group` reserved and waiting for their shared slots. */
+  groupPending(group: string): number {
+    return this.#groups.get(group)?.pending ?? 0;
+  }
+
+  /** Sessions in flight to `group`'s hosts. */
+  groupActive(group: string): number {
+    return this.#groups.get(group)?.active ?? 0;
   }
 
   /** Sessions to `host` reserved and waiting for their shared slot. */
@@ -80,31 +133,48 @@ export class HostLimiter {
   }
 
   /** Counts a session as about to open (its shared slot is being asked for); the caller checked `canOpen`. */
-  reserve(host: string): void {
+  reserve(host: string, group: string | null = null): void {
     this.#state(host).pending += 1;
     this.#pending += 1;
+    if (group !== null) this.#group(group).pending += 1;
   }
 
   /** The reservation ends: `opened` counts it as an opened session, otherwise it is dropped. */
-  endReservation(host: string, opened: boolean): void {
+  endReservation(host: string, opened: boolean, group: string | null = null): void {
     const state = this.#state(host);
     state.pending = Math.max(0, state.pending - 1);
     this.#pending = Math.max(0, this.#pending - 1);
-    if (opened) this.acquire(host);
+    if (group !== null) {
+      const groupState = this.#group(group);
+      groupState.pending = Math.max(0, groupState.pending - 1);
+    }
+    if (opened) this.acquire(host, group);
     else this.#forgetIfIdle(host, state);
   }
 
   /** Counts a session as opened; the caller checked `canOpen`. */
-  acquire(host: string): void {
+  acquire(host: string, group: string | null = null): void {
     const state = this.#state(host);
     state.active += 1;
     this.#active += 1;
+    if (group !== null) {
+      const groupState = this.#group(group);
+      groupState.active += 1;
+      if (this.#options.groupSessionsPerSecond !== undefined) {
+        this.#recentStarts(groupState);
+        groupState.starts.push(this.#now());
+      }
+    }
   }
 
-  release(host: string): void {
+  release(host: string, group: string | null = null): void {
     const state = this.#state(host);
     state.active = Math.max(0, state.active - 1);
     this.#active = Math.max(0, this.#active - 1);
+    if (group !== null) {
+      const groupState = this.#group(group);
+      groupState.active = Math.max(0, groupState.active - 1);
+    }
     this.#forgetIfIdle(host, state);
   }
 
@@ -148,6 +218,24 @@ export class HostLimiter {
       this.#hosts.set(host, state);
     }
     return state;
+  }
+
+  #group(group: string): GroupState {
+    let state = this.#groups.get(group);
+    if (state === undefined) {
+      state = { active: 0, pending: 0, starts: [] };
+      this.#groups.set(group, state);
+    }
+    return state;
+  }
+
+  /** Sessions `state`'s group opened in the last pace window (older starts are dropped). */
+  #recentStarts(state: GroupState): number {
+    const since = this.#now() - PACE_WINDOW_MS;
+    let old = 0;
+    while (old < state.starts.length && state.starts[old]! <= since) old += 1;
+    if (old > 0) state.starts.splice(0, old);
+    return state.starts.length;
   }
 
   #forgetIfIdle(host: string, state: HostState): void {

@@ -20,6 +20,12 @@ export interface Lane {
    * Infinity until then. Kept as long as the queue.
    */
   sessionCap: number;
+  /**
+   * The lane's group in the host limiter: the mail provider of the host through this egress
+   * (`pairKey(egress, 'provider:<name>')`), whose cap and pace hold across all of its hosts; null
+   * or absent for a host the provider table does not know.
+   */
+  readonly group?: string | null;
 }
 
 export class HostQueue {

@@ -20,7 +20,7 @@ import type { SmtpOutcome } from '../outcome.js';
 import { classifyReply } from '../smtp/classify.js';
 import { refusesTheClient } from '../net/egress.js';
 import type { SmtpReply } from '../smtp/reply.js';
-import type { HostFailure, SessionStage, SmtpSession } from '../smtp/session.js';
+import type { HostFailure, SessionStage, SmtpSession, StarttlsMode } from '../smtp/session.js';
 import { describe, failureOf, openSession, stepDeadlines } from '../smtp/session.js';
 import { addressNeedsSmtpUtf8, unicodeUnsupported } from '../smtp/smtputf8.js';
 import type { CatchAllTracker } from './catch-all.js';
@@ -44,6 +44,8 @@ export interface PooledSessionOptions {
   greylistDelayMs: number;
   /** Sessions that may fail while carrying one item before it gives up. */
   maxDrops: number;
+  /** STARTTLS (`--starttls`); default opportunistic. */
+  starttls?: StarttlsMode;
 }
 
 export interface PooledSessionDeps {
@@ -107,6 +109,7 @@ export async function runPooledSession(
       proxy: lane.egress.proxy,
       localAddress: lane.egress.localAddress,
       deadlines: stepDeadlines(options.stepTimeoutMs),
+      starttls: options.starttls ?? 'opportunistic',
     },
   );
   if (!opened.ok) {
@@ -316,6 +319,7 @@ async function runGroup(
     // reply table does not know (blocked: could not find out) may be a server refusing unknown
     // users tersely, and must not settle the whole queue. It neither counts nor ends the streak.
     const policy = refusesTheClient(reply);
+    if (policy) deps.scheduler.observe(lane, 'rcpt', reply);
     state.blockedInARow = policy
       ? state.blockedInARow + 1
       : verdict === 'greylisted' || verdict === 'blocked'

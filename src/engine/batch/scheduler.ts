@@ -23,14 +23,21 @@
  * most `perHostConcurrency` sessions per host together. The global cap stays per process. Without
  * one, the caps and back-off are this process's alone (HostLimiter), with no asynchronous step
  * between deciding to open a session and opening it.
+ *
+ * Provider-wide politeness: a host whose MX name the provider table knows (../smtp/providers.ts)
+ * is also in its provider's group, per egress: at most `providerConcurrency` sessions to all of
+ * that provider's hosts at once and at most `providerSessionsPerSecond` opened in any second, in
+ * this process (HostLimiter's groups) and, with a shared coordination, across processes (one
+ * provider acquisition at a time per group, after the host's slot).
  */
-import type { EngineCoordination } from '../coordination.js';
+import type { EngineCoordination, SlotLease } from '../coordination.js';
 import type { SmtpOutcome } from '../outcome.js';
-import type { Egress } from '../net/egress.js';
-import { egressesFor, pairKey, refusesTheClient } from '../net/egress.js';
+import type { Egress, EgressGate } from '../net/egress.js';
+import { egressesFor, pairKey, refusesTheClient, usableEgresses } from '../net/egress.js';
 import { HostLimiter } from './host-limiter.js';
 import type { Lane } from './host-queue.js';
 import { HostQueue } from './host-queue.js';
+import type { SmtpReply } from '../smtp/reply.js';
 import type { HostFailure } from '../smtp/session.js';
 import { connectionRefused } from '../smtp/session.js';
 import { TtlMap } from '../ttl-map.js';
@@ -38,6 +45,7 @@ import type { HeldSlot, SlotHolding } from './shared-politeness.js';
 import { SharedPoliteness } from './shared-politeness.js';
 import type { Work } from './work.js';
 import { hostKey, moveOn } from './work.js';
+import { providerOfHost } from '../smtp/providers.js';
 
 /** Hosts given up on that are remembered at once (each entry is small; a job may meet many). */
 const MAX_REMEMBERED_HOSTS = 10_000;
@@ -57,6 +65,12 @@ export interface SchedulerOptions {
   egresses: readonly Egress[];
   /** How long an egress refused by policy stays away from the host that refused it. */
   egressRestMs: number;
+  /** Sessions to all the MX hosts of one mail provider at once, per egress. Absent: no cap. */
+  providerConcurrency?: number;
+  /** Sessions opened to one mail provider's MX hosts in any second, per egress. Absent: no pace. */
+  providerSessionsPerSecond?: number;
+  /** The reputation guard (net/egress-guard.ts): egresses it rests open no new sessions. */
+  guard?: EgressGate | null;
 }
 
 /** A host given up on: the failure, and the failures in a row of the lane that ended it. */
@@ -121,7 +135,18 @@ export class ProbeScheduler {
   ) {
     this.#options = options;
     this.#hooks = hooks;
-    this.limiter = new HostLimiter(options, () => hooks.now());
+    this.limiter = new HostLimiter(
+      {
+        ...options,
+        ...(options.providerConcurrency === undefined
+          ? {}
+          : { groupConcurrency: options.providerConcurrency }),
+        ...(options.providerSessionsPerSecond === undefined
+          ? {}
+          : { groupSessionsPerSecond: options.providerSessionsPerSecond }),
+      },
+      () => hooks.now(),
+    );
     this.#givenUp = new TtlMap(MAX_REMEMBERED_HOSTS, () => hooks.now());
     this.#resting = new TtlMap(MAX_REMEMBERED_HOSTS, () => hooks.now());
     this.#shared =
@@ -134,6 +159,12 @@ export class ProbeScheduler {
               backoffBaseMs: options.backoffBaseMs,
               backoffMaxMs: options.backoffMaxMs,
               leaseMs: options.sessionLeaseMs,
+              ...(options.providerConcurrency === undefined
+                ? {}
+                : { providerConcurrency: options.providerConcurrency }),
+              ...(options.providerSessionsPerSecond === undefined
+                ? {}
+                : { providerSessionsPerSecond: options.providerSessionsPerSecond }),
             },
             {
               now: () => hooks.now(),
@@ -162,11 +193,13 @@ export class ProbeScheduler {
     }
     if (queue === undefined) {
       const created = new HostQueue(key, work.hosts[work.hostIndex]!.exchange);
+      const provider = this.#providerPoliteness() ? providerOfHost(created.exchange) : null;
       created.lanes = egressesFor(this.#options.egresses, key).map((egress) => ({
         queue: created,
         egress,
         key: pairKey(egress, key),
         sessionCap: Infinity,
+        group: provider === null ? null : pairKey(egress, `provider:${provider}`),
       }));
       queue = created;
       this.#queues.set(key, queue);
@@ -188,6 +221,11 @@ export class ProbeScheduler {
     if (!lanes.some((each) => each !== lane && !this.#rests(each))) return false;
     work.egressRefusals = refusals + 1;
     return true;
+  }
+
+  /** Tells the reputation guard of a reply the host gave `lane`'s egress (it counts blocks). */
+  observe(lane: Lane, stage: HostFailure['stage'], reply: SmtpReply): void {
+    this.#options.guard?.observe(lane.egress, lane.queue.exchange, stage, reply);
   }
 
   /** Queues `works` again at the front of their hosts (handed over by a session that ended). */
@@ -245,6 +283,7 @@ export class ProbeScheduler {
     spent: readonly Work[] = [],
   ): void {
     const { queue, key } = lane;
+    if (failure.reply !== null) this.observe(lane, failure.stage, failure.reply);
     this.limiter.failed(key);
     this.#shared?.recordFailure(key);
     if (failure.stage === 'quit') {
@@ -310,6 +349,13 @@ export class ProbeScheduler {
     return this.#resting.get(lane.key) !== undefined;
   }
 
+  /** Whether a provider cap or pace is set (without either, lanes have no group). */
+  #providerPoliteness(): boolean {
+    return (
+      this.#options.providerConcurrency !== undefined || this.#options.providerSessionsPerSecond !== undefined
+    );
+  }
+
   /** Sessions open or being opened to `queue`'s host, over every egress. */
   #openAt(queue: HostQueue): number {
     let open = 0;
@@ -367,24 +413,32 @@ export class ProbeScheduler {
       for (const lane of queue.lanes) {
         const backedOff = this.limiter.backedOffUntil(lane.key);
         if (backedOff > 0) wakeAt = Math.min(wakeAt, backedOff);
+        const paced = lane.group == null ? 0 : this.limiter.groupPacedUntil(lane.group);
+        if (paced > 0) wakeAt = Math.min(wakeAt, paced);
       }
       const shared = this.#shared;
       if (shared === null) {
         // Each new session goes out through the lane with the fewest open, so that the egresses
         // share the work evenly and each stays far from its own cap.
         for (let lane = this.#quietestLane(queue); lane !== null; lane = this.#quietestLane(queue)) {
-          this.limiter.acquire(lane.key);
+          this.limiter.acquire(lane.key, lane.group ?? null);
           this.#start(lane, null);
         }
       } else {
-        for (const lane of queue.lanes) {
+        for (const lane of this.#usableLanes(queue)) {
           // One acquisition per lane at a time; its end pumps again for the next one.
           if (this.limiter.pendingFor(lane.key) > 0 || this.limiter.backedOffUntil(lane.key) > 0) continue;
-          const wait = shared.waitUntil(lane.key, now);
+          const group = lane.group ?? null;
+          // One provider acquisition at a time per group, as per lane.
+          if (group !== null && this.limiter.groupPending(group) > 0) continue;
+          const wait = Math.max(
+            shared.waitUntil(lane.key, now),
+            group === null ? 0 : shared.waitUntil(group, now),
+          );
           if (wait > 0) wakeAt = Math.min(wakeAt, wait);
           else if (
             this.limiter.activeFor(lane.key) < lane.sessionCap &&
-            this.limiter.canOpen(lane.key) &&
+            this.limiter.canOpen(lane.key, group) &&
             this.#wantsAnother(queue)
           )
             this.#acquire(lane, shared);
@@ -400,14 +454,29 @@ export class ProbeScheduler {
     return open === 0 || queue.readyCount > open * this.#options.itemsPerSession;
   }
 
+  /**
+   * The lanes whose egress the reputation guard lets open sessions (net/egress.ts), among those
+   * this host has not refused: when the host refused every egress in service, a resting one is
+   * its last resort, as when every egress rests (work refused on one lane is never left waiting
+   * for a lane that may not open).
+   */
+  #usableLanes(queue: HostQueue): readonly Lane[] {
+    const guard = this.#options.guard;
+    if (guard === null || guard === undefined) return queue.lanes;
+    const here = queue.lanes.some((lane) => this.#rests(lane))
+      ? queue.lanes.filter((lane) => !this.#rests(lane))
+      : queue.lanes;
+    return usableEgresses(guard, here.length > 0 ? here : queue.lanes, (lane) => lane.egress);
+  }
+
   /** The lane a new session to `queue`'s host should use now (fewest open), or null for none. */
   #quietestLane(queue: HostQueue): Lane | null {
     if (queue.readyCount === 0 || !this.#wantsAnother(queue)) return null;
     let best: Lane | null = null;
     let bestOpen = Infinity;
-    for (const lane of queue.lanes) {
+    for (const lane of this.#usableLanes(queue)) {
       const open = this.limiter.activeFor(lane.key);
-      if (open >= lane.sessionCap || !this.limiter.canOpen(lane.key)) continue;
+      if (open >= lane.sessionCap || !this.limiter.canOpen(lane.key, lane.group ?? null)) continue;
       if (open < bestOpen) {
         best = lane;
         bestOpen = open;
@@ -419,22 +488,32 @@ export class ProbeScheduler {
   /** Reserves a session on `lane` and asks for its shared slot; opens it when given one. */
   #acquire(lane: Lane, shared: SharedPoliteness): void {
     const { queue, key } = lane;
-    this.limiter.reserve(key);
-    const acquiring: Promise<void> = shared
-      .acquire(key)
-      .then(async (lease) => {
+    const group = lane.group ?? null;
+    this.limiter.reserve(key, group);
+    const acquiring: Promise<void> = this.#acquireSlots(lane, shared)
+      .then(async (leases) => {
         // While the answer came, the host may have failed, its work moved on, or the engine closed.
         const open =
-          lease !== null && !this.#closed && queue.readyCount > 0 && this.limiter.backedOffUntil(key) === 0;
-        this.limiter.endReservation(key, open);
-        if (open) this.#start(lane, shared.hold(lease));
-        else if (lease !== null) await shared.release(lease);
+          leases !== null && !this.#closed && queue.readyCount > 0 && this.limiter.backedOffUntil(key) === 0;
+        this.limiter.endReservation(key, open, group);
+        if (open) this.#start(lane, holdAll(leases.map((lease) => shared.hold(lease))));
+        else if (leases !== null) await Promise.all(leases.map((lease) => shared.release(lease)));
       })
       .finally(() => {
         this.#sessions.delete(acquiring);
         this.pump();
       });
     this.#sessions.add(acquiring);
+  }
+
+  /** The lane's shared slot, then its provider's (cap and pace); null when either is not given. */
+  async #acquireSlots(lane: Lane, shared: SharedPoliteness): Promise<SlotLease[] | null> {
+    const lease = await shared.acquire(lane.key);
+    if (lease === null || lane.group == null) return lease === null ? null : [lease];
+    const providerLease = await shared.acquireGroup(lane.group);
+    if (providerLease !== null) return [lease, providerLease];
+    await shared.release(lease);
+    return null;
   }
 
   /** Runs a session counted as opened in the limiter; `holding` is its shared slot, if any. */
@@ -445,7 +524,7 @@ export class ProbeScheduler {
     // acquisition does not find it still taken.
     const ended = holding === null ? ran : ran.finally(() => holding.release());
     const session: Promise<void> = ended.finally(() => {
-      this.limiter.release(lane.key);
+      this.limiter.release(lane.key, lane.group ?? null);
       this.#hooks.sessionClosed?.(lane);
       this.#sessions.delete(session);
       this.pump();
@@ -466,6 +545,21 @@ export class ProbeScheduler {
       Math.max(1, at - now),
     );
   }
+}
+
+/** Several held slots as one: lost when any is lost, released together. */
+function holdAll(holdings: readonly SlotHolding[]): SlotHolding {
+  if (holdings.length === 1) return holdings[0]!;
+  return {
+    slot: {
+      get lost() {
+        return holdings.some((holding) => holding.slot.lost);
+      },
+    },
+    release: async () => {
+      await Promise.all(holdings.map((holding) => holding.release()));
+    },
+  };
 }
 
 /** A refusal of our address rather than of a recipient: the egress may rest and another ask. */

@@ -7,6 +7,11 @@
  * shared health, and a lane that any process backed off or rested gets no new session here
  * either.
  *
+ * A lane of a known mail provider also takes one of its provider's `providerConcurrency` slots
+ * (`<egress>|provider:<name>`, held like the host's) and one of its `providerSessionsPerSecond`
+ * pace slots (`pace:<egress>|provider:<name>`, never given back: each runs out a second after it
+ * was taken, so at most that many sessions open in any second), both in the same semaphore.
+ *
  * The scheduler's pump is synchronous and this is not: the pump asks `waitUntil` (what is known
  * now) and starts at most one `acquire` per host at a time. A failed coordination call never
  * opens a session: it counts as "no slot", is retried after a short wait, and is reported.
@@ -20,7 +25,14 @@ export interface SharedPolitenessOptions {
   backoffMaxMs: number;
   /** Lease of one slot; renewed every third of it while its session runs. */
   leaseMs: number;
+  /** Sessions to one provider's hosts together, per egress. Default: no cap. */
+  providerConcurrency?: number;
+  /** Sessions opened to one provider's hosts in any second, per egress. Default: no pace. */
+  providerSessionsPerSecond?: number;
 }
+
+/** How long a pace slot lasts: the pace counts the sessions opened in any such window. */
+const PACE_WINDOW_MS = 1_000;
 
 export interface SharedPolitenessDeps {
   /** Epoch ms. */
@@ -105,6 +117,46 @@ export class SharedPoliteness {
     } catch (error) {
       this.#deps.failed(error, 'acquire');
       this.#retryLater(key);
+      return null;
+    }
+  }
+
+  /**
+   * One slot of `group` (a provider through one egress) and one of its pace; null when either is
+   * full (by any process) or the coordination failed, and `waitUntil(group)` then says when to ask
+   * again. The pace slot is spent even if the session then does not open.
+   */
+  async acquireGroup(group: string): Promise<SlotLease | null> {
+    const { providerConcurrency, providerSessionsPerSecond, leaseMs } = this.#options;
+    let lease: SlotLease | null = null;
+    try {
+      lease = await this.#coordination.slots.tryAcquire(
+        group,
+        providerConcurrency ?? Number.MAX_SAFE_INTEGER,
+        leaseMs,
+      );
+      if (lease === null) {
+        this.#retryLater(group);
+        return null;
+      }
+      if (
+        providerSessionsPerSecond !== undefined &&
+        (await this.#coordination.slots.tryAcquire(
+          `pace:${group}`,
+          providerSessionsPerSecond,
+          PACE_WINDOW_MS,
+        )) === null
+      ) {
+        await this.release(lease);
+        this.#retryLater(group);
+        return null;
+      }
+      this.#retryAt.delete(group);
+      return lease;
+    } catch (error) {
+      this.#deps.failed(error, 'acquire');
+      if (lease !== null) await this.release(lease);
+      this.#retryLater(group);
       return null;
     }
   }

@@ -6,6 +6,15 @@
 import type { SessionStage } from '../smtp/session.js';
 import type { EngineOptions, VerificationResult } from '../types.js';
 
+/**
+ * Sessions to one mail provider's MX hosts at once, per egress (docs/batch-engine.md,
+ * "Provider-wide politeness"): two hosts' worth of the per-host cap. A provider judges a client
+ * across its whole fleet, so 40,000 Microsoft 365 tenants are one server to be polite to.
+ */
+export const DEFAULT_PROVIDER_CONCURRENCY = 10;
+/** Sessions opened to one provider's MX hosts in any second, per egress. */
+export const DEFAULT_PROVIDER_SESSIONS_PER_SECOND = 2;
+
 export interface BatchEngineOptions extends EngineOptions {
   /** Global cap of SMTP sessions in flight. */
   concurrency: number;
@@ -50,6 +59,13 @@ export interface BatchEngineOptions extends EngineOptions {
    * address", a blocklist) stays away from that host while other egresses carry on.
    */
   egressRestMs?: number;
+  /**
+   * Sessions to all the MX hosts of one mail provider at once (the provider table,
+   * ../smtp/providers.ts), per egress, shared like the per-host cap.
+   */
+  providerConcurrency?: number;
+  /** New sessions to one mail provider's MX hosts in any second, per egress, shared likewise. */
+  providerSessionsPerSecond?: number;
 }
 
 export interface VerifyManyOptions {

@@ -34,7 +34,11 @@ export function dnsblQueryName(address: string, zone: string): string {
 }
 
 /** Asks `zone` about `address`. Never rejects. */
-export async function queryDnsbl(lookups: DnsLookups, address: string, zone: string): Promise<DnsblAnswer> {
+export async function queryDnsbl(
+  lookups: Pick<DnsLookups, 'a' | 'txt'>,
+  address: string,
+  zone: string,
+): Promise<DnsblAnswer> {
   const name = dnsblQueryName(address, zone);
   const found = await lookups.a(name);
   if (found.kind === 'none') return { kind: 'not_listed' };

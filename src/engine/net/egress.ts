@@ -16,6 +16,7 @@ import { isIP } from 'node:net';
 import type { SocksProxyOptions } from '../smtp/connection.js';
 import { parseProxyUrl } from '../smtp/connection.js';
 import type { SmtpReply } from '../smtp/reply.js';
+import type { SessionStage } from '../smtp/session.js';
 import { findReplyPattern, patternText } from '../smtp/reply-patterns.js';
 
 /** One way out: a local source address, a SOCKS5 proxy, or the system's choice. */
@@ -149,4 +150,51 @@ export function refusesTheClient(reply: SmtpReply): boolean {
   // A 4.7.x alone is not enough: greylisting often says "451 4.7.1 try again later".
   if (code !== null && code.startsWith('5.7.')) return true;
   return findReplyPattern(patternText(reply.message), code)?.means === 'policy';
+}
+
+/**
+ * The reputation guard as the engine's two paths (the batch scheduler and the single prober) see
+ * it: whether an egress may open new sessions, and every reply a mail host gave it. The guard
+ * itself (egress-guard.ts) rests listed and degraded egresses; docs/prober.md, "The reputation
+ * guard".
+ */
+export interface EgressGate {
+  /** False while the egress rests (listed on a blocklist, or degraded). Synchronous and cheap. */
+  usable(egressId: string): boolean;
+  /** `host` (an MX host name) replied `reply` at `stage` to `egress`; the guard counts blocks. */
+  observe(egress: Egress, host: string, stage: SessionStage, reply: SmtpReply): void;
+}
+
+/**
+ * The one decision "which of these egresses may open a new session now", which both paths take:
+ * those the gate does not rest; when it rests every one of them, all of them (the prober carries
+ * on rather than answer every address `unknown`; the guard logs it as an error: docs/prober.md,
+ * "When every egress rests"). The same array when nothing rests, so the common case allocates
+ * nothing.
+ */
+export function usableEgresses<T>(
+  gate: EgressGate | null | undefined,
+  items: readonly T[],
+  egressOf: (item: T) => Egress,
+): readonly T[] {
+  if (gate === null || gate === undefined) return items;
+  if (items.every((item) => gate.usable(egressOf(item).id))) return items;
+  const usable = items.filter((item) => gate.usable(egressOf(item).id));
+  return usable.length > 0 ? usable : items;
+}
+
+// About the session's security or authentication, not the client's reputation.
+const NOT_REPUTATION = /starttls|\btls\b|encrypt|authenticat/i;
+
+/**
+ * Whether a reply is a block of the egress (what the guard counts towards "degraded"): a
+ * permanent refusal of the greeting (banner, EHLO), or a permanent refusal at any later stage that
+ * `refusesTheClient` reads as about our address (5.7.x, a text naming a blocklist, reverse DNS or
+ * the client address), except a demand for TLS or authentication. Temporary refusals (421 "too
+ * many connections", greylisting) are throttles, not blocks.
+ */
+export function blocksTheEgress(stage: SessionStage, reply: SmtpReply): boolean {
+  if (reply.code < 500) return false;
+  if (stage === 'banner' || stage === 'ehlo') return true;
+  return refusesTheClient(reply) && !NOT_REPUTATION.test(reply.message);
 }

@@ -13,6 +13,7 @@ import tls from 'node:tls';
 import { SocksClient } from 'socks';
 import type { EhloExtensions, SmtpReply } from './reply.js';
 import { NO_EXTENSIONS, ReplyParser, SmtpProtocolError, parseEhloExtensions } from './reply.js';
+import type { WireRecorder } from './transcript.js';
 
 /**
  * Why a connection failed: `refused` / `unreachable` (TCP), `timeout` (the deadline passed),
@@ -82,6 +83,8 @@ export interface OpenOptions {
    * at once when the connection never reached it: a per-host slot is held until then.
    */
   onClose?: () => void;
+  /** The verification's transcript, from the banner on (see `SmtpConnection.recorder`). */
+  recorder?: WireRecorder | null;
 }
 
 interface Waiter {
@@ -144,9 +147,11 @@ export class SmtpConnection {
   /** `performance.now()` when the TCP connection was made; null while it is not. */
   #connectedAt: number | null = null;
   readonly #startedAt = performance.now();
+  #recorder: WireRecorder | null = null;
 
   private constructor(socket: net.Socket, options: OpenOptions) {
     this.#socket = socket;
+    this.recorder = options.recorder ?? null;
     this.address = options.address;
     this.#onClose = options.onClose;
     this.#closeBy = options.closeBy;
@@ -193,6 +198,19 @@ export class SmtpConnection {
   /** Whether the connection can still carry commands. */
   get usable(): boolean {
     return this.#failed === null && !this.#quitting;
+  }
+
+  /**
+   * Where the lines written and read go (transcript.ts), null: nowhere. It belongs to the
+   * verification using the connection: set it when taking the connection, clear it when letting go.
+   */
+  get recorder(): WireRecorder | null {
+    return this.#recorder;
+  }
+
+  set recorder(recorder: WireRecorder | null) {
+    this.#recorder = recorder;
+    this.#parser.onLine = recorder === null ? null : (line) => recorder.record('in', line);
   }
 
   /**
@@ -282,6 +300,8 @@ export class SmtpConnection {
       });
     });
     this.tls = true;
+    const cipher = secure.getCipher();
+    this.#recorder?.record('out', `[TLS handshake: ${secure.getProtocol() ?? 'TLS'}, ${cipher.name}]`);
     return reply;
   }
 
@@ -292,6 +312,7 @@ export class SmtpConnection {
   quit(): void {
     if (!this.usable) return;
     this.#quitting = true;
+    this.#recorder?.record('out', 'QUIT');
     this.#socket.end('QUIT\r\n');
   }
 
@@ -322,6 +343,8 @@ export class SmtpConnection {
   #write(text: string): boolean {
     if (!this.usable) return false;
     this.#socket.write(text);
+    if (this.#recorder !== null)
+      for (const line of text.split('\r\n')) if (line !== '') this.#recorder.record('out', line);
     return true;
   }
 

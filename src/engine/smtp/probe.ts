@@ -19,6 +19,11 @@
  * refusal of our address by policy rests that egress for that host (`egressRestMs`) while there
  * are others; the probe that got it still reports it.
  *
+ * Sessions come from a pool (warm-pool.ts): with warm sessions on (`smtp.sessions`), a session
+ * that answered stays open for the next probe to the same host address and egress, which then
+ * sends RSET, MAIL FROM and RCPT TO in one round trip; the pool also caps the sessions open per
+ * host and in all. A warm session the server let go is replaced without failing the probe.
+ *
  * An address whose local part is not ASCII is asked about only where the server offers SMTPUTF8
  * (smtputf8.ts). The first host that greets decides that too, as for a reply to RCPT: the probe
  * QUITs without MAIL FROM and does not try the next MX, because a sending MTA does not either
@@ -33,21 +38,25 @@ import type { MailHost, SmtpEvidence, SmtpOutcome, SmtpOutcomeKind } from '../ou
 import { TtlMap } from '../ttl-map.js';
 import type { SmtpOptions } from '../types.js';
 import { CatchAllCache } from './catch-all-cache.js';
-import type { ReplyVerdict } from './classify.js';
-import { classifyReply } from './classify.js';
-import type { Egress } from '../net/egress.js';
+import type { Egress, EgressGate } from '../net/egress.js';
 import {
   DEFAULT_EGRESS_REST_MS,
   buildEgresses,
   egressesFor,
   pairKey,
   refusesTheClient,
+  usableEgresses,
 } from '../net/egress.js';
-import { SmtpConnectionError } from './connection.js';
 import type { SmtpReply } from './reply.js';
-import type { HostFailure, SessionStage, SmtpSession } from './session.js';
-import { budgetDeadlines, connectionRefused, describe, failureOf, openSession } from './session.js';
+import type { HostFailure, SmtpSession } from './session.js';
+import { budgetDeadlines, connectionRefused, describe, openSession } from './session.js';
 import { addressNeedsSmtpUtf8, unicodeUnsupported } from './smtputf8.js';
+import type { WireRecorder } from './transcript.js';
+import type { HostResult, Transaction } from './probe-transaction.js';
+import { queueTimeout, runTransaction, serverLetGo } from './probe-transaction.js';
+import { HostLimiter } from '../batch/host-limiter.js';
+import type { WarmEntry, WarmPoolStats } from './warm-pool.js';
+import { WARM_DEFAULTS, WarmPool } from './warm-pool.js';
 
 export interface ProbeRequest {
   /**
@@ -59,6 +68,8 @@ export interface ProbeRequest {
   /** Mail hosts in the order to try them. */
   hosts: readonly MailHost[];
   timeoutMs: number;
+  /** The verification's transcript (transcript.ts), when it asked for one. */
+  recorder?: WireRecorder | null;
 }
 
 export interface ProberDeps {
@@ -72,6 +83,8 @@ export interface ProberDeps {
    * probe goes ahead: a single verification is not failed for want of bookkeeping.
    */
   health?: HostHealth;
+  /** The reputation guard (../net/egress-guard.ts): resting egresses are not taken. */
+  guard?: EgressGate;
 }
 
 /** Probe settings: the engine's SMTP options, the catch-all cache lifetime and the host back-off. */
@@ -111,22 +124,9 @@ export function improbableLocalPart(random: () => number): string {
   return local;
 }
 
-type DecidedKind = Exclude<ReplyVerdict, 'continue' | 'next_host'>;
-
-/** What one session with one host concluded. */
-type HostResult =
-  /** A reply decided; `stage` says whether it was about the recipient (rcpt) or the prober. */
-  | {
-      type: 'decided';
-      stage: SessionStage;
-      kind: DecidedKind;
-      reply: SmtpReply;
-      catchAll: boolean | null;
-      tls: boolean;
-    }
-  /** The address needs SMTPUTF8 and the host did not offer it: decided without asking. */
-  | { type: 'unicode_unsupported'; tls: boolean }
-  | { type: 'failed'; failure: HostFailure };
+/** Default caps of single verifications' sessions (the batch engine's defaults). */
+const DEFAULT_PER_HOST_CONCURRENCY = 5;
+const DEFAULT_CONCURRENCY = 200;
 
 /** Probes addresses over SMTP; one instance serves many probes and caches catch-all answers. */
 export class SmtpProber {
@@ -134,6 +134,7 @@ export class SmtpProber {
   readonly #clock: () => number;
   readonly #random: () => number;
   readonly #egresses: Egress[];
+  readonly #guard: EgressGate | null;
   /** Turn of the next probe in the egress rotation. */
   #turn = 0;
   readonly #catchAll: CatchAllCache;
@@ -144,17 +145,34 @@ export class SmtpProber {
   readonly #lastFailure: TtlMap<string, HostFailure>;
   /** Aborted by close(): destroys every connection, including those still connecting. */
   readonly #closing = new AbortController();
+  /** Warm sessions, and the per-host and global caps on sessions (warm-pool.ts). */
+  readonly #pool: WarmPool;
 
   constructor(options: ProberOptions, deps: ProberDeps = {}) {
     this.#options = options;
     this.#clock = deps.clock ?? Date.now;
     this.#random = deps.random ?? cryptoRandom();
     this.#egresses = buildEgresses(options);
+    this.#guard = deps.guard ?? null;
     this.#catchAll = new CatchAllCache(options.catchAllTtlMs, this.#clock);
     this.#health = deps.health ?? createLocalHealth(this.#clock);
     this.#backoffMs = options.hostBackoffMs ?? DEFAULT_HOST_BACKOFF_MS;
     this.#backoffMaxMs = options.hostBackoffMaxMs ?? DEFAULT_HOST_BACKOFF_MAX_MS;
     this.#lastFailure = new TtlMap(MAX_REMEMBERED_FAILURES, this.#clock);
+    const limiter = new HostLimiter(
+      {
+        concurrency: options.concurrency ?? DEFAULT_CONCURRENCY,
+        perHostConcurrency: options.perHostConcurrency ?? DEFAULT_PER_HOST_CONCURRENCY,
+        // Back-off is the prober's own (#health); the limiter only counts sessions here.
+        backoffBaseMs: this.#backoffMs,
+        backoffMaxMs: this.#backoffMaxMs,
+      },
+      this.#clock,
+    );
+    // A library caller that does not ask for warm sessions gets none (QUIT after each probe, as a
+    // one-off script wants); the service passes its settings (--smtp-session-idle...).
+    const sessions = options.sessions ?? { idleMs: 0 };
+    this.#pool = new WarmPool({ ...WARM_DEFAULTS, ...definedOnly(sessions) }, limiter);
     // Every connection in flight listens on this one signal; hundreds at once are expected.
     setMaxListeners(0, this.#closing.signal);
   }
@@ -183,6 +201,7 @@ export class SmtpProber {
         const route = await this.#route(address);
         const resting = route.resting;
         if (resting !== null) {
+          request.recorder?.record('out', `[skip ${host.exchange} (${address}): ${resting.detail}]`);
           // A refusal of the prober (blocked, or deferred at MAIL FROM) holds as it was given:
           // the first host that decides, decides, as when it answers.
           if ((resting.kind === 'blocked' || resting.kind === 'greylisted') && resting.reply !== null) {
@@ -239,7 +258,13 @@ export class SmtpProber {
 
   /** Destroys every open connection; later probes end as unavailable. */
   async close(): Promise<void> {
+    this.#pool.close();
     this.#closing.abort();
+  }
+
+  /** Sessions open, opened, reused and closed by the server (metrics). */
+  sessionStats(): WarmPoolStats {
+    return this.#pool.stats();
   }
 
   /** One session with one address of `host`, and what it means for the host's back-off. */
@@ -252,10 +277,14 @@ export class SmtpProber {
     deadlineAt: number,
   ): Promise<HostResult> {
     const { key } = route;
-    const result = await this.#session(host, address, route.egress, request, greetingAt, deadlineAt);
-    if (result.type === 'failed') {
+    const result = await this.#session(host, address, route, request, greetingAt, deadlineAt);
+    const heard = result.type === 'failed' ? result.failure : result.type === 'decided' ? result : null;
+    if (heard?.reply) this.#guard?.observe(route.egress, host.exchange, heard.stage, heard.reply);
+    if (result.type === 'failed' && result.queued !== true) {
       this.#failed(key, result.failure);
       if (result.failure.reply !== null && refusesTheClient(result.failure.reply)) this.#rest(address, key);
+    } else if (result.type === 'failed') {
+      // Our own cap kept it waiting: nothing to say about the host.
     } else if (result.type === 'decided' && result.stage !== 'rcpt') {
       // A refusal of the prober at the banner, EHLO or MAIL FROM: a failure of the host too.
       const reply = result.reply;
@@ -275,104 +304,158 @@ export class SmtpProber {
     return result;
   }
 
+  /**
+   * A warm session of the route's lane when one is idle (RSET, MAIL, RCPT in one round trip),
+   * else a new one within the caps, else the first of either that frees before the deadline. A
+   * warm session the server closed meanwhile is replaced by the next, or a new one.
+   */
   async #session(
     host: MailHost,
     address: string,
-    egress: Egress,
+    route: Route,
     request: ProbeRequest,
     greetingAt: number,
     deadlineAt: number,
   ): Promise<HostResult> {
-    const opened = await openSession(
-      { exchange: host.exchange, address },
-      {
-        port: this.#options.port,
-        heloName: egress.heloName,
-        proxy: egress.proxy,
-        localAddress: egress.localAddress,
-        deadlines: budgetDeadlines(greetingAt, deadlineAt),
-        signal: this.#closing.signal,
-      },
-    );
-    if (!opened.ok) {
-      const { failure } = opened;
-      // The banner or EHLO refused the prober (5xx): decided, as a reply to RCPT would be.
-      if (failure.kind === 'blocked' && failure.reply !== null) {
-        return {
-          type: 'decided',
-          stage: failure.stage,
-          kind: 'blocked',
-          reply: failure.reply,
-          catchAll: null,
-          tls: failure.tls,
-        };
+    const greetingShare = greetingAt - performance.now();
+    for (;;) {
+      const slot = await this.#pool.acquire(route.key, deadlineAt);
+      if (slot === 'timeout') return queueTimeout(this.#closing.signal.aborted);
+      if (slot !== 'open') {
+        slot.session.useDeadlines(budgetDeadlines(deadlineAt, deadlineAt));
+        const result = await this.#use(slot, request, true);
+        if (result !== 'replaced') return result;
+        continue;
       }
-      return { type: 'failed', failure };
-    }
-    const session = opened.session;
-    try {
-      // Decided on the last greeting's extensions: after STARTTLS, the second EHLO's.
-      const smtpUtf8 = addressNeedsSmtpUtf8(request.address);
-      if (smtpUtf8 && !session.extensions.smtpUtf8) return { type: 'unicode_unsupported', tls: session.tls };
-      return await this.#transaction(session, request, smtpUtf8);
-    } finally {
-      // The answer is known: the probe does not wait for the server's close (nor count it).
-      void session.quit();
+      // A session of the lane in use usually comes back within a round trip, sooner than a new
+      // one is greeted (4 to 7): wait for it as long as its own greeting took, then open. No
+      // connection is opened on speculation.
+      const expected = this.#pool.expectedFreeMs(route.key);
+      if (expected !== null) {
+        const handed = await this.#pool.handoff(route.key, Math.min(deadlineAt, performance.now() + expected))
+          .entry;
+        if (handed !== null) {
+          this.#pool.giveBack(route.key);
+          handed.session.useDeadlines(budgetDeadlines(deadlineAt, deadlineAt));
+          const result = await this.#use(handed, request, true);
+          if (result !== 'replaced') return result;
+          continue;
+        }
+      }
+      const openedAt = performance.now();
+      const opened = await openSession(
+        { exchange: host.exchange, address },
+        {
+          port: this.#options.port,
+          heloName: route.egress.heloName,
+          proxy: route.egress.proxy,
+          localAddress: route.egress.localAddress,
+          // Time spent waiting for a slot does not shorten the greeting's share.
+          deadlines: budgetDeadlines(Math.min(deadlineAt, performance.now() + greetingShare), deadlineAt),
+          signal: this.#closing.signal,
+          starttls: this.#options.starttls ?? 'opportunistic',
+          recorder: request.recorder ?? null,
+        },
+      );
+      if (!opened.ok) {
+        this.#pool.openFailed(route.key, opened.closed);
+        const { failure } = opened;
+        // The banner or EHLO refused the prober (5xx): decided, as a reply to RCPT would be.
+        if (failure.kind === 'blocked' && failure.reply !== null) {
+          return {
+            type: 'decided',
+            stage: failure.stage,
+            kind: 'blocked',
+            reply: failure.reply,
+            catchAll: null,
+            tls: failure.tls,
+          };
+        }
+        return { type: 'failed', failure };
+      }
+      const entry = this.#pool.opened(
+        route.key,
+        address,
+        route.egress,
+        opened.session,
+        performance.now() - openedAt,
+      );
+      const result = await this.#use(entry, request, false);
+      // A new session is not "replaced": its failure is the host's.
+      if (result !== 'replaced') return result;
     }
   }
 
   /**
-   * MAIL FROM (with SMTPUTF8 when the address needs it, which the server then offers), RCPT TO
-   * and, when the domain's catch-all answer is not cached, a second RCPT.
+   * One verification on a session; the session goes back to the pool once every reply of its
+   * group is in (or is retired). `replaced`: a warm session the server had let go (it closed, or
+   * answered 421 to RSET), retired; the caller tries another.
    */
-  async #transaction(session: SmtpSession, request: ProbeRequest, smtpUtf8: boolean): Promise<HostResult> {
-    const mailFrom = `MAIL FROM:<${this.#options.mailFrom}>${smtpUtf8 ? ' SMTPUTF8' : ''}`;
-    const rcpt = `RCPT TO:<${request.address}>`;
-    const cached = this.#catchAll.get(request.domain) ?? null;
-    const probe = cached === null ? `RCPT TO:<${improbableLocalPart(this.#random)}@${request.domain}>` : null;
-
-    let stage: SessionStage = 'mail';
-    try {
-      let mailReply: Promise<SmtpReply>;
-      let rcptReply: Promise<SmtpReply> | null = null;
-      let probeReply: Promise<SmtpReply> | null = null;
-      if (session.extensions.pipelining) {
-        // RFC 2920: MAIL and RCPTs go in one packet, saving a round trip per command. The second
-        // RCPT is sent even if the first is refused; its answer is then simply not used.
-        const replies = session.pipeline(probe === null ? [mailFrom, rcpt] : [mailFrom, rcpt, probe]);
-        mailReply = replies[0]!;
-        rcptReply = replies[1]!;
-        probeReply = replies[2] ?? null;
-      } else {
-        mailReply = session.command(mailFrom);
-      }
-
-      const mail = await mailReply;
-      const mailVerdict = classifyReply('mail', mail);
-      if (mailVerdict !== 'continue') return stop(mailVerdict, mail, session.tls, 'mail');
-
-      stage = 'rcpt';
-      const recipient = await (rcptReply ?? session.command(rcpt));
-      const verdict = classifyReply('rcpt', recipient);
-      if (verdict !== 'accepted') return stop(verdict, recipient, session.tls, 'rcpt');
-
-      let catchAll = cached;
-      if (probe !== null) {
-        catchAll = await catchAllAnswer(session, probeReply, probe);
-        this.#catchAll.remember(request.domain, catchAll);
-      }
-      return {
-        type: 'decided',
-        stage: 'rcpt',
-        kind: 'accepted',
-        reply: recipient,
-        catchAll,
-        tls: session.tls,
-      };
-    } catch (error) {
-      if (!(error instanceof SmtpConnectionError)) throw error;
-      return { type: 'failed', failure: failureOf(error, stage, session.tls) };
+  async #use(entry: WarmEntry, request: ProbeRequest, reused: boolean): Promise<HostResult | 'replaced'> {
+    const { session } = entry;
+    // Decided on the last greeting's extensions: after STARTTLS, the second EHLO's.
+    const smtpUtf8 = addressNeedsSmtpUtf8(request.address);
+    if (smtpUtf8 && !session.extensions.smtpUtf8) {
+      this.#pool.release(entry);
+      return { type: 'unicode_unsupported', tls: session.tls };
     }
+    // A session that has carried a transaction starts the next with RSET; one opened for a
+    // verification that went elsewhere has none to reset.
+    const reset = entry.verifications > 0;
+    entry.verifications += 1;
+    // The transcript is this verification's: a warm session records into it only while it serves
+    // this request (transcript.ts), and says that it was reused.
+    if (reused) {
+      request.recorder?.record('out', `[reuse ${session.target.exchange} (${entry.address})]`);
+      session.recorder = request.recorder ?? null;
+    }
+    let done: Transaction;
+    try {
+      done = await this.#transaction(session, request, smtpUtf8, reset);
+    } catch (error) {
+      // A programming error (a line with CR/LF: nothing was written); the session is not kept.
+      this.#pool.retire(entry);
+      throw error;
+    }
+    const replaced = reused && serverLetGo(done.result, reset ? 'rset' : 'mail');
+    // Only a session that answered about the recipient is kept; any failure or refusal of the
+    // prober ends it (the host's back-off decides when it is asked again).
+    const keep = done.result.type === 'decided' && done.result.stage === 'rcpt';
+    void done.settled.then((rejects) => {
+      entry.rejects += rejects;
+      // A retired session's QUIT is still this verification's; a kept one is handed on clean.
+      if (replaced || !keep) {
+        this.#pool.retire(entry);
+        session.recorder = null;
+      } else {
+        session.recorder = null;
+        this.#pool.release(entry);
+      }
+    });
+    if (replaced) return 'replaced';
+    if (reused) this.#pool.reusedOnce();
+    return done.result;
+  }
+
+  /** The verification's transaction (probe-transaction.ts), with this prober's sender and catch-all cache. */
+  async #transaction(
+    session: SmtpSession,
+    request: ProbeRequest,
+    smtpUtf8: boolean,
+    reset: boolean,
+  ): Promise<Transaction> {
+    const cached = this.#catchAll.get(request.domain) ?? null;
+    return runTransaction(
+      session,
+      {
+        reset,
+        mailFrom: `MAIL FROM:<${this.#options.mailFrom}>${smtpUtf8 ? ' SMTPUTF8' : ''}`,
+        rcpt: `RCPT TO:<${request.address}>`,
+        probe: cached === null ? `RCPT TO:<${improbableLocalPart(this.#random)}@${request.domain}>` : null,
+      },
+      cached,
+      (catchAll) => this.#catchAll.remember(request.domain, catchAll),
+    );
   }
 
   /**
@@ -413,18 +496,24 @@ export class SmtpProber {
   /**
    * The next egress in turn for host `address`, skipping those that rest there; when all rest,
    * the one whose turn it was, with its rest (the probe then reports it without connecting).
+   * Egresses the reputation guard rests come only after every one in service rests for the host.
    */
   async #route(address: string): Promise<Route> {
-    const egresses = egressesFor(this.#egresses, address);
+    const all = egressesFor(this.#egresses, address);
+    const preferred = usableEgresses(this.#guard, all, (e) => e);
     const turn = this.#turn;
     this.#turn = (turn + 1) % 1_000_000;
     let first: Route | null = null;
-    for (let i = 0; i < egresses.length; i++) {
-      const egress = egresses[(turn + i) % egresses.length]!;
-      const key = pairKey(egress, address);
-      const route = { egress, key, resting: await this.#resting(key) };
-      if (route.resting === null) return route;
-      first ??= route;
+    for (const egresses of preferred === all
+      ? [all]
+      : [preferred, all.filter((e) => !preferred.includes(e))]) {
+      for (let i = 0; i < egresses.length; i++) {
+        const egress = egresses[(turn + i) % egresses.length]!;
+        const key = pairKey(egress, address);
+        const route = { egress, key, resting: await this.#resting(key) };
+        if (route.resting === null) return route;
+        first ??= route;
+      }
     }
     return first!;
   }
@@ -437,40 +526,9 @@ export class SmtpProber {
   }
 }
 
-/** True/false when the random address was accepted/refused as unknown; null when unclear. */
-async function catchAllAnswer(
-  session: SmtpSession,
-  pending: Promise<SmtpReply> | null,
-  line: string,
-): Promise<boolean | null> {
-  try {
-    const reply = await (pending ?? session.command(line));
-    const verdict = classifyReply('rcpt', reply);
-    if (verdict === 'accepted') return true;
-    if (verdict === 'rejected') return false;
-    return null;
-  } catch {
-    // The real recipient's answer is decided; a lost second answer only leaves catch-all open.
-    return null;
-  }
-}
-
-function stop(verdict: ReplyVerdict, reply: SmtpReply, tls: boolean, stage: 'mail' | 'rcpt'): HostResult {
-  // 'continue' cannot reach here (each caller goes on when it gets it); treat it as a host fault.
-  if (verdict === 'next_host' || verdict === 'continue') {
-    return {
-      type: 'failed',
-      failure: {
-        kind: 'unavailable',
-        stage,
-        cause: 'reply',
-        reply,
-        detail: `${stage}: ${describe(reply)}`,
-        tls,
-      },
-    };
-  }
-  return { type: 'decided', stage, kind: verdict, reply, catchAll: null, tls };
+/** The options the caller set (undefined ones keep their defaults). */
+function definedOnly<T extends object>(options: T): Partial<T> {
+  return Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
 
 function evidence(

@@ -47,6 +47,8 @@ export class ReplyParser {
   #pending = '';
   #code = 0;
   #lines: string[] = [];
+  /** Sees every complete line as received, before it is parsed (the transcript's read path). */
+  onLine: ((line: string) => void) | null = null;
 
   /** Parses `chunk`; throws SmtpProtocolError on a malformed, overlong or endless reply. */
   push(chunk: string): SmtpReply[] {
@@ -59,6 +61,7 @@ export class ReplyParser {
       if (end > start && text.charCodeAt(end - 1) === CR) end -= 1;
       if (end - start > MAX_REPLY_LINE)
         throw new SmtpProtocolError(`reply line longer than ${MAX_REPLY_LINE} characters`);
+      if (this.onLine !== null) this.onLine(text.slice(start, end));
       const reply = this.#line(text, start, end);
       if (reply !== null) replies.push(reply);
       start = newline + 1;

@@ -14,6 +14,7 @@ import { classifyReply } from './classify.js';
 import type { SmtpErrorKind, SocksProxyOptions } from './connection.js';
 import { SmtpConnection, SmtpConnectionError } from './connection.js';
 import type { EhloExtensions, SmtpReply } from './reply.js';
+import type { WireRecorder } from './transcript.js';
 
 /** Where in a session something happened (also the `stage` label of the given-up metric). */
 export type SessionStage = 'connect' | 'banner' | 'ehlo' | 'starttls' | 'mail' | 'rcpt' | 'rset' | 'quit';
@@ -79,7 +80,19 @@ export interface SessionOptions {
   deadlines: Deadlines;
   /** Aborting destroys the connection; what is pending fails with cause `destroyed`. */
   signal?: AbortSignal;
+  /** The verification's transcript (transcript.ts): the greeting and what follows go there. */
+  recorder?: WireRecorder | null;
+  /** STARTTLS (docs/prober.md#starttls); default `opportunistic`. */
+  starttls?: StarttlsMode;
 }
+
+/**
+ * `opportunistic`: STARTTLS when the server offers it, clear text when it does not or the
+ * handshake fails (3 more round trips on TLS); `never`: clear text always (the recipient address
+ * crosses the network readable); `required`: a server without working STARTTLS is not asked.
+ */
+export type StarttlsMode = 'opportunistic' | 'never' | 'required';
+export const STARTTLS_MODES: readonly StarttlsMode[] = ['opportunistic', 'never', 'required'];
 
 export type OpenResult =
   | { ok: true; session: SmtpSession }
@@ -100,7 +113,7 @@ export interface GroupResult {
 export class SmtpSession {
   readonly target: SessionTarget;
   readonly #connection: SmtpConnection;
-  readonly #deadlines: Deadlines;
+  #deadlines: Deadlines;
   readonly #closed: Promise<void>;
 
   /** Built by `openSession`, greeted. */
@@ -127,6 +140,31 @@ export class SmtpSession {
 
   get usable(): boolean {
     return this.#connection.usable;
+  }
+
+  /** The transcript of the verification using the session now (null: none); see transcript.ts. */
+  set recorder(recorder: WireRecorder | null) {
+    this.#connection.recorder = recorder;
+  }
+
+  /** Resolves once the server no longer counts the connection (a per-host slot is held until then). */
+  get closed(): Promise<void> {
+    return this.#closed;
+  }
+
+  /** The deadline rule from now on: a warm session (warm-pool.ts) takes each verification's budget. */
+  useDeadlines(deadlines: Deadlines): void {
+    this.#deadlines = deadlines;
+  }
+
+  /** The current deadline rule (the connection's close waits by its step deadline). */
+  get deadlines(): Deadlines {
+    return this.#deadlines;
+  }
+
+  /** Nothing pending: the connection waits without a deadline (a warm session's own idle timer ends it). */
+  idle(): void {
+    this.#connection.setDeadline(Infinity);
   }
 
   /** One command; its reply must come by the step deadline. */
@@ -215,6 +253,8 @@ export class SmtpSession {
 export async function openSession(target: SessionTarget, options: SessionOptions): Promise<OpenResult> {
   const first = await greet(target, options, false);
   if (first.ok || first.failure.cause !== 'tls') return first;
+  // Required TLS that failed is not retried in clear text.
+  if (options.starttls === 'required') return { ...first, failure: tlsRequired(first.failure.detail) };
   // The retry is the same session to the server's count: it opens once the first has closed.
   await first.closed;
   if (options.deadlines.greeting(true) <= performance.now()) return first;
@@ -225,9 +265,12 @@ async function greet(target: SessionTarget, options: SessionOptions, retry: bool
   let connection: SmtpConnection | null = null;
   let stage: SessionStage = 'connect';
   let markClosed: () => void = () => undefined;
+  let session: SmtpSession | null = null;
   const closed = new Promise<void>((resolve) => {
     markClosed = resolve;
   });
+  const recorder = options.recorder ?? null;
+  recorder?.record('out', `[connect ${target.exchange} (${target.address}) port ${options.port}]`);
   try {
     connection = await SmtpConnection.open({
       address: target.address,
@@ -236,10 +279,12 @@ async function greet(target: SessionTarget, options: SessionOptions, retry: bool
       proxy: options.proxy,
       localAddress: options.localAddress ?? null,
       ...(options.signal === undefined ? {} : { signal: options.signal }),
-      closeBy: () => options.deadlines.step(),
+      // A warm session changes its deadline rule (useDeadlines): its close follows the current one.
+      closeBy: () => (session?.deadlines ?? options.deadlines).step(),
       onClose: () => markClosed(),
+      recorder,
     });
-    const session = new SmtpSession(target, connection, options.deadlines, closed);
+    session = new SmtpSession(target, connection, options.deadlines, closed);
     stage = 'banner';
     const bannerRefused = refusal('banner', connection.banner, false);
     if (bannerRefused !== null) return refused(session, bannerRefused);
@@ -249,7 +294,10 @@ async function greet(target: SessionTarget, options: SessionOptions, retry: bool
     let greetingRefused = refusal('ehlo', greeting, false);
     if (greetingRefused !== null) return refused(session, greetingRefused);
 
-    if (!retry && connection.extensions.starttls) {
+    const mode = options.starttls ?? 'opportunistic';
+    if (mode === 'required' && !connection.extensions.starttls)
+      return refused(session, tlsRequired('the server does not offer STARTTLS'));
+    if (!retry && mode !== 'never' && connection.extensions.starttls) {
       stage = 'starttls';
       const reply = await session.starttls();
       if (session.tls) {
@@ -269,11 +317,14 @@ async function greet(target: SessionTarget, options: SessionOptions, retry: bool
         };
         return refused(session, failure);
       }
+      if (!session.tls && mode === 'required')
+        return refused(session, tlsRequired(`STARTTLS refused: ${describe(reply)}`));
     }
     return { ok: true, session };
   } catch (error) {
     connection?.destroy();
     if (!(error instanceof SmtpConnectionError)) throw error;
+    recorder?.record('in', `[${error.kind}: ${error.message}]`);
     if (
       connection === null &&
       error.kind !== 'refused' &&
@@ -283,6 +334,18 @@ async function greet(target: SessionTarget, options: SessionOptions, retry: bool
       stage = 'banner';
     return { ok: false, failure: failureOf(error, stage, connection?.tls ?? false), closed };
   }
+}
+
+/** `--starttls required` and no TLS: the host is not asked (an honest unknown, smtp_unavailable). */
+function tlsRequired(why: string): HostFailure {
+  return {
+    kind: 'unavailable',
+    stage: 'starttls',
+    cause: 'tls',
+    reply: null,
+    detail: `starttls: required (--starttls required) but not possible: ${why}`,
+    tls: false,
+  };
 }
 
 /** Says QUIT after a refusal; the server's close is left to the caller to await (or not). */

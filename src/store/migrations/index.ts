@@ -8,6 +8,9 @@ import { jobsMigration } from './0002-jobs.js';
 import { notificationsMigration } from './0003-notifications.js';
 import { pendingChunksIndexMigration } from './0004-pending-chunks-index.js';
 import { dashboardMigration } from './0005-dashboard.js';
+import { publishableKeysMigration } from './0006-publishable-keys.js';
+import { invitationIssuerMigration } from './0007-invitation-issuer.js';
+import { twoFactorMigration } from './0008-two-factor.js';
 
 export const migrations: Record<string, Migration> = {
   '0001-accounts': accountsMigration,
@@ -15,4 +18,7 @@ export const migrations: Record<string, Migration> = {
   '0003-notifications': notificationsMigration,
   '0004-pending-chunks-index': pendingChunksIndexMigration,
   '0005-dashboard': dashboardMigration,
+  '0006-publishable-keys': publishableKeysMigration,
+  '0007-invitation-issuer': invitationIssuerMigration,
+  '0008-two-factor': twoFactorMigration,
 };

@@ -31,6 +31,24 @@ export interface ApiKeysTable {
   scopes: string;
   created_at: ColumnType<string, string, never>;
   revoked_at: string | null;
+  /** 1: a publishable key (docs/widget.md), 0: a secret key. */
+  publishable: ColumnType<number, number | undefined, number>;
+  /** Publishable keys: space-separated origins (`https://shop.example`); null otherwise. */
+  allowed_origins: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Publishable keys: requests per second per visitor's address; null: the server's default. */
+  visitor_rate_limit: ColumnType<number | null, number | null | undefined, number | null>;
+  /** Publishable keys: requests per second of the key; null: the server's default. */
+  key_rate_limit: ColumnType<number | null, number | null | undefined, number | null>;
+  /** Publishable keys: verifications per UTC day; null: the server's default. */
+  daily_cap: ColumnType<number | null, number | null | undefined, number | null>;
+}
+
+/** Verifications of a publishable key per UTC day (its daily cap). */
+export interface ApiKeyDaysTable {
+  key_id: string;
+  /** `YYYY-MM-DD`, UTC. */
+  day: string;
+  used: Generated<number>;
 }
 
 export interface UsagePeriodsTable {
@@ -46,6 +64,7 @@ export interface UsagePeriodsTable {
 export interface AccountTables {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
+  api_key_days: ApiKeyDaysTable;
   usage_periods: UsagePeriodsTable;
 }
 

@@ -40,6 +40,8 @@ export interface MemberTokensTable {
   created_at: string;
   expires_at: string;
   used_at: string | null;
+  /** The member who made the invitation; null for the operator's and the bootstrap's links. */
+  invited_by: string | null;
 }
 
 export interface UsageDaysTable {

@@ -7,6 +7,7 @@
 import type {
   CSRF_HEADER as ContractCsrfHeader,
   DASHBOARD_API as ContractApi,
+  XLSX_MAX_ROWS as ContractXlsxMaxRows,
 } from '../../../src/dashboard/contract.js';
 import type { Status } from '../../../src/engine/types.js';
 
@@ -18,11 +19,13 @@ export type {
   Reason,
   SmtpCheck,
   Status,
+  TranscriptLine,
   VerificationResult,
 } from '../../../src/engine/types.js';
 
 export const CSRF_HEADER: typeof ContractCsrfHeader = 'x-csrf-token';
 export const DASHBOARD_API: typeof ContractApi = '/dashboard/api';
+export const XLSX_MAX_ROWS: typeof ContractXlsxMaxRows = 100_000;
 
 /** The verdicts, in the order the pages show them (src/engine/types.ts STATUSES). */
 export const VERDICTS = [

@@ -10,6 +10,7 @@ import type {
   ChangePasswordBody,
   CreatedKey,
   CreateKeyBody,
+  DisableTwoFactorBody,
   DownloadQuery,
   ForgotPasswordBody,
   Invitation,
@@ -22,11 +23,18 @@ import type {
   KeyList,
   MemberList,
   Overview,
+  RecoveryCodes,
+  SecondFactorBody,
+  SecondFactorChallenge,
   SessionView,
   SetPasswordBody,
   Settings,
   SettingsBody,
   SignInBody,
+  TwoFactorCodeBody,
+  TwoFactorEnrolment,
+  TwoFactorRequirementBody,
+  TwoFactorStatus,
   UploadQuery,
   VerificationResult,
   VerifyBody,
@@ -40,7 +48,11 @@ export function endpoints(api: ApiClient) {
   return {
     // ---- session and passwords
     session: () => api.request<SessionView>('/session'),
-    signIn: (body: SignInBody) => api.request<SessionView>('/session', { method: 'POST', body }),
+    /** A session, or (202) the challenge of a member with two factors. */
+    signIn: (body: SignInBody) =>
+      api.request<SessionView | SecondFactorChallenge>('/session', { method: 'POST', body }),
+    secondFactor: (body: SecondFactorBody) =>
+      api.request<SessionView>('/session/second-factor', { method: 'POST', body }),
     signOut: () => api.request<void>('/session', { method: 'DELETE' }),
     invitation: (token: string) => api.request<InvitationPreview>(`/invitations/${segment(token)}`),
     acceptInvitation: (body: SetPasswordBody) =>
@@ -48,9 +60,20 @@ export function endpoints(api: ApiClient) {
     requestPasswordReset: (body: ForgotPasswordBody) =>
       api.request<void>('/password-resets', { method: 'POST', body }),
     acceptPasswordReset: (body: SetPasswordBody) =>
-      api.request<SessionView>('/password-resets/accept', { method: 'POST', body }),
+      api.request<SessionView | SecondFactorChallenge>('/password-resets/accept', { method: 'POST', body }),
     changePassword: (body: ChangePasswordBody) =>
       api.request<void>('/account/password', { method: 'POST', body }),
+
+    // ---- two-factor sign-in
+    twoFactor: () => api.request<TwoFactorStatus>('/account/two-factor'),
+    startTwoFactor: () =>
+      api.request<TwoFactorEnrolment>('/account/two-factor/enrolment', { method: 'POST' }),
+    confirmTwoFactor: (body: TwoFactorCodeBody) =>
+      api.request<RecoveryCodes>('/account/two-factor/enrolment/confirm', { method: 'POST', body }),
+    disableTwoFactor: (body: DisableTwoFactorBody) =>
+      api.request<void>('/account/two-factor/disable', { method: 'POST', body }),
+    requireTwoFactor: (body: TwoFactorRequirementBody) =>
+      api.request<TwoFactorStatus>('/account/two-factor/requirement', { method: 'PUT', body }),
 
     // ---- overview and verify
     overview: () => api.request<Overview>('/overview'),

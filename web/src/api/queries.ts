@@ -5,7 +5,7 @@
  */
 import { useInfiniteQuery, useQuery, useQueryClient, type QueryClient } from '@tanstack/react-query';
 import { ApiError } from './client';
-import type { JobItem, SessionView } from './contract';
+import type { JobItem, SecondFactorChallenge, SessionView } from './contract';
 import { useEndpoints } from './endpoints';
 
 export const keys = {
@@ -16,6 +16,9 @@ export const keys = {
   job: (id: string) => ['jobs', id] as const,
   members: ['members'] as const,
   settings: ['settings'] as const,
+  twoFactor: ['two-factor'] as const,
+  /** A sign-in waiting for its second factor (after a reset link, for the sign-in page). */
+  pendingChallenge: ['second-factor-challenge'] as const,
 };
 
 /** Usage changes with every verification, made here or through the API. */
@@ -42,6 +45,17 @@ export function useSession() {
     staleTime: 60_000,
     retry: false,
   });
+}
+
+/** Whether a sign-in answer asks for the second factor instead of opening a session. */
+export function isChallenge(answer: SessionView | SecondFactorChallenge): answer is SecondFactorChallenge {
+  return 'second_factor_required' in answer;
+}
+
+/** The member's second factor. */
+export function useTwoFactor() {
+  const api = useEndpoints();
+  return useQuery({ queryKey: keys.twoFactor, queryFn: api.twoFactor });
 }
 
 /** After sign-in (or an accepted invitation): forget the previous member's data, keep the new session. */

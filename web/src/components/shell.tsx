@@ -4,6 +4,7 @@
  * with the "Skip to content" link.
  *
  * Accessible names: navigation "Main" with links Overview, Lists, Verify, API keys, Settings;
+ * link "API reference" (the server's /docs page, outside the app);
  * buttons "Menu", "Sign out"; link "Skip to content".
  */
 import { useQueryClient } from '@tanstack/react-query';
@@ -84,6 +85,9 @@ export function Shell({ session, children }: { session: SessionView; children: R
             ))}
           </ul>
         </nav>
+        <a className="nav-link" href="/docs">
+          API reference
+        </a>
         <div className="account">
           <span className="account-email" title={session.member.email}>
             {session.member.email}

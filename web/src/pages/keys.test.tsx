@@ -5,6 +5,7 @@ import { FakeServer, failure, ok } from '../test/fake-server';
 import { renderApp } from '../test/render';
 
 const SCOPES = ['verify', 'batch', 'usage:read'];
+const WIDGET = { url: 'https://verify.example/widget.js', integrity: 'sha384-abc' };
 
 function key(n: number, overrides: Partial<KeyItem> = {}): KeyItem {
   return {
@@ -17,6 +18,11 @@ function key(n: number, overrides: Partial<KeyItem> = {}): KeyItem {
     created_at: '2026-02-01T10:00:00.000Z',
     last_used_at: null,
     revoked_at: null,
+    publishable: false,
+    allowed_origins: [],
+    visitor_rate_limit: null,
+    key_rate_limit: null,
+    daily_cap: null,
     ...overrides,
   };
 }
@@ -30,6 +36,7 @@ function keyServer(initial: KeyItem[]) {
     active: keys.filter((k) => k.status === 'active').length,
     limit: 10,
     scopes: SCOPES,
+    widget: WIDGET,
   });
   const server = new FakeServer({
     'GET /keys': () => ok(list()),
@@ -37,9 +44,16 @@ function keyServer(initial: KeyItem[]) {
       if (list().active >= 10)
         return failure(409, 'key_limit_reached', 'An account can hold at most 10 active keys.');
       const body = call.body as CreateKeyBody;
-      const item = key(100 + ++created, { name: body.name, kind: body.kind, scopes: body.scopes });
+      const item = key(100 + ++created, {
+        name: body.name,
+        kind: body.kind,
+        scopes: body.scopes,
+        publishable: body.publishable !== undefined,
+        allowed_origins: body.publishable?.allowedOrigins ?? [],
+      });
       keys = [item, ...keys];
-      return ok({ key: item, secret: `svc_${body.kind}_SECRET${created}` }, 201);
+      const pub = body.publishable ? 'pub_' : '';
+      return ok({ key: item, secret: `svc_${body.kind}_${pub}SECRET${created}` }, 201);
     },
     'POST /keys/:id/revoke': (_, { id }) => {
       const found = keys.find((k) => k.id === id);
@@ -60,6 +74,33 @@ function keyServer(initial: KeyItem[]) {
 }
 
 describe('API keys page', () => {
+  it('creates a publishable key with its origins and shows the widget snippet with its integrity', async () => {
+    const server = keyServer([key(1)]);
+    const { user } = renderApp('/keys', server);
+    await user.click(await screen.findByRole('button', { name: 'Create key' }));
+    const form = await screen.findByRole('dialog', { name: 'Create an API key' });
+    await user.type(within(form).getByLabelText('Name'), 'signup widget');
+    await user.click(within(form).getByRole('checkbox', { name: 'Publishable key for web pages' }));
+    await user.type(within(form).getByLabelText('Allowed origins'), 'https://shop.example');
+    await user.click(within(form).getByRole('button', { name: 'Create key' }));
+
+    const shown = await screen.findByRole('dialog', { name: 'Your new API key' });
+    const snippet = within(shown).getByLabelText('Snippet');
+    expect(snippet).toHaveValue(
+      [
+        '<script src="https://verify.example/widget.js" integrity="sha384-abc" crossorigin="anonymous"',
+        '  data-key="svc_live_pub_SECRET1" defer></script>',
+        '<input type="email" name="email" autocomplete="email" data-mailverdict>',
+      ].join('\n'),
+    );
+    expect(server.callsTo('POST', '/keys')[0]?.body).toEqual({
+      name: 'signup widget',
+      kind: 'live',
+      scopes: ['verify'],
+      publishable: { allowedOrigins: ['https://shop.example'] },
+    });
+  });
+
   it('creates a key and shows its secret once, with a copy button', async () => {
     const server = keyServer([key(1)]);
     const { user } = renderApp('/keys', server);

@@ -24,6 +24,7 @@ import { formatDateTime } from '../components/format';
 import { PageTitle } from '../components/shell';
 import { EmptyState, ErrorMessage, Loading } from '../components/status';
 import { TableScroll } from '../components/table-scroll';
+import { originsOf, PublishableFields, WidgetSnippet, type PublishableDraft } from './widget-snippet';
 
 /** From this many active keys on, the limit is explained before it bites. */
 export const WARN_AT = 8;
@@ -66,6 +67,7 @@ function CreateKeyDialog({
   const [kind, setKind] = useState<'live' | 'test'>('live');
   const [chosen, setChosen] = useState<string[]>(scopes);
   const [problem, setProblem] = useState<string | null>(null);
+  const [publishable, setPublishable] = useState<PublishableDraft>({ on: false, origins: '' });
   const create = useMutation({
     mutationFn: api.createKey,
     onSuccess: (created) => {
@@ -78,6 +80,18 @@ function CreateKeyDialog({
     event.preventDefault();
     if (name.trim() === '')
       return setProblem('Give the key a name, for example the system that will use it.');
+    if (publishable.on) {
+      const origins = originsOf(publishable);
+      if (origins.length === 0)
+        return setProblem('Give at least one allowed origin, e.g. https://shop.example.');
+      setProblem(null);
+      return create.mutate({
+        name: name.trim(),
+        kind,
+        scopes: ['verify'],
+        publishable: { allowedOrigins: origins },
+      });
+    }
     if (chosen.length === 0) return setProblem('Choose at least one scope.');
     setProblem(null);
     create.mutate({ name: name.trim(), kind, scopes: chosen });
@@ -122,7 +136,8 @@ function CreateKeyDialog({
             onChange={() => setKind('test')}
           />
         </fieldset>
-        <fieldset className="fieldset">
+        <PublishableFields draft={publishable} onChange={setPublishable} />
+        <fieldset className="fieldset" disabled={publishable.on}>
           <legend>Scopes</legend>
           {scopes.map((scope) => (
             <Choice
@@ -157,10 +172,12 @@ function CreateKeyDialog({
 function SecretDialog({
   created,
   replaced,
+  widget,
   onDone,
 }: {
   created: CreatedKey;
   replaced: KeyItem | null;
+  widget: KeyList['widget'];
   onDone: () => void;
 }) {
   const api = useEndpoints();
@@ -202,6 +219,7 @@ function SecretDialog({
         <strong>{keyName(created.key)}</strong> ({created.key.kind === 'live' ? 'live' : 'test'} key)
       </p>
       <CopyField id="new-key-secret" label="Secret" value={created.secret} />
+      {created.key.publishable ? <WidgetSnippet widget={widget} secret={created.secret} /> : null}
       <p className="notice notice-warn">
         This is the only time the secret is shown. Copy it now and keep it somewhere safe: it cannot be shown
         again. If it is lost, create a new key and revoke this one.
@@ -314,7 +332,10 @@ export function KeysPage() {
                   <td>
                     <span className={`badge kind-${key.kind}`}>{key.kind === 'live' ? 'Live' : 'Test'}</span>
                   </td>
-                  <td className="mono small">{key.scopes.join(', ')}</td>
+                  <td className="mono small">
+                    {key.scopes.join(', ')}
+                    {key.publishable ? <> (publishable: {key.allowed_origins.join(' ')})</> : null}
+                  </td>
                   <td className="mono small nowrap">{key.display}</td>
                   <td>{formatDateTime(key.created_at)}</td>
                   <td>{formatDateTime(key.last_used_at, 'Never')}</td>
@@ -369,7 +390,12 @@ export function KeysPage() {
         />
       ) : null}
       {secret ? (
-        <SecretDialog created={secret.created} replaced={secret.replaced} onDone={() => setSecret(null)} />
+        <SecretDialog
+          created={secret.created}
+          replaced={secret.replaced}
+          widget={data?.widget ?? null}
+          onDone={() => setSecret(null)}
+        />
       ) : null}
       {pending?.action === 'revoke' ? (
         <ConfirmDialog

@@ -7,7 +7,7 @@
  * group "Suggested addresses"; links "Download CSV", "Download XLSX".
  */
 import { useState } from 'react';
-import { VERDICTS, type DownloadQuery, type JobDetail, type Status } from '../api/contract';
+import { VERDICTS, XLSX_MAX_ROWS, type DownloadQuery, type JobDetail, type Status } from '../api/contract';
 import { useEndpoints } from '../api/endpoints';
 import { isActive } from '../api/queries';
 import { Choice } from '../components/choice';
@@ -125,8 +125,11 @@ export function ListDownload({ detail }: { detail: JobDetail }) {
       </fieldset>
       <p className="hint">
         {job.has_original_columns
-          ? 'The file keeps your original columns, followed by status, score, reason and did_you_mean.'
-          : 'The file has the address followed by status, score, reason and did_you_mean.'}{' '}
+          ? 'The file keeps your original columns, followed by status, score, reason, did_you_mean and provider.'
+          : 'The file has the address followed by status, score, reason, did_you_mean and provider.'}{' '}
+        {job.total > XLSX_MAX_ROWS
+          ? `Lists of more than ${XLSX_MAX_ROWS.toLocaleString('en')} rows download as CSV only. `
+          : ''}
         Results are kept until {formatDateTime(job.results_expire_at)}.
       </p>
       {chosen.length === 0 ? (
@@ -137,10 +140,12 @@ export function ListDownload({ detail }: { detail: JobDetail }) {
             Download CSV
             {rowsText}
           </a>
-          <a className="button" href={href('xlsx')} download>
-            Download XLSX
-            {rowsText}
-          </a>
+          {job.total <= XLSX_MAX_ROWS ? (
+            <a className="button" href={href('xlsx')} download>
+              Download XLSX
+              {rowsText}
+            </a>
+          ) : null}
         </div>
       )}
     </div>

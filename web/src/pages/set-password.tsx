@@ -10,7 +10,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { Link, useLocation } from 'wouter';
 import { ApiError } from '../api/client';
-import { startSession } from '../api/queries';
+import { isChallenge, keys, startSession } from '../api/queries';
 import { useEndpoints } from '../api/endpoints';
 import { formatDateTime } from '../components/format';
 import { ErrorMessage, Loading } from '../components/status';
@@ -104,6 +104,12 @@ export function SetPasswordPage({ mode }: { mode: 'invite' | 'reset' }) {
   const accept = useMutation({
     mutationFn: mode === 'invite' ? api.acceptInvitation : api.acceptPasswordReset,
     onSuccess: (view) => {
+      // A member with two factors still owes the code: the sign-in page asks for it.
+      if (isChallenge(view)) {
+        client.setQueryData(keys.pendingChallenge, view);
+        navigate('/sign-in', { replace: true });
+        return;
+      }
       startSession(client, view);
       navigate('/', { replace: true });
     },

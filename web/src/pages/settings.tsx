@@ -23,6 +23,7 @@ import { PageTitle } from '../components/shell';
 import { ErrorMessage, Loading } from '../components/status';
 import { NewPasswordFields, passwordProblem } from './set-password';
 import { TableScroll } from '../components/table-scroll';
+import { TwoFactorSection } from './two-factor';
 
 function Members() {
   const api = useEndpoints();
@@ -101,25 +102,29 @@ function Members() {
           </table>
         </TableScroll>
       ) : null}
-      <form className="form form-inline" onSubmit={submit}>
-        <div className="field grow">
-          <label htmlFor="invite-email">E-mail address to invite</label>
-          <input
-            id="invite-email"
-            className="input"
-            type="email"
-            required
-            maxLength={254}
-            value={email}
-            onChange={(event) => setEmail(event.target.value)}
-          />
-        </div>
-        <button type="submit" className="button button-primary" disabled={invite.isPending}>
-          Invite
-        </button>
-      </form>
+      {me?.role === 'owner' ? (
+        <form className="form form-inline" onSubmit={submit}>
+          <div className="field grow">
+            <label htmlFor="invite-email">E-mail address to invite</label>
+            <input
+              id="invite-email"
+              className="input"
+              type="email"
+              required
+              maxLength={254}
+              value={email}
+              onChange={(event) => setEmail(event.target.value)}
+            />
+          </div>
+          <button type="submit" className="button button-primary" disabled={invite.isPending}>
+            Invite
+          </button>
+        </form>
+      ) : (
+        <p className="muted">Only the account&apos;s owner invites members.</p>
+      )}
       <ErrorMessage action="Could not invite" error={invite.error} />
-      {invite.data ? (
+      {invite.data?.link ? (
         <div className="notice notice-ok" role="status">
           <p>
             {invite.data.member.email} is invited.{' '}
@@ -129,6 +134,16 @@ function Members() {
             It works once, until {formatDateTime(invite.data.expires_at)}.
           </p>
           <CopyField id="invite-link" label="Invitation link" value={invite.data.link} />
+        </div>
+      ) : invite.data ? (
+        <div className="notice notice-ok" role="status">
+          <p>
+            {invite.data.member.email} was invited already.{' '}
+            {invite.data.emailed
+              ? 'A new link was e-mailed to them; the earlier one works too.'
+              : 'The link given then still works'}{' '}
+            until {formatDateTime(invite.data.expires_at)}.
+          </p>
         </div>
       ) : null}
       {removing ? (
@@ -352,6 +367,7 @@ export function SettingsPage() {
         </>
       ) : null}
       <PasswordSection />
+      <TwoFactorSection />
     </>
   );
 }

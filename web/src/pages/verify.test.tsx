@@ -95,7 +95,7 @@ describe('verify page', () => {
           did_you_mean: null,
           checks: {
             ...result().checks,
-            mx: { passed: false, records: [], implicit: false, error: 'NXDOMAIN' },
+            mx: { passed: false, records: [], implicit: false, error: 'NXDOMAIN', provider: null },
             smtp: {
               passed: null,
               host: null,
@@ -147,5 +147,83 @@ describe('verify page', () => {
     expect(await screen.findByRole('alert')).toHaveTextContent(
       /^Could not verify the address: The address is malformed\. \(request req_[0-9a-f]{32}\)$/,
     );
+  });
+
+  it('asks for the SMTP conversation when the box is ticked and shows it behind a disclosure', async () => {
+    const transcript = [
+      { dir: 'out' as const, text: '[connect mx1.gmial.com (192.0.2.1) port 25]', at_ms: 3 },
+      { dir: 'in' as const, text: '220 mx1.gmial.com ESMTP', at_ms: 40 },
+      { dir: 'out' as const, text: 'RCPT TO:<info@gmial.com>', at_ms: 80 },
+    ];
+    const server = new FakeServer({ 'POST /verify': ok(result({ transcript })) });
+    const { user } = renderApp('/verify', server);
+    await user.type(await screen.findByLabelText('E-mail address'), 'info@gmial.com');
+    await user.click(screen.getByRole('checkbox', { name: 'Include the SMTP conversation' }));
+    await user.click(screen.getByRole('button', { name: 'Verify' }));
+    expect(server.callsTo('POST', '/verify')[0]?.body).toEqual({
+      email: 'info@gmial.com',
+      include_transcript: true,
+    });
+
+    const found = await screen.findByRole('region', { name: /^Result for/ });
+    const show = within(found).getByRole('button', { name: 'Show the SMTP conversation' });
+    expect(show).toHaveAttribute('aria-expanded', 'false');
+    expect(screen.queryByRole('list', { name: 'SMTP conversation' })).toBeNull();
+
+    // Keyboard: focus the control and press Enter, then Space to close it again.
+    show.focus();
+    await user.keyboard('{Enter}');
+    expect(show).toHaveAttribute('aria-expanded', 'true');
+    const lines = within(screen.getByRole('list', { name: 'SMTP conversation' })).getAllByRole('listitem');
+    expect(lines.map((li) => li.textContent)).toEqual([
+      '+3 ms→sent: [connect mx1.gmial.com (192.0.2.1) port 25]',
+      '+40 ms←received: 220 mx1.gmial.com ESMTP',
+      '+80 ms→sent: RCPT TO:<info@gmial.com>',
+    ]);
+    await user.keyboard(' ');
+    expect(show).toHaveAttribute('aria-expanded', 'false');
+    expect(screen.queryByRole('list', { name: 'SMTP conversation' })).toBeNull();
+  });
+
+  it('offers no conversation when it was not asked for', async () => {
+    const server = new FakeServer({ 'POST /verify': ok(result()) });
+    const { user } = renderApp('/verify', server);
+    await user.type(await screen.findByLabelText('E-mail address'), 'info@gmial.com');
+    await user.click(screen.getByRole('button', { name: 'Verify' }));
+    const found = await screen.findByRole('region', { name: /^Result for/ });
+    expect(within(found).queryByRole('button', { name: 'Show the SMTP conversation' })).toBeNull();
+  });
+
+  it('names the provider that runs the mail, and none for an unknown one', async () => {
+    const base = result();
+    const google = result({
+      email: 'anna@example.org',
+      did_you_mean: null,
+      checks: {
+        ...base.checks,
+        mx: {
+          passed: true,
+          records: [{ exchange: 'aspmx.l.google.com', priority: 1 }],
+          implicit: false,
+          error: null,
+          provider: 'google',
+        },
+      },
+    });
+    const server = new FakeServer({ 'POST /verify': ok(google) });
+    const { user } = renderApp('/verify', server);
+    await user.type(await screen.findByLabelText('E-mail address'), 'anna@example.org');
+    await user.click(screen.getByRole('button', { name: 'Verify' }));
+    await screen.findByRole('region', { name: 'Result for anna@example.org' });
+    expect(check('Mail servers (MX)')).toHaveTextContent('Run by Google (Gmail, Google Workspace).');
+  });
+
+  it('names no provider when the table knows none', async () => {
+    const server = new FakeServer({ 'POST /verify': ok(result()) });
+    const { user } = renderApp('/verify', server);
+    await user.type(await screen.findByLabelText('E-mail address'), 'info@gmial.com');
+    await user.click(screen.getByRole('button', { name: 'Verify' }));
+    await screen.findByRole('region', { name: 'Result for info@gmial.com' });
+    expect(check('Mail servers (MX)')).not.toHaveTextContent('Run by');
   });
 });

@@ -6,7 +6,8 @@
  * Accessible names: heading "Verify an address"; field "E-mail address"; button "Verify";
  * region "Result"; list "Checks" with one item per check, each headed by the check's name
  * ("Syntax", "Mail servers (MX)", "Mailbox (SMTP)", "Catch-all", "Disposable", "Role address",
- * "Free provider"); button "Verify <suggestion> instead".
+ * "Free provider"); button "Verify <suggestion> instead"; checkbox "Include the SMTP conversation",
+ * and with it in the result the disclosure button "Show the SMTP conversation".
  */
 import { useMutation } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
@@ -14,7 +15,9 @@ import type { Check, Checks, VerificationResult } from '../api/contract';
 import { keys, useInvalidate } from '../api/queries';
 import { useEndpoints } from '../api/endpoints';
 import { formatDateTime, formatNumber } from '../components/format';
+import { Choice } from '../components/choice';
 import { PageTitle } from '../components/shell';
+import { SmtpConversation } from '../components/smtp-conversation';
 import { ErrorMessage } from '../components/status';
 import { VERDICT_MEANING, VerdictBadge, reasonText } from '../components/verdict';
 
@@ -71,6 +74,31 @@ function syntax(check: Checks['syntax']): Explained {
   };
 }
 
+/** The providers of `checks.mx.provider` (docs/verdicts.md, "Which provider runs the mail"). */
+const PROVIDER_NAMES: Record<NonNullable<Checks['mx']['provider']>, string> = {
+  google: 'Google (Gmail, Google Workspace)',
+  microsoft: 'Microsoft (Microsoft 365, Outlook.com)',
+  yahoo: 'Yahoo (Yahoo Mail, AOL)',
+  apple: 'Apple (iCloud Mail)',
+  proofpoint: 'Proofpoint',
+  mimecast: 'Mimecast',
+  barracuda: 'Barracuda',
+  zoho: 'Zoho Mail',
+  yandex: 'Yandex',
+  mailru: 'Mail.ru',
+  gmx: 'GMX, WEB.DE, mail.com',
+  fastmail: 'Fastmail',
+  proton: 'Proton Mail',
+};
+
+function providerLine(check: Checks['mx']): React.ReactNode {
+  return check.provider ? (
+    <p>
+      Run by <strong>{PROVIDER_NAMES[check.provider]}</strong>.
+    </p>
+  ) : null;
+}
+
 function mx(check: Checks['mx']): Explained {
   const name = 'Mail servers (MX)';
   const found = check.error ? (DNS_ERRORS[check.error] ?? `DNS answered ${check.error}`) : null;
@@ -95,7 +123,12 @@ function mx(check: Checks['mx']): Explained {
       name,
       state: 'pass',
       label: 'Found',
-      detail: 'No MX record: the domain’s own address (A/AAAA) receives its mail.',
+      detail: (
+        <>
+          No MX record: the domain’s own address (A/AAAA) receives its mail.
+          {providerLine(check)}
+        </>
+      ),
     };
   }
   return {
@@ -114,6 +147,7 @@ function mx(check: Checks['mx']): Explained {
             </li>
           ))}
         </ul>
+        {providerLine(check)}
       </>
     ),
   };
@@ -262,6 +296,7 @@ function Result({ result, onVerify }: { result: VerificationResult; onVerify: (e
           </li>
         ))}
       </ul>
+      {result.transcript ? <SmtpConversation lines={result.transcript} /> : null}
       <p className="muted small">
         {cachedAt(result)
           ? `A recent result from the cache, checked at ${formatDateTime(cachedAt(result))}.`
@@ -275,13 +310,14 @@ export function VerifyPage() {
   const api = useEndpoints();
   const invalidate = useInvalidate();
   const [email, setEmail] = useState('');
+  const [transcript, setTranscript] = useState(false);
   const verify = useMutation({
     mutationFn: api.verify,
     onSettled: () => invalidate(keys.overview),
   });
   const run = (address: string) => {
     setEmail(address);
-    verify.mutate({ email: address });
+    verify.mutate(transcript ? { email: address, include_transcript: true } : { email: address });
   };
   const submit = (event: FormEvent) => {
     event.preventDefault();
@@ -311,6 +347,13 @@ export function VerifyPage() {
           {verify.isPending ? 'Verifying…' : 'Verify'}
         </button>
       </form>
+      <Choice
+        type="checkbox"
+        label="Include the SMTP conversation"
+        hint="every command sent and reply received; always a fresh probe, never a cached answer"
+        checked={transcript}
+        onChange={setTranscript}
+      />
       <p id="verify-hint" className="hint">
         A live verification: DNS, then the mail server is asked about the mailbox (nothing is sent). It counts
         one verification against the quota.

@@ -55,6 +55,7 @@ export function session(overrides: Partial<SessionView> = {}): SessionView {
     account: { id: 'acc_1', plan: 'starter', notification_email: 'owner@example.com' },
     csrf_token: 'csrf-token-1',
     expires_at: '2026-01-08T00:00:00.000Z',
+    two_factor: { enabled: false, required: false },
     ...overrides,
   };
 }

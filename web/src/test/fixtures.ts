@@ -85,6 +85,7 @@ export function result(overrides: Partial<VerificationResult> = {}): Verificatio
         ],
         implicit: false,
         error: null,
+        provider: null,
       },
       smtp: {
         passed: true,

@@ -1,0 +1,175 @@
+/**
+ * The client: openapi-fetch over the generated types (src/generated/openapi.ts), with every
+ * error answer thrown as a MailverdictError and retries as the server asks (src/retry.ts).
+ */
+import createClient, { type Client } from 'openapi-fetch';
+import { streamRows, waitFor, type EndedJob, type WaitOptions } from './batch.js';
+import { MailverdictError } from './errors.js';
+import type { paths } from './generated/openapi.js';
+import { withRetry, type RetryOptions } from './retry.js';
+import type {
+  BatchAccepted,
+  BatchRequest,
+  Job,
+  JobList,
+  JobListQuery,
+  JobSummary,
+  ResultRow,
+  Usage,
+  VerifyRequest,
+  VerifyResult,
+} from './types.js';
+
+export interface MailverdictOptions {
+  /** `svc_live_…` or `svc_test_…`. */
+  apiKey: string;
+  /** Where `mailverdict serve` answers, e.g. `https://verify.example.net`. */
+  baseUrl: string;
+  /** Retries of 429 `rate_limit_exceeded` and 503 (default: 3, waits up to 30 s); `false`: none. */
+  retry?: RetryOptions | false;
+  /** Default: the global fetch. */
+  fetch?: typeof globalThis.fetch;
+}
+
+export interface CallOptions {
+  signal?: AbortSignal;
+}
+
+export interface SubmitOptions extends CallOptions {
+  /**
+   * Sent as `Idempotency-Key`; the same on every retry, so a retried submission never makes a
+   * second job. Default: a new random UUID per call.
+   */
+  idempotencyKey?: string;
+}
+
+/** What openapi-fetch resolves with. */
+interface Outcome<T> {
+  data?: T;
+  error?: unknown;
+  response: Response;
+}
+
+export class Mailverdict {
+  /** The typed openapi-fetch client, for what the methods below do not cover. */
+  readonly raw: Client<paths>;
+  readonly #retry: RetryOptions;
+
+  constructor(options: MailverdictOptions) {
+    this.raw = createClient<paths>({
+      baseUrl: options.baseUrl.replace(/\/+$/, ''),
+      headers: { authorization: `Bearer ${options.apiKey}` },
+      ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
+    });
+    this.#retry = options.retry === false ? { retries: 0 } : (options.retry ?? {});
+  }
+
+  /** POST /v1/verify. */
+  verify(body: VerifyRequest, options: CallOptions = {}): Promise<VerifyResult> {
+    // Not repeated after a network error: the server may have counted it already.
+    return this.#call(() => this.raw.POST('/v1/verify', { body, signal: options.signal }), false, options);
+  }
+
+  /** GET /v1/account/usage. */
+  usage(options: CallOptions = {}): Promise<Usage> {
+    return this.#call(() => this.raw.GET('/v1/account/usage', { signal: options.signal }), true, options);
+  }
+
+  /** POST /v1/verify/batch, with an `Idempotency-Key` (see SubmitOptions). */
+  submitBatch(body: BatchRequest, options: SubmitOptions = {}): Promise<BatchAccepted> {
+    const key = options.idempotencyKey ?? globalThis.crypto.randomUUID();
+    return this.#call(
+      () =>
+        this.raw.POST('/v1/verify/batch', {
+          body,
+          params: { header: { 'idempotency-key': key } },
+          signal: options.signal,
+        }),
+      true,
+      options,
+    );
+  }
+
+  /** GET /v1/jobs/:id. */
+  getJob(id: string, options: CallOptions = {}): Promise<Job> {
+    return this.#call(
+      () => this.raw.GET('/v1/jobs/{id}', { params: { path: { id } }, signal: options.signal }),
+      true,
+      options,
+    );
+  }
+
+  /** GET /v1/jobs: one page, newest first; pass `next_cursor` back as `cursor` for the next. */
+  listJobs(query: JobListQuery = {}, options: CallOptions = {}): Promise<JobList> {
+    return this.#call(
+      () => this.raw.GET('/v1/jobs', { params: { query }, signal: options.signal }),
+      true,
+      options,
+    );
+  }
+
+  /** Every job of the account, newest first, page after page. */
+  async *allJobs(options: CallOptions & { pageSize?: number } = {}): AsyncGenerator<JobSummary> {
+    let cursor: string | undefined;
+    do {
+      const page = await this.listJobs(
+        { limit: options.pageSize ?? 100, ...(cursor ? { cursor } : {}) },
+        options,
+      );
+      yield* page.jobs;
+      cursor = page.next_cursor ?? undefined;
+    } while (cursor !== undefined);
+  }
+
+  /** DELETE /v1/jobs/:id: cancels a queued or processing job; resolves with it, now failed. */
+  cancelJob(id: string, options: CallOptions = {}): Promise<Job> {
+    return this.#call(
+      () => this.raw.DELETE('/v1/jobs/{id}', { params: { path: { id } }, signal: options.signal }),
+      true,
+      options,
+    );
+  }
+
+  /** Polls the job with a growing interval until it has completed or failed. */
+  waitForJob(id: string, options: WaitOptions = {}): Promise<EndedJob> {
+    return waitFor(() => this.getJob(id, options.signal ? { signal: options.signal } : {}), options);
+  }
+
+  /**
+   * The job's rows in submission order, read as they arrive from `GET /v1/jobs/:id/results?format=json`.
+   * Throws MailverdictError `job_not_ready` (not completed), `results_expired`, `not_found`.
+   */
+  async *results(id: string, options: CallOptions = {}): AsyncGenerator<ResultRow> {
+    const body = await this.#call(
+      () =>
+        this.raw.GET('/v1/jobs/{id}/results', {
+          params: { path: { id }, query: { format: 'json' } },
+          parseAs: 'stream',
+          signal: options.signal,
+        }),
+      true,
+      options,
+    );
+    if (body === null) throw new Error('the results answer had no body');
+    yield* streamRows(body);
+  }
+
+  /** Submits, waits for the job to end, and resolves with it (`completed` or `failed`). */
+  async runBatch(body: BatchRequest, options: SubmitOptions & WaitOptions = {}): Promise<EndedJob> {
+    const accepted = await this.submitBatch(body, options);
+    return this.waitForJob(accepted.job_id, options);
+  }
+
+  /** One request with retries; its data, or its error answer thrown as a MailverdictError. */
+  #call<T>(send: () => Promise<Outcome<T>>, idempotent: boolean, options: CallOptions): Promise<T> {
+    return withRetry(
+      async () => {
+        const { data, error, response } = await send();
+        if (!response.ok) throw MailverdictError.fromResponse(response, error);
+        return data as T;
+      },
+      this.#retry,
+      { idempotent, signal: options.signal },
+    );
+  }
+}

@@ -1,0 +1,89 @@
+/**
+ * A member's second factor (docs/dashboard.md, "Two-factor sign-in"): its state, turning TOTP on
+ * (a secret and its QR code, then a first code, which returns the recovery codes once), turning it
+ * off (password and a code), and the owner's requirement for the whole account. The sign-in's
+ * second step is in session.routes.ts.
+ */
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance } from 'fastify';
+import {
+  confirmEnrolment,
+  disableTwoFactor,
+  setTwoFactorRequirement,
+  startEnrolment,
+  twoFactorStatus,
+} from '../../services/two-factor.service.js';
+import {
+  DisableTwoFactorBody,
+  RecoveryCodes,
+  TwoFactorCodeBody,
+  TwoFactorEnrolment,
+  TwoFactorRequirementBody,
+  TwoFactorStatus,
+} from '../contract.js';
+import type { DashboardDeps } from '../deps.js';
+import { requireSession } from '../security.js';
+
+/** Open to a member whose account requires two factors before they have them (security.ts). */
+const ENROLMENT = { dashboardAccess: 'enrolment' } as const;
+
+export function twoFactorRoutes(deps: DashboardDeps) {
+  const { db, clock } = deps;
+  const failureLimit = deps.config.signInFailureLimit;
+  return async (instance: FastifyInstance): Promise<void> => {
+    const app = instance.withTypeProvider<TypeBoxTypeProvider>();
+
+    app.get(
+      '/account/two-factor',
+      { config: ENROLMENT, schema: { response: { 200: TwoFactorStatus } } },
+      async (request) => twoFactorStatus(db, requireSession(request)),
+    );
+
+    app.post(
+      '/account/two-factor/enrolment',
+      { config: ENROLMENT, schema: { response: { 200: TwoFactorEnrolment } } },
+      async (request) => {
+        const session = requireSession(request);
+        return startEnrolment(db, clock, { memberId: session.memberId, email: session.email });
+      },
+    );
+
+    app.post(
+      '/account/two-factor/enrolment/confirm',
+      { config: ENROLMENT, schema: { body: TwoFactorCodeBody, response: { 200: RecoveryCodes } } },
+      async (request) => ({
+        recovery_codes: await confirmEnrolment(db, clock, {
+          memberId: requireSession(request).memberId,
+          code: request.body.code,
+          failureLimit,
+        }),
+      }),
+    );
+
+    app.post(
+      '/account/two-factor/disable',
+      { schema: { body: DisableTwoFactorBody } },
+      async (request, reply) => {
+        const session = requireSession(request);
+        await disableTwoFactor(db, clock, {
+          memberId: session.memberId,
+          accountId: session.accountId,
+          password: request.body.password,
+          code: request.body.code,
+          failureLimit,
+        });
+        return reply.code(204).send();
+      },
+    );
+
+    app.put(
+      '/account/two-factor/requirement',
+      { schema: { body: TwoFactorRequirementBody, response: { 200: TwoFactorStatus } } },
+      async (request) => {
+        const session = requireSession(request);
+        await setTwoFactorRequirement(db, session, request.body.required);
+        return twoFactorStatus(db, session);
+      },
+    );
+  };
+}

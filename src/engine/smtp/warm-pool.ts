@@ -1,0 +1,328 @@
+/**
+ * Warm sessions for single verifications: after a probe, its SMTP session stays open for a short
+ * idle time, and the next probe to the same MX host address (through the same egress) sends RSET,
+ * MAIL FROM and RCPT TO on it in one round trip (pipelined) instead of connecting and greeting
+ * again (4 round trips, 7 with STARTTLS). docs/batch-engine.md, "Warm sessions", gives the
+ * defaults and why they stay within what servers tolerate.
+ *
+ * Sessions are counted per lane (egress, host address) in a HostLimiter, the batch scheduler's
+ * class, with the per-host cap of batches (`--per-host-concurrency`) and a global cap: a probe
+ * takes an idle session, else opens one while the caps allow, else waits until one comes back or
+ * a slot frees, up to its own deadline. A slot is held until the server no longer counts the
+ * connection (its close after our QUIT, or its own close).
+ *
+ * A session is retired (QUIT) after `idleMs` unused, at `maxAgeMs` of age, after
+ * `maxVerifications` verifications, after `maxRejects` refused commands (Postfix's error limits),
+ * or when the server closed it (counted in `closedByServer`; the probe that meets such a session
+ * opens a fresh one without failing).
+ */
+import type { HostLimiter } from '../batch/host-limiter.js';
+import type { Egress } from '../net/egress.js';
+import type { SessionPoolStats } from '../types.js';
+import type { SmtpSession } from './session.js';
+import { stepDeadlines } from './session.js';
+
+export interface WarmSessionOptions {
+  /** How long an unused session stays open; 0: no warm sessions (QUIT after each probe). */
+  idleMs: number;
+  /** Oldest a session may be before it is retired. */
+  maxAgeMs: number;
+  /** Verifications (MAIL transactions) one session carries at most. */
+  maxVerifications: number;
+  /** Refused commands (non-2xx RCPT or MAIL replies) after which a session is retired. */
+  maxRejects: number;
+}
+
+/**
+ * Refused commands a session takes: one under Postfix's `smtpd_soft_error_limit` (10, it then
+ * slows down; `smtpd_hard_error_limit` 20 disconnects). The batch sessions use the same bound.
+ */
+export const MAX_REJECTS_PER_SESSION = 9;
+
+/** Defaults; docs/batch-engine.md ("Warm sessions") gives the reasons. */
+export const WARM_DEFAULTS: WarmSessionOptions = {
+  // Under Postfix's smtpd_timeout (300 s; 10 s when Postfix is under stress).
+  idleMs: 8_000,
+  // A session open for minutes looks like a harvester; a minute of signups is plenty.
+  maxAgeMs: 60_000,
+  // One transaction each: far under Exim's smtp_accept_max_per_connection (1000).
+  maxVerifications: 100,
+  maxRejects: MAX_REJECTS_PER_SESSION,
+};
+
+/** One pooled session and its bookkeeping. */
+export interface WarmEntry {
+  readonly session: SmtpSession;
+  readonly key: string;
+  readonly address: string;
+  readonly egress: Egress;
+  readonly openedAt: number;
+  /** How long its connection and greeting took (ms). */
+  readonly greetMs: number;
+  verifications: number;
+  rejects: number;
+  /** Whether the pool QUIT it (anything else that ends it is the server's doing). */
+  retired: boolean;
+  timer: NodeJS.Timeout | null;
+}
+
+export type WarmPoolStats = SessionPoolStats;
+
+/** How long a QUIT of a retired session waits for the server's close (the slot is held until then). */
+const QUIT_WAIT_MS = 5_000;
+
+interface Waiter {
+  key: string;
+  wake: () => void;
+}
+
+/** A verification opening a new session that takes a busy one instead if it comes back first. */
+interface Handoff {
+  key: string;
+  give: (entry: WarmEntry | null) => void;
+}
+
+export class WarmPool {
+  readonly #options: WarmSessionOptions;
+  readonly #limiter: HostLimiter;
+  /** Idle sessions per lane key, most recently used last. */
+  readonly #idle = new Map<string, WarmEntry[]>();
+  readonly #openByHost = new Map<string, number>();
+  #waiters: Waiter[] = [];
+  #handoffs: Handoff[] = [];
+  /** Sessions in use per lane key. */
+  readonly #busy = new Map<string, number>();
+  readonly #inUse = new Set<WarmEntry>();
+  #opened = 0;
+  #reused = 0;
+  #closedByServer = 0;
+  #closed = false;
+
+  constructor(options: WarmSessionOptions, limiter: HostLimiter) {
+    this.#options = options;
+    this.#limiter = limiter;
+  }
+
+  /**
+   * An idle session of lane `key` (marked in use), or `open` (a slot is taken: the caller opens a
+   * session and hands it to `opened`, or its failure to `openFailed`), or `timeout` when neither
+   * came before `deadlineAt` (a `performance.now()` instant) or the pool closed.
+   */
+  async acquire(key: string, deadlineAt: number): Promise<WarmEntry | 'open' | 'timeout'> {
+    for (;;) {
+      if (this.#closed) return 'timeout';
+      const entry = this.#takeIdle(key);
+      if (entry !== null) return this.#taken(entry);
+      if (this.#limiter.canOpen(key)) {
+        this.#limiter.acquire(key);
+        return 'open';
+      }
+      const left = deadlineAt - performance.now();
+      if (left <= 0) return 'timeout';
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(done, left);
+        const waiter: Waiter = { key, wake: done };
+        this.#waiters.push(waiter);
+        function done(): void {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+    }
+  }
+
+  /** A session opened on the slot `acquire` gave: counted until the server lets it go. */
+  opened(key: string, address: string, egress: Egress, session: SmtpSession, greetMs: number): WarmEntry {
+    const entry: WarmEntry = {
+      session,
+      key,
+      address,
+      egress,
+      greetMs,
+      openedAt: performance.now(),
+      verifications: 0,
+      rejects: 0,
+      retired: false,
+      timer: null,
+    };
+    this.#opened += 1;
+    this.#openByHost.set(address, (this.#openByHost.get(address) ?? 0) + 1);
+    this.#taken(entry);
+    void session.closed.then(() => {
+      this.#drop(entry);
+      if (!entry.retired) this.#closedByServer += 1;
+      const left = (this.#openByHost.get(address) ?? 1) - 1;
+      if (left <= 0) this.#openByHost.delete(address);
+      else this.#openByHost.set(address, left);
+      this.#freeSlot(key);
+    });
+    return entry;
+  }
+
+  /** The open failed: its slot frees once the server no longer counts the attempt. */
+  openFailed(key: string, closed: Promise<void>): void {
+    void closed.then(() => this.#freeSlot(key));
+  }
+
+  /** A warm session taken from the pool carried a verification (metrics: the reuse ratio). */
+  reusedOnce(): void {
+    this.#reused += 1;
+  }
+
+  /** Sessions of lane `key` in use now. */
+  busy(key: string): number {
+    return this.#busy.get(key) ?? 0;
+  }
+
+  /**
+   * While a session of lane `key` is in use (warm sessions on): how long it is worth waiting for
+   * it rather than opening a new one, the time a new one took to greet there. Null: none in use.
+   */
+  expectedFreeMs(key: string): number | null {
+    if (this.#options.idleMs <= 0 || this.busy(key) === 0) return null;
+    let greetMs = 0;
+    for (const entry of this.#inUse) if (entry.key === key) greetMs = Math.max(greetMs, entry.greetMs);
+    return greetMs;
+  }
+
+  /** A slot `acquire` gave back unused (a session in use came back first). */
+  giveBack(key: string): void {
+    this.#freeSlot(key);
+  }
+
+  /**
+   * The first session of lane `key` that comes back from its verification, before `deadlineAt`;
+   * null at the deadline or once cancelled ("wait for a busy one or open another, whichever is
+   * sooner": a new one would take about as long as the busy one's greeting took).
+   */
+  handoff(key: string, deadlineAt: number): { entry: Promise<WarmEntry | null>; cancel: () => void } {
+    let handoff: Handoff | null = null;
+    const entry = new Promise<WarmEntry | null>((resolve) => {
+      const timer = setTimeout(() => cancel(), Math.max(0, deadlineAt - performance.now()));
+      handoff = {
+        key,
+        give: (given) => {
+          clearTimeout(timer);
+          resolve(given);
+        },
+      };
+      this.#handoffs.push(handoff);
+    });
+    const cancel = (): void => {
+      if (handoff === null || !this.#handoffs.includes(handoff)) return;
+      this.#handoffs = this.#handoffs.filter((h) => h !== handoff);
+      handoff.give(null);
+    };
+    return { entry, cancel };
+  }
+
+  /** The session is done with a verification: back to the pool, or retired when a bound is reached. */
+  release(entry: WarmEntry): void {
+    this.#untaken(entry);
+    const o = this.#options;
+    const { session } = entry;
+    if (
+      this.#closed ||
+      o.idleMs <= 0 ||
+      !session.usable ||
+      entry.verifications >= o.maxVerifications ||
+      entry.rejects >= o.maxRejects ||
+      performance.now() - entry.openedAt + o.idleMs > o.maxAgeMs
+    ) {
+      this.retire(entry);
+      return;
+    }
+    const handoff = this.#handoffs.find((h) => h.key === entry.key);
+    if (handoff !== undefined) {
+      this.#handoffs = this.#handoffs.filter((h) => h !== handoff);
+      handoff.give(this.#taken(entry));
+      return;
+    }
+    session.idle();
+    entry.timer = setTimeout(() => this.retire(entry), o.idleMs);
+    entry.timer.unref?.();
+    const list = this.#idle.get(entry.key) ?? [];
+    list.push(entry);
+    this.#idle.set(entry.key, list);
+    this.#wake(entry.key);
+  }
+
+  /** QUIT (the slot frees on the server's close); a session already ended just leaves the pool. */
+  retire(entry: WarmEntry): void {
+    this.#untaken(entry);
+    this.#drop(entry);
+    if (!entry.session.usable) return;
+    entry.retired = true;
+    entry.session.useDeadlines(stepDeadlines(QUIT_WAIT_MS));
+    void entry.session.quit();
+  }
+
+  stats(): WarmPoolStats {
+    return {
+      openByHost: this.#openByHost,
+      opened: this.#opened,
+      reused: this.#reused,
+      closedByServer: this.#closedByServer,
+    };
+  }
+
+  /** Retires every idle session; waiting probes end as timed out. */
+  close(): void {
+    this.#closed = true;
+    for (const list of [...this.#idle.values()]) for (const entry of [...list]) this.retire(entry);
+    for (const waiter of this.#waiters) waiter.wake();
+    this.#waiters = [];
+    for (const handoff of this.#handoffs) handoff.give(null);
+    this.#handoffs = [];
+  }
+
+  #taken(entry: WarmEntry): WarmEntry {
+    this.#inUse.add(entry);
+    this.#busy.set(entry.key, (this.#busy.get(entry.key) ?? 0) + 1);
+    return entry;
+  }
+
+  #untaken(entry: WarmEntry): void {
+    if (!this.#inUse.delete(entry)) return;
+    const left = (this.#busy.get(entry.key) ?? 1) - 1;
+    if (left <= 0) this.#busy.delete(entry.key);
+    else this.#busy.set(entry.key, left);
+  }
+
+  /** The most recently used idle session of `key` that is still usable. */
+  #takeIdle(key: string): WarmEntry | null {
+    const list = this.#idle.get(key);
+    while (list !== undefined && list.length > 0) {
+      const entry = list.pop()!;
+      if (entry.timer !== null) clearTimeout(entry.timer);
+      entry.timer = null;
+      if (list.length === 0) this.#idle.delete(key);
+      if (entry.session.usable) return entry;
+    }
+    return null;
+  }
+
+  #drop(entry: WarmEntry): void {
+    if (entry.timer !== null) clearTimeout(entry.timer);
+    entry.timer = null;
+    const list = this.#idle.get(entry.key);
+    if (list === undefined) return;
+    const index = list.indexOf(entry);
+    if (index !== -1) list.splice(index, 1);
+    if (list.length === 0) this.#idle.delete(entry.key);
+  }
+
+  #freeSlot(key: string): void {
+    this.#limiter.release(key);
+    // A global slot freed: any waiter may now open.
+    this.#wake(null);
+  }
+
+  /** Wakes the waiters of `key` (all of them when null); each looks again. */
+  #wake(key: string | null): void {
+    const woken = this.#waiters.filter((w) => key === null || w.key === key);
+    if (woken.length === 0) return;
+    this.#waiters = this.#waiters.filter((w) => !woken.includes(w));
+    for (const waiter of woken) waiter.wake();
+  }
+}

@@ -1,0 +1,283 @@
+/**
+ * The account lifecycle as an attacker would turn it (issue 16, defects 1 to 3): invitation links
+ * that outlive their purpose, locking the owner out from elsewhere, a reset link spoiled by another
+ * request, and unauthenticated requests that burn the password hash's CPU. The lockout and flood
+ * cases run against a listening server, from several loopback client addresses.
+ */
+import { request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { HASH_CONCURRENCY, HASH_QUEUE_LIMIT } from '../../src/services/passwords.js';
+import { signIn, MAX_SIGN_IN_DELAY_MS } from '../../src/services/sessions.service.js';
+import { RESET_MAILS_PER_HOUR } from '../../src/services/members.service.js';
+import { insertMemberToken, findMemberByEmail } from '../../src/store/member.store.js';
+import { hashToken } from '../../src/services/members.service.js';
+import type { Invitation } from '../../src/dashboard/contract.js';
+import { startMailSink, type MailSink } from '../kit/mail-sink.js';
+import { waitFor } from '../kit/wait-for.js';
+import { createDashboardHarness, errorCode, PASSWORD, type DashboardHarness } from './dashboard-kit.js';
+
+/** Each test hashes passwords with scrypt (100-200 ms idle, seconds on a loaded 2-core machine). */
+const SLOW = { timeout: 90_000 };
+
+let h: DashboardHarness | undefined;
+let sink: MailSink | undefined;
+afterEach(async () => {
+  await h?.close();
+  await sink?.close();
+  h = undefined;
+  sink = undefined;
+});
+
+const tokenOf = (link: string): string => link.split('#')[1]!;
+const linksIn = (mail: MailSink): string[] =>
+  mail.messages.map((m) => /#([A-Za-z0-9_-]{43})/.exec(m.text ?? '')![1]!);
+
+describe('invitations cannot be turned', SLOW, () => {
+  it('lets only the owner invite: a member is refused with 403 insufficient_permissions', async () => {
+    h = await createDashboardHarness();
+    await h.addMember('mallory@example.org');
+    const mallory = h.browser();
+    await mallory.signIn('mallory@example.org');
+    const res = await mallory.post('members', { email: 'friend@example.org' });
+    expect(res.statusCode).toBe(403);
+    expect(errorCode(res)).toBe('insufficient_permissions');
+  });
+
+  it('gives no new link for a pending invitation, and the link made first keeps working', async () => {
+    h = await createDashboardHarness();
+    const { browser: owner } = await h.signedIn();
+    const first = (await owner.post('members', { email: 'new@example.org' })).json<Invitation>();
+    expect(first.link).not.toBeNull();
+    const again = await owner.post('members', { email: 'new@example.org' });
+    expect(again.statusCode).toBe(201);
+    expect(again.json<Invitation>()).toMatchObject({ link: null, expires_at: first.expires_at });
+    const accepted = await h.browser().post('invitations/accept', {
+      token: tokenOf(first.link!),
+      password: 'a good password',
+    });
+    expect(accepted.statusCode).toBe(200);
+  });
+
+  it('e-mails a pending invitation again to the person only, when a relay is configured', async () => {
+    sink = await startMailSink();
+    h = await createDashboardHarness({ flags: { smtpRelayUrl: sink.url } });
+    const { browser: owner } = await h.signedIn();
+    await owner.post('members', { email: 'new@example.org' });
+    const again = (await owner.post('members', { email: 'new@example.org' })).json<Invitation>();
+    expect(again).toMatchObject({ link: null, emailed: true });
+    expect(sink.messages.map((m) => m.to)).toEqual([['new@example.org'], ['new@example.org']]);
+    // Both links work until one is used; using one ends the other.
+    const [a, b] = linksIn(sink);
+    expect(
+      (await h.browser().post('invitations/accept', { token: b, password: 'a good password' })).statusCode,
+    ).toBe(200);
+    expect(
+      (await h.browser().post('invitations/accept', { token: a, password: 'another password' })).statusCode,
+    ).toBe(404);
+  });
+
+  it('spends an invitation once its person has set a password by a reset', async () => {
+    sink = await startMailSink();
+    h = await createDashboardHarness({ flags: { smtpRelayUrl: sink.url } });
+    const { browser: owner } = await h.signedIn();
+    const invitation = (await owner.post('members', { email: 'ann@example.org' })).json<Invitation>();
+    expect((await h.browser().post('password-resets', { email: 'ann@example.org' })).statusCode).toBe(202);
+    await waitFor('the reset e-mail', async () => (sink!.messages.length === 2 ? true : undefined), 10_000);
+    const reset = linksIn(sink)[1]!;
+    const ann = h.browser();
+    expect(
+      (await ann.post('password-resets/accept', { token: reset, password: 'ann chose this' })).statusCode,
+    ).toBe(200);
+    const late = await h.browser().post('invitations/accept', {
+      token: tokenOf(invitation.link!),
+      password: 'the attacker chose',
+    });
+    expect(late.statusCode).toBe(404);
+    expect((await ann.get('session')).statusCode).toBe(200);
+    await h.browser().signIn('ann@example.org', 'ann chose this');
+  });
+
+  it('revokes every invitation a member made when the member is removed', async () => {
+    h = await createDashboardHarness();
+    const { browser: owner } = await h.signedIn();
+    const malloryId = await h.addMember('mallory@example.org');
+    // An invitation Mallory made while members could still invite (before this fix).
+    const token = 'm'.repeat(43);
+    const { db } = h.runtime.ctx;
+    const second = (await owner.post('members', { email: 'mallory.second@example.org' })).json<Invitation>();
+    const pending = await findMemberByEmail(db, 'mallory.second@example.org');
+    await insertMemberToken(db, {
+      token_hash: hashToken(token),
+      member_id: pending!.id,
+      kind: 'invitation',
+      created_at: h.clock.now().toISOString(),
+      expires_at: second.expires_at,
+      invited_by: malloryId,
+    });
+    expect((await owner.request('DELETE', `members/${malloryId}`)).statusCode).toBe(204);
+    const res = await h.browser().post('invitations/accept', { token, password: 'mallory is back' });
+    expect(res.statusCode).toBe(404);
+    // The owner's own link for that address is untouched.
+    expect(
+      (
+        await h
+          .browser()
+          .post('invitations/accept', { token: tokenOf(second.link!), password: 'a good password' })
+      ).statusCode,
+    ).toBe(200);
+  });
+});
+
+describe('reset links cannot be spoiled or flooded', SLOW, () => {
+  it('keeps an e-mailed reset link working when another reset is asked for', async () => {
+    sink = await startMailSink();
+    h = await createDashboardHarness({ flags: { smtpRelayUrl: sink.url, signInRateLimit: '0' } });
+    await h.addMember('ann@example.org');
+    await h.browser().post('password-resets', { email: 'ann@example.org' });
+    await waitFor(
+      'the first reset e-mail',
+      async () => (sink!.messages.length === 1 ? true : undefined),
+      10_000,
+    );
+    await h.browser().post('password-resets', { email: 'ann@example.org' });
+    await waitFor(
+      'the second reset e-mail',
+      async () => (sink!.messages.length === 2 ? true : undefined),
+      10_000,
+    );
+    const [first] = linksIn(sink);
+    const res = await h
+      .browser()
+      .post('password-resets/accept', { token: first, password: 'ann chose this' });
+    expect(res.statusCode).toBe(200);
+  });
+
+  it(`sends one address at most ${RESET_MAILS_PER_HOUR} reset e-mails an hour, however many ask`, async () => {
+    sink = await startMailSink();
+    h = await createDashboardHarness({ flags: { smtpRelayUrl: sink.url, signInRateLimit: '0' } });
+    await h.addMember('ann@example.org');
+    for (let i = 0; i < RESET_MAILS_PER_HOUR + 3; i++)
+      expect((await h.browser().post('password-resets', { email: 'ann@example.org' })).statusCode).toBe(202);
+    await waitFor(
+      'the reset e-mails',
+      async () => (sink!.messages.length === RESET_MAILS_PER_HOUR ? true : undefined),
+      10_000,
+    );
+    // The answers are sent before the e-mail; give the refused ones the time to (not) arrive.
+    await h.browser().post('password-resets', { email: 'ann@example.org' });
+    await new Promise((r) => setTimeout(r, 300));
+    expect(sink.messages).toHaveLength(RESET_MAILS_PER_HOUR);
+    h.manualClock.advance(60 * 60 * 1000);
+    await h.browser().post('password-resets', { email: 'ann@example.org' });
+    await waitFor(
+      'the next hour’s e-mail',
+      async () => (sink!.messages.length === RESET_MAILS_PER_HOUR + 1 ? true : undefined),
+      10_000,
+    );
+  });
+});
+
+/** A request to the listening server from the client address `from`. */
+function send(
+  port: number,
+  from: string,
+  origin: string,
+  path: string,
+  body: unknown,
+): Promise<{ status: number; body: string; headers: Record<string, unknown> }> {
+  return new Promise((resolve, reject) => {
+    const payload = JSON.stringify(body);
+    const req = httpRequest(
+      {
+        host: '127.0.0.1',
+        port,
+        localAddress: from,
+        method: 'POST',
+        path: `/dashboard/api/${path}`,
+        headers: {
+          origin,
+          'sec-fetch-site': 'same-origin',
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(payload),
+        },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8').on('data', (c: string) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode!, body: text, headers: res.headers }));
+      },
+    );
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+async function listening(flags: Record<string, string>): Promise<{ d: DashboardHarness; port: number }> {
+  const d = await createDashboardHarness({ flags });
+  h = d;
+  await d.app.listen({ host: '127.0.0.1', port: 0 });
+  return { d, port: (d.app.server.address() as AddressInfo).port };
+}
+
+describe('nobody can lock a person out from elsewhere', SLOW, () => {
+  it('refuses only the (address, client) pair that failed; the owner signs in from another address', async () => {
+    const { d, port } = await listening({ signInRateLimit: '0', signInFailureLimit: '5' });
+    await d.addMember('owner@example.org', { role: 'owner' });
+    const attempt = (from: string, password: string) =>
+      send(port, from, d.origin, 'session', { email: 'owner@example.org', password });
+    for (let i = 0; i < 5; i++) expect((await attempt('127.0.0.2', 'a wrong guess')).status).toBe(401);
+    expect((await attempt('127.0.0.2', PASSWORD)).status).toBe(429);
+    expect((await attempt('127.0.0.3', PASSWORD)).status).toBe(200);
+  });
+
+  it('counts a burst of concurrent failures exactly: the pair gets no more than its budget', async () => {
+    const { d, port } = await listening({ signInRateLimit: '0', signInFailureLimit: '4' });
+    await d.addMember('owner@example.org', { role: 'owner' });
+    const answers = await Promise.all(
+      Array.from({ length: 12 }, () =>
+        send(port, '127.0.0.2', d.origin, 'session', { email: 'owner@example.org', password: 'wrong' }),
+      ),
+    );
+    const statuses = answers.map((a) => a.status).sort();
+    expect(statuses.filter((s) => s === 401)).toHaveLength(4);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(8);
+  });
+
+  it('slows an address attacked from many clients by a delay capped at a few seconds, never a lock', async () => {
+    h = await createDashboardHarness({ flags: { signInRateLimit: '0', signInFailureLimit: '3' } });
+    await h.addMember('owner@example.org', { role: 'owner' });
+    const { db } = h.runtime.ctx;
+    const settings = h.runtime.ctx.config;
+    const delays: number[] = [];
+    const deps = { db, clock: h.clock, settings, sleep: async (ms: number) => void delays.push(ms) };
+    for (let client = 2; client < 5; client++)
+      for (let i = 0; i < 3; i++)
+        await expect(
+          signIn(deps, { email: 'owner@example.org', password: 'wrong', clientIp: `127.0.0.${client}` }),
+        ).rejects.toMatchObject({ code: 'invalid_credentials' });
+    expect(Math.max(...delays)).toBe(MAX_SIGN_IN_DELAY_MS);
+    const ok = await signIn(deps, { email: 'owner@example.org', password: PASSWORD, clientIp: '127.0.0.40' });
+    expect(ok.member.email).toBe('owner@example.org');
+    expect(delays.at(-1)).toBe(MAX_SIGN_IN_DELAY_MS);
+  });
+});
+
+describe('unauthenticated requests cannot queue up the password hash', SLOW, () => {
+  it(`answers 503 with Retry-After past ${HASH_CONCURRENCY} running and ${HASH_QUEUE_LIMIT} waiting hashes`, async () => {
+    const { d, port } = await listening({ signInRateLimit: '0', signInFailureLimit: '0' });
+    const answers = await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        send(port, `127.0.0.${2 + (i % 20)}`, d.origin, 'session', {
+          email: `nobody${i}@example.org`,
+          password: 'a guess at it',
+        }),
+      ),
+    );
+    const busy = answers.filter((a) => a.status === 503);
+    expect(busy.length).toBeGreaterThan(0);
+    expect(busy.every((a) => a.headers['retry-after'] === '1')).toBe(true);
+    expect(JSON.parse(busy[0]!.body)).toMatchObject({ error: 'service_unavailable' });
+    expect(answers.every((a) => a.status === 503 || a.status === 401)).toBe(true);
+  });
+});
