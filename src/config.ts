@@ -88,6 +88,8 @@ export interface Config {
   /** Create an account and print a live and a test key on a brand-new data directory. */
   bootstrap: boolean;
   resultRetentionMs: number;
+  /** How long the security log's entries are kept (services/audit.service.ts). */
+  auditRetentionMs: number;
   idempotencyTtlMs: number;
   /** How long a process may answer usage reads from memory (services/usage-cache.ts); 0: never. */
   usageCacheTtlMs: number;
@@ -621,6 +623,14 @@ export const SETTINGS = {
     help: 'how long batch results are kept',
     commands: SERVICE,
   }),
+  auditRetention: setting({
+    flag: '--audit-retention <duration>',
+    env: 'MAILVERDICT_AUDIT_RETENTION',
+    parser: duration,
+    default: 365 * DAY,
+    help: 'how long the entries of each account’s security log are kept (docs/dashboard.md); older ones are deleted by the retention sweep',
+    commands: SERVICE,
+  }),
   idempotencyTtl: setting({
     flag: '--idempotency-ttl <duration>',
     env: 'MAILVERDICT_IDEMPOTENCY_TTL',
@@ -871,6 +881,7 @@ export function loadConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = process.e
     logLevel: s.logLevel,
     bootstrap: s.bootstrap,
     resultRetentionMs: s.resultRetention,
+    auditRetentionMs: s.auditRetention,
     idempotencyTtlMs: s.idempotencyTtl,
     usageCacheTtlMs: s.usageCacheTtl,
     engine: {

@@ -50,6 +50,7 @@ export const COPIED_TABLES = [
   { name: 'list_upload_rows', key: ['upload_id', 'seq'], pageSize: 16 },
   { name: 'job_result_counts', key: ['job_id'], pageSize: 500 },
   { name: 'sign_in_failures', key: ['key', 'window_start'], pageSize: 500 },
+  { name: 'audit_log', key: ['id'], pageSize: 500 },
 ] as const satisfies readonly CopiedTable[];
 
 type Unlisted = Exclude<TableName, (typeof COPIED_TABLES)[number]['name']>;

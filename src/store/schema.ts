@@ -3,7 +3,8 @@
  * this file only joins them.
  */
 import type { AccountTables } from './schema/accounts.schema.js';
+import type { AuditTables } from './schema/audit.schema.js';
 import type { DashboardTables } from './schema/dashboard.schema.js';
 import type { JobTables } from './schema/jobs.schema.js';
 
-export type Database = AccountTables & JobTables & DashboardTables;
+export type Database = AccountTables & JobTables & DashboardTables & AuditTables;

@@ -9,6 +9,7 @@ import { notificationsMigration } from './0003-notifications.js';
 import { pendingChunksIndexMigration } from './0004-pending-chunks-index.js';
 import { dashboardMigration } from './0005-dashboard.js';
 import { invitationIssuerMigration } from './0007-invitation-issuer.js';
+import { auditLogMigration } from './0009-audit-log.js';
 
 export const migrations: Record<string, Migration> = {
   '0001-accounts': accountsMigration,
@@ -17,4 +18,5 @@ export const migrations: Record<string, Migration> = {
   '0004-pending-chunks-index': pendingChunksIndexMigration,
   '0005-dashboard': dashboardMigration,
   '0007-invitation-issuer': invitationIssuerMigration,
+  '0009-audit-log': auditLogMigration,
 };
