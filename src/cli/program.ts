@@ -13,6 +13,7 @@ import { registerWorkerCommand } from './commands/worker.command.js';
 import { registerMigrateCommand } from './commands/migrate.command.js';
 import { registerStoreCommand } from './commands/store.command.js';
 import { registerDoctorCommand } from './commands/doctor.command.js';
+import { registerAuditCommand } from './commands/audit.command.js';
 
 export function buildProgram(): Command {
   const program = new Command('mailverdict')
@@ -30,5 +31,6 @@ export function buildProgram(): Command {
   registerMigrateCommand(program);
   registerStoreCommand(program);
   registerDoctorCommand(program);
+  registerAuditCommand(program);
   return program;
 }

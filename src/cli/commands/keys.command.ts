@@ -4,6 +4,7 @@
  */
 import type { Command } from 'commander';
 import { systemClock } from '../../clock.js';
+import { recordAudit } from '../../services/audit.service.js';
 import { SCOPES, createKey, listKeys, revokeKey } from '../../services/keys.service.js';
 import { addCommonOptions, print, withStore, type StoreFlags } from '../cli-support.js';
 
@@ -24,8 +25,8 @@ export function registerKeysCommand(program: Command): void {
       .option('--scopes <list>', `comma-separated scopes (default all: ${SCOPES.join(',')})`)
       .option('--name <name>', 'a label for the key'),
   ).action(async (flags: CommonFlags & { account: string; kind: string; scopes?: string; name?: string }) => {
-    const created = await withStore(flags, (db) =>
-      createKey(db, systemClock, {
+    const created = await withStore(flags, async (db) => {
+      const made = await createKey(db, systemClock, {
         accountId: flags.account,
         kind: flags.kind,
         ...(flags.scopes === undefined
@@ -37,8 +38,15 @@ export function registerKeysCommand(program: Command): void {
                 .filter((s) => s !== ''),
             }),
         name: flags.name ?? null,
-      }),
-    );
+      });
+      await recordAudit(db, systemClock, {
+        accountId: made.record.account_id,
+        type: 'key_created',
+        actor: { kind: 'operator' },
+        details: { key_id: made.record.id, kind: made.record.kind },
+      });
+      return made;
+    });
     const { id, ...record } = created.record;
     const out = { id, key: created.key, ...record };
     print(flags.json, out, () =>
@@ -56,7 +64,16 @@ export function registerKeysCommand(program: Command): void {
       .description('Revoke a key; it is refused from the next request on.')
       .argument('<key-id>'),
   ).action(async (id: string, flags: CommonFlags) => {
-    const view = await withStore(flags, (db) => revokeKey(db, systemClock, id));
+    const view = await withStore(flags, async (db) => {
+      const revoked = await revokeKey(db, systemClock, id);
+      await recordAudit(db, systemClock, {
+        accountId: revoked.account_id,
+        type: 'key_revoked',
+        actor: { kind: 'operator' },
+        details: { key_id: revoked.id },
+      });
+      return revoked;
+    });
     print(flags.json, view, () => `revoked key ${view.id} (${view.display}) at ${view.revoked_at ?? ''}`);
   });
 
