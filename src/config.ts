@@ -285,6 +285,7 @@ export type CommandName =
   | 'accounts'
   | 'keys'
   | 'members'
+  | 'audit'
   | 'accounts create'
   | 'members invite'
   | 'members reset';
@@ -331,7 +332,7 @@ export function defaultHeloName(host: string): string {
 }
 
 /** The store: every command that opens it. */
-const STORE: readonly CommandName[] = ['serve', 'worker', 'migrate', 'accounts', 'keys', 'members'];
+const STORE: readonly CommandName[] = ['serve', 'worker', 'migrate', 'accounts', 'keys', 'members', 'audit'];
 /** The service's processes. */
 const SERVICE: readonly CommandName[] = ['serve', 'worker'];
 /** The verification engine: the service, the commands that verify locally, and `doctor`, which checks its set-up. */
