@@ -330,6 +330,9 @@ export const AuditQuery = Type.Object(
 );
 export type AuditQuery = Static<typeof AuditQuery>;
 
+/** The security log's event types (services/audit.service.ts), for the page's labels. */
+export type { AuditEventType } from '../services/audit.service.js';
+
 export const AuditEntry = Type.Object({
   id: Type.String(),
   at: IsoTime,

@@ -23,6 +23,8 @@ import { PageTitle } from '../components/shell';
 import { ErrorMessage, Loading } from '../components/status';
 import { NewPasswordFields, passwordProblem } from './set-password';
 import { TableScroll } from '../components/table-scroll';
+import { Link } from 'wouter';
+import { SessionsSection } from './security';
 
 function Members() {
   const api = useEndpoints();
@@ -366,6 +368,12 @@ export function SettingsPage() {
         </>
       ) : null}
       <PasswordSection />
+      <SessionsSection />
+      {useSession().data?.member.role === 'owner' ? (
+        <p>
+          <Link href="/settings/security-log">Security log</Link>: sign-ins, members, keys and secrets.
+        </p>
+      ) : null}
     </>
   );
 }
