@@ -7,7 +7,17 @@ import { ManualClock, DAY, MINUTE } from '../../src/clock.js';
 import { sweepOnce } from '../../src/jobs/sweep.js';
 import { createAccount } from '../../src/services/accounts.service.js';
 import { auditCsv, listAudit, recordAudit, type AuditActor } from '../../src/services/audit.service.js';
+import { acceptLink, issueInvitation } from '../../src/services/members.service.js';
+import { endOwnSession, listOwnSessions } from '../../src/services/session-list.service.js';
+import { authenticateSession, createSession } from '../../src/services/sessions.service.js';
 import { openTestStore, testBackends, type TestStore } from '../kit/store-harness.js';
+
+const SESSION_SETTINGS = {
+  sessionIdleTimeoutMs: 3_600_000,
+  sessionMaxAgeMs: 86_400_000,
+  signInRateLimit: 0,
+  signInFailureLimit: 0,
+};
 
 describe.each(testBackends())('the security log on %s', (backend) => {
   let store: TestStore | undefined;
@@ -112,5 +122,48 @@ describe.each(testBackends())('the security log on %s', (backend) => {
     await expect(auditCsv(store.db, { accountId: account.id, role: 'member' }, {})).rejects.toMatchObject({
       code: 'insufficient_permissions',
     });
+  });
+
+  it("keeps a session's browser and address, lists a member's own, and ends only the member's", async () => {
+    store = await openTestStore(backend);
+    const clock = new ManualClock('2026-03-10T12:00:00.000Z');
+    const account = await createAccount(store.db, clock, { email: 'sessions@example.org' });
+    const members = [];
+    for (const email of ['a@example.org', 'b@example.org']) {
+      const issued = await issueInvitation(store.db, clock, { accountId: account.id, email });
+      members.push(
+        await acceptLink(store.db, clock, {
+          token: issued.token,
+          password: 'a long password 42',
+          kind: 'invitation',
+        }),
+      );
+    }
+    const [a, b] = members as [(typeof members)[0], (typeof members)[0]];
+    const firefox = {
+      clientIp: '127.0.0.5',
+      userAgent: 'Mozilla/5.0 (X11; Linux x86_64; rv:120.0) Gecko/20100101 Firefox/120.0',
+    };
+    const mine = await createSession(store.db, clock, SESSION_SETTINGS, a.id, firefox);
+    await createSession(store.db, clock, SESSION_SETTINGS, a.id);
+    const theirs = await createSession(store.db, clock, SESSION_SETTINGS, b.id);
+    const me = await authenticateSession(store.db, clock, SESSION_SETTINGS, mine.secret);
+    const listed = await listOwnSessions(store.db, clock, me);
+    expect(listed).toHaveLength(2);
+    expect(listed.find((s) => s.current)).toMatchObject({
+      browser: 'Firefox 120',
+      os: 'Linux',
+      client_ip: '127.0.0.5',
+    });
+    const them = await authenticateSession(store.db, clock, SESSION_SETTINGS, theirs.secret);
+    const theirId = (await listOwnSessions(store.db, clock, them))[0]!.id;
+    await expect(endOwnSession(store.db, clock, me, theirId, firefox)).rejects.toMatchObject({
+      code: 'not_found',
+    });
+    const other = listed.find((s) => !s.current)!;
+    await endOwnSession(store.db, clock, me, other.id, firefox);
+    expect(await listOwnSessions(store.db, clock, me)).toHaveLength(1);
+    expect(await listOwnSessions(store.db, clock, them)).toHaveLength(1);
+    expect((await listAudit(store.db, account.id, { type: 'session_ended' })).entries).toHaveLength(1);
   });
 });
