@@ -117,6 +117,8 @@ export interface Config {
   /** Create an account and print a live and a test key on a brand-new data directory. */
   bootstrap: boolean;
   resultRetentionMs: number;
+  /** How long the security log's entries are kept (services/audit.service.ts). */
+  auditRetentionMs: number;
   idempotencyTtlMs: number;
   /** How long a process may answer usage reads from memory (services/usage-cache.ts); 0: never. */
   usageCacheTtlMs: number;
@@ -339,6 +341,7 @@ export type CommandName =
   | 'accounts'
   | 'keys'
   | 'members'
+  | 'audit'
   | 'accounts create'
   | 'members invite'
   | 'members reset';
@@ -385,7 +388,7 @@ export function defaultHeloName(host: string): string {
 }
 
 /** The store: every command that opens it. */
-const STORE: readonly CommandName[] = ['serve', 'worker', 'migrate', 'accounts', 'keys', 'members'];
+const STORE: readonly CommandName[] = ['serve', 'worker', 'migrate', 'accounts', 'keys', 'members', 'audit'];
 /** The service's processes. */
 const SERVICE: readonly CommandName[] = ['serve', 'worker'];
 /** The verification engine: the service, the commands that verify locally, and `doctor`, which checks its set-up. */
@@ -752,6 +755,14 @@ export const SETTINGS = {
     help: 'how long batch results are kept',
     commands: SERVICE,
   }),
+  auditRetention: setting({
+    flag: '--audit-retention <duration>',
+    env: 'MAILVERDICT_AUDIT_RETENTION',
+    parser: duration,
+    default: 365 * DAY,
+    help: 'how long the entries of each account’s security log are kept (docs/dashboard.md); older ones are deleted by the retention sweep',
+    commands: SERVICE,
+  }),
   idempotencyTtl: setting({
     flag: '--idempotency-ttl <duration>',
     env: 'MAILVERDICT_IDEMPOTENCY_TTL',
@@ -1073,6 +1084,7 @@ export function loadConfig(
     logLevel: s.logLevel,
     bootstrap: s.bootstrap,
     resultRetentionMs: s.resultRetention,
+    auditRetentionMs: s.auditRetention,
     idempotencyTtlMs: s.idempotencyTtl,
     usageCacheTtlMs: s.usageCacheTtl,
     engine: {

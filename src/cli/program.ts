@@ -14,6 +14,7 @@ import { registerMigrateCommand } from './commands/migrate.command.js';
 import { registerStoreCommand } from './commands/store.command.js';
 import { registerDoctorCommand } from './commands/doctor.command.js';
 import { registerEgressesCommand } from './commands/egresses.command.js';
+import { registerAuditCommand } from './commands/audit.command.js';
 
 export function buildProgram(): Command {
   const program = new Command('mailverdict')
@@ -32,5 +33,6 @@ export function buildProgram(): Command {
   registerStoreCommand(program);
   registerDoctorCommand(program);
   registerEgressesCommand(program);
+  registerAuditCommand(program);
   return program;
 }

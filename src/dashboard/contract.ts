@@ -427,3 +427,59 @@ export const ErrorEnvelope = Type.Object({
   request_id: Type.String(),
 });
 export type ErrorEnvelope = Static<typeof ErrorEnvelope>;
+
+// ---- security log and sessions (issue 16) ----------------------------------------------------
+
+/** GET /audit and GET /audit.csv: filters; `before` is the `next_before` of the page before. */
+export const AuditQuery = Type.Object(
+  {
+    type: Type.Optional(Type.String({ maxLength: 64 })),
+    member: Type.Optional(Type.String({ maxLength: 100 })),
+    before: Type.Optional(Type.String({ maxLength: 400 })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500 })),
+  },
+  { additionalProperties: false },
+);
+export type AuditQuery = Static<typeof AuditQuery>;
+
+/** The security log's event types (services/audit.service.ts), for the page's labels. */
+export type { AuditEventType } from '../services/audit.service.js';
+
+export const AuditEntry = Type.Object({
+  id: Type.String(),
+  at: IsoTime,
+  type: Type.String(),
+  actor: Type.Object({
+    kind: Type.Union([Type.Literal('member'), Type.Literal('operator'), Type.Literal('system')]),
+    member_id: Nullable(Type.String()),
+    email: Nullable(Type.String()),
+  }),
+  client_ip: Nullable(Type.String()),
+  user_agent: Nullable(Type.String()),
+  details: Type.Record(Type.String(), Type.Unknown()),
+});
+export type AuditEntry = Static<typeof AuditEntry>;
+
+/** GET /audit: newest first. */
+export const AuditPage = Type.Object({
+  entries: Type.Array(AuditEntry),
+  next_before: Nullable(Type.String()),
+});
+export type AuditPage = Static<typeof AuditPage>;
+
+/** One of the signed-in member's sessions (GET /sessions). */
+export const SessionItem = Type.Object({
+  id: Type.String(),
+  browser: Nullable(Type.String()),
+  os: Nullable(Type.String()),
+  device: Nullable(Type.String()),
+  user_agent: Nullable(Type.String()),
+  client_ip: Nullable(Type.String()),
+  created_at: IsoTime,
+  last_seen_at: IsoTime,
+  current: Type.Boolean(),
+});
+export type SessionItem = Static<typeof SessionItem>;
+
+export const SessionList = Type.Object({ sessions: Type.Array(SessionItem) });
+export type SessionList = Static<typeof SessionList>;

@@ -15,6 +15,7 @@ import type { DashboardDeps, DashboardOptions } from './deps.js';
 import { installDashboardErrorHandler } from './errors.js';
 import { DEFAULT_WEB_DIR, pagesPlugin } from './pages.js';
 import { accountRoutes } from './routes/account.routes.js';
+import { auditRoutes } from './routes/audit.routes.js';
 import { jobsRoutes } from './routes/jobs.routes.js';
 import { keysRoutes } from './routes/keys.routes.js';
 import { sessionRoutes } from './routes/session.routes.js';
@@ -76,6 +77,7 @@ export function dashboardPlugin(options: DashboardOptions) {
         await api.register(accountRoutes(deps));
         await api.register(keysRoutes(deps));
         await api.register(jobsRoutes(deps));
+        await api.register(auditRoutes(deps));
         // Unknown dashboard routes (and known ones with another method) in the dashboard's envelope.
         api.all('/*', { config: { dashboardAccess: 'public' }, schema: { hide: true } }, async (request) => {
           throw new AppError('not_found', `no route ${request.method} ${request.url.split('?')[0]}`);

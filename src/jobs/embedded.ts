@@ -103,7 +103,12 @@ export function startEmbeddedWorkers(ctx: AppContext, options: BackgroundOptions
     ...(options.metrics ? { metrics: options.metrics } : {}),
   });
 
-  const sweeper = createSweeper({ db: ctx.db, clock: ctx.clock, logger });
+  const sweeper = createSweeper({
+    db: ctx.db,
+    clock: ctx.clock,
+    logger,
+    auditRetentionMs: config.auditRetentionMs,
+  });
   sweeper.start(SWEEP_INTERVAL_MS);
 
   worker.start();

@@ -14,6 +14,8 @@ export interface SweeperDeps {
   db: AppContext['db'];
   clock: Clock;
   logger: Logger;
+  /** How long the security log's entries are kept (config.auditRetentionMs). */
+  auditRetentionMs?: number;
 }
 
 export interface Sweeper {
@@ -33,7 +35,7 @@ export function createSweeper(deps: SweeperDeps): Sweeper {
   const sweep = (): void => {
     sweeping = runOnce()
       .then((r) => {
-        if (r.jobs > 0 || r.idempotencyKeys > 0) logger.info(r, 'retention sweep');
+        if (r.jobs > 0 || r.idempotencyKeys > 0 || r.auditEntries > 0) logger.info(r, 'retention sweep');
       })
       .catch((err: unknown) => logger.error({ err }, 'retention sweep failed'));
   };
@@ -53,6 +55,10 @@ export function createSweeper(deps: SweeperDeps): Sweeper {
 }
 
 /** One sweep of `db` (what `createSweeper(…).runOnce()` runs), for callers without a logger. */
-export function sweepOnce(db: AppContext['db'], clock: Clock): Promise<SweepReport> {
-  return sweepExpired({ db, clock });
+export function sweepOnce(
+  db: AppContext['db'],
+  clock: Clock,
+  auditRetentionMs?: number,
+): Promise<SweepReport> {
+  return sweepExpired({ db, clock, ...(auditRetentionMs === undefined ? {} : { auditRetentionMs }) });
 }

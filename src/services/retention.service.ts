@@ -1,28 +1,41 @@
 /**
  * The retention sweep: deletes the chunks (addresses and results) of jobs whose retention has
  * passed and keeps the job row, so the results endpoint answers 410 rather than 404; and
- * deletes expired idempotency keys. Idempotent; safe to run from several processes.
+ * deletes expired idempotency keys and the security log's entries past `auditRetentionMs`.
+ * Idempotent; safe to run from several processes.
  */
-import type { Clock } from '../clock.js';
+import { DAY, type Clock } from '../clock.js';
 import { deleteJobChunks } from '../store/chunk.store.js';
 import type { Executor } from '../store/executor.js';
 import { deleteExpiredIdempotencyKeys } from '../store/idempotency.store.js';
 import { findExpiredJobIds, markResultsDeleted } from '../store/job.store.js';
+import { pruneAudit } from './audit.service.js';
 
 export interface SweepReport {
   jobs: number;
   chunks: number;
   idempotencyKeys: number;
+  auditEntries: number;
+}
+
+/** The default of `--audit-retention` (src/config.ts), for callers without a config. */
+export const DEFAULT_AUDIT_RETENTION_MS = 365 * DAY;
+
+export interface SweepDeps {
+  db: Executor;
+  clock: Clock;
+  /** Default DEFAULT_AUDIT_RETENTION_MS. */
+  auditRetentionMs?: number;
 }
 
 /** Jobs handled per transaction: keeps each write short so the API is never blocked long. */
 const JOBS_PER_PASS = 20;
 
 /** One full sweep of what has expired by `clock.now()`. */
-export async function sweepExpired(deps: { db: Executor; clock: Clock }): Promise<SweepReport> {
+export async function sweepExpired(deps: SweepDeps): Promise<SweepReport> {
   const { db, clock } = deps;
   const now = clock.now().toISOString();
-  const report: SweepReport = { jobs: 0, chunks: 0, idempotencyKeys: 0 };
+  const report: SweepReport = { jobs: 0, chunks: 0, idempotencyKeys: 0, auditEntries: 0 };
   for (;;) {
     const ids = await findExpiredJobIds(db, now, JOBS_PER_PASS);
     if (ids.length === 0) break;
@@ -35,5 +48,6 @@ export async function sweepExpired(deps: { db: Executor; clock: Clock }): Promis
     report.jobs += ids.length;
   }
   report.idempotencyKeys = await deleteExpiredIdempotencyKeys(db, now);
+  report.auditEntries = await pruneAudit(db, clock, deps.auditRetentionMs ?? DEFAULT_AUDIT_RETENTION_MS);
   return report;
 }

@@ -42,6 +42,7 @@ import {
   recordAttempt,
   reserveAttempt,
 } from './failure-budget.js';
+import { recordAudit, shortenUserAgent, type AuditOrigin } from './audit.service.js';
 import { normalizeEmail } from './members.service.js';
 import { dummyHash, hashPassword, needsRehash, verifyPassword } from './passwords.js';
 
@@ -101,6 +102,8 @@ export async function createSession(
   clock: Clock,
   settings: SessionSettings,
   memberId: string,
+  /** Where the browser signed in from, listed on the sessions page (session-list.service.ts). */
+  origin?: AuditOrigin,
 ): Promise<NewSession> {
   const now = clock.now();
   const secret = randomBytes(32).toString('base64url');
@@ -111,6 +114,8 @@ export async function createSession(
     created_at: now.toISOString(),
     last_seen_at: now.toISOString(),
     expires_at: expiresAt,
+    user_agent: shortenUserAgent(origin?.userAgent),
+    client_ip: origin?.clientIp ?? null,
   });
   return { secret, expiresAt };
 }
@@ -185,7 +190,7 @@ export function signInDelayMs(failures: number): number {
  */
 export async function signIn(
   deps: SignInDeps,
-  input: { email: string; password: string; clientIp: string },
+  input: { email: string; password: string; clientIp: string; userAgent?: string | null },
 ): Promise<{ member: MemberRow }> {
   const { db, clock, settings } = deps;
   let email: string;
@@ -214,8 +219,17 @@ export async function signIn(
   const member = await findMemberByEmail(db, email);
   const stored = member?.password_hash ?? (await dummyHash());
   const matches = await verifyPassword(input.password, stored);
+  const origin: AuditOrigin = { clientIp: input.clientIp, userAgent: input.userAgent ?? null };
   if (!member || member.password_hash === null || !matches) {
     await recordAttempt(db, addressKey, now);
+    // In the account's security log only when the address is one of its members'.
+    if (member)
+      await recordAudit(db, clock, {
+        accountId: member.account_id,
+        type: 'sign_in_failed',
+        actor: { kind: 'member', memberId: member.id, email: member.email },
+        origin,
+      });
     throw new AppError('invalid_credentials', INVALID_CREDENTIALS);
   }
   await forgetAttempts(db, pairKey);
@@ -229,6 +243,12 @@ export async function signIn(
     new Date(now.getTime() - settings.sessionIdleTimeoutMs).toISOString(),
   );
   await deleteOldSignInFailures(db, new Date(now.getTime() - 4 * FAILURE_WINDOW_MS).toISOString());
+  await recordAudit(db, clock, {
+    accountId: member.account_id,
+    type: 'sign_in',
+    actor: { kind: 'member', memberId: member.id, email: member.email },
+    origin,
+  });
   // No session here: the caller opens one, or, for a member with two factors, a challenge first.
   return { member };
 }

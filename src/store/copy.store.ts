@@ -54,6 +54,7 @@ export const COPIED_TABLES = [
   { name: 'member_two_factor', key: ['member_id'], pageSize: 500 },
   { name: 'member_recovery_codes', key: ['code_hash'], pageSize: 500 },
   { name: 'sign_in_challenges', key: ['id'], pageSize: 500 },
+  { name: 'audit_log', key: ['id'], pageSize: 500 },
 ] as const satisfies readonly CopiedTable[];
 
 type Unlisted = Exclude<TableName, (typeof COPIED_TABLES)[number]['name']>;

@@ -3,8 +3,9 @@
  * this file only joins them.
  */
 import type { AccountTables } from './schema/accounts.schema.js';
+import type { AuditTables } from './schema/audit.schema.js';
 import type { DashboardTables } from './schema/dashboard.schema.js';
 import type { JobTables } from './schema/jobs.schema.js';
 import type { TwoFactorTables } from './schema/two-factor.schema.js';
 
-export type Database = AccountTables & JobTables & DashboardTables & TwoFactorTables;
+export type Database = AccountTables & JobTables & DashboardTables & TwoFactorTables & AuditTables;

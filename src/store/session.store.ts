@@ -4,7 +4,7 @@
  */
 import { sql, type Insertable } from 'kysely';
 import type { Executor } from './executor.js';
-import type { DashboardSessionsTable, MemberRole } from './schema/dashboard.schema.js';
+import type { DashboardSessionsTable, MemberRole, SessionRow } from './schema/dashboard.schema.js';
 
 export async function insertSession(db: Executor, row: Insertable<DashboardSessionsTable>): Promise<void> {
   await db.insertInto('dashboard_sessions').values(row).execute();
@@ -126,4 +126,24 @@ export async function deleteSignInFailures(db: Executor, key: string): Promise<v
 /** Forgets windows that started before `before`. */
 export async function deleteOldSignInFailures(db: Executor, before: string): Promise<void> {
   await db.deleteFrom('sign_in_failures').where('window_start', '<', before).execute();
+}
+
+/** A member's sessions (the sessions page), newest first. */
+export async function listMemberSessions(db: Executor, memberId: string): Promise<SessionRow[]> {
+  return db
+    .selectFrom('dashboard_sessions')
+    .selectAll()
+    .where('member_id', '=', memberId)
+    .orderBy('created_at', 'desc')
+    .execute();
+}
+
+/** Ends one session of the member; false when the member has no such session. */
+export async function deleteMemberSession(db: Executor, memberId: string, id: string): Promise<boolean> {
+  const res = await db
+    .deleteFrom('dashboard_sessions')
+    .where('id', '=', id)
+    .where('member_id', '=', memberId)
+    .executeTakeFirst();
+  return Number(res.numDeletedRows) > 0;
 }

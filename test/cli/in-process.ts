@@ -1,6 +1,7 @@
 /** Runs CLI commands in this process (fast), capturing what they print. */
 import { Command } from 'commander';
 import { registerAccountsCommand } from '../../src/cli/commands/accounts.command.js';
+import { registerAuditCommand } from '../../src/cli/commands/audit.command.js';
 import { registerKeysCommand } from '../../src/cli/commands/keys.command.js';
 import { registerMembersCommand } from '../../src/cli/commands/members.command.js';
 
@@ -9,6 +10,7 @@ export async function runInProcess(args: string[]): Promise<string> {
   registerAccountsCommand(program);
   registerKeysCommand(program);
   registerMembersCommand(program);
+  registerAuditCommand(program);
   let out = '';
   const write = process.stdout.write.bind(process.stdout);
   process.stdout.write = (chunk: string | Uint8Array) => {

@@ -22,6 +22,7 @@ import { uploadList } from '../../src/services/uploads.service.js';
 import { recordKeyUse } from '../../src/store/key-usage.store.js';
 import { countKeyDay } from '../../src/store/key.store.js';
 import { addSignInFailure } from '../../src/store/session.store.js';
+import { recordAudit } from '../../src/services/audit.service.js';
 import { authenticateKey, createKey, revokeKey } from '../../src/services/keys.service.js';
 import { plansFromConfig } from '../../src/services/plans.js';
 import { consumeQuota } from '../../src/services/usage.service.js';
@@ -177,7 +178,13 @@ describe.skipIf(!backends.includes('postgres'))('mailverdict store copy into Pos
       password: 'a long password',
       kind: 'invitation',
     });
-    await createSession(db, h.clock, config, member.id);
+    await createSession(db, h.clock, config, member.id, { clientIp: '127.0.0.1', userAgent: 'Firefox' });
+    await recordAudit(db, h.clock, {
+      accountId: h.accountId,
+      type: 'sign_in',
+      actor: { kind: 'member', memberId: member.id, email: member.email },
+      origin: { clientIp: '127.0.0.1', userAgent: 'Firefox' },
+    });
     await addSignInFailure(db, 'a-failed-sign-in', h.clock.now().toISOString());
     await recordKeyUse(db, (await authenticateKey(db, h.liveKey)).keyId, h.clock.now().toISOString());
     // A publishable key and its daily count (api_key_days).

@@ -20,6 +20,7 @@ import { ListsPage } from './pages/lists';
 import { OverviewPage } from './pages/overview';
 import { SetPasswordPage } from './pages/set-password';
 import { SettingsPage } from './pages/settings';
+import { SecurityLogPage } from './pages/security';
 import { SignInPage } from './pages/sign-in';
 import { TwoFactorRequiredPage } from './pages/two-factor';
 import { VerifyPage } from './pages/verify';
@@ -97,6 +98,7 @@ function SignedIn() {
         <Route path="/lists/:id">{(params) => <ListDetailPage key={params.id} id={params.id} />}</Route>
         <Route path="/verify" component={VerifyPage} />
         <Route path="/settings" component={SettingsPage} />
+        <Route path="/settings/security-log" component={SecurityLogPage} />
         <Route component={NotFound} />
       </Switch>
     </Shell>

@@ -4,6 +4,7 @@
 import type { Command } from 'commander';
 import { systemClock } from '../../clock.js';
 import { getAccount, setAccountPlan, toAccountView } from '../../services/accounts.service.js';
+import { recordAudit } from '../../services/audit.service.js';
 import { createOwnedAccount } from '../../services/members.service.js';
 import { accountSummary } from '../../services/account-summary.service.js';
 import { PLAN_SLUGS, plansFromConfig } from '../../services/plans.js';
@@ -32,6 +33,12 @@ export function registerAccountsCommand(program: Command): void {
         plan: flags.plan,
         quotaLimit: integerOption('--quota-limit', flags.quotaLimit) ?? null,
         rateLimit: integerOption('--rate-limit', flags.rateLimit) ?? null,
+      });
+      await recordAudit(deps.db, deps.clock, {
+        accountId: created.accountId,
+        type: 'invitation_created',
+        actor: { kind: 'operator' },
+        details: { member_id: created.owner.member.id, email: created.owner.member.email, new_link: true },
       });
       return {
         view: toAccountView(await getAccount(deps.db, created.accountId)),

@@ -4,6 +4,7 @@
  */
 import { InvalidArgumentError, type Command } from 'commander';
 import { systemClock } from '../../clock.js';
+import { recordAudit } from '../../services/audit.service.js';
 import { SCOPES, createKey, listKeys, revokeKey } from '../../services/keys.service.js';
 import { AppError } from '../../errors.js';
 import { addCommonOptions, print, withStore, type StoreFlags } from '../cli-support.js';
@@ -66,8 +67,8 @@ export function registerKeysCommand(program: Command): void {
   ).action(async (flags: CommonFlags & CreateFlags) => {
     if (!flags.publishable && flags.allowedOrigin !== undefined)
       throw new AppError('invalid_request', '--allowed-origin needs --publishable');
-    const created = await withStore(flags, (db) =>
-      createKey(db, systemClock, {
+    const created = await withStore(flags, async (db) => {
+      const made = await createKey(db, systemClock, {
         ...(flags.publishable
           ? {
               publishable: {
@@ -89,8 +90,15 @@ export function registerKeysCommand(program: Command): void {
                 .filter((s) => s !== ''),
             }),
         name: flags.name ?? null,
-      }),
-    );
+      });
+      await recordAudit(db, systemClock, {
+        accountId: made.record.account_id,
+        type: 'key_created',
+        actor: { kind: 'operator' },
+        details: { key_id: made.record.id, kind: made.record.kind },
+      });
+      return made;
+    });
     const { id, ...record } = created.record;
     const out = { id, key: created.key, ...record };
     print(flags.json, out, () =>
@@ -110,7 +118,16 @@ export function registerKeysCommand(program: Command): void {
       .description('Revoke a key; it is refused from the next request on.')
       .argument('<key-id>'),
   ).action(async (id: string, flags: CommonFlags) => {
-    const view = await withStore(flags, (db) => revokeKey(db, systemClock, id));
+    const view = await withStore(flags, async (db) => {
+      const revoked = await revokeKey(db, systemClock, id);
+      await recordAudit(db, systemClock, {
+        accountId: revoked.account_id,
+        type: 'key_revoked',
+        actor: { kind: 'operator' },
+        details: { key_id: revoked.id },
+      });
+      return revoked;
+    });
     print(flags.json, view, () => `revoked key ${view.id} (${view.display}) at ${view.revoked_at ?? ''}`);
   });
 

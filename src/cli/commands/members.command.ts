@@ -8,6 +8,8 @@ import type { Command } from 'commander';
 import pino from 'pino';
 import { AppError } from '../../errors.js';
 import { getAccount } from '../../services/accounts.service.js';
+import { recordAudit } from '../../services/audit.service.js';
+import { systemClock } from '../../clock.js';
 import {
   inviteMember,
   listMembers,
@@ -33,10 +35,16 @@ export function registerMembersCommand(program: Command): void {
       .requiredOption('--account <account-id>', 'the account')
       .requiredOption('--email <address>', 'the person to invite'),
   ).action(async (flags: LinkFlags & { account: string }) => {
-    const { sent, config } = await withMembers(flags, async (deps, config) => ({
-      sent: await inviteMember(deps, { accountId: flags.account, email: flags.email }),
-      config,
-    }));
+    const { sent, config } = await withMembers(flags, async (deps, config) => {
+      const invited = await inviteMember(deps, { accountId: flags.account, email: flags.email });
+      await recordAudit(deps.db, deps.clock, {
+        accountId: flags.account,
+        type: 'invitation_created',
+        actor: { kind: 'operator' },
+        details: { member_id: invited.member.id, email: invited.member.email, new_link: true },
+      });
+      return { sent: invited, config };
+    });
     print(flags.json, linkJson(sent), () =>
       linkText(`invited ${sent.member.email} to account ${flags.account}.`, sent, config),
     );
@@ -90,7 +98,16 @@ export function registerMembersCommand(program: Command): void {
       .requiredOption('--account <account-id>', 'the account')
       .requiredOption('--email <address>', 'the member'),
   ).action(async (flags: StoreFlags & { account: string; email: string }) => {
-    const removed = await withStore(flags, (db) => removeMemberByEmail(db, flags.account, flags.email));
+    const removed = await withStore(flags, async (db) => {
+      const member = await removeMemberByEmail(db, flags.account, flags.email);
+      await recordAudit(db, systemClock, {
+        accountId: flags.account,
+        type: member.joined_at === null ? 'invitation_revoked' : 'member_removed',
+        actor: { kind: 'operator' },
+        details: { member_id: member.id, email: member.email },
+      });
+      return member;
+    });
     print(flags.json, removed, () => `removed ${removed.email} from account ${flags.account}`);
   });
 

@@ -25,6 +25,8 @@ import {
   VerifyBody,
   WebhookSecret,
 } from '../contract.js';
+import { recordAudit } from '../../services/audit.service.js';
+import { byMember } from '../audit-origin.js';
 import type { DashboardDeps } from '../deps.js';
 import { requireSession } from '../security.js';
 
@@ -82,6 +84,11 @@ export function accountRoutes(deps: DashboardDeps) {
             inviter: { memberId: session.memberId, role: session.role },
           },
         );
+        await recordAudit(db, clock, {
+          ...byMember(request, session),
+          type: 'invitation_created',
+          details: { member_id: sent.member.id, email: sent.member.email, new_link: sent.link !== null },
+        });
         return reply
           .code(201)
           .send({ member: sent.member, link: sent.link, expires_at: sent.expiresAt, emailed: sent.emailed });
@@ -89,7 +96,14 @@ export function accountRoutes(deps: DashboardDeps) {
     );
 
     app.delete('/members/:id', { schema: { params: IdParams } }, async (request, reply) => {
-      await removeMember(db, requireSession(request).accountId, request.params.id);
+      const session = requireSession(request);
+      const removed = await removeMember(db, session.accountId, request.params.id);
+      await recordAudit(db, clock, {
+        ...byMember(request, session),
+        // A member who never joined was an invitation.
+        type: removed.joined_at === null ? 'invitation_revoked' : 'member_removed',
+        details: { member_id: removed.id, email: removed.email },
+      });
       return reply.code(204).send();
     });
 
@@ -106,17 +120,23 @@ export function accountRoutes(deps: DashboardDeps) {
     app.post(
       '/settings/webhook-secret/reveal',
       { schema: { response: { 200: WebhookSecret } } },
-      async (request) => ({
-        webhook_secret: await webhookSecretFor(db, requireSession(request).accountId),
-      }),
+      async (request) => {
+        const session = requireSession(request);
+        const secret = await webhookSecretFor(db, session.accountId);
+        await recordAudit(db, clock, { ...byMember(request, session), type: 'webhook_secret_revealed' });
+        return { webhook_secret: secret };
+      },
     );
 
     app.post(
       '/settings/webhook-secret/rotate',
       { schema: { response: { 200: WebhookSecret } } },
-      async (request) => ({
-        webhook_secret: await rotateWebhookSecret(db, requireSession(request).accountId),
-      }),
+      async (request) => {
+        const session = requireSession(request);
+        const secret = await rotateWebhookSecret(db, session.accountId);
+        await recordAudit(db, clock, { ...byMember(request, session), type: 'webhook_secret_rotated' });
+        return { webhook_secret: secret };
+      },
     );
   };
 }

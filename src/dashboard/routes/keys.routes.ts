@@ -8,6 +8,8 @@ import {
   rotateAccountKey,
 } from '../../services/dashboard-keys.service.js';
 import { CreatedKey, CreateKeyBody, IdParams, KeyItem, KeyList } from '../contract.js';
+import { recordAudit } from '../../services/audit.service.js';
+import { byMember } from '../audit-origin.js';
 import type { DashboardDeps } from '../deps.js';
 import { requireSession } from '../security.js';
 import { loadWidgetAsset } from '../../http/widget-asset.js';
@@ -32,7 +34,13 @@ export function keysRoutes(deps: DashboardDeps) {
       '/keys',
       { schema: { body: CreateKeyBody, response: { 201: CreatedKey } } },
       async (request, reply) => {
-        const created = await createKeyItem(db, clock, requireSession(request).accountId, request.body);
+        const session = requireSession(request);
+        const created = await createKeyItem(db, clock, session.accountId, request.body);
+        await recordAudit(db, clock, {
+          ...byMember(request, session),
+          type: 'key_created',
+          details: { key_id: created.key.id, kind: created.key.kind },
+        });
         return reply.code(201).send(created);
       },
     );
@@ -40,19 +48,29 @@ export function keysRoutes(deps: DashboardDeps) {
     app.post(
       '/keys/:id/revoke',
       { schema: { params: IdParams, response: { 200: KeyItem } } },
-      async (request) => revokeAccountKey(db, clock, requireSession(request).accountId, request.params.id),
+      async (request) => {
+        const session = requireSession(request);
+        const revoked = await revokeAccountKey(db, clock, session.accountId, request.params.id);
+        await recordAudit(db, clock, {
+          ...byMember(request, session),
+          type: 'key_revoked',
+          details: { key_id: revoked.id },
+        });
+        return revoked;
+      },
     );
 
     app.post(
       '/keys/:id/rotate',
       { schema: { params: IdParams, response: { 201: CreatedKey } } },
       async (request, reply) => {
-        const created = await rotateAccountKey(
-          db,
-          clock,
-          requireSession(request).accountId,
-          request.params.id,
-        );
+        const session = requireSession(request);
+        const created = await rotateAccountKey(db, clock, session.accountId, request.params.id);
+        await recordAudit(db, clock, {
+          ...byMember(request, session),
+          type: 'key_rotated',
+          details: { key_id: created.key.id, replaces: created.replaces ?? null },
+        });
         return reply.code(201).send(created);
       },
     );

@@ -19,8 +19,11 @@ import {
   endSession,
   signIn,
   type DashboardSession,
+  type NewSession,
 } from '../../services/sessions.service.js';
 import { completeChallenge, hasTwoFactor, issueChallenge } from '../../services/two-factor.service.js';
+import { recordAudit } from '../../services/audit.service.js';
+import { byMember, originOf } from '../audit-origin.js';
 import type { MemberTokenKind } from '../../store/schema/dashboard.schema.js';
 import {
   ChangePasswordBody,
@@ -87,9 +90,11 @@ export function sessionRoutes(deps: DashboardDeps, guard: GuardDeps) {
     request: FastifyRequest,
     reply: FastifyReply,
     memberId: string,
+    /** Opened already (by the sign-in). */
+    opened?: NewSession,
   ): Promise<SessionView> {
     await endSession(db, request.cookies[guard.cookie.name]);
-    const session = await createSession(db, clock, settings, memberId);
+    const session = opened ?? (await createSession(db, clock, settings, memberId, originOf(request)));
     setSessionCookie(reply, guard, session, clock.now());
     return toSessionView(await authenticateSession(db, clock, settings, session.secret));
   }
@@ -118,6 +123,12 @@ export function sessionRoutes(deps: DashboardDeps, guard: GuardDeps) {
     // Unauthenticated and about to hash a password: limited per client address like sign-in.
     await limitClient(deps, 'accept-link', request);
     const member = await acceptLink(db, clock, { token: body.token, password: body.password, kind });
+    await recordAudit(db, clock, {
+      accountId: member.account_id,
+      type: kind === 'invitation' ? 'invitation_accepted' : 'password_reset',
+      actor: { kind: 'member', memberId: member.id, email: member.email },
+      origin: originOf(request),
+    });
     return signInOrChallenge(request, reply, member.id);
   }
 
@@ -135,7 +146,11 @@ export function sessionRoutes(deps: DashboardDeps, guard: GuardDeps) {
       },
       async (request, reply) => {
         await limitClient(deps, 'sign-in', request);
-        const { member } = await signIn({ db, clock, settings }, { ...request.body, clientIp: request.ip });
+        const origin = originOf(request);
+        const { member } = await signIn(
+          { db, clock, settings },
+          { ...request.body, clientIp: request.ip, userAgent: origin.userAgent },
+        );
         return signInOrChallenge(request, reply, member.id);
       },
     );
@@ -226,6 +241,7 @@ export function sessionRoutes(deps: DashboardDeps, guard: GuardDeps) {
         keepSessionId: session.sessionId,
         failureLimit: settings.signInFailureLimit,
       });
+      await recordAudit(db, clock, { ...byMember(request, session), type: 'password_changed' });
       return reply.code(204).send();
     });
   };

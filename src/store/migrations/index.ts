@@ -11,6 +11,7 @@ import { dashboardMigration } from './0005-dashboard.js';
 import { publishableKeysMigration } from './0006-publishable-keys.js';
 import { invitationIssuerMigration } from './0007-invitation-issuer.js';
 import { twoFactorMigration } from './0008-two-factor.js';
+import { auditLogMigration } from './0009-audit-log.js';
 
 export const migrations: Record<string, Migration> = {
   '0001-accounts': accountsMigration,
@@ -21,4 +22,5 @@ export const migrations: Record<string, Migration> = {
   '0006-publishable-keys': publishableKeysMigration,
   '0007-invitation-issuer': invitationIssuerMigration,
   '0008-two-factor': twoFactorMigration,
+  '0009-audit-log': auditLogMigration,
 };

@@ -28,6 +28,10 @@ export interface DashboardSessionsTable {
   last_seen_at: string;
   /** Absolute end of the session, whatever its use. */
   expires_at: string;
+  /** The browser's User-Agent at sign-in, shortened (migration 0009); null for older sessions. */
+  user_agent: string | null;
+  /** The client address at sign-in (migration 0009). */
+  client_ip: string | null;
 }
 
 export type MemberTokenKind = 'invitation' | 'password_reset';

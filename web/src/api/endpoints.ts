@@ -7,6 +7,8 @@
 import { useMemo } from 'react';
 import type { ApiClient } from './client';
 import type {
+  AuditPage,
+  AuditQuery,
   ChangePasswordBody,
   CreatedKey,
   CreateKeyBody,
@@ -26,6 +28,7 @@ import type {
   RecoveryCodes,
   SecondFactorBody,
   SecondFactorChallenge,
+  SessionList,
   SessionView,
   SetPasswordBody,
   Settings,
@@ -110,6 +113,13 @@ export function endpoints(api: ApiClient) {
       api.request<WebhookSecret>('/settings/webhook-secret/reveal', { method: 'POST' }),
     rotateWebhookSecret: () =>
       api.request<WebhookSecret>('/settings/webhook-secret/rotate', { method: 'POST' }),
+
+    // ---- sessions and the security log
+    sessions: () => api.request<SessionList>('/sessions'),
+    endSession: (id: string) => api.request<void>(`/sessions/${segment(id)}`, { method: 'DELETE' }),
+    audit: (query: AuditQuery) => api.request<AuditPage>('/audit', { query }),
+    /** A link the browser follows itself (the CSV download). */
+    auditCsvUrl: (query: Pick<AuditQuery, 'type' | 'member'>) => api.url('/audit.csv', query),
   };
 }
 

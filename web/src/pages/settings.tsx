@@ -24,6 +24,8 @@ import { ErrorMessage, Loading } from '../components/status';
 import { NewPasswordFields, passwordProblem } from './set-password';
 import { TableScroll } from '../components/table-scroll';
 import { TwoFactorSection } from './two-factor';
+import { Link } from 'wouter';
+import { SessionsSection } from './security';
 
 function Members() {
   const api = useEndpoints();
@@ -368,6 +370,12 @@ export function SettingsPage() {
       ) : null}
       <PasswordSection />
       <TwoFactorSection />
+      <SessionsSection />
+      {useSession().data?.member.role === 'owner' ? (
+        <p>
+          <Link href="/settings/security-log">Security log</Link>: sign-ins, members, keys and secrets.
+        </p>
+      ) : null}
     </>
   );
 }
