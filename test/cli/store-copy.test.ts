@@ -23,6 +23,12 @@ import { recordKeyUse } from '../../src/store/key-usage.store.js';
 import { countKeyDay } from '../../src/store/key.store.js';
 import { addSignInFailure } from '../../src/store/session.store.js';
 import { recordAudit } from '../../src/services/audit.service.js';
+import {
+  confirmEnrolment,
+  issueChallenge,
+  startEnrolment,
+  totpCode,
+} from '../../src/services/two-factor.service.js';
 import { authenticateKey, createKey, revokeKey } from '../../src/services/keys.service.js';
 import { plansFromConfig } from '../../src/services/plans.js';
 import { consumeQuota } from '../../src/services/usage.service.js';
@@ -185,6 +191,14 @@ describe.skipIf(!backends.includes('postgres'))('mailverdict store copy into Pos
       actor: { kind: 'member', memberId: member.id, email: member.email },
       origin: { clientIp: '127.0.0.1', userAgent: 'Firefox' },
     });
+    // Two factors for the member: its secret, its recovery codes, a pending sign-in challenge.
+    const enrolment = await startEnrolment(db, h.clock, { memberId: member.id, email: member.email });
+    await confirmEnrolment(db, h.clock, {
+      memberId: member.id,
+      code: totpCode(enrolment.secret, h.clock.now()),
+      failureLimit: 10,
+    });
+    await issueChallenge(db, h.clock, member.id);
     await addSignInFailure(db, 'a-failed-sign-in', h.clock.now().toISOString());
     await recordKeyUse(db, (await authenticateKey(db, h.liveKey)).keyId, h.clock.now().toISOString());
     // A publishable key and its daily count (api_key_days).
