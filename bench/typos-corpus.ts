@@ -1,5 +1,5 @@
 /**
- * `npm run bench:typos:corpus`: writes bench/data/typos.json, the corpus `npm run bench:typos`
+ * `npm run bench:typos:corpus`: writes test/kit/data/typos.json, the corpus `npm run bench:typos`
  * and test/engine/typo.test.ts measure typo suggesters on. Deterministic: the same script
  * writes the same file. Two halves:
  *
@@ -184,7 +184,7 @@ const corpus = {
   typos: [...typos].map(([typed, { intended, kind }]) => ({ typed, intended, kind })),
   real: [...real].map(([domain, kind]) => ({ domain, kind })),
 };
-const file = join(dirname(fileURLToPath(import.meta.url)), 'data', 'typos.json');
+const file = join(dirname(fileURLToPath(import.meta.url)), '..', 'test', 'kit', 'data', 'typos.json');
 mkdirSync(dirname(file), { recursive: true });
 writeFileSync(file, `${JSON.stringify(corpus, null, 1)}\n`);
 console.log(`${file}: ${corpus.typos.length} typos, ${corpus.real.length} real domains`);

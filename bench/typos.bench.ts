@@ -1,5 +1,5 @@
 /**
- * `npm run bench:typos`: how well three typo suggesters correct bench/data/typos.json (written
+ * `npm run bench:typos`: how well three typo suggesters correct test/kit/data/typos.json (written
  * by bench/typos-corpus.ts): mailverdict's own (src/engine/lists/typo.ts), mailcheck and
  * @zootools/email-spell-checker, each with its default data. For each it prints, over the
  * mistyped domains, the share corrected to the domain meant, corrected to another one, and left
@@ -30,7 +30,7 @@ interface Mailcheck {
 }
 
 const require = createRequire(import.meta.url);
-const corpus = require('./data/typos.json') as Corpus;
+const corpus = require('../test/kit/data/typos.json') as Corpus;
 const mailcheck = require('mailcheck') as Mailcheck;
 const { values } = parseArgs({ options: { show: { type: 'string' } } });
 

@@ -55,6 +55,7 @@ describe('POST /v1/verify/batch', () => {
       status: 'undeliverable',
       score: 0,
       reason: 'invalid_email_format',
+      provider: null,
     });
     expect(json.results[3]!.reason).toBe('invalid_email_format');
     expect({ ...json.results[0], index: 1 }).toEqual(json.results[1]);

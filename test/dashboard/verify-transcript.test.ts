@@ -39,12 +39,13 @@ describe('dashboard POST /verify include_transcript', () => {
     expect(asked.statusCode).toBe(200);
     const answer = asked.json<Answer>();
     expect(answer.cached).toBe(false);
-    expect(answer.transcript!.map((l) => `${l.dir} ${l.text}`)).toEqual(
-      expect.arrayContaining([
-        `out [connect mx1.shop.test (${kit.hosts.mta!.ip}) port ${kit.port}]`,
-        'out RCPT TO:<ann@shop.test>',
-      ]),
-    );
+    const texts = answer.transcript!.map((l) => `${l.dir} ${l.text}`);
+    // A new connection, or the session the plain verification above left warm.
+    expect([
+      `out [connect mx1.shop.test (${kit.hosts.mta!.ip}) port ${kit.port}]`,
+      `out [reuse mx1.shop.test (${kit.hosts.mta!.ip})]`,
+    ]).toContain(texts[0]);
+    expect(texts).toContain('out RCPT TO:<ann@shop.test>');
 
     const again = (await browser.post('verify', { email: 'ann@shop.test' })).json<Answer>();
     expect(again.cached).toBe(true);

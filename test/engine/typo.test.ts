@@ -7,7 +7,7 @@ import { editDistance, POPULAR_DOMAINS, suggestCorrection } from '../../src/engi
 import { parseAddress } from '../../src/engine/syntax.js';
 
 /** The corpus `npm run bench:typos` measures on (written by bench/typos-corpus.ts). */
-const corpus = JSON.parse(readFileSync(new URL('../../bench/data/typos.json', import.meta.url), 'utf8')) as {
+const corpus = JSON.parse(readFileSync(new URL('../kit/data/typos.json', import.meta.url), 'utf8')) as {
   typos: { typed: string; intended: string; kind: string }[];
   real: { domain: string; kind: string }[];
 };
@@ -133,7 +133,7 @@ describe('suggestCorrection', () => {
   });
 });
 
-describe('suggestCorrection on the corpus (bench/data/typos.json)', () => {
+describe('suggestCorrection on the corpus (test/kit/data/typos.json)', () => {
   it.each([...new Set(corpus.real.map((r) => r.kind))])(
     'suggests nothing for any real domain of kind %s',
     (kind) => {

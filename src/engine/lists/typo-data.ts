@@ -89,7 +89,7 @@ export const PROVIDERS: readonly string[] = [
 
 /**
  * Real domains one slip from a provider above: never "corrected", never suggested. Each was
- * found by the corpus (bench/data/typos.json) or the packaged free-provider list.
+ * found by the corpus (test/kit/data/typos.json) or the packaged free-provider list.
  */
 export const LOOKALIKES: readonly string[] = [
   'cloud.com',

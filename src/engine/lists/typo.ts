@@ -3,7 +3,7 @@
  * john@gmail.com, hotmail.co.ik → hotmail.co.uk) or a top-level domain that exists nowhere
  * (.con → .com). Shared with the browser widget: no `node:` imports here or in typo-data.ts.
  *
- * Written here rather than taken from a library: on bench/data/typos.json, mailcheck and
+ * Written here rather than taken from a library: on test/kit/data/typos.json, mailcheck and
  * @zootools/email-spell-checker suggest a change for 39% and 18% of the real domains (yahoo.se,
  * outlook.es, company domains on .co), this one for none, and correct a similar share of the
  * typos (`npm run bench:typos`, figures in docs/benchmarks.md).

@@ -32,6 +32,7 @@ export const ERROR_CODES = [
   'member_exists',
   'owner_not_removable',
   'weak_password',
+  'two_factor_required',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
