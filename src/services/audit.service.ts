@@ -17,10 +17,7 @@ import type { MemberRole } from '../store/schema/dashboard.schema.js';
 import { csvRows } from './csv-export.js';
 import { randomBase62 } from './ids.js';
 
-/**
- * Every event the log knows. `two_factor_enabled|two_factor_disabled|two_factor_reset` are for
- * the two-factor sign-in to record.
- */
+/** Every event the log knows (docs/dashboard.md, "The security log"). */
 export const AUDIT_EVENT_TYPES = [
   'sign_in',
   'sign_in_failed',

@@ -112,6 +112,21 @@ describe('mailverdict members reset-2fa', SLOW, () => {
       expect(await db.selectFrom('member_recovery_codes').selectAll().execute()).toEqual([]);
     });
     expect(await signInStatus()).toBe(200);
+    // The operator's reset is in the account's security log.
+    const audit = JSON.parse(
+      await runInProcess([
+        'audit',
+        '--account',
+        accountId,
+        '--type',
+        'two_factor_reset',
+        '--data-dir',
+        dir,
+        '--json',
+      ]),
+    ) as { entries: { type: string; actor: string; details: Record<string, unknown> }[] };
+    expect(audit.entries).toHaveLength(1);
+    expect(audit.entries[0]).toMatchObject({ type: 'two_factor_reset', details: { member_id: memberId } });
   });
 
   it('refuses an address that is no member', async () => {

@@ -8,6 +8,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { MINUTE, SECOND } from '../../src/clock.js';
 import type {
+  AuditPage,
   RecoveryCodes,
   SecondFactorChallenge,
   SessionView,
@@ -320,6 +321,12 @@ describe('turning two-factor sign-in off', SLOW, () => {
     });
     // The password alone signs in again.
     await d.browser().signIn('owner@example.org');
+    // Both changes are in the account's security log, newest first.
+    const log = (await b.get('audit?limit=50')).json<AuditPage>().entries.map((e) => e.type);
+    expect(log.filter((t) => t.startsWith('two_factor_'))).toEqual([
+      'two_factor_disabled',
+      'two_factor_enabled',
+    ]);
   });
 
   it('is refused while the account requires two factors', async () => {

@@ -77,8 +77,17 @@ export function registerMembersCommand(program: Command): void {
       )
       .requiredOption('--email <address>', 'the member'),
   ).action(async (flags: StoreFlags & { email: string }) => {
-    const { member, hadTwoFactor } = await withStore(flags, (db) => resetTwoFactorByEmail(db, flags.email));
-    // For the audit trail until the audit log exists: the member's id, never the address.
+    const { member, hadTwoFactor } = await withStore(flags, async (db) => {
+      const reset = await resetTwoFactorByEmail(db, flags.email);
+      await recordAudit(db, systemClock, {
+        accountId: reset.member.account_id,
+        type: 'two_factor_reset',
+        actor: { kind: 'operator' },
+        details: { member_id: reset.member.id, had_two_factor: reset.hadTwoFactor },
+      });
+      return reset;
+    });
+    // Also a log line: the member's id, never the address.
     pino({ level: 'info' }, process.stderr).info(
       { member_id: member.id, account_id: member.account_id, had_two_factor: hadTwoFactor },
       'second factor reset by the operator',

@@ -23,6 +23,8 @@ import {
 } from '../contract.js';
 import type { DashboardDeps } from '../deps.js';
 import { requireSession } from '../security.js';
+import { recordAudit } from '../../services/audit.service.js';
+import { byMember } from '../audit-origin.js';
 
 /** Open to a member whose account requires two factors before they have them (security.ts). */
 const ENROLMENT = { dashboardAccess: 'enrolment' } as const;
@@ -51,13 +53,16 @@ export function twoFactorRoutes(deps: DashboardDeps) {
     app.post(
       '/account/two-factor/enrolment/confirm',
       { config: ENROLMENT, schema: { body: TwoFactorCodeBody, response: { 200: RecoveryCodes } } },
-      async (request) => ({
-        recovery_codes: await confirmEnrolment(db, clock, {
-          memberId: requireSession(request).memberId,
+      async (request) => {
+        const session = requireSession(request);
+        const codes = await confirmEnrolment(db, clock, {
+          memberId: session.memberId,
           code: request.body.code,
           failureLimit,
-        }),
-      }),
+        });
+        await recordAudit(db, clock, { ...byMember(request, session), type: 'two_factor_enabled' });
+        return { recovery_codes: codes };
+      },
     );
 
     app.post(
@@ -72,6 +77,7 @@ export function twoFactorRoutes(deps: DashboardDeps) {
           code: request.body.code,
           failureLimit,
         });
+        await recordAudit(db, clock, { ...byMember(request, session), type: 'two_factor_disabled' });
         return reply.code(204).send();
       },
     );
