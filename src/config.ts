@@ -1111,6 +1111,8 @@ export function loadConfig(
         },
         perHostConcurrency: s.perHostConcurrency,
         concurrency: s.concurrency,
+        providerConcurrency: s.providerConcurrency,
+        providerSessionsPerSecond: s.providerSessionRate,
       },
       catchAllTtlMs: s.catchAllCacheTtl,
     },

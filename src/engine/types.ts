@@ -171,6 +171,13 @@ export interface SmtpOptions {
   perHostConcurrency?: number;
   /** Sessions of single verifications open at once in all (default 200). */
   concurrency?: number;
+  /**
+   * Sessions of single verifications open at once to all the MX hosts of one mail provider, per
+   * egress (smtp/providers.ts), and opened to them in any second: the batches' provider-wide
+   * politeness (docs/batch-engine.md). Absent: no provider cap or pace.
+   */
+  providerConcurrency?: number;
+  providerSessionsPerSecond?: number;
 }
 
 export interface EngineOptions {

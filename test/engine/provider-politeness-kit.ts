@@ -10,6 +10,8 @@ import { loadConfig } from '../../src/config.js';
 import type { EngineCoordination } from '../../src/engine/coordination.js';
 import { createBatchEngine, type BatchEngineDeps } from '../../src/engine/batch/batch-engine.js';
 import type { BatchEngine, BatchEngineOptions } from '../../src/engine/batch/types.js';
+import { createVerifier } from '../../src/engine/verifier.js';
+import type { SmtpOptions, Verifier } from '../../src/engine/types.js';
 import type { FakeMta } from '../kit/pipelining-mta.js';
 import { startFakeMta } from '../kit/pipelining-mta.js';
 import type { FakeDnsServer } from '../kit/dns-server.js';
@@ -30,6 +32,8 @@ export interface ProviderWorld {
     overrides?: Partial<BatchEngineOptions>,
     deps?: BatchEngineDeps,
   ): BatchEngine;
+  /** A single-verification engine (warm sessions on) with the same caps as `engine`. */
+  verifier(smtp?: Partial<SmtpOptions>): Verifier;
   /** `count` addresses over the tenants' domains (`tenant`) or the same hosts' plain ones. */
   list(count: number, kind?: 'tenant' | 'plain', parts?: number): string[][];
   /** Most connections open at once on the six hosts together. */
@@ -57,7 +61,7 @@ export async function providerWorld(latencyMs = 10): Promise<ProviderWorld> {
     { dnsServer: dns.address, smtpPort: String(mta.port), allowInternalTargets: 'true' },
     {},
   );
-  const engines: BatchEngine[] = [];
+  const engines: { close(): Promise<void> }[] = [];
   return {
     mta,
     dns,
@@ -84,6 +88,21 @@ export async function providerWorld(latencyMs = 10): Promise<ProviderWorld> {
       );
       engines.push(engine);
       return engine;
+    },
+    verifier(smtp = {}) {
+      const verifier = createVerifier({
+        ...config.engine,
+        smtp: {
+          ...config.engine.smtp,
+          concurrency: 50,
+          perHostConcurrency: PER_HOST_CAP,
+          providerConcurrency: PROVIDER_CAP,
+          providerSessionsPerSecond: 1000,
+          ...smtp,
+        },
+      });
+      engines.push(verifier);
+      return verifier;
     },
     list(count, kind = 'tenant', parts = 1) {
       const out: string[][] = Array.from({ length: parts }, () => []);

@@ -88,3 +88,21 @@ it('engines without a shared coordination each apply their own provider cap, so 
   expect(statuses(results.flat())).toEqual({ 'deliverable/-': 240 });
   expect(world.peak()).toBeGreaterThan(PROVIDER_CAP);
 });
+
+it('single verifications keep to the provider cap too, warm sessions and all', async () => {
+  world = await providerWorld();
+  const verifier = world.verifier();
+  const [list] = world.list(60);
+  const results = await Promise.all(list!.map((address) => verifier.verify(address)));
+  expect(results.map((r) => r.status)).toEqual(list!.map(() => 'deliverable'));
+  expect(world.peak()).toBeLessThanOrEqual(PROVIDER_CAP);
+});
+
+it('single verifications to the same hosts under plain names get only their per-host caps', async () => {
+  world = await providerWorld();
+  const verifier = world.verifier();
+  const [list] = world.list(60, 'plain');
+  const results = await Promise.all(list!.map((address) => verifier.verify(address)));
+  expect(results.map((r) => r.status)).toEqual(list!.map(() => 'deliverable'));
+  expect(world.peak()).toBeGreaterThan(PROVIDER_CAP);
+});

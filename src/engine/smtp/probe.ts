@@ -39,6 +39,7 @@ import { TtlMap } from '../ttl-map.js';
 import type { SmtpOptions } from '../types.js';
 import { CatchAllCache } from './catch-all-cache.js';
 import type { Egress, EgressGate } from '../net/egress.js';
+import { providerOfHost } from './providers.js';
 import {
   DEFAULT_EGRESS_REST_MS,
   buildEgresses,
@@ -163,6 +164,12 @@ export class SmtpProber {
       {
         concurrency: options.concurrency ?? DEFAULT_CONCURRENCY,
         perHostConcurrency: options.perHostConcurrency ?? DEFAULT_PER_HOST_CONCURRENCY,
+        ...(options.providerConcurrency === undefined
+          ? {}
+          : { groupConcurrency: options.providerConcurrency }),
+        ...(options.providerSessionsPerSecond === undefined
+          ? {}
+          : { groupSessionsPerSecond: options.providerSessionsPerSecond }),
         // Back-off is the prober's own (#health); the limiter only counts sessions here.
         backoffBaseMs: this.#backoffMs,
         backoffMaxMs: this.#backoffMaxMs,
@@ -319,7 +326,11 @@ export class SmtpProber {
   ): Promise<HostResult> {
     const greetingShare = greetingAt - performance.now();
     for (;;) {
-      const slot = await this.#pool.acquire(route.key, deadlineAt);
+      const slot = await this.#pool.acquire(
+        route.key,
+        deadlineAt,
+        providerGroup(route.egress, host.exchange),
+      );
       if (slot === 'timeout') return queueTimeout(this.#closing.signal.aborted);
       if (slot !== 'open') {
         slot.session.useDeadlines(budgetDeadlines(deadlineAt, deadlineAt));
@@ -559,4 +570,10 @@ function cryptoRandom(): () => number {
     }
     return words[index++]! / 0x1_0000_0000;
   };
+}
+
+/** The provider-wide group of a host through an egress (as the batch scheduler's lanes), or none. */
+function providerGroup(egress: Egress, exchange: string): string | null {
+  const provider = providerOfHost(exchange);
+  return provider === null ? null : pairKey(egress, `provider:${provider}`);
 }

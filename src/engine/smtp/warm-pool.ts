@@ -85,6 +85,8 @@ interface Handoff {
 export class WarmPool {
   readonly #options: WarmSessionOptions;
   readonly #limiter: HostLimiter;
+  /** Each lane's provider group (a lane is one host address through one egress: one provider). */
+  readonly #groupOf = new Map<string, string>();
   /** Idle sessions per lane key, most recently used last. */
   readonly #idle = new Map<string, WarmEntry[]>();
   readonly #openByHost = new Map<string, number>();
@@ -108,15 +110,25 @@ export class WarmPool {
    * session and hands it to `opened`, or its failure to `openFailed`), or `timeout` when neither
    * came before `deadlineAt` (a `performance.now()` instant) or the pool closed.
    */
-  async acquire(key: string, deadlineAt: number): Promise<WarmEntry | 'open' | 'timeout'> {
+  async acquire(
+    key: string,
+    deadlineAt: number,
+    /** The host's provider group (HostLimiter's groups): its cap and pace hold too. */
+    group: string | null = null,
+  ): Promise<WarmEntry | 'open' | 'timeout'> {
+    if (group !== null) this.#groupOf.set(key, group);
     for (;;) {
       if (this.#closed) return 'timeout';
       const entry = this.#takeIdle(key);
       if (entry !== null) return this.#taken(entry);
-      if (this.#limiter.canOpen(key)) {
-        this.#limiter.acquire(key);
+      if (this.#limiter.canOpen(key, group)) {
+        this.#limiter.acquire(key, group);
         return 'open';
       }
+      // The host has room but its provider has none: an idle session to another of the
+      // provider's hosts gives way (its slot frees once the server lets it go), or warm sessions
+      // would hold the provider's slots until their idle time ends.
+      if (group !== null && this.#limiter.canOpen(key)) this.#yieldIdle(key, group);
       const left = deadlineAt - performance.now();
       if (left <= 0) return 'timeout';
       await new Promise<void>((resolve) => {
@@ -244,7 +256,9 @@ export class WarmPool {
     const list = this.#idle.get(entry.key) ?? [];
     list.push(entry);
     this.#idle.set(entry.key, list);
-    this.#wake(entry.key);
+    // Its own lane's waiters first; without any, those of its provider's other hosts, for whom
+    // it may give way (acquire's #yieldIdle).
+    if (!this.#wake(entry.key) && this.#groupOf.has(entry.key)) this.#wake(null);
   }
 
   /** QUIT (the slot frees on the server's close); a session already ended just leaves the pool. */
@@ -302,6 +316,17 @@ export class WarmPool {
     return null;
   }
 
+  /** Retires the longest idle session of `group` on another lane than `key`, if there is one. */
+  #yieldIdle(key: string, group: string): void {
+    let oldest: WarmEntry | null = null;
+    for (const [lane, list] of this.#idle) {
+      if (lane === key || this.#groupOf.get(lane) !== group) continue;
+      const first = list[0];
+      if (first !== undefined && (oldest === null || first.openedAt < oldest.openedAt)) oldest = first;
+    }
+    if (oldest !== null) this.retire(oldest);
+  }
+
   #drop(entry: WarmEntry): void {
     if (entry.timer !== null) clearTimeout(entry.timer);
     entry.timer = null;
@@ -313,16 +338,18 @@ export class WarmPool {
   }
 
   #freeSlot(key: string): void {
-    this.#limiter.release(key);
+    this.#limiter.release(key, this.#groupOf.get(key) ?? null);
     // A global slot freed: any waiter may now open.
     this.#wake(null);
   }
 
   /** Wakes the waiters of `key` (all of them when null); each looks again. */
-  #wake(key: string | null): void {
+  /** Whether any waiter was woken. */
+  #wake(key: string | null): boolean {
     const woken = this.#waiters.filter((w) => key === null || w.key === key);
-    if (woken.length === 0) return;
+    if (woken.length === 0) return false;
     this.#waiters = this.#waiters.filter((w) => !woken.includes(w));
     for (const waiter of woken) waiter.wake();
+    return true;
   }
 }
