@@ -31,9 +31,12 @@ export const DASHBOARD_API = '/dashboard/api';
 export const IdParams = Type.Object({ id: Type.String({ maxLength: 100 }) });
 export type IdParams = Static<typeof IdParams>;
 
-/** /invitations/:token. */
-export const TokenParams = Type.Object({ token: Type.String({ maxLength: 256 }) });
-export type TokenParams = Static<typeof TokenParams>;
+/** POST /invitations/preview: a link's token, in the body (a path would reach access logs). */
+export const TokenBody = Type.Object(
+  { token: Type.String({ maxLength: 256 }) },
+  { additionalProperties: false },
+);
+export type TokenBody = Static<typeof TokenBody>;
 
 // ---- identity --------------------------------------------------------------------------------
 
@@ -94,7 +97,7 @@ export const SecondFactorBody = Type.Object(
 );
 export type SecondFactorBody = Static<typeof SecondFactorBody>;
 
-/** GET /invitations/:token: what the invitation page shows before a password is set. */
+/** POST /invitations/preview: what the invitation page shows before a password is set. */
 export const InvitationPreview = Type.Object({ email: Type.String(), expires_at: IsoTime });
 export type InvitationPreview = Static<typeof InvitationPreview>;
 

@@ -203,7 +203,11 @@ describe('mailverdict serve on a brand-new store', SLOW, () => {
         new RegExp(`^${listening.url}/accept-invite#[A-Za-z0-9_-]{43}$`),
       );
       const token = file.owner_invitation_link.split('#')[1];
-      const shown = await fetch(`${listening.url}/dashboard/api/invitations/${token}`);
+      const shown = await fetch(`${listening.url}/dashboard/api/invitations/preview`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', origin: listening.url },
+        body: JSON.stringify({ token }),
+      });
       expect(shown.status).toBe(200);
       expect(await shown.json()).toMatchObject({ email: 'admin@localhost' });
       child.kill('SIGTERM');

@@ -200,7 +200,7 @@ describe('dashboard invitations and password resets', SLOW, () => {
       email: 'new@example.org',
     });
     const b = d.browser();
-    const shown = await b.get(`${API}/invitations/${issued.token}`);
+    const shown = await b.post('invitations/preview', { token: issued.token });
     expect(shown.statusCode).toBe(200);
     expect(shown.json()).toEqual({ email: 'new@example.org', expires_at: issued.expiresAt });
     const accepted = await b.post('invitations/accept', { token: issued.token, password: 'a new password' });
@@ -215,6 +215,8 @@ describe('dashboard invitations and password resets', SLOW, () => {
       .browser()
       .post('invitations/accept', { token: issued.token, password: 'another password' });
     expect(again.statusCode).toBe(404);
+    expect((await d.browser().post('invitations/preview', { token: issued.token })).statusCode).toBe(404);
+    // The token is never a path: the old route is gone.
     expect((await d.browser().get(`${API}/invitations/${issued.token}`)).statusCode).toBe(404);
     expect(
       (await d.browser().post('session', { email: 'new@example.org', password: 'a new password' }))

@@ -35,7 +35,7 @@ import {
   SessionView,
   SetPasswordBody,
   SignInBody,
-  TokenParams,
+  TokenBody,
 } from '../contract.js';
 import type { DashboardDeps } from '../deps.js';
 import { clearSessionCookie, requireSession, setSessionCookie, type GuardDeps } from '../security.js';
@@ -184,16 +184,14 @@ export function sessionRoutes(deps: DashboardDeps, guard: GuardDeps) {
       return reply.code(204).send();
     });
 
-    app.get(
-      '/invitations/:token',
-      {
-        config: PUBLIC,
-        schema: {
-          params: TokenParams,
-          response: { 200: InvitationPreview },
-        },
+    // The token travels in the body, never in a path a proxy's access log keeps (issue 16).
+    app.post(
+      '/invitations/preview',
+      { config: PUBLIC, schema: { body: TokenBody, response: { 200: InvitationPreview } } },
+      async (request) => {
+        await limitClient(deps, 'accept-link', request);
+        return describeInvitation(db, clock, request.body.token);
       },
-      async (request) => describeInvitation(db, clock, request.params.token),
     );
 
     app.post(

@@ -57,7 +57,8 @@ export function endpoints(api: ApiClient) {
     secondFactor: (body: SecondFactorBody) =>
       api.request<SessionView>('/session/second-factor', { method: 'POST', body }),
     signOut: () => api.request<void>('/session', { method: 'DELETE' }),
-    invitation: (token: string) => api.request<InvitationPreview>(`/invitations/${segment(token)}`),
+    invitation: (token: string) =>
+      api.request<InvitationPreview>('/invitations/preview', { method: 'POST', body: { token } }),
     acceptInvitation: (body: SetPasswordBody) =>
       api.request<SessionView>('/invitations/accept', { method: 'POST', body }),
     requestPasswordReset: (body: ForgotPasswordBody) =>

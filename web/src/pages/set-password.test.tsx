@@ -14,13 +14,13 @@ describe('accepting an invitation', () => {
   it('shows the invited address, asks for the password twice, and signs in', async () => {
     window.history.replaceState(null, '', '/accept-invite#tok%2B123');
     const server = noSession().on(
-      'GET /invitations/:token',
+      'POST /invitations/preview',
       ok({ email: 'carol@example.com', expires_at: '2026-01-04T00:00:00.000Z' }),
     );
     server.on('POST /invitations/accept', ok(session({ csrf_token: 'csrf-after-invite' })));
     const app = renderApp('/accept-invite', server);
     expect(await screen.findByText('carol@example.com')).toBeInTheDocument();
-    expect(server.callsTo('GET', '/invitations/tok%2B123')).toHaveLength(1);
+    expect(server.callsTo('POST', '/invitations/preview')[0]?.body).toEqual({ token: 'tok+123' });
 
     await app.user.type(screen.getByLabelText('New password'), 'short');
     await app.user.type(screen.getByLabelText('Repeat the password'), 'short');
@@ -49,7 +49,7 @@ describe('accepting an invitation', () => {
   it('says an expired or used invitation is not valid any more', async () => {
     window.history.replaceState(null, '', '/accept-invite#used');
     const server = noSession().on(
-      'GET /invitations/:token',
+      'POST /invitations/preview',
       failure(404, 'not_found', 'No such invitation.'),
     );
     renderApp('/accept-invite', server);
