@@ -1,7 +1,7 @@
 // @vitest-environment node
 import { strToU8, unzip as workerUnzip, zipSync } from 'fflate/browser';
 import { describe, expect, it } from 'vitest';
-import { unzip } from './fflate-sync';
+import { unpackedLimit, unzip } from './fflate-sync';
 
 // An entry over fflate's 512 KB threshold, compressible enough that fflate would hand it to a worker.
 const big = strToU8('<row><c><v>1</v></c></row>'.repeat(40_000));
@@ -30,5 +30,20 @@ describe('unzipping for the XLSX reader', () => {
 
   it('reports a broken archive through the callback', async () => {
     await expect(unzipWith(unzip, strToU8('not a zip'))).rejects.toThrow();
+  });
+
+  it('refuses, before inflating it, an archive that would unpack past its limit', async () => {
+    // 80 MiB of zeros pack into about 80 KB: a "zip bomb" that would hang the page.
+    const bomb = zipSync({ 'xl/worksheets/sheet1.xml': new Uint8Array(80 * 1024 * 1024) }, { level: 9 });
+    expect(bomb.length).toBeLessThan(1024 * 1024);
+    expect(unpackedLimit(bomb.length)).toBe(64 * 1024 * 1024);
+    await expect(unzipWith(unzip, bomb)).rejects.toThrow(
+      /unpacks to more than 64 MiB; save the sheet as CSV/,
+    );
+  });
+
+  it('lets a large real list through: 100 times its size, at most 256 MiB', () => {
+    expect(unpackedLimit(17 * 1024 * 1024)).toBe(256 * 1024 * 1024);
+    expect(unpackedLimit(1024 * 1024)).toBe(100 * 1024 * 1024);
   });
 });
