@@ -19,7 +19,6 @@ import {
   endSession,
   signIn,
   type DashboardSession,
-  type NewSession,
 } from '../../services/sessions.service.js';
 import { completeChallenge, hasTwoFactor, issueChallenge } from '../../services/two-factor.service.js';
 import { recordAudit } from '../../services/audit.service.js';
@@ -90,11 +89,9 @@ export function sessionRoutes(deps: DashboardDeps, guard: GuardDeps) {
     request: FastifyRequest,
     reply: FastifyReply,
     memberId: string,
-    /** Opened already (by the sign-in). */
-    opened?: NewSession,
   ): Promise<SessionView> {
     await endSession(db, request.cookies[guard.cookie.name]);
-    const session = opened ?? (await createSession(db, clock, settings, memberId, originOf(request)));
+    const session = await createSession(db, clock, settings, memberId, originOf(request));
     setSessionCookie(reply, guard, session, clock.now());
     return toSessionView(await authenticateSession(db, clock, settings, session.secret));
   }

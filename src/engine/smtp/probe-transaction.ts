@@ -173,18 +173,6 @@ export function stop(
   stage: 'mail' | 'rcpt',
 ): HostResult {
   // 'continue' cannot reach here (each caller goes on when it gets it); treat it as a host fault.
-  if (verdict === 'next_host' || verdict === 'continue') {
-    return {
-      type: 'failed',
-      failure: {
-        kind: 'unavailable',
-        stage,
-        cause: 'reply',
-        reply,
-        detail: `${stage}: ${describe(reply)}`,
-        tls,
-      },
-    };
-  }
+  if (verdict === 'next_host' || verdict === 'continue') return replyFailed(stage, reply, tls);
   return { type: 'decided', stage, kind: verdict, reply, catchAll: null, tls };
 }

@@ -15,6 +15,7 @@ import { ApiError } from '../api/client';
 import type { SecondFactorChallenge } from '../api/contract';
 import { isChallenge, keys, startSession, useSession } from '../api/queries';
 import { useEndpoints } from '../api/endpoints';
+import { CodeField } from '../components/code-field';
 import { ErrorMessage } from '../components/status';
 import { AuthFrame } from './auth-frame';
 
@@ -43,20 +44,14 @@ function SecondStep({ challenge, onRestart }: { challenge: string; onRestart: ()
   return (
     <form className="form" onSubmit={submit} noValidate>
       <p>Enter the 6-digit code from your authenticator app, or one of your recovery codes.</p>
-      <div className="field">
-        <label htmlFor="sign-in-code">Authentication code</label>
-        <input
-          id="sign-in-code"
-          className="input mono"
-          type="text"
-          inputMode="text"
-          autoComplete="one-time-code"
-          required
-          spellCheck={false}
-          value={code}
-          onChange={(event) => setCode(event.target.value)}
-        />
-      </div>
+      <CodeField
+        id="sign-in-code"
+        label="Authentication code"
+        inputMode="text"
+        required
+        value={code}
+        onChange={setCode}
+      />
       <ErrorMessage action="Could not sign in" error={verify.error} />
       <button type="submit" className="button button-primary button-wide" disabled={verify.isPending}>
         {verify.isPending ? 'Verifying…' : 'Verify'}

@@ -16,6 +16,7 @@ import { useState, type FormEvent } from 'react';
 import type { TwoFactorEnrolment, TwoFactorStatus } from '../api/contract';
 import { keys, useInvalidate, useSession, useTwoFactor } from '../api/queries';
 import { useEndpoints } from '../api/endpoints';
+import { CodeField } from '../components/code-field';
 import { CopyField } from '../components/copy-button';
 import { formatDateTime } from '../components/format';
 import { PageTitle } from '../components/shell';
@@ -93,20 +94,14 @@ function Enrol({ onEnabled }: { onEnabled: (codes: string[]) => void }) {
         height={200}
       />
       <CopyField id="two-factor-secret" label="Secret key" value={enrolment.secret} />
-      <div className="field">
-        <label htmlFor="two-factor-code">Code from the app</label>
-        <input
-          id="two-factor-code"
-          className="input mono"
-          type="text"
-          inputMode="numeric"
-          autoComplete="one-time-code"
-          required
-          spellCheck={false}
-          value={code}
-          onChange={(event) => setCode(event.target.value)}
-        />
-      </div>
+      <CodeField
+        id="two-factor-code"
+        label="Code from the app"
+        inputMode="numeric"
+        required
+        value={code}
+        onChange={setCode}
+      />
       <ErrorMessage action="Could not turn it on" error={confirm.error} />
       <button type="submit" className="button button-primary" disabled={confirm.isPending}>
         Confirm
@@ -153,18 +148,12 @@ function TurnOff({ status }: { status: TwoFactorStatus }) {
               onChange={(event) => setPassword(event.target.value)}
             />
           </div>
-          <div className="field">
-            <label htmlFor="two-factor-off-code">Code from the app or a recovery code</label>
-            <input
-              id="two-factor-off-code"
-              className="input mono"
-              type="text"
-              autoComplete="one-time-code"
-              spellCheck={false}
-              value={code}
-              onChange={(event) => setCode(event.target.value)}
-            />
-          </div>
+          <CodeField
+            id="two-factor-off-code"
+            label="Code from the app or a recovery code"
+            value={code}
+            onChange={setCode}
+          />
           <ErrorMessage action="Could not turn it off" error={disable.error} />
           <button type="submit" className="button" disabled={disable.isPending}>
             Turn off two-factor sign-in
