@@ -217,6 +217,11 @@ function shots(jobId: string): Shot[] {
       path: '/settings',
       ready: async (page) => page.getByRole('table', { name: 'Members' }).waitFor(),
     },
+    {
+      name: 'security-log',
+      path: '/settings/security-log',
+      ready: async (page) => page.getByRole('table', { name: 'Security log' }).waitFor(),
+    },
   ];
 }
 
