@@ -92,6 +92,18 @@ export interface GuardSettings {
   blockRestMs: number;
 }
 
+/**
+ * Where the secret key comes from: the key itself (base64) or a file holding it; neither given:
+ * `<dataDir>/secret.key` on SQLite (made at first start), and a refusal to start on PostgreSQL.
+ * The previous key (either way) only opens values sealed before a rotation.
+ */
+export interface SecretKeySettings {
+  key: string | null;
+  keyFile: string | null;
+  previousKey: string | null;
+  previousKeyFile: string | null;
+}
+
 export interface Config {
   port: number;
   host: string;
@@ -103,6 +115,8 @@ export interface Config {
   databaseUrl: string | null;
   /** Connections in each process's PostgreSQL pool. */
   databasePoolSize: number;
+  /** The key that seals secrets at rest (store/secret-keys.ts; docs/security.md, "Secrets at rest"). */
+  secrets: SecretKeySettings;
   /**
    * redis://… or rediss://…: rate limits shared by every API process (and what else scale-out
    * keeps in Redis); null keeps them in each process.
@@ -290,6 +304,19 @@ const oneOf = <T extends string>(words: readonly T[]): ValueType<T> => ({
   show: (v) => v,
 });
 
+/** A 32-byte key in base64 (store/secret-box.ts reads it); shown masked. */
+const secretKey: ValueType<string> = {
+  parse: (raw, name) => {
+    const v = raw.trim();
+    if (!/^[A-Za-z0-9+/_-]+={0,2}$/.test(v) || Buffer.from(v, 'base64').length !== 32)
+      throw new ConfigError(
+        `${name} must be a 32-byte key in base64 (mailverdict secrets generate-key prints one)`,
+      );
+    return v;
+  },
+  show: () => '***',
+};
+
 /** The value with any `user:password@` part masked: URLs of stores and relays carry secrets. */
 function withoutCredentials(raw: string): string {
   return raw.replace(/\/\/[^/?#]*@/, '//***@');
@@ -342,6 +369,7 @@ export type CommandName =
   | 'keys'
   | 'members'
   | 'audit'
+  | 'secrets rotate'
   | 'accounts create'
   | 'members invite'
   | 'members reset';
@@ -388,7 +416,16 @@ export function defaultHeloName(host: string): string {
 }
 
 /** The store: every command that opens it. */
-const STORE: readonly CommandName[] = ['serve', 'worker', 'migrate', 'accounts', 'keys', 'members', 'audit'];
+const STORE: readonly CommandName[] = [
+  'serve',
+  'worker',
+  'migrate',
+  'accounts',
+  'keys',
+  'members',
+  'audit',
+  'secrets rotate',
+];
 /** The service's processes. */
 const SERVICE: readonly CommandName[] = ['serve', 'worker'];
 /** The verification engine: the service, the commands that verify locally, and `doctor`, which checks its set-up. */
@@ -447,6 +484,42 @@ export const SETTINGS = {
     parser: integer(1, 1000),
     default: 10,
     help: 'PostgreSQL connections per process',
+    commands: STORE,
+  }),
+  secretKeyFile: setting<string | null>({
+    flag: '--secret-key-file <path>',
+    env: 'MAILVERDICT_SECRET_KEY_FILE',
+    parser: string,
+    default: null,
+    defaultText: '`<data-dir>/secret.key` with SQLite (made at first start, mode 0600); none with PostgreSQL',
+    help: 'file holding the 32-byte key (base64) that seals the webhook signing secrets and TOTP secrets in the store; with `--database-url` every process needs the same key, and `serve`/`worker` refuse to start without one ([docs/security.md](security.md#secrets-at-rest); `mailverdict secrets generate-key` prints a key)',
+    commands: STORE,
+  }),
+  secretKey: setting<string | null>({
+    flag: '--secret-key <base64>',
+    env: 'MAILVERDICT_SECRET_KEY',
+    parser: secretKey,
+    default: null,
+    defaultText: 'none',
+    help: 'the secret key itself instead of `--secret-key-file` (prefer the environment variable: a flag shows in the process list)',
+    commands: STORE,
+  }),
+  secretKeyPreviousFile: setting<string | null>({
+    flag: '--secret-key-previous-file <path>',
+    env: 'MAILVERDICT_SECRET_KEY_PREVIOUS_FILE',
+    parser: string,
+    default: null,
+    defaultText: 'none',
+    help: 'during a key rotation: file holding the previous (or next) key, used only to open secrets sealed with it; `mailverdict secrets rotate` seals them again with the current key',
+    commands: STORE,
+  }),
+  secretKeyPrevious: setting<string | null>({
+    flag: '--secret-key-previous <base64>',
+    env: 'MAILVERDICT_SECRET_KEY_PREVIOUS',
+    parser: secretKey,
+    default: null,
+    defaultText: 'none',
+    help: 'the previous key itself instead of `--secret-key-previous-file`',
     commands: STORE,
   }),
   publicBaseUrl: setting({
@@ -1077,6 +1150,12 @@ export function loadConfig(
     dataDir: s.dataDir,
     databaseUrl: s.databaseUrl,
     databasePoolSize: s.databasePoolSize,
+    secrets: {
+      key: s.secretKey,
+      keyFile: s.secretKeyFile,
+      previousKey: s.secretKeyPrevious,
+      previousKeyFile: s.secretKeyPreviousFile,
+    },
     redisUrl: s.redisUrl,
     redisKeyPrefix: s.redisKeyPrefix,
     publicBaseUrl: s.publicBaseUrl,

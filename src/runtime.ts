@@ -12,7 +12,7 @@ import { apiDeps, buildApp, type BuildAppOptions } from './api/app.js';
 import { registerEgressMetrics } from './api/egress-metrics.js';
 import { createMetrics } from './api/metrics.js';
 import { systemClock, type Clock } from './clock.js';
-import type { Config } from './config.js';
+import { ConfigError, type Config } from './config.js';
 import type { AppContext } from './context.js';
 import { dashboardPlugin } from './dashboard/plugin.js';
 import type { EngineCoordination } from './engine/coordination.js';
@@ -29,8 +29,10 @@ import { createRedisResultStore } from './redis/result-store.js';
 import type { MemberMailer } from './services/member-mail.js';
 import { plansFromConfig } from './services/plans.js';
 import { resultCacheFromSettings } from './services/result-cache.js';
+import { sealLegacySecrets, type ResealCounts } from './services/secrets.service.js';
 import { openDatabase } from './store/db.js';
 import { migrateToLatest } from './store/migrate.js';
+import { MISSING_KEY_MESSAGE, secretKeyConfigured } from './store/secret-keys.js';
 
 export interface Runtime {
   ctx: AppContext;
@@ -76,15 +78,22 @@ export async function createRuntime(
 ): Promise<Runtime> {
   // Fail fast on bad plan overrides, before anything is opened.
   plansFromConfig(config);
+  // Processes on several hosts must share one key: none made up here (docs/security.md).
+  if (config.databaseUrl !== null && !secretKeyConfigured(config.secrets))
+    throw new ConfigError(MISSING_KEY_MESSAGE);
   const db = openDatabase(config);
   let freshStore: boolean;
+  let sealed: ResealCounts;
   try {
     freshStore = (await migrateToLatest(db)).created;
+    sealed = await sealLegacySecrets(db);
   } catch (err) {
     await db.destroy();
     throw err;
   }
   const logger = options.logger ?? createLogger(config);
+  if (Object.values(sealed).some((n) => n > 0))
+    logger.info({ sealed }, 'secrets stored in plaintext by an older version are now sealed');
   const clock = options.clock ?? systemClock;
   const redis = config.redisUrl === null ? null : await openRedis(config.redisUrl, { logger });
   const now = (): number => clock.now().getTime();

@@ -9,6 +9,7 @@
  */
 import type { QueryExecutor } from 'kysely';
 import type { Executor } from './executor.js';
+import type { SecretBox } from './secret-box.js';
 import type { ApiKeyRow, NewApiKeyRow } from './schema/accounts.schema.js';
 import type { ChunkRow } from './schema/jobs.schema.js';
 
@@ -68,15 +69,30 @@ export interface StoreBackend {
   insertKeyWithinLimit(db: Executor, row: NewApiKeyRow, maxActive: number): Promise<ApiKeyRow | undefined>;
 }
 
-/** An adapter that carries its backend (see the module comment). */
+/** An adapter that carries its backend (see the module comment) and the store's secret box. */
 export interface BackendAdapter {
   readonly storeBackend: StoreBackend;
+  /** Seals and opens the secrets the store keeps (store/secret-box.ts), with the store's key. */
+  readonly secretBox: SecretBox;
 }
 
 /** The backend of the database (or transaction, or a migration's untyped database) `db`. */
 export function storeBackend(db: { getExecutor(): QueryExecutor }): StoreBackend {
+  return backendAdapter(db).storeBackend;
+}
+
+/**
+ * The secret box of the store `db` belongs to: like its backend, the key travels with the
+ * database object (a transaction's included), so store functions seal and open at the boundary
+ * and services see plaintext only.
+ */
+export function storeSecrets(db: { getExecutor(): QueryExecutor }): SecretBox {
+  return backendAdapter(db).secretBox;
+}
+
+function backendAdapter(db: { getExecutor(): QueryExecutor }): BackendAdapter {
   const adapter = db.getExecutor().adapter;
   if (!('storeBackend' in adapter))
     throw new Error('this database was not opened by store/db.ts (its adapter carries no store backend)');
-  return (adapter as BackendAdapter).storeBackend;
+  return adapter as unknown as BackendAdapter;
 }

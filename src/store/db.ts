@@ -15,6 +15,7 @@ import type { Config } from '../config.js';
 import type { Database } from './schema.js';
 import { createPostgresDialect } from './dialect/postgres-dialect.js';
 import { createSqliteDialect } from './dialect/sqlite-dialect.js';
+import { loadSecretBox } from './secret-keys.js';
 
 export const DATABASE_FILE = 'mailverdict.db';
 
@@ -24,9 +25,13 @@ export function databasePath(dataDir: string): string {
 }
 
 export type StoreSettings = Pick<Config, 'dataDir'> &
-  Partial<Pick<Config, 'databaseUrl' | 'databasePoolSize'>>;
+  Partial<Pick<Config, 'databaseUrl' | 'databasePoolSize' | 'secrets'>>;
 
-/** Opens the database (creating the SQLite data directory if needed). Run `migrateToLatest` before use. */
+/**
+ * Opens the database (creating the SQLite data directory, and its secret key, if needed), with
+ * the secret box that seals the secrets it keeps (store/secret-keys.ts). Run `migrateToLatest`
+ * before use.
+ */
 export function openDatabase(config: StoreSettings): Kysely<Database> {
   if (config.databaseUrl) {
     return new Kysely<Database>({
@@ -34,12 +39,15 @@ export function openDatabase(config: StoreSettings): Kysely<Database> {
         url: config.databaseUrl,
         poolSize: config.databasePoolSize ?? 10,
         watchedTables: CACHED_TABLES,
+        secretBox: loadSecretBox(config),
       }),
     });
   }
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   ownerOnly(databasePath(config.dataDir));
-  return new Kysely<Database>({ dialect: createSqliteDialect(databasePath(config.dataDir), CACHED_TABLES) });
+  return new Kysely<Database>({
+    dialect: createSqliteDialect(databasePath(config.dataDir), CACHED_TABLES, loadSecretBox(config)),
+  });
 }
 
 /**

@@ -4,6 +4,7 @@
  * the same attempt, and one that dies mid-send leaves it to be retried.
  */
 import type { Insertable } from 'kysely';
+import { storeSecrets } from './backend.js';
 import type { Executor as Db } from './executor.js';
 import type { DeliveryRow, JobDeliveriesTable, JobDeliveryAttemptsTable } from './schema/jobs.schema.js';
 
@@ -99,7 +100,10 @@ export async function listDeliveryAttempts(db: Db, deliveryId: string): Promise<
     .execute();
 }
 
-/** The account's webhook secret, created on first use (the conditional UPDATE makes the first writer win). */
+/**
+ * The account's webhook secret, created on first use (the conditional UPDATE makes the first
+ * writer win); sealed in its column (store/secret-box.ts).
+ */
 export async function getOrCreateWebhookSecret(
   db: Db,
   accountId: string,
@@ -107,7 +111,7 @@ export async function getOrCreateWebhookSecret(
 ): Promise<string | null> {
   await db
     .updateTable('accounts')
-    .set({ webhook_secret: fresh })
+    .set({ webhook_secret: storeSecrets(db).seal('accounts.webhook_secret', fresh) })
     .where('id', '=', accountId)
     .where('webhook_secret', 'is', null)
     .execute();
@@ -116,7 +120,8 @@ export async function getOrCreateWebhookSecret(
     .select('webhook_secret')
     .where('id', '=', accountId)
     .executeTakeFirst();
-  return row?.webhook_secret ?? null;
+  const stored = row?.webhook_secret ?? null;
+  return stored === null ? null : storeSecrets(db).open('accounts.webhook_secret', stored);
 }
 
 export async function getAccountEmail(db: Db, accountId: string): Promise<string | undefined> {

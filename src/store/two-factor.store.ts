@@ -2,20 +2,28 @@
  * SQL for two-factor sign-in (services/two-factor.service.ts): TOTP secrets, recovery codes,
  * sign-in challenges and the account's requirement.
  */
+import { storeSecrets } from './backend.js';
 import type { Executor } from './executor.js';
 import type { MemberTwoFactorRow } from './schema/two-factor.schema.js';
 
 export async function findTwoFactor(db: Executor, memberId: string): Promise<MemberTwoFactorRow | undefined> {
-  return db.selectFrom('member_two_factor').selectAll().where('member_id', '=', memberId).executeTakeFirst();
+  const row = await db
+    .selectFrom('member_two_factor')
+    .selectAll()
+    .where('member_id', '=', memberId)
+    .executeTakeFirst();
+  return row && { ...row, secret: storeSecrets(db).open('member_two_factor.secret', row.secret) };
 }
 
 /** Starts (or starts again) an enrolment: a new secret, not enabled yet. Never over an enabled one. */
 export async function savePendingSecret(
   db: Executor,
   memberId: string,
-  secret: string,
+  plaintext: string,
   now: string,
 ): Promise<boolean> {
+  // Sealed in its column (store/secret-box.ts).
+  const secret = storeSecrets(db).seal('member_two_factor.secret', plaintext);
   const res = await db
     .insertInto('member_two_factor')
     .values({ member_id: memberId, secret, created_at: now, enabled_at: null, last_step: null })

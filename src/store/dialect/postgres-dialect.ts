@@ -18,6 +18,7 @@ import {
   type PostgresDialectConfig,
 } from 'kysely';
 import type { BackendAdapter, StoreBackend } from '../backend.js';
+import { createSecretBox, type SecretBox } from '../secret-box.js';
 import { postgresBackend } from './postgres-backend.js';
 import { WatchingPostgresDriver, type WriteWatch } from './postgres-driver.js';
 import { CurrentSchemaIntrospector } from './postgres-introspector.js';
@@ -39,6 +40,8 @@ export interface PostgresOptions {
   poolSize: number;
   /** The tables that in-memory caches read: this process's own writes to them move the change token. */
   watchedTables?: readonly string[];
+  /** Seals the store's secrets (store/secret-keys.ts); none: a box without a key. */
+  secretBox?: SecretBox;
   /** The listening connection's back-off and heartbeat (tests shorten or lengthen them). */
   notifications?: NotificationOptions;
 }
@@ -63,14 +66,18 @@ export function createPostgresDialect(options: PostgresOptions): PostgresDialect
   pool.on('connect', (client) => client.on('error', () => {}));
   const notifications = createPostgresNotifications(options.url, options.notifications);
   const namesWatched = namesAnyTable(options.watchedTables ?? []);
-  return new StorePostgresDialect({ pool }, postgresBackend(notifications), {
+  const secretBox = options.secretBox ?? createSecretBox(null);
+  return new StorePostgresDialect({ pool }, postgresBackend(notifications), secretBox, {
     notifications,
     writesWatched: (query) => !SelectQueryNode.is(query.query) && namesWatched(query.sql),
   });
 }
 
 class PostgresStoreAdapter extends PostgresAdapter implements BackendAdapter {
-  constructor(readonly storeBackend: StoreBackend) {
+  constructor(
+    readonly storeBackend: StoreBackend,
+    readonly secretBox: SecretBox,
+  ) {
     super();
   }
 }
@@ -78,12 +85,19 @@ class PostgresStoreAdapter extends PostgresAdapter implements BackendAdapter {
 class StorePostgresDialect extends PostgresDialect {
   readonly #config: PostgresDialectConfig;
   readonly #backend: StoreBackend;
+  readonly #secretBox: SecretBox;
   readonly #watch: WriteWatch;
 
-  constructor(config: PostgresDialectConfig, backend: StoreBackend, watch: WriteWatch) {
+  constructor(
+    config: PostgresDialectConfig,
+    backend: StoreBackend,
+    secretBox: SecretBox,
+    watch: WriteWatch,
+  ) {
     super(config);
     this.#config = config;
     this.#backend = backend;
+    this.#secretBox = secretBox;
     this.#watch = watch;
   }
 
@@ -96,6 +110,6 @@ class StorePostgresDialect extends PostgresDialect {
   }
 
   override createAdapter(): DialectAdapter {
-    return new PostgresStoreAdapter(this.#backend);
+    return new PostgresStoreAdapter(this.#backend, this.#secretBox);
   }
 }

@@ -14,6 +14,7 @@ import {
   type SqliteDialectConfig,
 } from 'kysely';
 import type { BackendAdapter, StoreBackend } from '../backend.js';
+import { createSecretBox, type SecretBox } from '../secret-box.js';
 import { Sqlite } from './better-sqlite3.js';
 import { sqliteBackend } from './sqlite-backend.js';
 import { watchChanges } from './sqlite-change-watch.js';
@@ -25,9 +26,14 @@ import { watchQueuedWork } from './sqlite-work-watch.js';
  * Opens the SQLite file with the pragmas the service relies on and wraps it for Kysely, watching
  * it for changes: `watchedTables` are the tables that in-memory caches read (a write of this
  * connection to one of them moves the change token; another process's commit to any table
- * moves it too).
+ * moves it too). `secretBox` seals the store's secrets (store/secret-keys.ts; none given: a box
+ * without a key, which opens legacy plaintext only).
  */
-export function createSqliteDialect(file: string, watchedTables: readonly string[] = []): SqliteDialect {
+export function createSqliteDialect(
+  file: string,
+  watchedTables: readonly string[] = [],
+  secretBox: SecretBox = createSecretBox(null),
+): SqliteDialect {
   const sqlite = new Sqlite(file);
   // WAL: readers never block the writer, and several processes (serve + worker) share the file.
   sqlite.pragma('journal_mode = WAL');
@@ -41,13 +47,17 @@ export function createSqliteDialect(file: string, watchedTables: readonly string
   return new ImmediateSqliteDialect(
     { database: withStatementCache(sqlite, [watch.watcher, work.watcher]) },
     sqliteBackend(watch.changes, work.onWork),
+    secretBox,
     work.transactionEnded,
     (ms) => sqlite.pragma(`busy_timeout = ${ms}`),
   );
 }
 
 class SqliteStoreAdapter extends SqliteAdapter implements BackendAdapter {
-  constructor(readonly storeBackend: StoreBackend) {
+  constructor(
+    readonly storeBackend: StoreBackend,
+    readonly secretBox: SecretBox,
+  ) {
     super();
   }
 }
@@ -55,18 +65,21 @@ class SqliteStoreAdapter extends SqliteAdapter implements BackendAdapter {
 class ImmediateSqliteDialect extends SqliteDialect {
   readonly #config: SqliteDialectConfig;
   readonly #backend: StoreBackend;
+  readonly #secretBox: SecretBox;
   readonly #transactionEnded: (committed: boolean) => void;
   readonly #setBusyTimeout: (ms: number) => void;
 
   constructor(
     config: SqliteDialectConfig,
     backend: StoreBackend,
+    secretBox: SecretBox,
     transactionEnded: (committed: boolean) => void,
     setBusyTimeout: (ms: number) => void,
   ) {
     super(config);
     this.#config = config;
     this.#backend = backend;
+    this.#secretBox = secretBox;
     this.#transactionEnded = transactionEnded;
     this.#setBusyTimeout = setBusyTimeout;
   }
@@ -76,6 +89,6 @@ class ImmediateSqliteDialect extends SqliteDialect {
   }
 
   override createAdapter(): DialectAdapter {
-    return new SqliteStoreAdapter(this.#backend);
+    return new SqliteStoreAdapter(this.#backend, this.#secretBox);
   }
 }
