@@ -15,6 +15,7 @@ import { registerStoreCommand } from './commands/store.command.js';
 import { registerDoctorCommand } from './commands/doctor.command.js';
 import { registerEgressesCommand } from './commands/egresses.command.js';
 import { registerAuditCommand } from './commands/audit.command.js';
+import { registerSecretsCommand } from './commands/secrets.command.js';
 
 export function buildProgram(): Command {
   const program = new Command('mailverdict')
@@ -34,5 +35,6 @@ export function buildProgram(): Command {
   registerDoctorCommand(program);
   registerEgressesCommand(program);
   registerAuditCommand(program);
+  registerSecretsCommand(program);
   return program;
 }

@@ -49,7 +49,10 @@ describe('API keys on the API', () => {
     for (let i = 0; i < 2; i++)
       expect((await h.verify(key, { email: 'a@valid.example.com' })).statusCode).toBe(200);
     const { databaseUrl } = h.runtime.ctx.config;
-    const store = databaseUrl === null ? ['--data-dir', h.dir] : ['--database-url', databaseUrl];
+    const store =
+      databaseUrl === null
+        ? ['--data-dir', h.dir]
+        : ['--database-url', databaseUrl, '--secret-key', h.runtime.ctx.config.secrets.key ?? ''];
     const cli = await runCli(['keys', 'revoke', record.id, ...store, '--json']);
     expect(cli.code, cli.stderr).toBe(0);
     const res = await h.verify(key, { email: 'a@valid.example.com' });

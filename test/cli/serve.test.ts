@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { once } from 'node:events';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createTestSchema, testBackends } from '../kit/store-harness.js';
+import { createTestSchema, TEST_SECRET_KEY, testBackends } from '../kit/store-harness.js';
 import { cleanEnv, runCli, spawnMailverdict } from '../kit/cli.js';
 
 describe('mailverdict serve', () => {
@@ -20,7 +20,9 @@ describe('mailverdict serve', () => {
       // On PostgreSQL the data directory holds only the keys file, and need not exist beforehand.
       const dir = backend === 'sqlite' ? parent : join(parent, 'not-yet');
       const store: Record<string, string> =
-        backend === 'sqlite' ? {} : { MAILVERDICT_DATABASE_URL: (await createTestSchema()).url };
+        backend === 'sqlite'
+          ? {}
+          : { MAILVERDICT_DATABASE_URL: (await createTestSchema()).url, MAILVERDICT_SECRET_KEY: TEST_SECRET_KEY };
       const env = cleanEnv({
         MAILVERDICT_LOG_LEVEL: 'warn',
         MAILVERDICT_EMBEDDED_WORKERS: 'false',

@@ -13,6 +13,7 @@ import {
   type TransactionSettings,
 } from 'kysely';
 import { createSqliteDialect } from '../../src/store/dialect/sqlite-dialect.js';
+import { loadSecretBox } from '../../src/store/secret-keys.js';
 import { databasePath } from '../../src/store/db.js';
 import type { Database } from '../../src/store/schema.js';
 
@@ -34,7 +35,7 @@ export interface FaultyStore {
 }
 
 export function openFaultyStore(dataDir: string): FaultyStore {
-  const inner = createSqliteDialect(databasePath(dataDir));
+  const inner = createSqliteDialect(databasePath(dataDir), [], loadSecretBox({ dataDir }));
   let armed: { code: FaultCode; which: 'write' | 'any' } | null = null;
   let failures = 0;
   const check = (query: CompiledQuery): void => {

@@ -11,7 +11,9 @@ import { createMailNotifier, type Notifier } from '../../src/jobs/notify.js';
 import { accountSummary } from '../../src/services/account-summary.service.js';
 import { submitBatch } from '../../src/services/batch.service.js';
 import { intakeAll } from '../../src/services/batch-intake.js';
-import { verifyWebhookSignature } from '../../src/services/webhooks/sign.js';
+import { sealLegacySecrets } from '../../src/services/secrets.service.js';
+import { webhookSecretFor } from '../../src/services/webhooks/secret.js';
+import { newWebhookSecret, verifyWebhookSignature } from '../../src/services/webhooks/sign.js';
 import { plansFromConfig } from '../../src/services/plans.js';
 import type { HostResolver } from '../../src/services/webhooks/ssrf.js';
 import { listDeliveryAttempts, listJobDeliveries } from '../../src/store/delivery.store.js';
@@ -86,13 +88,19 @@ async function completedJob(h: JobsHarness, body: Record<string, unknown>): Prom
   return res.json<{ job_id: string }>().job_id;
 }
 
-async function secretOf(h: JobsHarness): Promise<string> {
+/** The webhook secret as the account's owner sees it (the column holds it sealed). */
+function secretOf(h: JobsHarness): Promise<string> {
+  return webhookSecretFor(h.runtime.ctx.db, h.accountId);
+}
+
+/** What the store's column holds. */
+async function storedSecretOf(h: JobsHarness): Promise<string | null> {
   const row = await h.runtime.ctx.db
     .selectFrom('accounts')
     .select('webhook_secret')
     .where('id', '=', h.accountId)
     .executeTakeFirstOrThrow();
-  return row.webhook_secret!;
+  return row.webhook_secret;
 }
 
 describe('webhook delivery', () => {
@@ -137,6 +145,42 @@ describe('webhook delivery', () => {
     expect(verifyWebhookSignature(shown.webhook_secret, headers as never, body)).toBe(true);
     const again = await accountSummary(ctx.db, h.clock, plansFromConfig(ctx.config), h.accountId);
     expect(again.webhook_secret).toBe(shown.webhook_secret);
+  });
+
+  it('keeps the secret sealed in the store: its column holds neither the secret nor any part of it', async () => {
+    const h = await harness();
+    const secret = await secretOf(h);
+    const stored = await storedSecretOf(h);
+    expect(stored).toMatch(/^enc:v1:[A-Za-z0-9_-]{8}:[A-Za-z0-9_-]{16}:[A-Za-z0-9_-]+$/);
+    expect(stored).not.toContain(secret.slice('whsec_'.length, 'whsec_'.length + 12));
+    // A receiver still verifies what the runner signs with the opened secret.
+    const rx = await startReceiver();
+    closers.push(() => rx.close());
+    await completedJob(h, { webhook_url: rx.url, notify_email: false });
+    await runner(h).runOnce();
+    const { headers, body } = rx.received[0]!;
+    expect(verifyWebhookSignature(secret, headers as never, body)).toBe(true);
+  });
+
+  it('signs with a secret an older version stored in plaintext, and seals it at the next start', async () => {
+    const h = await harness();
+    const legacy = newWebhookSecret();
+    await h.runtime.ctx.db
+      .updateTable('accounts')
+      .set({ webhook_secret: legacy })
+      .where('id', '=', h.accountId)
+      .execute();
+    const rx = await startReceiver();
+    closers.push(() => rx.close());
+    await completedJob(h, { webhook_url: rx.url, notify_email: false });
+    await runner(h).runOnce();
+    const { headers, body } = rx.received[0]!;
+    expect(verifyWebhookSignature(legacy, headers as never, body)).toBe(true);
+
+    expect(await sealLegacySecrets(h.runtime.ctx.db)).toMatchObject({ 'accounts.webhook_secret': 1 });
+    expect(await storedSecretOf(h)).toMatch(/^enc:v1:/);
+    expect(await secretOf(h)).toBe(legacy);
+    expect(await sealLegacySecrets(h.runtime.ctx.db)).toMatchObject({ 'accounts.webhook_secret': 0 });
   });
 
   it('retries a failing receiver on the backoff schedule, same webhook-id, every attempt recorded', async () => {

@@ -12,7 +12,7 @@ import { buildApp } from '../../src/api/app.js';
 import { ManualClock, type Clock } from '../../src/clock.js';
 import { loadConfig, type Flags } from '../../src/config.js';
 import { createRuntime, type Runtime } from '../../src/runtime.js';
-import { createTestSchema } from './store-harness.js';
+import { createTestSchema, TEST_SECRET_KEY } from './store-harness.js';
 import { createAccount } from '../../src/services/accounts.service.js';
 import { createKey } from '../../src/services/keys.service.js';
 import { startDnsServer, type FakeDnsServer } from './dns-server.js';
@@ -56,6 +56,10 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
       dnsTries: '1',
       allowInternalTargets: 'true',
       ...options.flags,
+      // PostgreSQL needs the key given (docs/security.md, "Secrets at rest").
+      ...(databaseUrl === undefined && options.flags?.databaseUrl === undefined
+        ? {}
+        : { secretKey: TEST_SECRET_KEY }),
     },
     {},
   );

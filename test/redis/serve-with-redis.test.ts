@@ -24,7 +24,10 @@ describe.skipIf(skipWithoutRedis('API processes sharing Redis'))('API processes 
     const flags = { port: '0', redisUrl: TEST_REDIS_URL, redisKeyPrefix: redis.prefix };
     h = await createHarness({ account: { rateLimit: RATE }, flags });
     const { databaseUrl } = h.runtime.ctx.config;
-    const store = databaseUrl === null ? { dataDir: h.dir } : { dataDir: h.dir, databaseUrl };
+    const store =
+      databaseUrl === null
+        ? { dataDir: h.dir }
+        : { dataDir: h.dir, databaseUrl, secretKey: h.runtime.ctx.config.secrets.key };
     second = await createRuntime(loadConfig({ ...flags, ...store }, {}), {
       logger: pino({ level: 'silent' }),
     });

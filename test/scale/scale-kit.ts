@@ -24,7 +24,7 @@ import {
   type CliResult,
   type FirstLine,
 } from '../kit/cli.js';
-import { createTestSchema, TEST_DATABASE_URL } from '../kit/store-harness.js';
+import { createTestSchema, TEST_DATABASE_URL, TEST_SECRET_KEY, TEST_SECRETS } from '../kit/store-harness.js';
 import { testRedis, TEST_REDIS_URL, type TestRedis } from '../redis/redis-kit.js';
 
 /** How long a child gets to print its first line: tsx compiles the sources, on two shared cores. */
@@ -72,7 +72,7 @@ export async function scaleServices(): Promise<ScaleServices> {
   const redis = testRedis();
   await redis.connect(); // deletes the prefix's keys at close
   const dataDir = mkdtempSync(join(tmpdir(), 'mailverdict-scale-'));
-  const db = openDatabase({ dataDir, databaseUrl: schema.url, databasePoolSize: 4 });
+  const db = openDatabase({ dataDir, databaseUrl: schema.url, databasePoolSize: 4, secrets: TEST_SECRETS });
   // Migrated once here, so that the children find the schema current.
   await migrateToLatest(db);
   const children = new Set<ChildProcess>();
@@ -80,6 +80,7 @@ export async function scaleServices(): Promise<ScaleServices> {
     MAILVERDICT_DATA_DIR: dataDir,
     MAILVERDICT_DATABASE_URL: schema.url,
     MAILVERDICT_DATABASE_POOL_SIZE: '5',
+    MAILVERDICT_SECRET_KEY: TEST_SECRET_KEY,
     MAILVERDICT_REDIS_URL: TEST_REDIS_URL,
     MAILVERDICT_REDIS_KEY_PREFIX: redis.prefix,
     MAILVERDICT_BOOTSTRAP: 'false',
