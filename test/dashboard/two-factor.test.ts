@@ -16,6 +16,7 @@ import type {
   TwoFactorStatus,
 } from '../../src/dashboard/contract.js';
 import { requestPasswordReset } from '../../src/services/members.service.js';
+import { sealLegacySecrets } from '../../src/services/secrets.service.js';
 import { totpCode } from '../../src/services/two-factor.service.js';
 import {
   createDashboardHarness,
@@ -122,6 +123,41 @@ describe('turning two-factor sign-in on', SLOW, () => {
     const stored = rows.map((r) => r.code_hash).join(' ');
     for (const c of recovery) expect(stored).not.toContain(c.replace(/-/g, ''));
     for (const r of rows) expect(r.code_hash).toMatch(/^[0-9a-f]{64}$/);
+  });
+});
+
+describe('the TOTP secret at rest', SLOW, () => {
+  it('is stored sealed, never as shown, and opens for the sign-in', async () => {
+    const d = await harness();
+    const { browser: owner } = await d.signedIn();
+    const { secret } = await enrol(d, owner);
+    const rows = await d.runtime.ctx.db.selectFrom('member_two_factor').select('secret').execute();
+    expect(rows).toHaveLength(1);
+    expect(rows[0]!.secret).toMatch(/^enc:v1:/);
+    expect(rows[0]!.secret).not.toContain(secret.slice(0, 8));
+    nextStep(d);
+    const b = d.browser();
+    const res = await secondStep(b, await firstStep(b, 'owner@example.org'), code(d, secret));
+    expect(res.statusCode).toBe(200);
+  });
+
+  it('opens one an older version stored in plaintext, and seals it at the next start', async () => {
+    const d = await harness();
+    const { browser: owner } = await d.signedIn();
+    const { secret } = await enrol(d, owner);
+    const { db } = d.runtime.ctx;
+    await db.updateTable('member_two_factor').set({ secret }).execute();
+    nextStep(d);
+    const b = d.browser();
+    expect((await secondStep(b, await firstStep(b, 'owner@example.org'), code(d, secret))).statusCode).toBe(200);
+
+    expect(await sealLegacySecrets(db)).toMatchObject({ 'member_two_factor.secret': 1 });
+    const [row] = await db.selectFrom('member_two_factor').select('secret').execute();
+    expect(row!.secret).toMatch(/^enc:v1:/);
+    nextStep(d);
+    const again = d.browser();
+    const res = await secondStep(again, await firstStep(again, 'owner@example.org'), code(d, secret));
+    expect(res.statusCode).toBe(200);
   });
 });
 
