@@ -491,7 +491,7 @@ export const SETTINGS = {
     env: 'MAILVERDICT_SECRET_KEY_FILE',
     parser: string,
     default: null,
-    defaultText: '`<data-dir>/secret.key` with SQLite (made at first start, mode 0600); none with PostgreSQL',
+    defaultText: '<data-dir>/secret.key with SQLite (made at first start, mode 0600); none with PostgreSQL',
     help: 'file holding the 32-byte key (base64) that seals the webhook signing secrets and TOTP secrets in the store; with `--database-url` every process needs the same key, and `serve`/`worker` refuse to start without one ([docs/security.md](security.md#secrets-at-rest); `mailverdict secrets generate-key` prints a key)',
     commands: STORE,
   }),

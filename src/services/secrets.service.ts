@@ -4,7 +4,7 @@
  */
 import { resealSecrets } from '../store/sealed-secrets.store.js';
 import type { Executor } from '../store/executor.js';
-import type { SealedColumn } from '../store/secret-box.js';
+import { generateSecretKeyText, type SealedColumn } from '../store/secret-box.js';
 
 export type ResealCounts = Record<SealedColumn, number>;
 
@@ -19,4 +19,9 @@ export function sealLegacySecrets(db: Executor): Promise<ResealCounts> {
  */
 export function rotateSecrets(db: Executor): Promise<ResealCounts> {
   return resealSecrets(db, 'not-current-key');
+}
+
+/** `mailverdict secrets generate-key`: a new random key, as a key file or MAILVERDICT_SECRET_KEY holds it. */
+export function newSecretKey(): string {
+  return generateSecretKeyText();
 }

@@ -8,7 +8,10 @@ import type { Executor } from './executor.js';
 import type { SealedColumn } from './secret-box.js';
 
 /** Every column whose values are sealed, as `table.column`. */
-export const SEALED_COLUMNS: readonly SealedColumn[] = ['accounts.webhook_secret', 'member_two_factor.secret'];
+export const SEALED_COLUMNS: readonly SealedColumn[] = [
+  'accounts.webhook_secret',
+  'member_two_factor.secret',
+];
 
 /** Which stored values `resealSecrets` seals again. */
 export type ResealScope =
@@ -23,10 +26,7 @@ export type ResealScope =
  * at the same time), so the rows need no key column. A value that does not open throws
  * SecretKeyError and leaves the rest as they were.
  */
-export async function resealSecrets(
-  db: Executor,
-  scope: ResealScope,
-): Promise<Record<SealedColumn, number>> {
+export async function resealSecrets(db: Executor, scope: ResealScope): Promise<Record<SealedColumn, number>> {
   const box = storeSecrets(db);
   const counts = {} as Record<SealedColumn, number>;
   // Sealed values start with this; substr compares case-sensitively on both backends (LIKE does not on SQLite).
@@ -39,9 +39,8 @@ export async function resealSecrets(
     let resealed = 0;
     for (const { value } of rows) {
       const sealed = box.seal(name, box.open(name, value));
-      const res = await sql`update ${sql.table(table)} set ${ref} = ${sealed} where ${ref} = ${value}`.execute(
-        db,
-      );
+      const res =
+        await sql`update ${sql.table(table)} set ${ref} = ${sealed} where ${ref} = ${value}`.execute(db);
       resealed += Number(res.numAffectedRows ?? 0n);
     }
     counts[name] = resealed;

@@ -22,7 +22,10 @@ describe('mailverdict serve', () => {
       const store: Record<string, string> =
         backend === 'sqlite'
           ? {}
-          : { MAILVERDICT_DATABASE_URL: (await createTestSchema()).url, MAILVERDICT_SECRET_KEY: TEST_SECRET_KEY };
+          : {
+              MAILVERDICT_DATABASE_URL: (await createTestSchema()).url,
+              MAILVERDICT_SECRET_KEY: TEST_SECRET_KEY,
+            };
       const env = cleanEnv({
         MAILVERDICT_LOG_LEVEL: 'warn',
         MAILVERDICT_EMBEDDED_WORKERS: 'false',

@@ -149,7 +149,9 @@ describe('the TOTP secret at rest', SLOW, () => {
     await db.updateTable('member_two_factor').set({ secret }).execute();
     nextStep(d);
     const b = d.browser();
-    expect((await secondStep(b, await firstStep(b, 'owner@example.org'), code(d, secret))).statusCode).toBe(200);
+    expect((await secondStep(b, await firstStep(b, 'owner@example.org'), code(d, secret))).statusCode).toBe(
+      200,
+    );
 
     expect(await sealLegacySecrets(db)).toMatchObject({ 'member_two_factor.secret': 1 });
     const [row] = await db.selectFrom('member_two_factor').select('secret').execute();

@@ -94,7 +94,12 @@ describe('the data directory’s key file (SQLite, no key configured)', () => {
     expect(() =>
       loadSecretBox({
         dataDir: tmpdir(),
-        secrets: { key: null, keyFile: '/nonexistent/mailverdict.key', previousKey: null, previousKeyFile: null },
+        secrets: {
+          key: null,
+          keyFile: '/nonexistent/mailverdict.key',
+          previousKey: null,
+          previousKeyFile: null,
+        },
       }),
     ).toThrow(/--secret-key-file: cannot read \/nonexistent\/mailverdict.key/);
   });
@@ -121,7 +126,11 @@ describe.each(testBackends())('secrets at rest on %s', (backend) => {
     const secretA = await webhookSecretFor(before, a.id);
     const secretB = await webhookSecretFor(before, b.id);
     // An older version's plaintext is sealed by the rotation too.
-    await before.updateTable('accounts').set({ webhook_secret: 'whsec_legacy' }).where('id', '=', c.id).execute();
+    await before
+      .updateTable('accounts')
+      .set({ webhook_secret: 'whsec_legacy' })
+      .where('id', '=', c.id)
+      .execute();
 
     const during = await reopen(store, keyed(newKey, oldKey));
     expect(await webhookSecretFor(during, a.id)).toBe(secretA);
@@ -158,7 +167,10 @@ describe.each(testBackends())('secrets at rest on %s', (backend) => {
 describe('start-up on PostgreSQL', () => {
   it('refuses without a secret key, naming the settings, before it connects', async () => {
     // Port 1: nothing listens; the refusal comes first.
-    const config = loadConfig({ databaseUrl: 'postgres://mailverdict@127.0.0.1:1/none', dataDir: tmpdir() }, {});
+    const config = loadConfig(
+      { databaseUrl: 'postgres://mailverdict@127.0.0.1:1/none', dataDir: tmpdir() },
+      {},
+    );
     const started = createRuntime(config, { logger: pino({ level: 'silent' }) });
     await expect(started).rejects.toThrow(ConfigError);
     await expect(createRuntime(config, { logger: pino({ level: 'silent' }) })).rejects.toThrow(

@@ -5,8 +5,7 @@
  * current key, after which the previous key can be removed.
  */
 import type { Command } from 'commander';
-import { rotateSecrets } from '../../services/secrets.service.js';
-import { generateSecretKeyText } from '../../store/secret-box.js';
+import { newSecretKey, rotateSecrets } from '../../services/secrets.service.js';
 import { addCommonOptions, print, withStore, type StoreFlags } from '../cli-support.js';
 
 const ROTATE_HELP = `
@@ -20,12 +19,14 @@ export function registerSecretsCommand(program: Command): void {
     .command('generate-key')
     .description('Print a new random 32-byte key (base64) for --secret-key-file or MAILVERDICT_SECRET_KEY.')
     .action(() => {
-      process.stdout.write(`${generateSecretKeyText()}\n`);
+      process.stdout.write(`${newSecretKey()}\n`);
     });
   addCommonOptions(
     secrets
       .command('rotate')
-      .description('Seal every stored secret again with the current key (plaintext ones and the previous key’s).')
+      .description(
+        'Seal every stored secret again with the current key (plaintext ones and the previous key’s).',
+      )
       .addHelpText('after', ROTATE_HELP),
   ).action(async (flags: StoreFlags) => {
     const counts = await withStore(flags, (db) => rotateSecrets(db));

@@ -88,12 +88,7 @@ class StorePostgresDialect extends PostgresDialect {
   readonly #secretBox: SecretBox;
   readonly #watch: WriteWatch;
 
-  constructor(
-    config: PostgresDialectConfig,
-    backend: StoreBackend,
-    secretBox: SecretBox,
-    watch: WriteWatch,
-  ) {
+  constructor(config: PostgresDialectConfig, backend: StoreBackend, secretBox: SecretBox, watch: WriteWatch) {
     super(config);
     this.#config = config;
     this.#backend = backend;
