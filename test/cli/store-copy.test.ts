@@ -36,6 +36,7 @@ import { webhookSecretFor } from '../../src/services/webhooks/secret.js';
 import { copyStore } from '../../src/services/store-copy.service.js';
 import { COPIED_TABLES, openSqliteSource, type TableName } from '../../src/store/copy.store.js';
 import { openDatabase } from '../../src/store/db.js';
+import { SECRET_KEY_FILE } from '../../src/store/secret-keys.js';
 import { migrations } from '../../src/store/migrations/index.js';
 import type { Database } from '../../src/store/schema.js';
 import { createJobsHarness, fixtureEmails, type JobsHarness } from '../jobs/jobs-kit.js';
@@ -251,6 +252,18 @@ describe.skipIf(!backends.includes('postgres'))('mailverdict store copy into Pos
       kind: 'test',
     });
     await expect(authenticateKey(target.db, revokedKey)).rejects.toMatchObject({ code: 'revoked_api_key' });
+
+    // The webhook secret travels sealed: PostgreSQL processes open it with the data directory's key.
+    const withKey = openDatabase({
+      dataDir: h.dir,
+      databaseUrl: target.url,
+      secrets: { key: null, keyFile: join(h.dir, SECRET_KEY_FILE), previousKey: null, previousKeyFile: null },
+    });
+    cleanups.push(() => withKey.destroy());
+    const { id: withSecret } = source.accounts!.find((a) => a.webhook_secret !== null)!;
+    expect(await webhookSecretFor(withKey, String(withSecret))).toBe(
+      await webhookSecretFor(h.runtime.ctx.db, String(withSecret)),
+    );
   });
 
   it('refuses a target that holds data (exit 2) and, told to with --force, leaves it as it was', async () => {
