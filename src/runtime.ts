@@ -29,7 +29,7 @@ import { createRedisResultStore } from './redis/result-store.js';
 import type { MemberMailer } from './services/member-mail.js';
 import { plansFromConfig } from './services/plans.js';
 import { resultCacheFromSettings } from './services/result-cache.js';
-import { sealLegacySecrets, type ResealCounts } from './services/secrets.service.js';
+import { checkSecretKeys, sealLegacySecrets, type ResealCounts } from './services/secrets.service.js';
 import { openDatabase } from './store/db.js';
 import { migrateToLatest } from './store/migrate.js';
 import { MISSING_KEY_MESSAGE, secretKeyConfigured } from './store/secret-keys.js';
@@ -86,6 +86,7 @@ export async function createRuntime(
   let sealed: ResealCounts;
   try {
     freshStore = (await migrateToLatest(db)).created;
+    await checkSecretKeys(db);
     sealed = await sealLegacySecrets(db);
   } catch (err) {
     await db.destroy();

@@ -47,3 +47,18 @@ export async function resealSecrets(db: Executor, scope: ResealScope): Promise<R
   }
   return counts;
 }
+
+/** The ids of the keys that sealed the values of each sealed column (read from the values, `enc:v1:<id>:`). */
+export async function sealingKeyIds(db: Executor): Promise<Record<SealedColumn, string[]>> {
+  const ids = {} as Record<SealedColumn, string[]>;
+  for (const name of SEALED_COLUMNS) {
+    const [table, column] = name.split('.') as [string, string];
+    const ref = sql.ref(column);
+    const { rows } = await sql<{
+      id: string;
+    }>`select distinct substr(${ref}, 8, 8) as id from ${sql.table(table)}
+      where ${ref} is not null and substr(${ref}, 1, 7) = 'enc:v1:'`.execute(db);
+    ids[name] = rows.map((r) => r.id);
+  }
+  return ids;
+}

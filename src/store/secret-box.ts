@@ -73,6 +73,8 @@ export function sealedKeyId(stored: string): string | null {
 export interface SecretBox {
   /** The id of the key new values are sealed with. Throws SecretKeyError when there is none. */
   currentKeyId(): string;
+  /** Whether the box has the key of this id (current or previous). */
+  hasKey(id: string): boolean;
   seal(column: SealedColumn, plaintext: string): string;
   /** The plaintext of a sealed value (or the legacy plaintext itself). Throws SecretKeyError. */
   open(column: SealedColumn, stored: string): string;
@@ -96,6 +98,7 @@ export function createSecretBox(
   };
   return {
     currentKeyId: () => need().id,
+    hasKey: (id) => keys.has(id),
     seal(column, plaintext) {
       const { id, key } = need();
       const nonce = randomBytes(NONCE_BYTES);

@@ -71,6 +71,16 @@ describe('the data directory’s key file (SQLite, no key configured)', () => {
     expect(await webhookSecretFor(other, account.id)).toBe(secret);
   });
 
+  it('a store restored without its key file refuses to start rather than run with a new key', async () => {
+    const store = await storeOn('sqlite');
+    const account = await createAccount(store.db, clock, { email: 'a@example.org' });
+    await webhookSecretFor(store.db, account.id);
+    rmSync(join(store.dir, SECRET_KEY_FILE));
+    await expect(
+      createRuntime(loadConfig({ dataDir: store.dir }, {}), { logger: pino({ level: 'silent' }) }),
+    ).rejects.toThrow(/which this process does not have.*secret\.key it was made with/);
+  });
+
   it('is the same key for processes starting at once', () => {
     const dir = mkdtempSync(join(tmpdir(), 'mailverdict-key-'));
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
@@ -113,6 +123,28 @@ describe.each(testBackends())('secrets at rest on %s', (backend) => {
     const wrong = await reopen(store, keyed(generateSecretKeyText()));
     await expect(webhookSecretFor(wrong, account.id)).rejects.toThrow(SecretKeyError);
     await expect(webhookSecretFor(wrong, account.id)).rejects.toThrow(/neither the current secret key/);
+  });
+
+  it('a process given another key refuses to start, naming the key it lacks', async () => {
+    const store = await storeOn(backend);
+    const account = await createAccount(store.db, clock, { email: 'a@example.org' });
+    await webhookSecretFor(store.db, account.id);
+    const sealedWith = (await storedSecret(store.db, account.id)).split(':')[2]!;
+    const flags = {
+      dataDir: store.dir,
+      ...(store.settings.databaseUrl ? { databaseUrl: store.settings.databaseUrl } : {}),
+      secretKey: generateSecretKeyText(),
+    };
+    await expect(createRuntime(loadConfig(flags, {}), { logger: pino({ level: 'silent' }) })).rejects.toThrow(
+      new RegExp(`sealed with key ${sealedWith}, which this process does not have`),
+    );
+    // With the store's key as the previous one (a rotation under way) it starts.
+    const storeKey =
+      store.settings.secrets?.key ?? readFileSync(join(store.dir, SECRET_KEY_FILE), 'utf8').trim();
+    const during = await createRuntime(loadConfig({ ...flags, secretKeyPrevious: storeKey }, {}), {
+      logger: pino({ level: 'silent' }),
+    });
+    await during.close();
   });
 
   it('rotates: the previous key reads, `rotate` seals every secret with the current key, then the old key is not needed', async () => {
