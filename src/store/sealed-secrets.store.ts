@@ -7,10 +7,13 @@ import { storeSecrets } from './backend.js';
 import type { Executor } from './executor.js';
 import type { SealedColumn } from './secret-box.js';
 
-/** Every column whose values are sealed, as `table.column`. */
-export const SEALED_COLUMNS: readonly SealedColumn[] = [
-  'accounts.webhook_secret',
-  'member_two_factor.secret',
+/**
+ * Every sealed column: its label (the values' additional authenticated data, fixed for good) and
+ * where it is now (a table renamed later keeps its label, or its values would no longer open).
+ */
+const SEALED_COLUMNS: readonly { label: SealedColumn; table: string; column: string }[] = [
+  { label: 'accounts.webhook_secret', table: 'accounts', column: 'webhook_secret' },
+  { label: 'member_two_factor.secret', table: 'member_two_factor', column: 'secret' },
 ];
 
 /** Which stored values `resealSecrets` seals again. */
@@ -31,8 +34,7 @@ export async function resealSecrets(db: Executor, scope: ResealScope): Promise<R
   const counts = {} as Record<SealedColumn, number>;
   // Sealed values start with this; substr compares case-sensitively on both backends (LIKE does not on SQLite).
   const keep = scope === 'plaintext' ? 'enc:' : `enc:v1:${box.currentKeyId()}:`;
-  for (const name of SEALED_COLUMNS) {
-    const [table, column] = name.split('.') as [string, string];
+  for (const { label: name, table, column } of SEALED_COLUMNS) {
     const ref = sql.ref(column);
     const { rows } = await sql<{ value: string }>`select ${ref} as value from ${sql.table(table)}
       where ${ref} is not null and substr(${ref}, 1, ${keep.length}) <> ${keep}`.execute(db);
@@ -51,8 +53,7 @@ export async function resealSecrets(db: Executor, scope: ResealScope): Promise<R
 /** The ids of the keys that sealed the values of each sealed column (read from the values, `enc:v1:<id>:`). */
 export async function sealingKeyIds(db: Executor): Promise<Record<SealedColumn, string[]>> {
   const ids = {} as Record<SealedColumn, string[]>;
-  for (const name of SEALED_COLUMNS) {
-    const [table, column] = name.split('.') as [string, string];
+  for (const { label: name, table, column } of SEALED_COLUMNS) {
     const ref = sql.ref(column);
     const { rows } = await sql<{
       id: string;

@@ -31,7 +31,10 @@ export class SecretKeyError extends ConfigError {
   }
 }
 
-/** The columns whose values are sealed; each name is its values' additional authenticated data. */
+/**
+ * The labels of the sealed columns (`table.column` when they were introduced); each is its
+ * values' additional authenticated data, so it stays the same if the table is renamed.
+ */
 export type SealedColumn = 'accounts.webhook_secret' | 'member_two_factor.secret';
 
 export interface SecretKey {
