@@ -25,7 +25,7 @@ import {
   readRunChanges,
   updateSchedule,
 } from '../store/list-schedule.store.js';
-import { findUploadByJob, readUploadCells } from '../store/list-upload.store.js';
+import { findUploadByJob, insertResultCounts, readUploadCells } from '../store/list-upload.store.js';
 import type { JobRow } from '../store/schema/jobs.schema.js';
 import type { ListRunRow } from '../store/schema/list-schedule.schema.js';
 import { csvRows } from './csv-export.js';
@@ -142,6 +142,9 @@ export async function setSchedule(
       skipped_need: null,
       created_at: now.toISOString(),
     });
+    // The source's counts are kept too: the history shows them after its results are gone.
+    const byStatus: Record<string, number> = { deliverable: 0, undeliverable: 0, risky: 0, unknown: 0 };
+    const byReason: Record<string, number> = {};
     for (let seq = 0; seq < source.chunk_count; seq++) {
       const chunk = await readChunk(trx, source.id, seq);
       const cells = await readUploadCells(trx, source.id, seq);
@@ -150,14 +153,23 @@ export async function setSchedule(
           'results_expired',
           'the list’s latest results were deleted meanwhile: upload it again',
         );
+      const results = decodeResults(chunk.results, chunk.size);
+      for (const r of results) {
+        byStatus[r.status] = (byStatus[r.status] ?? 0) + 1;
+        if (r.reason !== null) byReason[r.reason] = (byReason[r.reason] ?? 0) + 1;
+      }
       await insertScheduleRows(trx, {
         list_id: listId,
         seq,
         emails: JSON.stringify(decodeEmails(chunk.emails, chunk.size)),
         cells,
-        statuses: JSON.stringify(decodeResults(chunk.results, chunk.size).map((r) => r.status)),
+        statuses: JSON.stringify(results.map((r) => r.status)),
       });
     }
+    await insertResultCounts(trx, source.id, {
+      by_status: JSON.stringify(byStatus),
+      by_reason: JSON.stringify(byReason),
+    });
   });
   return view;
 }
