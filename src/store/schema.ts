@@ -9,4 +9,9 @@ import type { JobTables } from './schema/jobs.schema.js';
 import type { ListScheduleTables } from './schema/list-schedule.schema.js';
 import type { TwoFactorTables } from './schema/two-factor.schema.js';
 
-export type Database = AccountTables & JobTables & DashboardTables & TwoFactorTables & AuditTables & ListScheduleTables;
+export type Database = AccountTables &
+  JobTables &
+  DashboardTables &
+  TwoFactorTables &
+  AuditTables &
+  ListScheduleTables;

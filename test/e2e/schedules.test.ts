@@ -130,7 +130,7 @@ describe.skipIf(skipE2e)('dashboard end to end: lists re-verified on a schedule'
         .click(),
     ]);
     expect(download.suggestedFilename()).toBe('members-changes.csv');
-    expect(parse(await readFile((await download.path())!, 'utf8'))).toEqual([
+    expect(parse(await readFile(await download.path(), 'utf8'))).toEqual([
       ['name', 'email', 'previous_status', 'status', 'reason'],
       ['Ann', `ann@valid.${TEST_DOMAIN}`, 'undeliverable', 'deliverable', ''],
       ['Bob', `bob@invalid.${TEST_DOMAIN}`, 'deliverable', 'undeliverable', expect.any(String)],
