@@ -21,6 +21,8 @@ import { createScheduler } from '../../src/jobs/scheduler.js';
 import { openDatabase } from '../../src/store/db.js';
 import {
   acceptInvitation,
+  describeViolations,
+  seriousViolations,
   newContext,
   signIn,
   skipE2e,
@@ -121,6 +123,8 @@ describe.skipIf(skipE2e)('dashboard end to end: lists re-verified on a schedule'
     await expect.poll(() => rows.count()).toBe(3);
     expect(await rows.nth(1).innerText()).toContain('1 became undeliverable, 1 became deliverable');
     expect(await rows.nth(2).innerText()).toContain('First verification');
+    const violations = await seriousViolations(page);
+    expect(violations, describeViolations('the list page with its history', violations)).toEqual([]);
 
     const [download] = await Promise.all([
       page.waitForEvent('download'),
