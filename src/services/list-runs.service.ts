@@ -108,15 +108,11 @@ export async function runScheduledLists(deps: ListRunDeps): Promise<TickReport> 
   const report: TickReport = { runs: 0, skipped: 0, compared: 0 };
   const now = deps.clock.now();
   for (const listId of await findDueSchedules(deps.db, now.toISOString(), PER_TICK)) {
-    const schedule = await claimSchedule(
-      deps.db,
-      listId,
-      now.toISOString(),
-      new Date(now.getTime() + RUN_LEASE_MS).toISOString(),
-    );
+    const lease = new Date(now.getTime() + RUN_LEASE_MS).toISOString();
+    const schedule = await claimSchedule(deps.db, listId, now.toISOString(), lease);
     if (!schedule) continue;
     try {
-      const made = await makeRun(deps, schedule);
+      const made = await makeRun(deps, schedule, lease);
       if (made) report.runs++;
       else report.skipped++;
     } catch (err) {
@@ -135,7 +131,7 @@ export async function runScheduledLists(deps: ListRunDeps): Promise<TickReport> 
 }
 
 /** Submits the claimed run; false when it was skipped for quota. */
-async function makeRun(deps: ListRunDeps, schedule: ListScheduleRow): Promise<boolean> {
+async function makeRun(deps: ListRunDeps, schedule: ListScheduleRow, lease: string): Promise<boolean> {
   const { db } = deps;
   const list = await findListUpload(db, schedule.list_id);
   const first = list?.job_id ? await getJob(db, list.job_id) : undefined;
@@ -194,11 +190,14 @@ async function makeRun(deps: ListRunDeps, schedule: ListScheduleRow): Promise<bo
             total,
             created_at: now.toISOString(),
           });
-          await settleSchedule(trx, schedule.list_id, {
-            next_run_at: next,
-            skipped_at: null,
-            skipped_need: null,
-          });
+          if (
+            !(await settleSchedule(trx, schedule.list_id, lease, {
+              next_run_at: next,
+              skipped_at: null,
+              skipped_need: null,
+            }))
+          )
+            throw new AppError('internal_error', 'the claim on this scheduled run was lost');
         },
       });
       return true;
@@ -214,11 +213,14 @@ async function makeRun(deps: ListRunDeps, schedule: ListScheduleRow): Promise<bo
           total,
           created_at: now.toISOString(),
         });
-        await settleSchedule(trx, schedule.list_id, {
-          next_run_at: next,
-          skipped_at: now.toISOString(),
-          skipped_need: total,
-        });
+        if (
+          !(await settleSchedule(trx, schedule.list_id, lease, {
+            next_run_at: next,
+            skipped_at: now.toISOString(),
+            skipped_need: total,
+          }))
+        )
+          throw new AppError('internal_error', 'the claim on this scheduled run was lost');
       });
       await tellSkipped(deps, schedule.account_id, { name: list.name, jobId: first.id, need: total, next });
       return false;

@@ -82,17 +82,24 @@ export async function findListUpload(db: Executor, listId: string): Promise<List
   return db.selectFrom('list_uploads').selectAll().where('id', '=', listId).executeTakeFirst();
 }
 
-/** Settles a claimed run: the next one's time, the claim released, the skip noted or cleared. */
+/**
+ * Settles a claimed run: the next one's time, the claim released, the skip noted or cleared.
+ * False when the claim is no longer this caller's (its lease ran out and another process took
+ * the run, or the schedule was stopped): the caller then rolls its run back.
+ */
 export async function settleSchedule(
   db: Executor,
   listId: string,
+  lease: string,
   settled: { next_run_at: string; skipped_at: string | null; skipped_need: number | null },
-): Promise<void> {
-  await db
+): Promise<boolean> {
+  const res = await db
     .updateTable('list_schedules')
     .set({ ...settled, claimed_until: null })
     .where('list_id', '=', listId)
-    .execute();
+    .where('claimed_until', '=', lease)
+    .executeTakeFirst();
+  return res.numUpdatedRows === 1n;
 }
 
 /** The account's schedules whose last run was skipped for quota (the overview's notices). */

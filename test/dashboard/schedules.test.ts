@@ -122,7 +122,7 @@ describe('lists re-verified on a schedule', SLOW, () => {
       { every_days: 0 },
       { every_days: 366 },
       { every_days: 1.5 },
-      { every_days: 'weekly' },
+      { every_days: 'weekly' }, { every_days: '7' }, { every_days: true },
       {},
       { every_days: 7, extra: 1 },
     ]) {

@@ -1,12 +1,13 @@
 /**
  * The tables of scheduled lists on every backend, with several connections (processes) at once:
- * a due run claimed by exactly one claimer, claimable again only once its lease has passed; a
+ * a due run claimed by exactly one claimer, claimable again only once its lease has passed (and
+ * then no longer settled by the first claimer); a
  * run's comparison taken by exactly one; and a list's schedule, kept copy and runs going with the
  * list's job.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Kysely } from 'kysely';
-import { ManualClock, MINUTE } from '../../src/clock.js';
+import { DAY, ManualClock, MINUTE } from '../../src/clock.js';
 import { createAccount } from '../../src/services/accounts.service.js';
 import { insertJob } from '../../src/store/job.store.js';
 import {
@@ -14,6 +15,7 @@ import {
   insertRun,
   insertSchedule,
   insertScheduleRows,
+  settleSchedule,
   takeComparison,
 } from '../../src/store/list-schedule.store.js';
 import { insertUpload } from '../../src/store/list-upload.store.js';
@@ -105,6 +107,11 @@ describe.each(testBackends())('the scheduled-list tables on %s', (backend) => {
     expect(await claimSchedule(store.db, 'upl_1', at(MINUTE), at(11 * MINUTE))).toBeDefined();
     expect(await claimSchedule(store.db, 'upl_1', at(5 * MINUTE), at(15 * MINUTE))).toBeUndefined();
     expect(await claimSchedule(store.db, 'upl_1', at(11 * MINUTE), at(21 * MINUTE))).toBeDefined();
+    // The first claimer's lease is gone: it may not settle the run; the second may.
+    const settled = { next_run_at: at(DAY), skipped_at: null, skipped_need: null };
+    expect(await settleSchedule(store.db, 'upl_1', at(11 * MINUTE), settled)).toBe(false);
+    expect(await settleSchedule(store.db, 'upl_1', at(21 * MINUTE), settled)).toBe(true);
+    expect(await claimSchedule(store.db, 'upl_1', at(22 * MINUTE), at(32 * MINUTE))).toBeUndefined();
   });
 
   it('lets exactly one process take a run’s comparison', async () => {
