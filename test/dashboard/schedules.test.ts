@@ -64,11 +64,11 @@ async function setUp(flags: Record<string, string> = {}): Promise<{ d: Dashboard
   return { d: h, browser };
 }
 
-/** `n` rows of name, address, city: the address in the second column. */
+/** `n` rows of name, address, city: the address in the second column; row 1's city a formula. */
 function list(n: number): string {
   return [
     'name,email,city',
-    ...Array.from({ length: n }, (_, i) => `Person ${i},p${i}@example.com,City ${i}`),
+    ...Array.from({ length: n }, (_, i) => `Person ${i},p${i}@example.com,${i === 1 ? '=1+1' : `City ${i}`}`),
   ].join('\r\n');
 }
 
@@ -122,7 +122,9 @@ describe('lists re-verified on a schedule', SLOW, () => {
       { every_days: 0 },
       { every_days: 366 },
       { every_days: 1.5 },
-      { every_days: 'weekly' }, { every_days: '7' }, { every_days: true },
+      { every_days: 'weekly' },
+      { every_days: '7' },
+      { every_days: true },
       {},
       { every_days: 7, extra: 1 },
     ]) {
@@ -201,7 +203,7 @@ describe('lists re-verified on a schedule', SLOW, () => {
     expect(changes.headers['content-disposition']).toBe('attachment; filename="people-changes.csv"');
     expect(parse(changes.body)).toEqual([
       ['name', 'email', 'city', 'previous_status', 'status', 'reason'],
-      ['Person 1', 'p1@example.com', 'City 1', 'undeliverable', 'deliverable', ''],
+      ['Person 1', 'p1@example.com', "'=1+1", 'undeliverable', 'deliverable', ''],
       ['Person 4', 'p4@example.com', 'City 4', 'deliverable', 'undeliverable', 'smtp_rejected'],
     ]);
     expect((await browser.get(`${API}/jobs/${first.job_id}/changes`)).statusCode).toBe(404);
