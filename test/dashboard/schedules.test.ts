@@ -17,12 +17,14 @@ import type {
   ScheduleAnswer,
 } from '../../src/dashboard/contract.js';
 import type { Status } from '../../src/engine/types.js';
+import { startEmbeddedWorkers } from '../../src/jobs/embedded.js';
 import { createScheduler } from '../../src/jobs/scheduler.js';
 import { sweepOnce } from '../../src/jobs/sweep.js';
 import type { ChunkVerifier } from '../../src/services/chunk-verifier.js';
 import { openDatabase } from '../../src/store/db.js';
 import type { ResultRow } from '../../src/store/chunk-codec.js';
 import { startMailSink, type MailSink } from '../kit/mail-sink.js';
+import { waitFor } from '../kit/wait-for.js';
 import pino from 'pino';
 import {
   API,
@@ -320,6 +322,29 @@ describe('lists re-verified on a schedule', SLOW, () => {
       expect(reports.reduce((n, r) => n + r.runs, 0)).toBe(1);
     } finally {
       for (const o of others) await o.destroy();
+    }
+    expect((await history(browser, first.job_id)).map((r) => r.kind)).toEqual(['run', 'upload']);
+  });
+
+  it('is run by the background jobs of serve and mailverdict worker', async () => {
+    const { d, browser } = await setUp();
+    const first = await uploadList(browser, list(3), 'test');
+    await d.drain();
+    await schedule(browser, first.job_id, { every_days: 1 });
+    await later(d, browser, DAY);
+    const background = startEmbeddedWorkers(d.runtime.ctx);
+    try {
+      // The scheduler ticks when it starts; the embedded worker then verifies the run.
+      await waitFor(
+        'the run, verified',
+        async () => {
+          const [latest] = await history(browser, first.job_id);
+          return latest?.kind === 'run' && latest.status === 'completed' ? true : undefined;
+        },
+        20_000,
+      );
+    } finally {
+      await background.stop();
     }
     expect((await history(browser, first.job_id)).map((r) => r.kind)).toEqual(['run', 'upload']);
   });
