@@ -229,6 +229,17 @@ export const JobItem = Type.Object({
 });
 export type JobItem = Static<typeof JobItem>;
 
+/** A list skipped by its schedule for quota, until a run is made again (the overview's notice). */
+export const ScheduleNotice = Type.Object({
+  /** The list's first job (its page). */
+  job_id: Type.String(),
+  name: Type.String(),
+  skipped_at: IsoTime,
+  /** Addresses the run needed. */
+  need: Type.Integer(),
+  next_run_at: IsoTime,
+});
+
 /** GET /overview. `daily` covers every day of the current and the previous period (zeros included). */
 export const Overview = Type.Object({
   usage: Usage,
@@ -236,6 +247,7 @@ export const Overview = Type.Object({
   /** current_overage_count × rate_per_verification while overage is on; null when it is off. */
   overage_cost: Nullable(Type.Number()),
   latest_jobs: Type.Array(JobItem),
+  schedule_notices: Type.Array(ScheduleNotice),
 });
 export type Overview = Static<typeof Overview>;
 
@@ -317,7 +329,11 @@ export const JobList = Type.Object({
 });
 export type JobList = Static<typeof JobList>;
 
-/** GET /jobs/:id: the job and, once it is completed, its counts by verdict and by reason. */
+/** A list's re-verification schedule (docs/dashboard.md, "Re-verification on a schedule"). */
+export const Schedule = Type.Object({ every_days: Type.Integer(), next_run_at: IsoTime });
+export type Schedule = Static<typeof Schedule>;
+
+/** GET /jobs/:id: the job, its counts by verdict and reason once completed, its list's schedule. */
 export const JobDetail = Type.Object({
   job: JobItem,
   counts: Nullable(
@@ -326,8 +342,40 @@ export const JobDetail = Type.Object({
       by_reason: Type.Record(Type.String(), Type.Integer()),
     }),
   ),
+  schedule: Nullable(Schedule),
 });
 export type JobDetail = Static<typeof JobDetail>;
+
+/** PUT /jobs/:id/schedule: every N days (1 to 365), or null to stop. */
+export const ScheduleBody = Type.Object(
+  { every_days: Nullable(Type.Integer({ minimum: 1, maximum: 365 })) },
+  { additionalProperties: false },
+);
+export type ScheduleBody = Static<typeof ScheduleBody>;
+export const ScheduleAnswer = Type.Object({ schedule: Nullable(Schedule) });
+export type ScheduleAnswer = Static<typeof ScheduleAnswer>;
+
+/** GET /jobs/:id/history: the list's upload and runs, newest first. */
+export const ListHistory = Type.Object({
+  runs: Type.Array(
+    Type.Object({
+      job_id: Nullable(Type.String()),
+      kind: Type.Union([Type.Literal('upload'), Type.Literal('run'), Type.Literal('skipped')]),
+      created_at: IsoTime,
+      status: Nullable(JobState),
+      total: Type.Integer(),
+      counts: Nullable(Type.Record(Type.String(), Type.Integer())),
+      changes: Nullable(
+        Type.Object({
+          became_undeliverable: Type.Integer(),
+          became_deliverable: Type.Integer(),
+          compared_with: Nullable(Type.String()),
+        }),
+      ),
+    }),
+  ),
+});
+export type ListHistory = Static<typeof ListHistory>;
 
 /**
  * POST /lists: the upload. The body is the file itself as CSV text (`text/csv`; a TXT list is a

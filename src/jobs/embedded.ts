@@ -17,6 +17,7 @@ import { createChunkVerifier } from '../services/chunk-verifier.js';
 import { DeliveryRunner } from './delivery-runner.js';
 import type { JobMetrics } from './job-metrics.js';
 import { createMailNotifier } from './notify.js';
+import { createScheduler, type Scheduler } from './scheduler.js';
 import { createSweeper, type Sweeper } from './sweep.js';
 import { createWorker, type Worker } from './worker.js';
 import { SECOND, MINUTE } from '../clock.js';
@@ -25,6 +26,8 @@ export interface BackgroundJobs {
   worker: Worker;
   deliveries: DeliveryRunner;
   sweeper: Sweeper;
+  /** Scheduled re-verification of lists (jobs/scheduler.ts). */
+  scheduler: Scheduler;
   /** Stops claiming, hands unfinished chunks back, waits for in-flight deliveries, closes the engine. */
   stop(): Promise<void>;
 }
@@ -56,6 +59,8 @@ export interface BackgroundOptions {
 const DELIVERY_POLL_MS = 1 * SECOND;
 /** How often the retention sweep runs (results are refused at expiry anyway; the sweep frees space). */
 const SWEEP_INTERVAL_MS = 1 * MINUTE;
+/** How often due scheduled lists are looked for (a run is due to the minute, not the second). */
+const SCHEDULE_INTERVAL_MS = 1 * MINUTE;
 
 export function startEmbeddedWorkers(ctx: AppContext, options: BackgroundOptions = {}): BackgroundJobs {
   const { config, logger } = ctx;
@@ -110,6 +115,8 @@ export function startEmbeddedWorkers(ctx: AppContext, options: BackgroundOptions
     auditRetentionMs: config.auditRetentionMs,
   });
   sweeper.start(SWEEP_INTERVAL_MS);
+  const scheduler = createScheduler({ db: ctx.db, clock: ctx.clock, config, logger });
+  scheduler.start(SCHEDULE_INTERVAL_MS);
 
   worker.start();
   deliveries.start(DELIVERY_POLL_MS);
@@ -120,9 +127,10 @@ export function startEmbeddedWorkers(ctx: AppContext, options: BackgroundOptions
     worker,
     deliveries,
     sweeper,
+    scheduler,
     stop: () =>
       (stopped ??= (async () => {
-        await Promise.all([worker.stop(), deliveries.stop(), sweeper.stop()]);
+        await Promise.all([worker.stop(), deliveries.stop(), sweeper.stop(), scheduler.stop()]);
         notifier?.close();
         if (options.batchEngine === undefined) await batchEngine.close();
         await coordination?.close();

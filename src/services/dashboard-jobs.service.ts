@@ -57,7 +57,7 @@ export interface DashboardJobDetail {
   counts: ResultCounts | null;
 }
 
-function toJobItem(job: JobRow, upload: ListUploadRow | undefined, now: Date): DashboardJob {
+export function toJobItem(job: JobRow, upload: ListUploadRow | undefined, now: Date): DashboardJob {
   return {
     job_id: job.id,
     name: upload?.name ?? null,
@@ -136,7 +136,7 @@ async function tally(db: Executor, job: JobRow): Promise<ResultCounts> {
  * a polling page does not re-read 500,000 results. Null before completion, or when the results
  * were deleted before anyone asked.
  */
-async function resultCounts(db: Executor, job: JobRow, now: Date): Promise<ResultCounts | null> {
+export async function resultCounts(db: Executor, job: JobRow, now: Date): Promise<ResultCounts | null> {
   if (job.status !== 'completed') return null;
   const stored = await findResultCounts(db, job.id);
   if (stored)

@@ -11,6 +11,7 @@ import { getAccount } from './accounts.service.js';
 import { csvRows } from './csv-export.js';
 import { billingPeriodAt, type BillingPeriod } from './billing-period.js';
 import { latestJobItems, type DashboardJob } from './dashboard-jobs.service.js';
+import { scheduleNotices, type ScheduleNotice } from './list-schedule.service.js';
 import type { JobsDeps } from './jobs.service.js';
 import type { PlanTable } from './plans.js';
 import type { UsageCache } from './usage-cache.js';
@@ -29,6 +30,7 @@ export interface AccountOverview {
   /** `current_overage_count × rate_per_verification` while overage is on; null when it is off. */
   overage_cost: number | null;
   latest_jobs: DashboardJob[];
+  schedule_notices: ScheduleNotice[];
 }
 
 /** Jobs shown on the overview. */
@@ -77,6 +79,7 @@ export async function getOverview(deps: OverviewDeps, accountId: string): Promis
     daily: await dailyCounts(deps, accountId, now),
     overage_cost: overageCost(usage),
     latest_jobs: await latestJobItems(deps, accountId, LATEST_JOBS),
+    schedule_notices: await scheduleNotices(deps.db, accountId),
   };
 }
 

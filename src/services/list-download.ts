@@ -73,7 +73,7 @@ export function suggestionFor(email: string): string | null {
 }
 
 /** Where the address sits and the file's own column names (column_N where it had none). */
-function ownColumns(upload: ListUploadRow | undefined): { names: string[]; emailAt: number } {
+export function ownColumns(upload: ListUploadRow | undefined): { names: string[]; emailAt: number } {
   if (!upload) return { names: ['email'], emailAt: 0 };
   const own = upload.header === null ? [] : (JSON.parse(upload.header) as string[]);
   const names = Array.from({ length: upload.column_count }, (_, i) =>

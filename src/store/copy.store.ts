@@ -55,6 +55,11 @@ export const COPIED_TABLES = [
   { name: 'member_recovery_codes', key: ['code_hash'], pageSize: 500 },
   { name: 'sign_in_challenges', key: ['id'], pageSize: 500 },
   { name: 'audit_log', key: ['id'], pageSize: 500 },
+  { name: 'list_schedules', key: ['list_id'], pageSize: 500 },
+  // Like chunks: a kept part of a scheduled list (addresses, cells, verdicts).
+  { name: 'list_schedule_rows', key: ['list_id', 'seq'], pageSize: 16 },
+  { name: 'list_runs', key: ['id'], pageSize: 500 },
+  { name: 'list_run_changes', key: ['job_id', 'part'], pageSize: 16 },
 ] as const satisfies readonly CopiedTable[];
 
 type Unlisted = Exclude<TableName, (typeof COPIED_TABLES)[number]['name']>;

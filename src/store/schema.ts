@@ -6,6 +6,12 @@ import type { AccountTables } from './schema/accounts.schema.js';
 import type { AuditTables } from './schema/audit.schema.js';
 import type { DashboardTables } from './schema/dashboard.schema.js';
 import type { JobTables } from './schema/jobs.schema.js';
+import type { ListScheduleTables } from './schema/list-schedule.schema.js';
 import type { TwoFactorTables } from './schema/two-factor.schema.js';
 
-export type Database = AccountTables & JobTables & DashboardTables & TwoFactorTables & AuditTables;
+export type Database = AccountTables &
+  JobTables &
+  DashboardTables &
+  TwoFactorTables &
+  AuditTables &
+  ListScheduleTables;

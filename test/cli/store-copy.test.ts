@@ -19,6 +19,9 @@ import { getJobDetail } from '../../src/services/dashboard-jobs.service.js';
 import { acceptLink, issueInvitation } from '../../src/services/members.service.js';
 import { createSession } from '../../src/services/sessions.service.js';
 import { uploadList } from '../../src/services/uploads.service.js';
+import { runScheduledLists } from '../../src/services/list-runs.service.js';
+import { setSchedule } from '../../src/services/list-schedule.service.js';
+import { DAY } from '../../src/clock.js';
 import { recordKeyUse } from '../../src/store/key-usage.store.js';
 import { countKeyDay } from '../../src/store/key.store.js';
 import { addSignInFailure } from '../../src/store/session.store.js';
@@ -225,6 +228,15 @@ describe.skipIf(!backends.includes('postgres'))('mailverdict store copy into Pos
     expect(
       (await getJobDetail({ db, clock: h.clock, config }, h.accountId, upload.id)).counts,
     ).not.toBeNull();
+    // The list on a schedule, run once a day later and compared with a baseline that differed:
+    // the schedule, its kept copy, the run and its changed row.
+    await setSchedule({ db, clock: h.clock, config }, h.accountId, upload.id, 1);
+    await db.updateTable('list_schedule_rows').set({ statuses: '["undeliverable"]' }).execute();
+    h.advance(DAY);
+    const tickDeps = { db, clock: h.clock, config, plans, resolveHost: async () => [] };
+    expect((await runScheduledLists(tickDeps)).runs).toBe(1);
+    expect(await h.drain()).toBe(1);
+    expect((await runScheduledLists(tickDeps)).compared).toBe(1);
     // A job still queued: pending chunks without results travel too.
     expect((await h.submit(other.testKey, { emails: fixtureEmails(12) })).statusCode).toBe(202);
   });

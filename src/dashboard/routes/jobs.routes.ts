@@ -5,7 +5,7 @@
  */
 import { Readable } from 'node:stream';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import { AppError } from '../../errors.js';
 import {
   cancelJobItem,
@@ -14,7 +14,13 @@ import {
   parseVerdicts,
   jobItemOf,
 } from '../../services/dashboard-jobs.service.js';
-import { openDownload } from '../../services/list-download.js';
+import { openDownload, type Download } from '../../services/list-download.js';
+import {
+  listHistory,
+  openChanges,
+  scheduleOfJob,
+  setSchedule,
+} from '../../services/list-schedule.service.js';
 import { BATCH_BODY_LIMIT } from '../../services/batch-intake.js';
 import { uploadList } from '../../services/uploads.service.js';
 import { systemResolver } from '../../services/webhooks/ssrf.js';
@@ -26,6 +32,9 @@ import {
   JobItem,
   JobList,
   JobListQuery,
+  ListHistory,
+  ScheduleAnswer,
+  ScheduleBody,
   UploadQuery,
 } from '../contract.js';
 import type { DashboardDeps } from '../deps.js';
@@ -45,8 +54,35 @@ export function jobsRoutes(deps: DashboardDeps) {
       async (request) => listJobItems(deps, requireSession(request).accountId, request.query.cursor),
     );
 
-    app.get('/jobs/:id', { schema: { params: IdParams, response: { 200: JobDetail } } }, async (request) =>
-      getJobDetail(deps, requireSession(request).accountId, request.params.id),
+    app.get('/jobs/:id', { schema: { params: IdParams, response: { 200: JobDetail } } }, async (request) => {
+      const { accountId } = requireSession(request);
+      const detail = await getJobDetail(deps, accountId, request.params.id);
+      return { ...detail, schedule: await scheduleOfJob(deps, accountId, request.params.id) };
+    });
+
+    app.put(
+      '/jobs/:id/schedule',
+      { schema: { params: IdParams, body: ScheduleBody, response: { 200: ScheduleAnswer } } },
+      async (request) => ({
+        schedule: await setSchedule(
+          deps,
+          requireSession(request).accountId,
+          request.params.id,
+          request.body.every_days,
+        ),
+      }),
+    );
+
+    app.get(
+      '/jobs/:id/history',
+      { schema: { params: IdParams, response: { 200: ListHistory } } },
+      async (request) => ({
+        runs: await listHistory(deps, requireSession(request).accountId, request.params.id),
+      }),
+    );
+
+    app.get('/jobs/:id/changes', { schema: { params: IdParams } }, async (request, reply) =>
+      sendDownload(reply, await openChanges(deps, requireSession(request).accountId, request.params.id)),
     );
 
     app.post(
@@ -66,16 +102,20 @@ export function jobsRoutes(deps: DashboardDeps) {
           corrected: corrected ?? null,
           xlsxMaxRows: XLSX_MAX_ROWS,
         });
-        void reply
-          .type(download.contentType)
-          .header('content-disposition', `attachment; filename="${download.filename}"`)
-          .header('cache-control', 'no-store');
-        return reply.send(Readable.from(download.body, { objectMode: false }));
+        return sendDownload(reply, download);
       },
     );
 
     await app.register(uploadRoute(deps));
   };
+}
+
+function sendDownload(reply: FastifyReply, download: Download): FastifyReply {
+  void reply
+    .type(download.contentType)
+    .header('content-disposition', `attachment; filename="${download.filename}"`)
+    .header('cache-control', 'no-store');
+  return reply.send(Readable.from(download.body, { objectMode: false }));
 }
 
 function uploadRoute(deps: DashboardDeps) {

@@ -23,9 +23,12 @@ import type {
   JobList,
   KeyItem,
   KeyList,
+  ListHistory,
   MemberList,
   Overview,
   RecoveryCodes,
+  ScheduleAnswer,
+  ScheduleBody,
   SecondFactorBody,
   SecondFactorChallenge,
   SessionList,
@@ -99,6 +102,12 @@ export function endpoints(api: ApiClient) {
     cancelJob: (jobId: string) => api.request<JobItem>(`/jobs/${segment(jobId)}/cancel`, { method: 'POST' }),
     /** A link the browser follows itself (the CSV download). */
     downloadUrl: (jobId: string, query: DownloadQuery) => api.url(`/jobs/${segment(jobId)}/download`, query),
+    /** Re-verify the job's list every N days, or stop (null). */
+    setSchedule: (jobId: string, body: ScheduleBody) =>
+      api.request<ScheduleAnswer>(`/jobs/${segment(jobId)}/schedule`, { method: 'PUT', body }),
+    history: (jobId: string) => api.request<ListHistory>(`/jobs/${segment(jobId)}/history`),
+    /** A link the browser follows itself (the changed rows of a scheduled run, CSV). */
+    changesUrl: (jobId: string) => api.url(`/jobs/${segment(jobId)}/changes`),
     /** The list as CSV text; the query says how to read it. */
     uploadList: (query: UploadQuery, csv: Blob) =>
       api.request<JobItem>('/lists', { method: 'POST', query, body: csv, contentType: 'text/csv' }),

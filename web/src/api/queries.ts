@@ -14,6 +14,7 @@ export const keys = {
   apiKeys: ['keys'] as const,
   jobs: ['jobs'] as const,
   job: (id: string) => ['jobs', id] as const,
+  history: (id: string) => ['jobs', id, 'history'] as const,
   members: ['members'] as const,
   settings: ['settings'] as const,
   twoFactor: ['two-factor'] as const,
@@ -102,6 +103,19 @@ export function useJob(id: string) {
     queryKey: keys.job(id),
     queryFn: () => api.job(id),
     refetchInterval: (query) => (query.state.data && isActive(query.state.data.job) ? JOB_POLL_MS : false),
+  });
+}
+
+/** A list's runs; polled while one of them runs. */
+export function useListHistory(id: string) {
+  const api = useEndpoints();
+  return useQuery({
+    queryKey: keys.history(id),
+    queryFn: () => api.history(id),
+    refetchInterval: (query) =>
+      query.state.data?.runs.some((r) => r.status === 'queued' || r.status === 'processing')
+        ? JOB_POLL_MS
+        : false,
   });
 }
 

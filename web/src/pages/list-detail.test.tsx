@@ -1,6 +1,6 @@
 import { screen, waitFor, within } from '@testing-library/react';
 import { describe, expect, it } from 'vitest';
-import type { JobDetail, JobState } from '../api/contract';
+import type { JobDetail, JobState, ListHistory } from '../api/contract';
 import { FakeServer, failure, ok } from '../test/fake-server';
 import { job } from '../test/fixtures';
 import { renderApp } from '../test/render';
@@ -11,6 +11,7 @@ const done: JobDetail = {
     by_status: { deliverable: 700, risky: 150, undeliverable: 100, unknown: 50 },
     by_reason: { catch_all: 150, smtp_rejected: 80, domain_not_found: 20, greylisted: 50 },
   },
+  schedule: null,
 };
 
 describe('a list’s page', () => {
@@ -106,6 +107,7 @@ describe('a list’s page', () => {
         ok({
           job: job({ name: 'March leads', status, processed: 400, downloadable: false, completed_at: null }),
           counts: null,
+          schedule: null,
         }),
       'POST /jobs/:id/cancel': () => {
         status = 'cancelled';
@@ -142,5 +144,71 @@ describe('a list’s page', () => {
     );
     expect(await screen.findByRole('heading', { name: 'List not found' })).toBeInTheDocument();
     expect(screen.getByRole('alert')).toHaveTextContent('No list of this account has that id.');
+  });
+
+  it('puts the list on a schedule and shows each run with what changed', async () => {
+    let schedule: JobDetail['schedule'] = null;
+    const history: ListHistory = {
+      runs: [
+        {
+          job_id: 'job_2',
+          kind: 'run',
+          created_at: '2026-03-19T09:00:00.000Z',
+          status: 'completed',
+          total: 1000,
+          counts: { deliverable: 690, undeliverable: 110, risky: 150, unknown: 50 },
+          changes: { became_undeliverable: 12, became_deliverable: 2, compared_with: 'job_1' },
+        },
+        {
+          job_id: null,
+          kind: 'skipped',
+          created_at: '2026-03-15T09:00:00.000Z',
+          status: null,
+          total: 1000,
+          counts: null,
+          changes: null,
+        },
+        {
+          job_id: 'job_1',
+          kind: 'upload',
+          created_at: '2026-03-12T09:00:00.000Z',
+          status: 'completed',
+          total: 1000,
+          counts: { deliverable: 700, undeliverable: 100, risky: 150, unknown: 50 },
+          changes: null,
+        },
+      ],
+    };
+    const server = new FakeServer({
+      'GET /jobs/:id': () => ok({ ...done, schedule }),
+      'GET /jobs/:id/history': ok(history),
+      'PUT /jobs/:id/schedule': (call) => {
+        const every = (call.body as { every_days: number | null }).every_days;
+        schedule = every === null ? null : { every_days: every, next_run_at: '2026-03-19T09:00:00.000Z' };
+        return ok({ schedule });
+      },
+    });
+    const { user } = renderApp('/lists/job_1', server);
+    const days = await screen.findByLabelText('Re-verify every (days)');
+    await user.clear(days);
+    await user.type(days, '7');
+    await user.click(screen.getByRole('button', { name: 'Save schedule' }));
+    expect(await screen.findByText(/Re-verified every 7 days\./)).toBeInTheDocument();
+    expect(server.callsTo('PUT', '/jobs/job_1/schedule')[0]!.body).toEqual({ every_days: 7 });
+
+    const table = screen.getByRole('table', { name: 'History of March leads' });
+    const rows = within(table).getAllByRole('row').slice(1);
+    expect(rows).toHaveLength(3);
+    expect(rows[0]).toHaveTextContent('12 became undeliverable, 2 became deliverable');
+    expect(within(rows[0]!).getByRole('link', { name: /^Download changed rows/ })).toHaveAttribute(
+      'href',
+      '/dashboard/api/jobs/job_2/changes',
+    );
+    expect(rows[1]).toHaveTextContent('Skipped: the quota could not cover it');
+    expect(rows[2]).toHaveTextContent('First verification');
+
+    await user.click(screen.getByRole('button', { name: 'Stop re-verifying' }));
+    expect(await screen.findByText(/Not re-verified on a schedule\./)).toBeInTheDocument();
+    expect(server.callsTo('PUT', '/jobs/job_1/schedule')[1]!.body).toEqual({ every_days: null });
   });
 });

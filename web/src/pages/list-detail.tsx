@@ -1,7 +1,8 @@
 /**
  * One list (a batch job): its state and live progress across the card with rate and time left
  * (polled while it runs), counts by verdict and by reason once done (each a share of the total,
- * verdicts in their colours), and the download (list-download.tsx).
+ * verdicts in their colours), the download (list-download.tsx), and for an uploaded list its
+ * re-verification schedule and history (list-schedule.tsx).
  *
  * Accessible names: heading = the list's name; progress bar "Progress of <list>"; figures "By
  * verdict" and "By reason"; the download's (list-download.tsx); button "Stop this job"; link
@@ -19,6 +20,7 @@ import { JobStatusBadge, VERDICT_LABEL, reasonText } from '../components/verdict
 import { CancelJobButton } from './cancel-job';
 import { jobName } from './jobs-table';
 import { ListDownload } from './list-download';
+import { ListHistoryTable, ListSchedule } from './list-schedule';
 import { LiveProgress } from './live-progress';
 
 function Counts({ detail }: { detail: JobDetail }) {
@@ -111,6 +113,18 @@ export function ListDetailPage({ id }: { id: string }) {
         <h2 id="download-title">Download</h2>
         <ListDownload detail={detail.data} />
       </section>
+      {job.has_original_columns ? (
+        <>
+          <section className="panel" aria-labelledby="schedule-title">
+            <h2 id="schedule-title">Re-verification</h2>
+            <ListSchedule detail={detail.data} />
+          </section>
+          <section className="panel" aria-labelledby="history-title">
+            <h2 id="history-title">History</h2>
+            <ListHistoryTable detail={detail.data} />
+          </section>
+        </>
+      ) : null}
     </>
   );
 }

@@ -105,4 +105,18 @@ describe('overview page', () => {
       expect(screen.getByRole('meter', { name: 'Quota used' })).toHaveAttribute('aria-valuenow', '11'),
     );
   });
+
+  it('tells of a scheduled re-verification skipped for quota, linked to the list', async () => {
+    const notice = {
+      job_id: 'job_7',
+      name: 'customers.csv',
+      skipped_at: '2026-03-20T09:00:00.000Z',
+      need: 5000,
+      next_run_at: '2026-03-27T09:00:00.000Z',
+    };
+    renderApp('/', new FakeServer({ 'GET /overview': ok(overview({ schedule_notices: [notice] })) }));
+    const text = await screen.findByText(/The scheduled re-verification of/);
+    expect(text).toHaveTextContent('the remaining quota could not cover its 5,000 addresses');
+    expect(within(text).getByRole('link', { name: 'customers.csv' })).toHaveAttribute('href', '/lists/job_7');
+  });
 });

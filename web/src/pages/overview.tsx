@@ -1,6 +1,7 @@
 /**
  * Overview: the plan, the billing period, the quota gauge, overage and rate limit, verifications
- * per day (this period against the previous one) and the latest lists. Polled every 10 s, so
+ * per day (this period against the previous one) and the latest lists; above them, a notice per
+ * list whose scheduled re-verification was skipped for quota. Polled every 10 s, so
  * verifications made through the API show up without a reload.
  *
  * Accessible names: heading "Overview"; meter "Quota used"; headings "Verifications per day",
@@ -12,7 +13,7 @@ import type { Overview, Usage } from '../api/contract';
 import { useEndpoints } from '../api/endpoints';
 import { useOverview } from '../api/queries';
 import { DailyChart } from '../components/daily-chart';
-import { formatDay, formatNumber, plural } from '../components/format';
+import { formatDateTime, formatDay, formatNumber, plural } from '../components/format';
 import { PageTitle } from '../components/shell';
 import { EmptyState, ErrorMessage, Loading } from '../components/status';
 import { UsageGauge } from '../components/usage-gauge';
@@ -58,6 +59,14 @@ function OverviewContent({ overview }: { overview: Overview }) {
   const today = new Date().toISOString().slice(0, 10);
   return (
     <>
+      {overview.schedule_notices.map((n) => (
+        <p key={n.job_id} className="notice notice-warn" role="status">
+          The scheduled re-verification of{' '}
+          <Link href={`/lists/${encodeURIComponent(n.job_id)}`}>{n.name}</Link> was skipped on{' '}
+          {formatDateTime(n.skipped_at)}: the remaining quota could not cover its{' '}
+          {plural(n.need, 'address', 'addresses')}. Next try: {formatDateTime(n.next_run_at)}.
+        </p>
+      ))}
       <div className="cards">
         <section className="card" aria-labelledby="plan-title">
           <h2 id="plan-title" className="card-title">

@@ -26,6 +26,7 @@ function server(options: { used?: number; limit?: number; overage?: boolean } = 
     'GET /jobs/:id': ok({
       job: job({ job_id: 'job_new', status: 'queued', processed: 0, total: 5 }),
       counts: null,
+      schedule: null,
     }),
   });
 }
