@@ -29,6 +29,8 @@ export interface AccountOverview {
   /** `current_overage_count × rate_per_verification` while overage is on; null when it is off. */
   overage_cost: number | null;
   latest_jobs: DashboardJob[];
+  /** Set while an operator has the account suspended (docs/operators.md): the banner's words. */
+  suspension: { since: string; reason: string | null } | null;
 }
 
 /** Jobs shown on the overview. */
@@ -72,11 +74,16 @@ async function dailyCounts(
 export async function getOverview(deps: OverviewDeps, accountId: string): Promise<AccountOverview> {
   const now = deps.clock.now();
   const usage = await getUsage(deps.db, { accountId, now, plans: deps.plans, usageCache: deps.usageCache });
+  const account = await getAccount(deps.db, accountId);
   return {
     usage,
     daily: await dailyCounts(deps, accountId, now),
     overage_cost: overageCost(usage),
     latest_jobs: await latestJobItems(deps, accountId, LATEST_JOBS),
+    suspension:
+      account.suspended_at === null
+        ? null
+        : { since: account.suspended_at, reason: account.suspended_reason },
   };
 }
 
