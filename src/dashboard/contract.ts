@@ -69,6 +69,8 @@ export const SessionView = Type.Object({
     /** Whether the account requires one: without it, the member can only turn it on. */
     required: Type.Boolean(),
   }),
+  /** An operator's session (docs/operators.md): the app shows the operator console. */
+  operator: Type.Optional(Type.Boolean()),
 });
 export type SessionView = Static<typeof SessionView>;
 
@@ -518,8 +520,11 @@ export const OperatorAccount = Type.Object({
 });
 export type OperatorAccount = Static<typeof OperatorAccount>;
 
-/** GET /operator/accounts: newest first, at most 1,000. */
-export const OperatorAccountList = Type.Object({ accounts: Type.Array(OperatorAccount) });
+/** GET /operator/accounts: newest first, at most 1,000; `plans`: the plans an account can be on. */
+export const OperatorAccountList = Type.Object({
+  accounts: Type.Array(OperatorAccount),
+  plans: Type.Array(Type.String()),
+});
 export type OperatorAccountList = Static<typeof OperatorAccountList>;
 
 /** PATCH /operator/accounts/:id: what the CLI's `accounts` commands change; null limits: the plan's. */

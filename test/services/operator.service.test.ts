@@ -40,7 +40,7 @@ describe.each(testBackends())('operator console services (%s)', (backend) => {
       logger: {
         info: (obj: object) => void lines.push(obj),
         warn: () => {},
-      } as unknown as OperatorDeps['logger'] & MembersDeps['logger'],
+      },
     };
   });
   afterEach(async () => {

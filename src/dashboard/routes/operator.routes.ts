@@ -11,6 +11,7 @@ import {
   listOperatorAccounts,
   type OperatorActor,
 } from '../../services/operator.service.js';
+import { PLAN_SLUGS } from '../../services/plans.js';
 import { serviceHealth } from '../../services/service-health.service.js';
 import {
   CreatedOperatorAccount,
@@ -39,6 +40,7 @@ export function operatorRoutes(deps: DashboardDeps) {
 
     app.get('/operator/accounts', { schema: { response: { 200: OperatorAccountList } } }, async () => ({
       accounts: await listOperatorAccounts({ db, clock, plans }),
+      plans: [...PLAN_SLUGS],
     }));
 
     app.patch(

@@ -59,6 +59,7 @@ export function overview(
       previous: days('2026-02-10', 28, (i) => [i, 0]),
     },
     latest_jobs: overrides.latest_jobs ?? [job()],
+    suspension: overrides.suspension ?? null,
   };
 }
 
