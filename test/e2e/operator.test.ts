@@ -21,7 +21,7 @@ import { createAccount } from '../../src/services/accounts.service.js';
 import { createKey } from '../../src/services/keys.service.js';
 import { acceptLink, issueInvitation } from '../../src/services/members.service.js';
 import { startDnsServer, type FakeDnsServer } from '../kit/dns-server.js';
-import { PASSWORD, launchChromium, skipE2e } from '../kit/e2e.js';
+import { PASSWORD, launchChromium, seriousViolations, skipE2e } from '../kit/e2e.js';
 
 const WEB_DIR = fileURLToPath(new URL('../../dist/web', import.meta.url));
 const OPERATOR = 'ops@operator.example';
@@ -108,6 +108,9 @@ describe.skipIf(skipE2e)('dashboard end to end: the operator console', { timeout
     await table.waitFor();
     const row = table.getByRole('row').filter({ hasText: OWNER });
     await row.getByText('Active').waitFor();
+    await ops.getByRole('heading', { name: 'Service health' }).waitFor();
+    await ops.getByText(/chunks pending/).waitFor();
+    expect(await seriousViolations(ops)).toEqual([]);
     await ops.getByRole('button', { name: `Suspend ${OWNER}` }).click();
     const dialog = ops.getByRole('alertdialog', { name: `Suspend ${OWNER}?` });
     await dialog.getByLabel('Reason').fill('unpaid invoice');
