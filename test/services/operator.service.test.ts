@@ -117,6 +117,18 @@ describe.each(testBackends())('operator console services (%s)', (backend) => {
     expect(JSON.stringify(lines)).not.toContain(operator.email);
   });
 
+  it('turns overage off for one account whose plan allows it: the quota then refuses what does not fit', async () => {
+    const a = await createAccount(store.db, clock, { email: 'a@example.org', plan: 'starter' });
+    expect(plans.starter.overageEnabled).toBe(true);
+    await changeOperatorAccount(deps, operator, a.id, { quotaLimit: 5, overageEnabled: false });
+    const count = (n: number) =>
+      consumeQuota(store.db, { accountId: a.id, count: n, now: clock.now(), plans });
+    await count(5);
+    await expect(count(1)).rejects.toMatchObject({ code: 'quota_exceeded' });
+    await changeOperatorAccount(deps, operator, a.id, { overageEnabled: null });
+    await expect(count(1)).resolves.toMatchObject({ overageCount: 1 });
+  });
+
   it('refuses an unknown plan and a reason without a suspension, changing nothing', async () => {
     const a = await createAccount(store.db, clock, { email: 'a@example.org' });
     await expect(changeOperatorAccount(deps, operator, a.id, { plan: 'platinum' })).rejects.toMatchObject({
