@@ -27,6 +27,7 @@ import { createRedisCoordination } from './redis/coordination.js';
 import { createRedisRateLimiter } from './redis/rate-limiter.js';
 import { createRedisResultStore } from './redis/result-store.js';
 import type { MemberMailer } from './services/member-mail.js';
+import type { OperatorConsoleOptions } from './dashboard/deps.js';
 import { plansFromConfig } from './services/plans.js';
 import { resultCacheFromSettings } from './services/result-cache.js';
 import { checkSecretKeys, sealLegacySecrets, type ResealCounts } from './services/secrets.service.js';
@@ -148,6 +149,8 @@ export interface HttpAppOptions extends BuildAppOptions {
   webDir?: string;
   /** Default: the SMTP relay's, when one is configured. */
   memberMailer?: MemberMailer | null;
+  /** The operator console's collaborators (dashboard/deps.ts). */
+  operatorConsole?: OperatorConsoleOptions;
 }
 
 /**
@@ -155,7 +158,7 @@ export interface HttpAppOptions extends BuildAppOptions {
  * its own scope, sharing one rate limiter, usage cache, key cache and metrics registry.
  */
 export function buildHttpApp(options: HttpAppOptions): FastifyInstance {
-  const { webDir, memberMailer, ...rest } = options;
+  const { webDir, memberMailer, operatorConsole, ...rest } = options;
   const deps = apiDeps(rest);
   const app = buildApp(deps);
   void app.register(
@@ -163,6 +166,7 @@ export function buildHttpApp(options: HttpAppOptions): FastifyInstance {
       ...deps,
       ...(webDir === undefined ? {} : { webDir }),
       ...(memberMailer === undefined ? {} : { memberMailer }),
+      ...(operatorConsole === undefined ? {} : { operatorConsole }),
     }),
   );
   return app;
@@ -200,6 +204,7 @@ export async function startServer(
             logger,
           })),
     readinessChecks: redis === null ? {} : { redis: () => redis.ping() },
+    operatorConsole: { egressStatuses: () => runtime.guard.statuses() },
   });
   await app.listen({ host: config.host, port: config.port });
   const address = app.server.address();

@@ -76,6 +76,14 @@ async function limitFailure(
   throw failure;
 }
 
+/** account_suspended, with the operator's reason when one was given (docs/operators.md). */
+export function suspendedError(reason: string | null): AppError {
+  return new AppError(
+    'account_suspended',
+    `this account is suspended${reason ? `: ${reason}` : ''}; its members can sign in to the dashboard to see why`,
+  );
+}
+
 const BEARER = /^Bearer +(\S+) *$/i;
 
 /** The key presented in `Authorization: Bearer <key>`; invalid_api_key when absent or another scheme. */
@@ -96,6 +104,8 @@ export function createAuthHook(deps: AuthDeps, scope: Scope) {
     } catch (failure) {
       return limitFailure(deps, request, reply, failure);
     }
+    // A valid key of a suspended account: refused, but not counted as a failed authentication.
+    if (key.accountSuspension !== null) throw suspendedError(key.accountSuspension.reason);
     if (!key.scopes.has(scope))
       throw new AppError(
         'insufficient_permissions',

@@ -285,6 +285,7 @@ export const AUTH_ERRORS: readonly ErrorCode[] = [
   'invalid_api_key',
   'revoked_api_key',
   'insufficient_permissions',
+  'account_suspended',
   'rate_limit_exceeded',
 ];
 

@@ -69,6 +69,8 @@ export const SessionView = Type.Object({
     /** Whether the account requires one: without it, the member can only turn it on. */
     required: Type.Boolean(),
   }),
+  /** An operator's session (docs/operators.md): the app shows the operator console. */
+  operator: Type.Optional(Type.Boolean()),
 });
 export type SessionView = Static<typeof SessionView>;
 
@@ -248,6 +250,8 @@ export const Overview = Type.Object({
   overage_cost: Nullable(Type.Number()),
   latest_jobs: Type.Array(JobItem),
   schedule_notices: Type.Array(ScheduleNotice),
+  /** Set while an operator has the account suspended: its keys are refused and its lists paused. */
+  suspension: Nullable(Type.Object({ since: IsoTime, reason: Nullable(Type.String()) })),
 });
 export type Overview = Static<typeof Overview>;
 
@@ -534,3 +538,108 @@ export type SessionItem = Static<typeof SessionItem>;
 
 export const SessionList = Type.Object({ sessions: Type.Array(SessionItem) });
 export type SessionList = Static<typeof SessionList>;
+
+// ---- the operator console (docs/operators.md) ----------------------------------------------
+
+export const OperatorAccount = Type.Object({
+  id: Type.String(),
+  email: Type.String(),
+  plan: Type.String(),
+  quota_limit: Nullable(Type.Integer()),
+  rate_limit: Nullable(Type.Integer()),
+  overage_enabled: Type.Boolean(),
+  /** Whether overage is the account's own setting rather than its plan's. */
+  overage_own: Type.Boolean(),
+  usage: Type.Object({
+    period_start: IsoTime,
+    period_end: IsoTime,
+    used: Type.Integer(),
+    limit: Type.Integer(),
+    overage_count: Type.Integer(),
+  }),
+  /** Active keys. */
+  keys: Type.Integer(),
+  /** Members, invited ones included. */
+  members: Type.Integer(),
+  created_at: IsoTime,
+  suspended: Type.Boolean(),
+  suspended_at: Nullable(IsoTime),
+  suspended_reason: Nullable(Type.String()),
+});
+export type OperatorAccount = Static<typeof OperatorAccount>;
+
+/** GET /operator/accounts: newest first, at most 1,000; `plans`: the plans an account can be on. */
+export const OperatorAccountList = Type.Object({
+  accounts: Type.Array(OperatorAccount),
+  plans: Type.Array(Type.String()),
+});
+export type OperatorAccountList = Static<typeof OperatorAccountList>;
+
+/** PATCH /operator/accounts/:id: what the CLI's `accounts` commands change; null limits: the plan's. */
+export const OperatorAccountPatch = Type.Object(
+  {
+    plan: Type.Optional(Type.String({ maxLength: 50 })),
+    quota_limit: Type.Optional(Nullable(Type.Integer({ minimum: 0 }))),
+    rate_limit: Type.Optional(Nullable(Type.Integer({ minimum: 1 }))),
+    overage_enabled: Type.Optional(Nullable(Type.Boolean())),
+    suspended: Type.Optional(Type.Boolean()),
+    /** With `suspended: true`: shown to the account's members. */
+    reason: Type.Optional(Nullable(Printable({ maxLength: 500 }))),
+  },
+  { additionalProperties: false, minProperties: 1 },
+);
+export type OperatorAccountPatch = Static<typeof OperatorAccountPatch>;
+
+/** POST /operator/accounts: a new account; its owner is invited at `email`. */
+export const CreateOperatorAccountBody = Type.Object(
+  {
+    email: Printable({ minLength: 3, maxLength: 254 }),
+    plan: Type.Optional(Type.String({ maxLength: 50 })),
+    quota_limit: Type.Optional(Nullable(Type.Integer({ minimum: 0 }))),
+    rate_limit: Type.Optional(Nullable(Type.Integer({ minimum: 1 }))),
+  },
+  { additionalProperties: false },
+);
+export type CreateOperatorAccountBody = Static<typeof CreateOperatorAccountBody>;
+
+/** The new account and its owner's one-time link: the only answer that carries it. */
+export const CreatedOperatorAccount = Type.Object({
+  account: OperatorAccount,
+  owner_invitation: Type.Object({ link: Type.String(), expires_at: IsoTime, emailed: Type.Boolean() }),
+});
+export type CreatedOperatorAccount = Static<typeof CreatedOperatorAccount>;
+
+/** GET /operator/health. */
+export const ServiceHealth = Type.Object({
+  checked_at: IsoTime,
+  jobs: Type.Object({
+    queued: Type.Integer(),
+    processing: Type.Integer(),
+    completed: Type.Integer(),
+    failed: Type.Integer(),
+  }),
+  /** Pending chunks of queued and processing jobs; `paused`: of suspended accounts. */
+  chunks: Type.Object({ pending: Type.Integer(), paused: Type.Integer() }),
+  /** Workers holding a chunk lease now, with their last lease renewal. */
+  workers: Type.Array(
+    Type.Object({ worker_id: Type.String(), chunks: Type.Integer(), last_heartbeat: IsoTime }),
+  ),
+  deliveries: Type.Object({
+    failed_24h: Type.Integer(),
+    retrying: Type.Integer(),
+    last_error: Nullable(Type.String()),
+    last_at: Nullable(IsoTime),
+  }),
+  /** Null when the server has no reputation guard to ask. */
+  egresses: Nullable(
+    Type.Array(
+      Type.Object({
+        egress: Type.String(),
+        state: Type.String(),
+        since: Nullable(IsoTime),
+        reason: Nullable(Type.String()),
+      }),
+    ),
+  ),
+});
+export type ServiceHealth = Static<typeof ServiceHealth>;

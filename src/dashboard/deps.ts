@@ -1,5 +1,7 @@
 import type { Counter } from 'prom-client';
 import type { AppContext } from '../context.js';
+import type { EgressStatus } from '../engine/net/egress-guard.js';
+import type { DashboardSession } from '../services/sessions.service.js';
 import type { MemberMailer } from '../services/member-mail.js';
 import type { PlanTable } from '../services/plans.js';
 import type { RateLimiter } from '../services/rate-limit.js';
@@ -21,6 +23,15 @@ export interface DashboardOptions extends AppContext {
   webDir?: string;
   /** Default: the configured relay's (none without one). */
   memberMailer?: MemberMailer | null;
+  /** The operator console's collaborators (docs/operators.md). */
+  operatorConsole?: OperatorConsoleOptions;
+}
+
+export interface OperatorConsoleOptions {
+  /** The reputation guard's egresses (runtime.guard.statuses()); absent: the health panel has none. */
+  egressStatuses?: () => readonly EgressStatus[];
+  /** Who is an operator; default: the session's `operator` flag (operator-access.ts). */
+  isOperator?: (session: DashboardSession) => boolean;
 }
 
 /** What the dashboard's plugins are handed: its options with the defaults filled in. */

@@ -18,6 +18,7 @@ import { accountRoutes } from './routes/account.routes.js';
 import { auditRoutes } from './routes/audit.routes.js';
 import { jobsRoutes } from './routes/jobs.routes.js';
 import { keysRoutes } from './routes/keys.routes.js';
+import { operatorRoutes } from './routes/operator.routes.js';
 import { sessionRoutes } from './routes/session.routes.js';
 import { twoFactorRoutes } from './routes/two-factor.routes.js';
 import { CONTENT_SECURITY_POLICY, installGuards, sessionCookie, type GuardDeps } from './security.js';
@@ -78,6 +79,7 @@ export function dashboardPlugin(options: DashboardOptions) {
         await api.register(keysRoutes(deps));
         await api.register(jobsRoutes(deps));
         await api.register(auditRoutes(deps));
+        await api.register(operatorRoutes(deps));
         // Unknown dashboard routes (and known ones with another method) in the dashboard's envelope.
         api.all('/*', { config: { dashboardAccess: 'public' }, schema: { hide: true } }, async (request) => {
           throw new AppError('not_found', `no route ${request.method} ${request.url.split('?')[0]}`);

@@ -15,6 +15,7 @@ export const HTTP_STATUS: Readonly<Record<ErrorCode, number>> = {
   invalid_api_key: 401,
   revoked_api_key: 401,
   insufficient_permissions: 403,
+  account_suspended: 403,
   origin_not_allowed: 403,
   invalid_email_format: 422,
   invalid_request: 422,

@@ -1,9 +1,12 @@
-/** Accounts: creation, plan changes and the account view used by the CLI. */
+/**
+ * Accounts: creation, changes (plan, own limits, overage, suspension: the CLI's `accounts`
+ * commands and the operator console share `changeAccount`) and the account view of the CLI.
+ */
 import type { Clock } from '../clock.js';
 import { AppError } from '../errors.js';
 import { countAccounts, findAccountById, insertAccount, updateAccount } from '../store/account.store.js';
 import type { Executor } from '../store/executor.js';
-import type { AccountRow } from '../store/schema/accounts.schema.js';
+import type { AccountRow, AccountUpdate } from '../store/schema/accounts.schema.js';
 import { newId } from './ids.js';
 import { PLAN_SLUGS, isPlanSlug, type PlanSlug } from './plans.js';
 import { refuseControlCharacters } from './text.js';
@@ -15,7 +18,12 @@ export interface AccountView {
   plan: PlanSlug;
   quota_limit: number | null;
   rate_limit: number | null;
+  /** The account's own overage switch; null: its plan's. */
+  overage_enabled: boolean | null;
   created_at: string;
+  /** When an operator suspended it (docs/operators.md); null: active. */
+  suspended_at: string | null;
+  suspended_reason: string | null;
 }
 
 export function toAccountView(row: AccountRow): AccountView {
@@ -25,7 +33,10 @@ export function toAccountView(row: AccountRow): AccountView {
     plan: isPlanSlug(row.plan) ? row.plan : 'free',
     quota_limit: row.quota_limit,
     rate_limit: row.rate_limit,
+    overage_enabled: row.overage_enabled === null ? null : row.overage_enabled === 1,
     created_at: row.created_at,
+    suspended_at: row.suspended_at,
+    suspended_reason: row.suspended_reason,
   };
 }
 
@@ -76,6 +87,62 @@ export async function getAccount(db: Executor, id: string): Promise<AccountRow> 
   return row;
 }
 
+/** The longest reason a suspension keeps (it is shown to the account's members). */
+export const MAX_SUSPENSION_REASON = 500;
+
+/** What may change of an account; absent: unchanged, null (limits, overage): back to the plan's. */
+export interface AccountChanges {
+  plan?: string;
+  quotaLimit?: number | null;
+  rateLimit?: number | null;
+  overageEnabled?: boolean | null;
+  /** true: suspends (keys refused, jobs paused; docs/operators.md); false: resumes. */
+  suspended?: boolean;
+  /** The suspension's reason, shown to the account's members; only with `suspended: true`. */
+  reason?: string | null;
+}
+
+function checkReason(reason: string | null | undefined): string | null {
+  if (reason === undefined || reason === null || reason.trim() === '') return null;
+  refuseControlCharacters('reason', reason);
+  if (reason.length > MAX_SUSPENSION_REASON)
+    throw new AppError('invalid_request', `reason must be at most ${MAX_SUSPENSION_REASON} characters`);
+  return reason.trim();
+}
+
+/**
+ * Changes an account in one update; every change takes effect on its next request, in every
+ * process (the key cache follows the store's change token). Suspending an account already
+ * suspended keeps its first time and takes the new reason; resuming an active one changes nothing.
+ */
+export async function changeAccount(
+  db: Executor,
+  clock: Clock,
+  id: string,
+  changes: AccountChanges,
+): Promise<AccountRow> {
+  const now = clock.now().toISOString();
+  const update: AccountUpdate = { updated_at: now };
+  if (changes.plan !== undefined) update.plan = checkPlan(changes.plan);
+  if (changes.quotaLimit !== undefined) update.quota_limit = checkPositive('quota limit', changes.quotaLimit);
+  if (changes.rateLimit !== undefined) update.rate_limit = checkPositive('rate limit', changes.rateLimit);
+  if (changes.overageEnabled !== undefined)
+    update.overage_enabled = changes.overageEnabled === null ? null : changes.overageEnabled ? 1 : 0;
+  if (changes.reason !== undefined && changes.suspended !== true)
+    throw new AppError('invalid_request', 'reason goes with suspended: true only');
+  if (changes.suspended === true) {
+    const current = await getAccount(db, id);
+    update.suspended_at = current.suspended_at ?? now;
+    update.suspended_reason = checkReason(changes.reason);
+  } else if (changes.suspended === false) {
+    update.suspended_at = null;
+    update.suspended_reason = null;
+  }
+  const row = await updateAccount(db, id, update);
+  if (!row) throw new AppError('not_found', `no account ${id}`);
+  return row;
+}
+
 /** Moves an account to another plan; takes effect on its next request. */
 export async function setAccountPlan(
   db: Executor,
@@ -83,9 +150,7 @@ export async function setAccountPlan(
   id: string,
   plan: string,
 ): Promise<AccountRow> {
-  const row = await updateAccount(db, id, { plan: checkPlan(plan), updated_at: clock.now().toISOString() });
-  if (!row) throw new AppError('not_found', `no account ${id}`);
-  return row;
+  return changeAccount(db, clock, id, { plan });
 }
 
 /** Sets or clears (null) the account's own quota and rate limit. */
@@ -95,14 +160,17 @@ export async function setAccountLimits(
   id: string,
   limits: { quotaLimit?: number | null; rateLimit?: number | null },
 ): Promise<AccountRow> {
-  const changes: { quota_limit?: number | null; rate_limit?: number | null; updated_at: string } = {
-    updated_at: clock.now().toISOString(),
-  };
-  if (limits.quotaLimit !== undefined) changes.quota_limit = checkPositive('quota limit', limits.quotaLimit);
-  if (limits.rateLimit !== undefined) changes.rate_limit = checkPositive('rate limit', limits.rateLimit);
-  const row = await updateAccount(db, id, changes);
-  if (!row) throw new AppError('not_found', `no account ${id}`);
-  return row;
+  return changeAccount(db, clock, id, limits);
+}
+
+/** Suspended accounts refuse new work from the dashboard as well (keys, lists, verifications). */
+export async function refuseIfSuspended(db: Executor, accountId: string): Promise<void> {
+  const account = await getAccount(db, accountId);
+  if (account.suspended_at !== null)
+    throw new AppError(
+      'account_suspended',
+      `this account is suspended${account.suspended_reason ? `: ${account.suspended_reason}` : ''}`,
+    );
 }
 
 export async function hasAnyAccount(db: Executor): Promise<boolean> {

@@ -37,6 +37,11 @@ export const AUDIT_EVENT_TYPES = [
   'password_changed',
   'password_reset',
   'session_ended',
+  // The operator console (docs/operators.md).
+  'account_created',
+  'account_changed',
+  'account_suspended',
+  'account_resumed',
 ] as const;
 export type AuditEventType = (typeof AUDIT_EVENT_TYPES)[number];
 

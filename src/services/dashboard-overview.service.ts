@@ -31,6 +31,8 @@ export interface AccountOverview {
   overage_cost: number | null;
   latest_jobs: DashboardJob[];
   schedule_notices: ScheduleNotice[];
+  /** Set while an operator has the account suspended (docs/operators.md): the banner's words. */
+  suspension: { since: string; reason: string | null } | null;
 }
 
 /** Jobs shown on the overview. */
@@ -74,12 +76,17 @@ async function dailyCounts(
 export async function getOverview(deps: OverviewDeps, accountId: string): Promise<AccountOverview> {
   const now = deps.clock.now();
   const usage = await getUsage(deps.db, { accountId, now, plans: deps.plans, usageCache: deps.usageCache });
+  const account = await getAccount(deps.db, accountId);
   return {
     usage,
     daily: await dailyCounts(deps, accountId, now),
     overage_cost: overageCost(usage),
     latest_jobs: await latestJobItems(deps, accountId, LATEST_JOBS),
     schedule_notices: await scheduleNotices(deps.db, accountId),
+    suspension:
+      account.suspended_at === null
+        ? null
+        : { since: account.suspended_at, reason: account.suspended_reason },
   };
 }
 

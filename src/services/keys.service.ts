@@ -195,6 +195,11 @@ export interface AuthenticatedKey {
   /** The account's plan slug and own rate limit, read in the same query (the rate limiter needs them). */
   accountPlan: string;
   accountRateLimit: number | null;
+  /**
+   * The account's suspension, read in the same query: the cache is emptied by the change token
+   * when it is suspended or resumed, so it takes effect on the next request in every process.
+   */
+  accountSuspension: { since: string; reason: string | null } | null;
   /** A publishable key's origins and limits; null for a secret key. */
   publishable: PublishableRules | null;
 }
@@ -239,6 +244,10 @@ export async function authenticateKey(
     prefix: row.prefix,
     accountPlan: row.account_plan,
     accountRateLimit: row.account_rate_limit,
+    accountSuspension:
+      row.account_suspended_at === null
+        ? null
+        : Object.freeze({ since: row.account_suspended_at, reason: row.account_suspended_reason }),
     publishable:
       row.publishable === 1
         ? Object.freeze({

@@ -138,7 +138,13 @@ export interface AccountLimits {
 
 export function accountLimits(
   plans: PlanTable,
-  account: { plan: string; quota_limit: number | null; rate_limit: number | null },
+  account: {
+    plan: string;
+    quota_limit: number | null;
+    rate_limit: number | null;
+    /** The account's own overage switch (1/0; null or absent: the plan's). */
+    overage_enabled?: number | null;
+  },
 ): AccountLimits {
   // A plan removed from the table since the account was created falls back to free.
   const plan = isPlanSlug(account.plan) ? plans[account.plan] : plans.free;
@@ -146,7 +152,10 @@ export function accountLimits(
     plan: plan.slug,
     quotaLimit: account.quota_limit ?? plan.monthlyQuota,
     ratePerSecond: account.rate_limit ?? plan.ratePerSecond,
-    overageEnabled: plan.overageEnabled,
+    overageEnabled:
+      account.overage_enabled === null || account.overage_enabled === undefined
+        ? plan.overageEnabled
+        : account.overage_enabled === 1,
     overageRatePerVerification: plan.overageRatePerVerification,
   };
 }

@@ -72,6 +72,8 @@ export interface DashboardSession {
   twoFactorEnabled: boolean;
   /** Whether the account requires two factors: without them, the member may only enrol. */
   twoFactorRequired: boolean;
+  /** Whether the person is an operator (docs/operators.md); set by operator sign-in. */
+  operator?: boolean;
 }
 
 function sessionIdOf(secret: string): string {

@@ -57,7 +57,7 @@ export interface StoreBackend {
   onWork(listener: () => void): () => void;
   /**
    * Leases one free chunk (pending, never leased or its lease expired, its job queued or
-   * processing) to `claim.owner`, counting an attempt; the job with the fewest done chunks goes
+   * processing, its account not suspended) to `claim.owner`, counting an attempt; the job with the fewest done chunks goes
    * first. Two workers never get the same chunk. Undefined when nothing is free.
    */
   claimChunk(db: Executor, claim: ChunkClaim): Promise<ChunkRow | undefined>;

@@ -43,15 +43,17 @@ export interface ChunkRef {
 /**
  * Pending chunks free to claim (never leased, or lease expired). The job with the fewest done
  * chunks goes first, then the oldest: jobs share the workers instead of a 500,000-address job
- * holding them all until it ends.
+ * holding them all until it ends. A suspended account's jobs wait (docs/operators.md).
  */
 export async function findClaimableChunks(db: Db, now: string, limit: number): Promise<ChunkRef[]> {
   return db
     .selectFrom('job_chunks')
     .innerJoin('jobs', 'jobs.id', 'job_chunks.job_id')
+    .innerJoin('accounts', 'accounts.id', 'jobs.account_id')
     .select(['job_chunks.job_id', 'job_chunks.seq'])
     .where('job_chunks.state', '=', 'pending')
     .where('jobs.status', 'in', ['queued', 'processing'])
+    .where('accounts.suspended_at', 'is', null)
     .where((eb) =>
       eb.or([eb('job_chunks.lease_owner', 'is', null), eb('job_chunks.lease_expires_at', '<', now)]),
     )

@@ -7,6 +7,9 @@ import type { ApiKeyRow, NewApiKeyRow } from './schema/accounts.schema.js';
 export interface KeyWithAccount extends ApiKeyRow {
   account_plan: string;
   account_rate_limit: number | null;
+  /** The account's suspension (docs/operators.md): null while it is active. */
+  account_suspended_at: string | null;
+  account_suspended_reason: string | null;
 }
 
 /**
@@ -76,7 +79,12 @@ function keyByHashQuery(db: Executor, keyHash: string) {
     .selectFrom('api_keys')
     .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
     .selectAll('api_keys')
-    .select(['accounts.plan as account_plan', 'accounts.rate_limit as account_rate_limit'])
+    .select([
+      'accounts.plan as account_plan',
+      'accounts.rate_limit as account_rate_limit',
+      'accounts.suspended_at as account_suspended_at',
+      'accounts.suspended_reason as account_suspended_reason',
+    ])
     .where('api_keys.key_hash', '=', keyHash);
 }
 

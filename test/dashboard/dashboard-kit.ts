@@ -10,6 +10,7 @@ import { ManualClock } from '../../src/clock.js';
 import { buildHttpApp } from '../../src/runtime.js';
 import { issueInvitation, acceptLink } from '../../src/services/members.service.js';
 import type { SessionView } from '../../src/dashboard/contract.js';
+import type { OperatorConsoleOptions } from '../../src/dashboard/deps.js';
 import { createJobsHarness, type JobsHarness, type JobsHarnessOptions } from '../jobs/jobs-kit.js';
 
 export const API = '/dashboard/api';
@@ -40,6 +41,8 @@ export interface Browser {
 export interface DashboardHarnessOptions extends JobsHarnessOptions {
   /** The built app's directory (default: the package's dist/web). */
   webDir?: string;
+  /** The operator console's collaborators (who is an operator, the egresses). */
+  operatorConsole?: OperatorConsoleOptions;
 }
 
 export interface DashboardHarness extends JobsHarness {
@@ -85,6 +88,7 @@ export async function createDashboardHarness(
     ...h.runtime.ctx,
     rateLimiter: createMemoryRateLimiter({ clock }),
     ...(options.webDir === undefined ? {} : { webDir: options.webDir }),
+    ...(options.operatorConsole === undefined ? {} : { operatorConsole: options.operatorConsole }),
   });
   await app.ready();
   const origin = new URL(h.runtime.ctx.config.publicBaseUrl).origin;

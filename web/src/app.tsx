@@ -17,6 +17,7 @@ import { ForgotPasswordPage } from './pages/forgot-password';
 import { KeysPage } from './pages/keys';
 import { ListDetailPage } from './pages/list-detail';
 import { ListsPage } from './pages/lists';
+import { OperatorPage } from './pages/operator';
 import { OverviewPage } from './pages/overview';
 import { SetPasswordPage } from './pages/set-password';
 import { SettingsPage } from './pages/settings';
@@ -99,6 +100,7 @@ function SignedIn() {
         <Route path="/verify" component={VerifyPage} />
         <Route path="/settings" component={SettingsPage} />
         <Route path="/settings/security-log" component={SecurityLogPage} />
+        <Route path="/operator" component={OperatorPage} />
         <Route component={NotFound} />
       </Switch>
     </Shell>

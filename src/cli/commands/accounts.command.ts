@@ -1,9 +1,13 @@
 /**
- * `mailverdict accounts create|set-plan|show`: account administration on the local store.
+ * `mailverdict accounts create|set-plan|suspend|resume|show`: account administration on the
+ * local store. Changes go through services/operator.service.ts, as the operator console's do, so
+ * both record them in the account's security log the same way.
  */
 import type { Command } from 'commander';
 import { systemClock } from '../../clock.js';
-import { getAccount, setAccountPlan, toAccountView } from '../../services/accounts.service.js';
+import pino from 'pino';
+import { getAccount, toAccountView, type AccountChanges } from '../../services/accounts.service.js';
+import { CLI_OPERATOR, changeOperatorAccount } from '../../services/operator.service.js';
 import { recordAudit } from '../../services/audit.service.js';
 import { createOwnedAccount } from '../../services/members.service.js';
 import { accountSummary } from '../../services/account-summary.service.js';
@@ -12,6 +16,20 @@ import { addCommonOptions, integerOption, print, withStore, type StoreFlags } fr
 import { linkJson, linkText, withMembers, type LinkFlags } from '../member-links.js';
 
 type CommonFlags = StoreFlags;
+
+/** One change of the console's (services/operator.service.ts), made by the CLI. */
+async function changeFromCli(flags: CommonFlags, id: string, changes: AccountChanges) {
+  return withStore(flags, async (db, config) => {
+    const deps = {
+      db,
+      clock: systemClock,
+      plans: plansFromConfig(config),
+      logger: pino({ level: 'warn' }, pino.destination(2)),
+    };
+    await changeOperatorAccount(deps, CLI_OPERATOR, id, changes);
+    return toAccountView(await getAccount(db, id));
+  });
+}
 
 export function registerAccountsCommand(program: Command): void {
   const accounts = program.command('accounts').description('Create, change and show accounts.');
@@ -62,10 +80,37 @@ export function registerAccountsCommand(program: Command): void {
       .argument('<account-id>')
       .requiredOption('--plan <slug>', `plan: ${PLAN_SLUGS.join(', ')}`),
   ).action(async (id: string, flags: CommonFlags & { plan: string }) => {
-    const view = await withStore(flags, async (db) =>
-      toAccountView(await setAccountPlan(db, systemClock, id, flags.plan)),
-    );
+    const view = await changeFromCli(flags, id, { plan: flags.plan });
     print(flags.json, view, () => `account ${view.id} is now on plan ${view.plan}`);
+  });
+
+  addCommonOptions(
+    accounts
+      .command('suspend')
+      .description(
+        'Suspend an account: its keys get 403 account_suspended and its running jobs pause; its members can still sign in and see the reason.',
+      )
+      .requiredOption('--id <account-id>', 'the account')
+      .option('--reason <text>', "why, shown to the account's members"),
+  ).action(async (flags: CommonFlags & { id: string; reason?: string }) => {
+    const view = await changeFromCli(flags, flags.id, { suspended: true, reason: flags.reason ?? null });
+    print(
+      flags.json,
+      view,
+      () =>
+        `account ${view.id} is suspended${view.suspended_reason ? ` (${view.suspended_reason})` : ''}: ` +
+        'its keys are refused and its jobs paused until `accounts resume`',
+    );
+  });
+
+  addCommonOptions(
+    accounts
+      .command('resume')
+      .description('Resume a suspended account: its keys work again and its paused jobs continue.')
+      .requiredOption('--id <account-id>', 'the account'),
+  ).action(async (flags: CommonFlags & { id: string }) => {
+    const view = await changeFromCli(flags, flags.id, { suspended: false });
+    print(flags.json, view, () => `account ${view.id} is active: its keys work and its jobs continue`);
   });
 
   addCommonOptions(

@@ -2,6 +2,7 @@
  * The account pages' endpoints (docs/dashboard.md): the overview and its daily usage as CSV, a live verification, the
  * members, the settings.
  */
+import { refuseIfSuspended } from '../../services/accounts.service.js';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { DEFAULT_TIMEOUT_MS } from '../../engine/types.js';
@@ -50,6 +51,7 @@ export function accountRoutes(deps: DashboardDeps) {
     // One live verification, counted against the quota as POST /v1/verify with a live key is,
     // answered with the same object (every check included).
     app.post('/verify', { schema: { body: VerifyBody } }, async (request) => {
+      await refuseIfSuspended(db, requireSession(request).accountId);
       const { result, cached, checkedAt, transcript } = await verifyOne(deps, {
         accountId: requireSession(request).accountId,
         kind: 'live',

@@ -9,6 +9,7 @@ import {
 } from '../../services/dashboard-keys.service.js';
 import { CreatedKey, CreateKeyBody, IdParams, KeyItem, KeyList } from '../contract.js';
 import { recordAudit } from '../../services/audit.service.js';
+import { refuseIfSuspended } from '../../services/accounts.service.js';
 import { byMember } from '../audit-origin.js';
 import type { DashboardDeps } from '../deps.js';
 import { requireSession } from '../security.js';
@@ -35,6 +36,7 @@ export function keysRoutes(deps: DashboardDeps) {
       { schema: { body: CreateKeyBody, response: { 201: CreatedKey } } },
       async (request, reply) => {
         const session = requireSession(request);
+        await refuseIfSuspended(db, session.accountId);
         const created = await createKeyItem(db, clock, session.accountId, request.body);
         await recordAudit(db, clock, {
           ...byMember(request, session),
@@ -65,6 +67,7 @@ export function keysRoutes(deps: DashboardDeps) {
       { schema: { params: IdParams, response: { 201: CreatedKey } } },
       async (request, reply) => {
         const session = requireSession(request);
+        await refuseIfSuspended(db, session.accountId);
         const created = await rotateAccountKey(db, clock, session.accountId, request.params.id);
         await recordAudit(db, clock, {
           ...byMember(request, session),

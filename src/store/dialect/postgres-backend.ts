@@ -36,7 +36,7 @@ export function postgresBackend(notifications: PostgresNotifications): StoreBack
  * FOR UPDATE SKIP LOCKED, so competing workers each take a different row instead of waiting on,
  * or racing for, the same one. Jobs are taken in order (fewest chunks done, then oldest) and each
  * one's first free chunk is found through the partial index of pending chunks (migration 0004);
- * the first job with one ends the search. Ordering all pending chunks of all jobs instead scanned
+ * the first job with one ends the search. Jobs of a suspended account are not candidates. Ordering all pending chunks of all jobs instead scanned
  * and sorted every one of them per claim (20,000 queued: about 9 ms a claim, bench:scale).
  */
 async function claimChunk(
@@ -50,9 +50,10 @@ async function claimChunk(
     from (
       select pick.job_id, pick.seq
       from (
-        select id from jobs
-        where status in ('queued', 'processing')
-        order by chunks_done, created_at, id
+        select jobs.id from jobs
+        join accounts on accounts.id = jobs.account_id
+        where jobs.status in ('queued', 'processing') and accounts.suspended_at is null
+        order by jobs.chunks_done, jobs.created_at, jobs.id
       ) j
       cross join lateral (
         select jc.job_id, jc.seq

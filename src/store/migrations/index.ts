@@ -13,6 +13,7 @@ import { invitationIssuerMigration } from './0007-invitation-issuer.js';
 import { twoFactorMigration } from './0008-two-factor.js';
 import { auditLogMigration } from './0009-audit-log.js';
 import { listSchedulesMigration } from './0011-list-schedules.js';
+import { accountSuspensionMigration } from './0012-account-suspension.js';
 
 export const migrations: Record<string, Migration> = {
   '0001-accounts': accountsMigration,
@@ -25,4 +26,5 @@ export const migrations: Record<string, Migration> = {
   '0008-two-factor': twoFactorMigration,
   '0009-audit-log': auditLogMigration,
   '0011-list-schedules': listSchedulesMigration,
+  '0012-account-suspension': accountSuspensionMigration,
 };

@@ -15,6 +15,12 @@ export interface AccountsTable {
   /** Also the billing anchor: periods start on this day of the month. */
   created_at: ColumnType<string, string, never>;
   updated_at: string;
+  /** When an operator suspended the account (docs/operators.md); null: active. */
+  suspended_at: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The reason the operator gave, shown to the account's members; null when none was given. */
+  suspended_reason: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Per-account override of the plan's overage switch (1 on, 0 off); null: the plan's. */
+  overage_enabled: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 export interface ApiKeysTable {

@@ -10,6 +10,12 @@ import type {
   AuditPage,
   AuditQuery,
   ChangePasswordBody,
+  CreatedOperatorAccount,
+  CreateOperatorAccountBody,
+  OperatorAccount,
+  OperatorAccountList,
+  OperatorAccountPatch,
+  ServiceHealth,
   CreatedKey,
   CreateKeyBody,
   DisableTwoFactorBody,
@@ -130,6 +136,14 @@ export function endpoints(api: ApiClient) {
     audit: (query: AuditQuery) => api.request<AuditPage>('/audit', { query }),
     /** A link the browser follows itself (the CSV download). */
     auditCsvUrl: (query: Pick<AuditQuery, 'type' | 'member'>) => api.url('/audit.csv', query),
+
+    // ---- the operator console (operators only: 404 for everyone else)
+    operatorAccounts: () => api.request<OperatorAccountList>('/operator/accounts'),
+    changeAccount: (accountId: string, body: OperatorAccountPatch) =>
+      api.request<OperatorAccount>(`/operator/accounts/${segment(accountId)}`, { method: 'PATCH', body }),
+    createAccount: (body: CreateOperatorAccountBody) =>
+      api.request<CreatedOperatorAccount>('/operator/accounts', { method: 'POST', body }),
+    serviceHealth: () => api.request<ServiceHealth>('/operator/health'),
   };
 }
 

@@ -18,6 +18,8 @@ export const keys = {
   members: ['members'] as const,
   settings: ['settings'] as const,
   twoFactor: ['two-factor'] as const,
+  operatorAccounts: ['operator', 'accounts'] as const,
+  serviceHealth: ['operator', 'health'] as const,
   /** A sign-in waiting for its second factor (after a reset link, for the sign-in page). */
   pendingChallenge: ['second-factor-challenge'] as const,
 };

@@ -4,7 +4,8 @@
  * with the "Skip to content" link.
  *
  * Accessible names: navigation "Main" with links Overview, Lists, Verify, API keys, Settings;
- * link "API reference" (the server's /docs page, outside the app);
+ * link "API reference" (the server's /docs page, outside the app); link "Operator console"
+ * (operators only);
  * buttons "Menu", "Sign out"; link "Skip to content".
  */
 import { useQueryClient } from '@tanstack/react-query';
@@ -88,6 +89,11 @@ export function Shell({ session, children }: { session: SessionView; children: R
         <a className="nav-link" href="/docs">
           API reference
         </a>
+        {session.operator ? (
+          <Link href="/operator" className="nav-link">
+            Operator console
+          </Link>
+        ) : null}
         <div className="account">
           <span className="account-email" title={session.member.email}>
             {session.member.email}

@@ -4,6 +4,9 @@
  * list whose scheduled re-verification was skipped for quota. Polled every 10 s, so
  * verifications made through the API show up without a reload.
  *
+ * A suspended account (docs/operators.md) gets an alert above it all: "This account is suspended:
+ * <reason>".
+ *
  * Accessible names: heading "Overview"; meter "Quota used"; headings "Verifications per day",
  * "Latest lists"; the chart's table behind "Show the numbers as a table"; link "Download CSV of
  * verifications per day".
@@ -134,6 +137,13 @@ export function OverviewPage() {
       {overview.isPending ? <Loading what="your usage" /> : null}
       {overview.isError && !overview.data ? (
         <ErrorMessage action="Could not load the overview" error={overview.error} />
+      ) : null}
+      {overview.data?.suspension ? (
+        <p role="alert" className="notice notice-warn">
+          This account is suspended
+          {overview.data.suspension.reason ? `: ${overview.data.suspension.reason}` : ''}. Its API keys are
+          refused and its lists are paused until the operator resumes it.
+        </p>
       ) : null}
       {overview.data ? <OverviewContent overview={overview.data} /> : null}
     </>

@@ -107,6 +107,10 @@ const EVENT_LABELS = {
   password_changed: 'Password changed',
   password_reset: 'Password reset',
   session_ended: 'Session ended',
+  account_created: 'Account created',
+  account_changed: 'Account changed by the operator',
+  account_suspended: 'Account suspended',
+  account_resumed: 'Account resumed',
 } satisfies Record<AuditEventType, string>;
 
 const label = (type: string): string => (EVENT_LABELS as Record<string, string>)[type] ?? type;

@@ -60,6 +60,7 @@ export function overview(
     },
     latest_jobs: overrides.latest_jobs ?? [job()],
     schedule_notices: overrides.schedule_notices ?? [],
+    suspension: overrides.suspension ?? null,
   };
 }
 

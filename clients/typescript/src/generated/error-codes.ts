@@ -4,6 +4,7 @@ export const ERROR_CODES = [
   'invalid_api_key',
   'revoked_api_key',
   'insufficient_permissions',
+  'account_suspended',
   'origin_not_allowed',
   'invalid_email_format',
   'invalid_request',

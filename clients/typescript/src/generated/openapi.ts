@@ -290,7 +290,7 @@ export interface paths {
             'application/json': components['schemas']['ErrorBody'];
           };
         };
-        /** @description insufficient_permissions | origin_not_allowed */
+        /** @description insufficient_permissions | account_suspended | origin_not_allowed */
         403: {
           headers: {
             /** @description req_<id>, on every response. */
@@ -487,7 +487,7 @@ export interface paths {
             'application/json': components['schemas']['ErrorBody'];
           };
         };
-        /** @description insufficient_permissions */
+        /** @description insufficient_permissions | account_suspended */
         403: {
           headers: {
             /** @description req_<id>, on every response. */
@@ -626,7 +626,7 @@ export interface paths {
             'application/json': components['schemas']['ErrorBody'];
           };
         };
-        /** @description insufficient_permissions */
+        /** @description insufficient_permissions | account_suspended */
         403: {
           headers: {
             /** @description req_<id>, on every response. */
@@ -785,7 +785,7 @@ export interface paths {
             'application/json': components['schemas']['ErrorBody'];
           };
         };
-        /** @description insufficient_permissions */
+        /** @description insufficient_permissions | account_suspended */
         403: {
           headers: {
             /** @description req_<id>, on every response. */
@@ -916,7 +916,7 @@ export interface paths {
             'application/json': components['schemas']['ErrorBody'];
           };
         };
-        /** @description insufficient_permissions */
+        /** @description insufficient_permissions | account_suspended */
         403: {
           headers: {
             /** @description req_<id>, on every response. */
@@ -1037,7 +1037,7 @@ export interface paths {
             'application/json': components['schemas']['ErrorBody'];
           };
         };
-        /** @description insufficient_permissions */
+        /** @description insufficient_permissions | account_suspended */
         403: {
           headers: {
             /** @description req_<id>, on every response. */
@@ -1184,7 +1184,7 @@ export interface paths {
             'application/json': components['schemas']['ErrorBody'];
           };
         };
-        /** @description insufficient_permissions */
+        /** @description insufficient_permissions | account_suspended */
         403: {
           headers: {
             /** @description req_<id>, on every response. */

@@ -1,0 +1,99 @@
+/**
+ * The operator console's API (docs/operators.md): every account, changing and creating one, and
+ * the service's health. Operators only: every route's preHandler asks requireOperator, which
+ * answers 404 to everyone else.
+ */
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import {
+  changeOperatorAccount,
+  createOperatorAccount,
+  listOperatorAccounts,
+  type OperatorActor,
+} from '../../services/operator.service.js';
+import { PLAN_SLUGS } from '../../services/plans.js';
+import { serviceHealth } from '../../services/service-health.service.js';
+import {
+  CreatedOperatorAccount,
+  CreateOperatorAccountBody,
+  IdParams,
+  OperatorAccount,
+  OperatorAccountList,
+  OperatorAccountPatch,
+  ServiceHealth,
+} from '../contract.js';
+import type { DashboardDeps } from '../deps.js';
+import { isOperatorSession, requireOperator } from '../operator-access.js';
+
+export function operatorRoutes(deps: DashboardDeps) {
+  const { db, clock, plans, logger } = deps;
+  const isOperator = deps.operatorConsole?.isOperator ?? isOperatorSession;
+  const actor = (request: FastifyRequest): OperatorActor => {
+    const session = requireOperator(request, isOperator);
+    return { id: session.memberId, email: session.email };
+  };
+  return async (instance: FastifyInstance): Promise<void> => {
+    const app = instance.withTypeProvider<TypeBoxTypeProvider>();
+    app.addHook('preHandler', async (request) => {
+      requireOperator(request, isOperator);
+    });
+
+    app.get('/operator/accounts', { schema: { response: { 200: OperatorAccountList } } }, async () => ({
+      accounts: await listOperatorAccounts({ db, clock, plans }),
+      plans: [...PLAN_SLUGS],
+    }));
+
+    app.patch(
+      '/operator/accounts/:id',
+      { schema: { params: IdParams, body: OperatorAccountPatch, response: { 200: OperatorAccount } } },
+      async (request) => {
+        const { plan, quota_limit, rate_limit, overage_enabled, suspended, reason } = request.body;
+        return changeOperatorAccount({ db, clock, plans, logger }, actor(request), request.params.id, {
+          ...(plan === undefined ? {} : { plan }),
+          ...(quota_limit === undefined ? {} : { quotaLimit: quota_limit }),
+          ...(rate_limit === undefined ? {} : { rateLimit: rate_limit }),
+          ...(overage_enabled === undefined ? {} : { overageEnabled: overage_enabled }),
+          ...(suspended === undefined ? {} : { suspended }),
+          ...(reason === undefined ? {} : { reason }),
+        });
+      },
+    );
+
+    app.post(
+      '/operator/accounts',
+      { schema: { body: CreateOperatorAccountBody, response: { 201: CreatedOperatorAccount } } },
+      async (request, reply) => {
+        const { email, plan, quota_limit, rate_limit } = request.body;
+        const created = await createOperatorAccount(
+          { db, clock, plans, logger, config: deps.config, mailer: deps.mailer },
+          actor(request),
+          {
+            email,
+            ...(plan === undefined ? {} : { plan }),
+            quotaLimit: quota_limit ?? null,
+            rateLimit: rate_limit ?? null,
+          },
+        );
+        return reply.code(201).send({
+          account: created.account,
+          owner_invitation: {
+            link: created.owner.link,
+            expires_at: created.owner.expiresAt,
+            emailed: created.owner.emailed,
+          },
+        });
+      },
+    );
+
+    app.get('/operator/health', { schema: { response: { 200: ServiceHealth } } }, async () =>
+      serviceHealth({
+        db,
+        clock,
+        leaseMs: deps.config.batch.leaseMs,
+        ...(deps.operatorConsole?.egressStatuses === undefined
+          ? {}
+          : { egressStatuses: deps.operatorConsole.egressStatuses }),
+      }),
+    );
+  };
+}

@@ -1,0 +1,477 @@
+/**
+ * The operator console (docs/operators.md): every account with its plan, usage this period, keys,
+ * members, creation date and state, with suspend/resume and plan/limit changes; a form that
+ * creates an account and shows its owner's one-time link once; and the service's health. Members
+ * who are not operators get 404 from its API and see that the page is not theirs.
+ *
+ * Accessible names: heading "Operator console"; table "Accounts" with buttons "Suspend <email>",
+ * "Resume <email>", "Change <email>"; dialog "Suspend <email>?" with field "Reason" and button
+ * "Suspend account"; dialog "Change <email>" with fields "Plan", "Own monthly quota", "Own rate
+ * limit", "Overage" and button "Save"; form "Create an account" with fields "Owner's e-mail
+ * address", "Plan" and button "Create account", then field "Owner's invitation link"; heading
+ * "Service health".
+ */
+import { useMutation, useQuery } from '@tanstack/react-query';
+import { useState, type FormEvent } from 'react';
+import { ApiError } from '../api/client';
+import type {
+  CreatedOperatorAccount,
+  OperatorAccount,
+  OperatorAccountPatch,
+  ServiceHealth,
+} from '../api/contract';
+import { useEndpoints } from '../api/endpoints';
+import { keys as queryKeys, useInvalidate } from '../api/queries';
+import { CopyField } from '../components/copy-button';
+import { ConfirmDialog, Dialog } from '../components/dialog';
+import { formatDateTime, formatDay, formatNumber } from '../components/format';
+import { PageTitle } from '../components/shell';
+import { EmptyState, ErrorMessage, Loading } from '../components/status';
+import { TableScroll } from '../components/table-scroll';
+
+/** The health panel is polled: jobs, chunks and workers move on their own. */
+export const HEALTH_POLL_MS = 10_000;
+
+type Dialogs =
+  { kind: 'suspend'; account: OperatorAccount } | { kind: 'change'; account: OperatorAccount } | null;
+
+function SuspendDialog({ account, onClose }: { account: OperatorAccount; onClose: () => void }) {
+  const api = useEndpoints();
+  const invalidate = useInvalidate();
+  const [reason, setReason] = useState('');
+  const suspend = useMutation({
+    mutationFn: () =>
+      api.changeAccount(account.id, { suspended: true, ...(reason.trim() ? { reason: reason.trim() } : {}) }),
+    onSuccess: () => (onClose(), invalidate(queryKeys.operatorAccounts, queryKeys.serviceHealth)),
+  });
+  return (
+    <ConfirmDialog
+      title={`Suspend ${account.email}?`}
+      confirm="Suspend account"
+      busy={suspend.isPending}
+      onConfirm={() => suspend.mutate()}
+      onCancel={onClose}
+      error={suspend.isError ? <ErrorMessage action="Could not suspend" error={suspend.error} /> : null}
+    >
+      <p>
+        Its API keys (live and test) are refused with <code>account_suspended</code> from the next request,
+        and its running lists pause. Its members can still sign in and see the reason.
+      </p>
+      <div className="field">
+        <label htmlFor="suspend-reason">Reason</label>
+        <input
+          id="suspend-reason"
+          className="input"
+          maxLength={500}
+          value={reason}
+          onChange={(event) => setReason(event.target.value)}
+          aria-describedby="suspend-reason-hint"
+        />
+        <p id="suspend-reason-hint" className="hint">
+          Shown to the account’s members, e.g. “unpaid invoice of March”.
+        </p>
+      </div>
+    </ConfirmDialog>
+  );
+}
+
+/** "" → null (back to the plan's), otherwise a whole number. */
+const limitOf = (text: string): number | null | 'bad' => {
+  if (text.trim() === '') return null;
+  return /^\d+$/.test(text.trim()) ? Number(text.trim()) : 'bad';
+};
+
+function ChangeDialog({
+  account,
+  plans,
+  onClose,
+}: {
+  account: OperatorAccount;
+  plans: string[];
+  onClose: () => void;
+}) {
+  const api = useEndpoints();
+  const invalidate = useInvalidate();
+  const [plan, setPlan] = useState(account.plan);
+  const [quota, setQuota] = useState(account.quota_limit === null ? '' : String(account.quota_limit));
+  const [rate, setRate] = useState(account.rate_limit === null ? '' : String(account.rate_limit));
+  const [overage, setOverage] = useState(
+    account.overage_own ? (account.overage_enabled ? 'on' : 'off') : 'plan',
+  );
+  const [problem, setProblem] = useState<string | null>(null);
+  const change = useMutation({
+    mutationFn: (body: OperatorAccountPatch) => api.changeAccount(account.id, body),
+    onSuccess: () => (onClose(), invalidate(queryKeys.operatorAccounts)),
+  });
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    const quotaLimit = limitOf(quota);
+    const rateLimit = limitOf(rate);
+    if (quotaLimit === 'bad')
+      return setProblem('The monthly quota is a whole number, or empty for the plan’s.');
+    if (rateLimit === 'bad' || rateLimit === 0)
+      return setProblem('The rate limit is a whole number of at least 1, or empty for the plan’s.');
+    setProblem(null);
+    change.mutate({
+      plan,
+      quota_limit: quotaLimit,
+      rate_limit: rateLimit,
+      overage_enabled: overage === 'plan' ? null : overage === 'on',
+    });
+  };
+  return (
+    <Dialog title={`Change ${account.email}`} onClose={onClose}>
+      <form className="form" onSubmit={submit} noValidate>
+        <div className="field">
+          <label htmlFor="change-plan">Plan</label>
+          <select id="change-plan" className="input" value={plan} onChange={(e) => setPlan(e.target.value)}>
+            {plans.map((slug) => (
+              <option key={slug} value={slug}>
+                {slug}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div className="field">
+          <label htmlFor="change-quota">Own monthly quota</label>
+          <input
+            id="change-quota"
+            className="input"
+            inputMode="numeric"
+            value={quota}
+            onChange={(e) => setQuota(e.target.value)}
+            placeholder="the plan’s"
+          />
+        </div>
+        <div className="field">
+          <label htmlFor="change-rate">Own rate limit</label>
+          <input
+            id="change-rate"
+            className="input"
+            inputMode="numeric"
+            value={rate}
+            onChange={(e) => setRate(e.target.value)}
+            placeholder="the plan’s"
+          />
+        </div>
+        <div className="field">
+          <label htmlFor="change-overage">Overage</label>
+          <select
+            id="change-overage"
+            className="input"
+            value={overage}
+            onChange={(e) => setOverage(e.target.value)}
+          >
+            <option value="plan">The plan’s</option>
+            <option value="on">Allowed</option>
+            <option value="off">Not allowed</option>
+          </select>
+        </div>
+        {problem ? (
+          <p role="alert" className="notice notice-error">
+            {problem}
+          </p>
+        ) : null}
+        {change.isError ? <ErrorMessage action="Could not change the account" error={change.error} /> : null}
+        <div className="dialog-actions">
+          <button type="button" className="button" onClick={onClose}>
+            Cancel
+          </button>
+          <button type="submit" className="button button-primary" disabled={change.isPending}>
+            Save
+          </button>
+        </div>
+      </form>
+    </Dialog>
+  );
+}
+
+function AccountsTable({ accounts, plans }: { accounts: OperatorAccount[]; plans: string[] }) {
+  const api = useEndpoints();
+  const invalidate = useInvalidate();
+  const [dialog, setDialog] = useState<Dialogs>(null);
+  const resume = useMutation({
+    mutationFn: (account: OperatorAccount) => api.changeAccount(account.id, { suspended: false }),
+    onSettled: () => invalidate(queryKeys.operatorAccounts, queryKeys.serviceHealth),
+  });
+  return (
+    <>
+      {resume.isError ? <ErrorMessage action="Could not resume the account" error={resume.error} /> : null}
+      <TableScroll label="Accounts">
+        <table className="table">
+          <caption className="sr-only">Accounts</caption>
+          <thead>
+            <tr>
+              <th scope="col">Account</th>
+              <th scope="col">Plan</th>
+              <th scope="col">Usage this period</th>
+              <th scope="col">Keys</th>
+              <th scope="col">Members</th>
+              <th scope="col">Created</th>
+              <th scope="col">State</th>
+              <th scope="col">
+                <span className="sr-only">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {accounts.map((account) => (
+              <tr key={account.id}>
+                <th scope="row">
+                  {account.email}
+                  <br />
+                  <span className="muted small">{account.id}</span>
+                </th>
+                <td>{account.plan}</td>
+                <td>
+                  {formatNumber(account.usage.used)} of {formatNumber(account.usage.limit)}
+                  {account.usage.overage_count > 0 ? ` (+${formatNumber(account.usage.overage_count)})` : ''}
+                </td>
+                <td>{formatNumber(account.keys)}</td>
+                <td>{formatNumber(account.members)}</td>
+                <td>{formatDay(account.created_at)}</td>
+                <td>
+                  {account.suspended ? (
+                    <>
+                      <strong>Suspended</strong>
+                      {account.suspended_reason ? `: ${account.suspended_reason}` : ''}
+                      <br />
+                      <span className="muted small">since {formatDateTime(account.suspended_at)}</span>
+                    </>
+                  ) : (
+                    'Active'
+                  )}
+                </td>
+                <td className="actions">
+                  <button
+                    type="button"
+                    className="button"
+                    onClick={() => setDialog({ kind: 'change', account })}
+                    aria-label={`Change ${account.email}`}
+                  >
+                    Change
+                  </button>
+                  {account.suspended ? (
+                    <button
+                      type="button"
+                      className="button"
+                      disabled={resume.isPending}
+                      onClick={() => resume.mutate(account)}
+                      aria-label={`Resume ${account.email}`}
+                    >
+                      Resume
+                    </button>
+                  ) : (
+                    <button
+                      type="button"
+                      className="button button-danger"
+                      onClick={() => setDialog({ kind: 'suspend', account })}
+                      aria-label={`Suspend ${account.email}`}
+                    >
+                      Suspend
+                    </button>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </TableScroll>
+      {dialog?.kind === 'suspend' ? (
+        <SuspendDialog account={dialog.account} onClose={() => setDialog(null)} />
+      ) : null}
+      {dialog?.kind === 'change' ? (
+        <ChangeDialog account={dialog.account} plans={plans} onClose={() => setDialog(null)} />
+      ) : null}
+    </>
+  );
+}
+
+function CreateAccountForm({ plans }: { plans: string[] }) {
+  const api = useEndpoints();
+  const invalidate = useInvalidate();
+  const [email, setEmail] = useState('');
+  const [plan, setPlan] = useState('free');
+  const [created, setCreated] = useState<CreatedOperatorAccount | null>(null);
+  const create = useMutation({
+    mutationFn: api.createAccount,
+    onSuccess: (answer) => {
+      setCreated(answer);
+      setEmail('');
+      return invalidate(queryKeys.operatorAccounts);
+    },
+  });
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    setCreated(null);
+    create.mutate({ email: email.trim(), plan });
+  };
+  return (
+    <section className="panel" aria-labelledby="create-account-title">
+      <h2 id="create-account-title">Create an account</h2>
+      <form className="form" onSubmit={submit} aria-labelledby="create-account-title">
+        <div className="field">
+          <label htmlFor="create-email">Owner’s e-mail address</label>
+          <input
+            id="create-email"
+            className="input"
+            type="email"
+            required
+            maxLength={254}
+            value={email}
+            onChange={(e) => setEmail(e.target.value)}
+          />
+        </div>
+        <div className="field">
+          <label htmlFor="create-plan">Plan</label>
+          <select id="create-plan" className="input" value={plan} onChange={(e) => setPlan(e.target.value)}>
+            {plans.map((slug) => (
+              <option key={slug} value={slug}>
+                {slug}
+              </option>
+            ))}
+          </select>
+        </div>
+        <button type="submit" className="button button-primary" disabled={create.isPending}>
+          Create account
+        </button>
+      </form>
+      {create.isError ? <ErrorMessage action="Could not create the account" error={create.error} /> : null}
+      {created ? (
+        <div className="notice notice-info">
+          <p>
+            Account {created.account.id} is created. Hand this one-time link to {created.account.email} only:
+            it works once, until {formatDateTime(created.owner_invitation.expires_at)}, and is not shown
+            again.
+            {created.owner_invitation.emailed ? ' It was also e-mailed.' : ''}
+          </p>
+          <CopyField label="Owner’s invitation link" value={created.owner_invitation.link} id="owner-link" />
+        </div>
+      ) : null}
+    </section>
+  );
+}
+
+function HealthPanel({ health }: { health: ServiceHealth }) {
+  const { jobs, chunks, workers, deliveries, egresses } = health;
+  return (
+    <>
+      <div className="cards">
+        <section className="card" aria-labelledby="health-jobs">
+          <h3 id="health-jobs" className="card-title">
+            Jobs
+          </h3>
+          <p>
+            {formatNumber(jobs.queued)} queued · {formatNumber(jobs.processing)} processing ·{' '}
+            {formatNumber(jobs.completed)} completed · {formatNumber(jobs.failed)} failed
+          </p>
+          <p className="muted">
+            {formatNumber(chunks.pending)} chunks pending
+            {chunks.paused > 0 ? `, ${formatNumber(chunks.paused)} of them paused (suspended accounts)` : ''}
+          </p>
+        </section>
+        <section className="card" aria-labelledby="health-deliveries">
+          <h3 id="health-deliveries" className="card-title">
+            Deliveries
+          </h3>
+          <p>
+            {formatNumber(deliveries.failed_24h)} given up in 24 h · {formatNumber(deliveries.retrying)}{' '}
+            retrying
+          </p>
+          {deliveries.last_error ? (
+            <p className="muted small">
+              Last error ({formatDateTime(deliveries.last_at)}): {deliveries.last_error}
+            </p>
+          ) : null}
+        </section>
+      </div>
+      <h3>Workers</h3>
+      {workers.length === 0 ? (
+        <p className="muted">No worker is verifying a chunk now.</p>
+      ) : (
+        <TableScroll label="Workers">
+          <table className="table">
+            <caption className="sr-only">Workers</caption>
+            <thead>
+              <tr>
+                <th scope="col">Worker</th>
+                <th scope="col">Chunks</th>
+                <th scope="col">Last heartbeat</th>
+              </tr>
+            </thead>
+            <tbody>
+              {workers.map((w) => (
+                <tr key={w.worker_id}>
+                  <th scope="row">{w.worker_id}</th>
+                  <td>{formatNumber(w.chunks)}</td>
+                  <td>{formatDateTime(w.last_heartbeat)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </TableScroll>
+      )}
+      <h3>Egresses</h3>
+      {egresses === null ? (
+        <p className="muted">This server does not report its egresses.</p>
+      ) : (
+        <ul>
+          {egresses.map((e) => (
+            <li key={e.egress}>
+              <strong>{e.egress}</strong>: {e.state}
+              {e.reason ? ` (${e.reason})` : ''}
+              {e.since ? `, since ${formatDateTime(e.since)}` : ''}
+            </li>
+          ))}
+        </ul>
+      )}
+    </>
+  );
+}
+
+export function OperatorPage() {
+  const api = useEndpoints();
+  const accounts = useQuery({ queryKey: queryKeys.operatorAccounts, queryFn: api.operatorAccounts });
+  const health = useQuery({
+    queryKey: queryKeys.serviceHealth,
+    queryFn: api.serviceHealth,
+    refetchInterval: HEALTH_POLL_MS,
+    enabled: accounts.isSuccess,
+  });
+  if (accounts.error instanceof ApiError && accounts.error.status === 404)
+    return (
+      <>
+        <PageTitle title="Not found">Page not found</PageTitle>
+        <p>There is nothing at this address.</p>
+      </>
+    );
+  return (
+    <>
+      <PageTitle title="Operator console">Operator console</PageTitle>
+      <section className="panel" aria-labelledby="accounts-title">
+        <h2 id="accounts-title">Accounts</h2>
+        {accounts.isPending ? <Loading what="the accounts" /> : null}
+        {accounts.isError ? (
+          <ErrorMessage action="Could not load the accounts" error={accounts.error} />
+        ) : null}
+        {accounts.data && accounts.data.accounts.length === 0 ? (
+          <EmptyState>
+            <p>No accounts yet.</p>
+          </EmptyState>
+        ) : null}
+        {accounts.data && accounts.data.accounts.length > 0 ? (
+          <AccountsTable accounts={accounts.data.accounts} plans={accounts.data.plans} />
+        ) : null}
+      </section>
+      {accounts.data ? <CreateAccountForm plans={accounts.data.plans} /> : null}
+      <section className="panel" aria-labelledby="health-title">
+        <h2 id="health-title">Service health</h2>
+        {health.isPending && accounts.isSuccess ? <Loading what="the service's health" /> : null}
+        {health.isError ? (
+          <ErrorMessage action="Could not load the service's health" error={health.error} />
+        ) : null}
+        {health.data ? <HealthPanel health={health.data} /> : null}
+      </section>
+    </>
+  );
+}
