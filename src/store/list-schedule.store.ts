@@ -37,10 +37,16 @@ export async function deleteSchedule(db: Executor, listId: string): Promise<void
 }
 
 /** Schedules due at `now` that no live claim holds, oldest first. */
+/**
+ * Lists whose run is due. A suspended account's lists wait (docs/operators.md): they are not due
+ * until an operator resumes the account, and then run at once.
+ */
 export async function findDueSchedules(db: Executor, now: string, limit: number): Promise<string[]> {
   const rows = await db
     .selectFrom('list_schedules')
-    .select('list_id')
+    .innerJoin('accounts', 'accounts.id', 'list_schedules.account_id')
+    .select('list_schedules.list_id')
+    .where('accounts.suspended_at', 'is', null)
     .where('next_run_at', '<=', now)
     .where((eb) => eb.or([eb('claimed_until', 'is', null), eb('claimed_until', '<=', now)]))
     .orderBy('next_run_at')

@@ -18,6 +18,7 @@ import type {
 } from '../../src/dashboard/contract.js';
 import type { Status } from '../../src/engine/types.js';
 import { startEmbeddedWorkers } from '../../src/jobs/embedded.js';
+import { changeAccount } from '../../src/services/accounts.service.js';
 import { createScheduler } from '../../src/jobs/scheduler.js';
 import { sweepOnce } from '../../src/jobs/sweep.js';
 import type { ChunkVerifier } from '../../src/services/chunk-verifier.js';
@@ -297,6 +298,20 @@ describe('lists re-verified on a schedule', SLOW, () => {
     await schedule(browser, first.job_id, { every_days: null });
     await later(d, browser, 10 * DAY);
     expect((await tick(d)).runs).toBe(0);
+    expect((await history(browser, first.job_id)).map((r) => r.kind)).toEqual(['run', 'upload']);
+  });
+
+  it('waits while an operator has the account suspended, and runs once the account is resumed', async () => {
+    const { d, browser } = await setUp();
+    const first = await uploadList(browser, list(3), 'test');
+    await d.drain();
+    await schedule(browser, first.job_id, { every_days: 2 });
+    const { ctx } = d.runtime;
+    await changeAccount(ctx.db, ctx.clock, d.accountId, { suspended: true, reason: 'unpaid invoice' });
+    await later(d, browser, 3 * DAY);
+    expect((await tick(d)).runs).toBe(0);
+    await changeAccount(ctx.db, ctx.clock, d.accountId, { suspended: false });
+    expect((await tick(d)).runs).toBe(1);
     expect((await history(browser, first.job_id)).map((r) => r.kind)).toEqual(['run', 'upload']);
   });
 
