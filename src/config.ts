@@ -342,9 +342,11 @@ export type CommandName =
   | 'keys'
   | 'members'
   | 'audit'
+  | 'operators'
   | 'accounts create'
   | 'members invite'
-  | 'members reset';
+  | 'members reset'
+  | 'operators add';
 
 /** What a derived default is computed from. */
 interface BaseSettings {
@@ -388,7 +390,16 @@ export function defaultHeloName(host: string): string {
 }
 
 /** The store: every command that opens it. */
-const STORE: readonly CommandName[] = ['serve', 'worker', 'migrate', 'accounts', 'keys', 'members', 'audit'];
+const STORE: readonly CommandName[] = [
+  'serve',
+  'worker',
+  'migrate',
+  'accounts',
+  'keys',
+  'members',
+  'audit',
+  'operators',
+];
 /** The service's processes. */
 const SERVICE: readonly CommandName[] = ['serve', 'worker'];
 /** The verification engine: the service, the commands that verify locally, and `doctor`, which checks its set-up. */
@@ -404,6 +415,7 @@ const LINKS: readonly CommandName[] = [
   'accounts create',
   'members invite',
   'members reset',
+  'operators add',
 ];
 
 /** Every setting, one row each, in the order of docs/configuration.md. */

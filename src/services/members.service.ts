@@ -127,6 +127,14 @@ async function issueToken(
   return { email, personId, member: member ? toMemberView(member) : null, token, expiresAt };
 }
 
+/**
+ * A one-time link where the person chooses a password (a password-reset link: it joins no
+ * account). For an operator made by `mailverdict operators add` who has no password yet.
+ */
+export async function issuePasswordLink(db: Executor, clock: Clock, person: PersonRow): Promise<IssuedLink> {
+  return issueToken(db, clock, { kind: 'password_reset', person }, { replace: true });
+}
+
 /** The person with this address, made (with no password) the first time it is named. */
 export async function ensurePerson(db: Executor, clock: Clock, email: string): Promise<PersonRow> {
   const found = await findPersonByEmail(db, email);
@@ -198,7 +206,12 @@ export interface SentLink extends IssuedLink {
   emailed: boolean;
 }
 
-async function mailLink(deps: MembersDeps, kind: MemberTokenKind, issued: IssuedLink): Promise<SentLink> {
+/** The link of an issued token, e-mailed too when a relay is configured. */
+export async function mailLink(
+  deps: MembersDeps,
+  kind: MemberTokenKind,
+  issued: IssuedLink,
+): Promise<SentLink> {
   const link = memberLink(deps.config.publicBaseUrl, kind, issued.token);
   let emailed = false;
   if (deps.mailer !== null) {

@@ -8,7 +8,8 @@ import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fas
 import { createMemoryRateLimiter } from '../../src/services/rate-limit.js';
 import { ManualClock } from '../../src/clock.js';
 import { buildHttpApp } from '../../src/runtime.js';
-import { issueInvitation, acceptLink } from '../../src/services/members.service.js';
+import { issueInvitation, acceptLink, joinWithInvitation } from '../../src/services/members.service.js';
+import { isAppError } from '../../src/errors.js';
 import type { SessionView } from '../../src/dashboard/contract.js';
 import { createJobsHarness, type JobsHarness, type JobsHarnessOptions } from '../jobs/jobs-kit.js';
 
@@ -59,7 +60,10 @@ export interface DashboardHarness extends JobsHarness {
   origin: string;
   /** A browser with no cookie. */
   browser(): Browser;
-  /** Invites `email` to the account (default: the harness's) and accepts the link with `password`. */
+  /**
+   * Invites `email` to the account (default: the harness's) and accepts the link with `password`
+   * (a person who has a password already joins without one). Returns the membership's id.
+   */
   addMember(
     email: string,
     options?: { accountId?: string; role?: 'owner' | 'member'; password?: string },
@@ -139,12 +143,18 @@ export async function createDashboardHarness(
       email,
       ...(o.role === undefined ? {} : { role: o.role }),
     });
-    const member = await acceptLink(db, clock, {
-      token: issued.token,
-      password: o.password ?? PASSWORD,
-      kind: 'invitation',
-    });
-    return member.id;
+    try {
+      const accepted = await acceptLink(db, clock, {
+        token: issued.token,
+        password: o.password ?? PASSWORD,
+        kind: 'invitation',
+      });
+      return accepted.member!.id;
+    } catch (err) {
+      // A person of another account already: they join as they would signed in.
+      if (!isAppError(err) || err.code !== 'unauthenticated') throw err;
+      return (await joinWithInvitation(db, clock, { token: issued.token, personId: issued.personId })).id;
+    }
   };
 
   return {

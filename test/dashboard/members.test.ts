@@ -110,7 +110,7 @@ describe('dashboard members', SLOW, () => {
   it('never removes the owner', async () => {
     h = await createDashboardHarness();
     const { browser, session } = await h.signedIn();
-    const res = await browser.request('DELETE', `${API}/members/${session.member.id}`);
+    const res = await browser.request('DELETE', `${API}/members/${session.member!.id}`);
     expect(res.statusCode).toBe(409);
     expect(errorCode(res)).toBe('owner_not_removable');
   });

@@ -45,7 +45,7 @@ describe('dashboard sign-in', SLOW, () => {
     expect(cookie).not.toMatch(/Secure/);
     const view = res.json<SessionView>();
     expect(view.member).toMatchObject({ email: 'ann@example.org', role: 'member' });
-    expect(view.account.id).toBe(d.accountId);
+    expect(view.account!.id).toBe(d.accountId);
     expect(view.csrf_token).toMatch(/^[A-Za-z0-9_-]{43}$/);
   });
 
