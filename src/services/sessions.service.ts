@@ -10,8 +10,9 @@
  * issue 16 "People in several accounts"): sign-in starts in the person's oldest membership,
  * `switchAccount` moves it to another of theirs, and every account-scoped route reads the account
  * from it. When the current membership is removed, the session's next request moves to another
- * membership of the person, or ends when none is left, unless the person is an operator (whose
- * session then acts in no account and reaches only what is a person's and the operator's).
+ * membership of the person, or ends when none is left, unless the person is an operator or has an
+ * invitation to accept (the session then acts in no account and reaches only what is the
+ * person's: accepting the invitation, two factors, the password, and an operator's routes).
  *
  * The CSRF token of a session is HMAC-SHA256(secret, "csrf"): only the session's own browser can
  * know it (it reads it from GET /session), nothing needs storing, and knowing it does not reveal
@@ -30,6 +31,7 @@ import { MINUTE, type Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { AppError } from '../errors.js';
 import type { Executor } from '../store/executor.js';
+import { hasUsableInvitation } from '../store/member.store.js';
 import { findPersonByEmail, listPersonMemberships, setPersonPassword } from '../store/person.store.js';
 import type { MembershipWithAccount } from '../store/person.store.js';
 import type { MemberRole, PersonRow } from '../store/schema/dashboard.schema.js';
@@ -181,7 +183,7 @@ export async function authenticateSession(
     await deleteSession(db, id);
     throw new AppError('unauthenticated', 'the session has expired; sign in again');
   }
-  if (row.account_id === null || row.joined_at === null) row = await moveToAnotherAccount(db, row);
+  if (row.account_id === null || row.joined_at === null) row = await moveToAnotherAccount(db, clock, row);
   if (idleFor >= TOUCH_INTERVAL_MS) await touchSession(db, id, nowIso);
   const operator = row.operator_since !== null;
   return {
@@ -207,10 +209,14 @@ export async function authenticateSession(
  * A session whose current membership is gone: it moves to the person's oldest remaining one; with
  * none left it ends, unless the person is an operator (it then acts in no account).
  */
-async function moveToAnotherAccount(db: Executor, row: SessionWithPerson): Promise<SessionWithPerson> {
+async function moveToAnotherAccount(
+  db: Executor,
+  clock: Clock,
+  row: SessionWithPerson,
+): Promise<SessionWithPerson> {
   const [next] = await listPersonMemberships(db, row.person_id);
   if (next === undefined) {
-    if (row.operator_since !== null) {
+    if (await mayActInNoAccount(db, clock, row.person_id, row.operator_since)) {
       if (row.member_id !== null) await setSessionMember(db, row.id, null);
       return { ...row, member_id: null, account_id: null, role: null, joined_at: null };
     }
@@ -245,11 +251,31 @@ export async function switchAccount(
   await setSessionMember(db, session.sessionId, membership.member_id);
 }
 
-/** Where a new session of the person starts: their oldest membership; null for an operator in none. */
-export async function startingMembership(db: Executor, person: PersonRow): Promise<string | null> {
+/**
+ * Whether a person in no account may hold a session: an operator, or someone with an invitation
+ * to accept (who signs in to accept it: a link never sets an existing person's password).
+ */
+async function mayActInNoAccount(
+  db: Executor,
+  clock: Clock,
+  personId: string,
+  operatorSince: string | null,
+): Promise<boolean> {
+  return operatorSince !== null || (await hasUsableInvitation(db, personId, clock.now().toISOString()));
+}
+
+/**
+ * Where a new session of the person starts: their oldest membership; null (no account) for an
+ * operator or a person with an invitation to accept; 403 `insufficient_permissions` otherwise.
+ */
+export async function startingMembership(
+  db: Executor,
+  clock: Clock,
+  person: PersonRow,
+): Promise<string | null> {
   const [first] = await listPersonMemberships(db, person.id);
   if (first !== undefined) return first.member_id;
-  if (person.operator_since !== null) return null;
+  if (await mayActInNoAccount(db, clock, person.id, person.operator_since)) return null;
   throw new AppError('insufficient_permissions', NO_ACCOUNT);
 }
 
@@ -336,5 +362,5 @@ export async function signIn(
     new Date(now.getTime() - settings.sessionIdleTimeoutMs).toISOString(),
   );
   await deleteOldSignInFailures(db, new Date(now.getTime() - 4 * FAILURE_WINDOW_MS).toISOString());
-  return { person, memberId: await startingMembership(db, person) };
+  return { person, memberId: await startingMembership(db, clock, person) };
 }

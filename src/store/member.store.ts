@@ -173,3 +173,18 @@ export async function usableInvitationExpiry(
     .executeTakeFirst();
   return row?.expires_at ?? undefined;
 }
+
+/** Whether the person has an invitation they can still accept (unused, unexpired, pending). */
+export async function hasUsableInvitation(db: Executor, personId: string, now: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('member_tokens')
+    .innerJoin('members', 'members.id', 'member_tokens.member_id')
+    .select('member_tokens.token_hash')
+    .where('member_tokens.person_id', '=', personId)
+    .where('member_tokens.kind', '=', 'invitation')
+    .where('member_tokens.used_at', 'is', null)
+    .where('member_tokens.expires_at', '>', now)
+    .where('members.joined_at', 'is', null)
+    .executeTakeFirst();
+  return row !== undefined;
+}

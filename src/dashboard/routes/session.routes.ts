@@ -181,7 +181,7 @@ export function sessionRoutes(deps: DashboardDeps, guard: GuardDeps) {
       });
     else await recordPersonAudit(db, clock, person, { type: 'password_reset', origin });
     // The invitation's account first; after a reset, where any sign-in starts.
-    return signInOrChallenge(request, reply, person.id, member?.id ?? (await startingMembership(db, person)));
+    return signInOrChallenge(request, reply, person.id, member?.id ?? (await startingMembership(db, clock, person)));
   }
 
   return async (instance: FastifyInstance): Promise<void> => {
@@ -243,7 +243,7 @@ export function sessionRoutes(deps: DashboardDeps, guard: GuardDeps) {
         });
         const person = await findPersonById(db, personId);
         if (!person) throw new AppError('unauthenticated', 'this sign-in has expired; sign in again');
-        return openSession(request, reply, personId, await startingMembership(db, person));
+        return openSession(request, reply, personId, await startingMembership(db, clock, person));
       },
     );
 
