@@ -37,7 +37,8 @@ function tokenFromFragment(): string {
 }
 
 /** Where an invitation's token waits while its person signs in (memory only, never a URL). */
-const PENDING_INVITATION = ['pendingInvitation'] as const;
+// Under the session's key: signing in keeps it (startSession forgets every other query).
+const PENDING_INVITATION = ['session', 'pending-invitation'] as const;
 
 /** Accepting an invitation as a person who has a password: signed in as them, then one button. */
 function JoinWithSignIn({ token, email }: { token: string; email: string }) {
