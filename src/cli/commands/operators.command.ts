@@ -14,7 +14,7 @@ import { addCommonOptions, print, withStore, type StoreFlags } from '../cli-supp
 import { linkJson, linkText, withMembers, type LinkFlags } from '../member-links.js';
 
 function auditLogger() {
-  return pino({ level: 'info' }, pino.destination(2));
+  return pino({ level: 'info' }, process.stderr);
 }
 
 export function registerOperatorsCommand(program: Command): void {
