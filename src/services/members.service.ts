@@ -113,8 +113,7 @@ async function issueToken(
   const member = target.kind === 'invitation' ? target.member : null;
   const personId = member?.person_id ?? (target.kind === 'password_reset' ? target.person.id : '');
   const email = member?.email ?? (target.kind === 'password_reset' ? target.person.email : '');
-  if (options.replace)
-    await deleteUnusedTokens(db, member ? { memberId: member.id } : { personId });
+  if (options.replace) await deleteUnusedTokens(db, member ? { memberId: member.id } : { personId });
   await insertMemberToken(db, {
     token_hash: hashToken(token),
     person_id: personId,
@@ -388,7 +387,8 @@ export async function acceptLink(
   const tokenHash = hashToken(input.token);
   const usable = await findUsableToken(db, tokenHash, input.kind, clock.now().toISOString());
   if (!usable) throw new AppError('not_found', UNUSABLE_LINK);
-  if (input.kind === 'invitation' && usable.has_password) throw new AppError('unauthenticated', SIGN_IN_FIRST);
+  if (input.kind === 'invitation' && usable.has_password)
+    throw new AppError('unauthenticated', SIGN_IN_FIRST);
   refuseWeakPassword(input.password, usable.email);
   // Hashed before the transaction: a SQLite write lock is not held for the hash's 100+ ms.
   const passwordHash = await hashPassword(input.password);
@@ -397,7 +397,8 @@ export async function acceptLink(
     const found = await findUsableToken(trx, tokenHash, input.kind, now);
     if (!found) throw new AppError('not_found', UNUSABLE_LINK);
     // Checked again inside: a password set meanwhile (another invitation, a reset) is not overwritten.
-    if (input.kind === 'invitation' && found.has_password) throw new AppError('unauthenticated', SIGN_IN_FIRST);
+    if (input.kind === 'invitation' && found.has_password)
+      throw new AppError('unauthenticated', SIGN_IN_FIRST);
     if (!(await useToken(trx, tokenHash, now))) throw new AppError('not_found', UNUSABLE_LINK);
     await setPersonPassword(trx, found.person_id, passwordHash);
     let member: MemberWithEmail | null = null;

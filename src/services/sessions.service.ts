@@ -32,7 +32,12 @@ import type { Config } from '../config.js';
 import { AppError } from '../errors.js';
 import type { Executor } from '../store/executor.js';
 import { hasUsableInvitation } from '../store/member.store.js';
-import { findPersonByEmail, listPersonMemberships, setPersonPassword } from '../store/person.store.js';
+import {
+  findPersonByEmail,
+  findPersonById,
+  listPersonMemberships,
+  setPersonPassword,
+} from '../store/person.store.js';
 import type { MembershipWithAccount } from '../store/person.store.js';
 import type { MemberRole, PersonRow } from '../store/schema/dashboard.schema.js';
 import {
@@ -249,6 +254,17 @@ export async function switchAccount(
   );
   if (!membership) throw new AppError('not_found', `no account ${accountId}`);
   await setSessionMember(db, session.sessionId, membership.member_id);
+}
+
+/** `startingMembership` of the person with this id (after a sign-in's second factor). */
+export async function startingMembershipOf(
+  db: Executor,
+  clock: Clock,
+  personId: string,
+): Promise<string | null> {
+  const person = await findPersonById(db, personId);
+  if (!person) throw new AppError('unauthenticated', 'this sign-in has expired; sign in again');
+  return startingMembership(db, clock, person);
 }
 
 /**

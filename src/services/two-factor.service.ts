@@ -239,7 +239,10 @@ export async function disableTwoFactor(
   input: CodeCheck & { accountId: string | null; operator: boolean; password: string },
 ): Promise<void> {
   if (input.operator)
-    throw new AppError('invalid_request', 'an operator must sign in with two factors, so it cannot be turned off');
+    throw new AppError(
+      'invalid_request',
+      'an operator must sign in with two factors, so it cannot be turned off',
+    );
   if (input.accountId !== null && (await accountRequiresTwoFactor(db, input.accountId)))
     throw new AppError(
       'invalid_request',

@@ -31,7 +31,10 @@ export async function setPersonPassword(db: Executor, id: string, passwordHash: 
 /** Makes the person an operator (from `since`) or not (null); whether the row changed. */
 export async function setOperator(db: Executor, id: string, since: string | null): Promise<boolean> {
   let query = db.updateTable('people').set({ operator_since: since }).where('id', '=', id);
-  query = since === null ? query.where('operator_since', 'is not', null) : query.where('operator_since', 'is', null);
+  query =
+    since === null
+      ? query.where('operator_since', 'is not', null)
+      : query.where('operator_since', 'is', null);
   const res = await query.executeTakeFirst();
   return res.numUpdatedRows === 1n;
 }
@@ -57,7 +60,10 @@ export interface MembershipWithAccount {
 }
 
 /** The person's joined memberships, oldest first (pending invitations are not memberships yet). */
-export async function listPersonMemberships(db: Executor, personId: string): Promise<MembershipWithAccount[]> {
+export async function listPersonMemberships(
+  db: Executor,
+  personId: string,
+): Promise<MembershipWithAccount[]> {
   const rows = await db
     .selectFrom('members as m')
     .innerJoin('accounts as a', 'a.id', 'm.account_id')

@@ -114,11 +114,13 @@ describe('invitations cannot be turned', SLOW, () => {
     const second = (await owner.post('members', { email: 'mallory.second@example.org' })).json<Invitation>();
     await insertMemberToken(db, {
       token_hash: hashToken(token),
-      person_id: (await db
-        .selectFrom('members')
-        .select('person_id')
-        .where('id', '=', second.member.id)
-        .executeTakeFirstOrThrow()).person_id,
+      person_id: (
+        await db
+          .selectFrom('members')
+          .select('person_id')
+          .where('id', '=', second.member.id)
+          .executeTakeFirstOrThrow()
+      ).person_id,
       member_id: second.member.id,
       kind: 'invitation',
       created_at: h.clock.now().toISOString(),

@@ -101,11 +101,17 @@ describe('dashboard members', SLOW, () => {
     expect(res.statusCode).toBe(401);
     expect(errorCode(res)).toBe('unauthenticated');
     // The person is not deleted: the right password is told they belong to no account, no more.
-    const again = await h.browser().post('session', { email: 'bob@example.org', password: 'correct horse battery' });
+    const again = await h
+      .browser()
+      .post('session', { email: 'bob@example.org', password: 'correct horse battery' });
     expect(again.statusCode).toBe(403);
     expect(errorCode(again)).toBe('insufficient_permissions');
     expect(
-      await h.runtime.ctx.db.selectFrom('people').select('email').where('email', '=', 'bob@example.org').execute(),
+      await h.runtime.ctx.db
+        .selectFrom('people')
+        .select('email')
+        .where('email', '=', 'bob@example.org')
+        .execute(),
     ).toHaveLength(1);
   });
 

@@ -202,7 +202,11 @@ describe('dashboard invitations and password resets', SLOW, () => {
     const b = d.browser();
     const shown = await b.post('invitations/preview', { token: issued.token });
     expect(shown.statusCode).toBe(200);
-    expect(shown.json()).toEqual({ email: 'new@example.org', expires_at: issued.expiresAt, sign_in_required: false });
+    expect(shown.json()).toEqual({
+      email: 'new@example.org',
+      expires_at: issued.expiresAt,
+      sign_in_required: false,
+    });
     const accepted = await b.post('invitations/accept', { token: issued.token, password: 'a new password' });
     expect(accepted.statusCode).toBe(200);
     expect(accepted.json<SessionView>().member).toMatchObject({

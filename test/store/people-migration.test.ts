@@ -51,7 +51,7 @@ describe.each(testBackends())('migration 0010 (people) on %s', (backend) => {
       ...(schema === undefined ? {} : { migrationTableSchema: schema }),
     });
     const { error } = await migrator.migrateTo('0009-audit-log');
-    if (error !== undefined) throw error;
+    if (error !== undefined) throw error instanceof Error ? error : new Error('migrating to 0009 failed');
     return db;
   }
 

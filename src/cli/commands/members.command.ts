@@ -63,9 +63,7 @@ export function registerMembersCommand(program: Command): void {
     }));
     if (sent === null)
       throw new AppError('not_found', `${flags.email.trim()} is not a member of any account`);
-    print(flags.json, linkJson(sent), () =>
-      linkText(`password reset for ${sent.email}.`, sent, config),
-    );
+    print(flags.json, linkJson(sent), () => linkText(`password reset for ${sent.email}.`, sent, config));
   });
 
   addCommonOptions(

@@ -22,13 +22,13 @@ import {
   listMemberships,
   signIn,
   startingMembership,
+  startingMembershipOf,
   switchAccount,
   type DashboardSession,
   type PersonSession,
 } from '../../services/sessions.service.js';
 import { completeChallenge, hasTwoFactor, issueChallenge } from '../../services/two-factor.service.js';
 import { recordAudit, recordPersonAudit } from '../../services/audit.service.js';
-import { findPersonById } from '../../store/person.store.js';
 import type { Executor } from '../../store/executor.js';
 import { byMember, originOf } from '../audit-origin.js';
 import type { MemberTokenKind } from '../../store/schema/dashboard.schema.js';
@@ -51,7 +51,6 @@ import {
   clearSessionCookie,
   requireOperator,
   requirePerson,
-  requireSession,
   setSessionCookie,
   type GuardDeps,
 } from '../security.js';
@@ -181,7 +180,12 @@ export function sessionRoutes(deps: DashboardDeps, guard: GuardDeps) {
       });
     else await recordPersonAudit(db, clock, person, { type: 'password_reset', origin });
     // The invitation's account first; after a reset, where any sign-in starts.
-    return signInOrChallenge(request, reply, person.id, member?.id ?? (await startingMembership(db, clock, person)));
+    return signInOrChallenge(
+      request,
+      reply,
+      person.id,
+      member?.id ?? (await startingMembership(db, clock, person)),
+    );
   }
 
   return async (instance: FastifyInstance): Promise<void> => {
@@ -241,9 +245,7 @@ export function sessionRoutes(deps: DashboardDeps, guard: GuardDeps) {
           code: request.body.code,
           failureLimit: settings.signInFailureLimit,
         });
-        const person = await findPersonById(db, personId);
-        if (!person) throw new AppError('unauthenticated', 'this sign-in has expired; sign in again');
-        return openSession(request, reply, personId, await startingMembership(db, clock, person));
+        return openSession(request, reply, personId, await startingMembershipOf(db, clock, personId));
       },
     );
 
@@ -343,7 +345,10 @@ export function sessionRoutes(deps: DashboardDeps, guard: GuardDeps) {
         failureLimit: settings.signInFailureLimit,
       });
       if (session.accountId !== null && session.memberId !== null)
-        await recordAudit(db, clock, { ...byMember(request, session as DashboardSession), type: 'password_changed' });
+        await recordAudit(db, clock, {
+          ...byMember(request, session as DashboardSession),
+          type: 'password_changed',
+        });
       return reply.code(204).send();
     });
   };
