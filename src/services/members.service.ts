@@ -21,6 +21,7 @@ import { AppError } from '../errors.js';
 import type { Executor } from '../store/executor.js';
 import {
   deleteMember,
+  deleteOtherInvitations,
   deleteUnusedTokens,
   findAccountMember,
   findMemberById,
@@ -405,6 +406,10 @@ export async function acceptLink(
     if (found.member_id !== null) {
       await markJoined(trx, found.member_id, now);
       await deleteUnusedTokens(trx, { memberId: found.member_id });
+      // The password was chosen at one account's link, which its inviter may have seen: the
+      // person's invitations to other accounts end, or that inviter, signed in as the person,
+      // could accept them. The other accounts invite again (e-mailed to the person).
+      await deleteOtherInvitations(trx, found.person_id, found.member_id);
       member = (await findMemberById(trx, found.member_id)) ?? null;
     }
     await deleteUnusedTokens(trx, { personId: found.person_id });

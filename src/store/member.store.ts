@@ -107,6 +107,21 @@ export async function deleteUnusedTokens(
   await query.execute();
 }
 
+/** Forgets the person's unused invitations to every membership but `keepMemberId`'s. */
+export async function deleteOtherInvitations(
+  db: Executor,
+  personId: string,
+  keepMemberId: string,
+): Promise<void> {
+  await db
+    .deleteFrom('member_tokens')
+    .where('person_id', '=', personId)
+    .where('kind', '=', 'invitation')
+    .where('used_at', 'is', null)
+    .where('member_id', '!=', keepMemberId)
+    .execute();
+}
+
 export type TokenWithPerson = MemberTokenRow & {
   email: string;
   has_password: boolean;

@@ -148,6 +148,27 @@ describe('joining a second account', () => {
   });
 });
 
+describe('an inviter who sees the link of a new person', () => {
+  it('cannot use the password it chose there to accept the person’s invitations elsewhere', async () => {
+    h = await createDashboardHarness();
+    const { browser: ownerA } = await h.signedIn();
+    const { owner: ownerB } = await secondAccount(h);
+    const toA = (await ownerA.post('members', { email: 'erin@example.org' })).json<Invitation>();
+    const toB = (await ownerB.post('members', { email: 'erin@example.org' })).json<Invitation>();
+    // B's owner uses the link shown to them, choosing Erin's password, and is signed in as Erin.
+    const asErin = h.browser();
+    const taken = await asErin.post('invitations/accept', {
+      token: tokenOf(toB.link!),
+      password: 'b owner chose this',
+    });
+    expect(taken.statusCode).toBe(200);
+    asErin.csrf = taken.json<SessionView>().csrf_token;
+    const joinA = await asErin.post('invitations/join', { token: tokenOf(toA.link!) });
+    expect(joinA.statusCode).toBe(404);
+    expect((await asErin.get('session')).json<SessionView>().memberships).toHaveLength(1);
+  });
+});
+
 describe('switching accounts', () => {
   async function personInTwo(d: DashboardHarness) {
     await d.signedIn();
