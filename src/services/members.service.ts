@@ -112,19 +112,28 @@ async function issueToken(
   const token = randomBytes(32).toString('base64url');
   const expiresAt = new Date(now.getTime() + LINK_TTL_MS).toISOString();
   const member = target.kind === 'invitation' ? target.member : null;
-  const personId = member?.person_id ?? (target.kind === 'password_reset' ? target.person.id : '');
-  const email = member?.email ?? (target.kind === 'password_reset' ? target.person.email : '');
-  if (options.replace) await deleteUnusedTokens(db, member ? { memberId: member.id } : { personId });
+  const person =
+    target.kind === 'invitation'
+      ? { id: target.member.person_id, email: target.member.email }
+      : { id: target.person.id, email: target.person.email };
+  if (options.replace)
+    await deleteUnusedTokens(db, member ? { memberId: member.id } : { personId: person.id });
   await insertMemberToken(db, {
     token_hash: hashToken(token),
-    person_id: personId,
+    person_id: person.id,
     member_id: member?.id ?? null,
     kind: target.kind,
     created_at: now.toISOString(),
     expires_at: expiresAt,
     invited_by: options.invitedBy ?? null,
   });
-  return { email, personId, member: member ? toMemberView(member) : null, token, expiresAt };
+  return {
+    email: person.email,
+    personId: person.id,
+    member: member ? toMemberView(member) : null,
+    token,
+    expiresAt,
+  };
 }
 
 /**
