@@ -370,9 +370,11 @@ export type CommandName =
   | 'members'
   | 'audit'
   | 'secrets rotate'
+  | 'operators'
   | 'accounts create'
   | 'members invite'
-  | 'members reset';
+  | 'members reset'
+  | 'operators add';
 
 /** What a derived default is computed from. */
 interface BaseSettings {
@@ -425,6 +427,7 @@ const STORE: readonly CommandName[] = [
   'members',
   'audit',
   'secrets rotate',
+  'operators',
 ];
 /** The service's processes. */
 const SERVICE: readonly CommandName[] = ['serve', 'worker'];
@@ -441,6 +444,7 @@ const LINKS: readonly CommandName[] = [
   'accounts create',
   'members invite',
   'members reset',
+  'operators add',
 ];
 
 /** Every setting, one row each, in the order of docs/configuration.md. */

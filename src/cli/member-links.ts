@@ -59,15 +59,21 @@ function defaultBaseNote(config: Readonly<Config>): string {
 export function linkText(what: string, sent: SentLink, config: Readonly<Config>): string {
   return [
     what,
-    `This link works once, until ${sent.expiresAt} (24 h); it is a secret, hand it to ${sent.member.email} only:`,
+    `This link works once, until ${sent.expiresAt} (24 h); it is a secret, hand it to ${sent.email} only:`,
     `  ${sent.link}`,
     defaultBaseNote(config),
-    sent.emailed ? `It was also e-mailed to ${sent.member.email}.` : '',
+    sent.emailed ? `It was also e-mailed to ${sent.email}.` : '',
   ]
     .filter((line) => line !== '')
     .join('\n');
 }
 
 export function linkJson(sent: SentLink) {
-  return { member: sent.member, link: sent.link, expires_at: sent.expiresAt, emailed: sent.emailed };
+  return {
+    email: sent.email,
+    member: sent.member,
+    link: sent.link,
+    expires_at: sent.expiresAt,
+    emailed: sent.emailed,
+  };
 }

@@ -8,6 +8,7 @@ import { registerServeCommand } from './commands/serve.command.js';
 import { registerAccountsCommand } from './commands/accounts.command.js';
 import { registerKeysCommand } from './commands/keys.command.js';
 import { registerMembersCommand } from './commands/members.command.js';
+import { registerOperatorsCommand } from './commands/operators.command.js';
 import { registerBatchCommand } from './commands/batch.command.js';
 import { registerWorkerCommand } from './commands/worker.command.js';
 import { registerMigrateCommand } from './commands/migrate.command.js';
@@ -28,6 +29,7 @@ export function buildProgram(): Command {
   registerAccountsCommand(program);
   registerKeysCommand(program);
   registerMembersCommand(program);
+  registerOperatorsCommand(program);
   registerBatchCommand(program);
   registerWorkerCommand(program);
   registerMigrateCommand(program);

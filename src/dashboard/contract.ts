@@ -57,16 +57,38 @@ export const AccountSummary = Type.Object({
 });
 export type AccountSummary = Static<typeof AccountSummary>;
 
-/** GET /session, POST /session, POST /invitations/accept, POST /password-resets/accept. */
+/** One of the person's accounts, as the account switcher lists it. */
+export const Membership = Type.Object({
+  account_id: Type.String(),
+  member_id: Type.String(),
+  plan: Type.String(),
+  /** The account's notification address: what tells accounts apart until they have names. */
+  notification_email: Type.String(),
+  role: Type.Union([Type.Literal('owner'), Type.Literal('member')]),
+  /** The account the session acts in. */
+  current: Type.Boolean(),
+});
+export type Membership = Static<typeof Membership>;
+
+/**
+ * GET /session, POST /session, POST /invitations/accept, POST /invitations/join,
+ * POST /password-resets/accept, POST /session/account.
+ */
 export const SessionView = Type.Object({
-  member: Member,
-  account: AccountSummary,
+  /** The signed-in person (one address, one password, one second factor). */
+  person: Type.Object({ id: Type.String(), email: Type.String(), operator: Type.Boolean() }),
+  /** The current membership; null only for an operator who belongs to no account. */
+  member: Nullable(Member),
+  /** The account the session acts in; every other route is confined to it. */
+  account: Nullable(AccountSummary),
+  /** Every account the person belongs to (the switcher shows it when there are several). */
+  memberships: Type.Array(Membership),
   csrf_token: Type.String(),
   expires_at: IsoTime,
   two_factor: Type.Object({
     /** Whether the member signs in with a second factor. */
     enabled: Type.Boolean(),
-    /** Whether the account requires one: without it, the member can only turn it on. */
+    /** Whether one is required here (the account requires it, or the person is an operator). */
     required: Type.Boolean(),
   }),
   /** An operator's session (docs/operators.md): the app shows the operator console. */
@@ -99,8 +121,16 @@ export const SecondFactorBody = Type.Object(
 );
 export type SecondFactorBody = Static<typeof SecondFactorBody>;
 
-/** POST /invitations/preview: what the invitation page shows before a password is set. */
-export const InvitationPreview = Type.Object({ email: Type.String(), expires_at: IsoTime });
+/**
+ * POST /invitations/preview: what the invitation page shows before it is accepted.
+ * `sign_in_required`: the address has a password already, so the page asks to sign in and then
+ * accept (POST /invitations/join); the link never sets an existing person's password.
+ */
+export const InvitationPreview = Type.Object({
+  email: Type.String(),
+  expires_at: IsoTime,
+  sign_in_required: Type.Boolean(),
+});
 export type InvitationPreview = Static<typeof InvitationPreview>;
 
 /** Accepting an invitation or a password reset: the one-time token from the link and the new password. */
@@ -109,6 +139,17 @@ export const SetPasswordBody = Type.Object(
   { additionalProperties: false },
 );
 export type SetPasswordBody = Static<typeof SetPasswordBody>;
+
+/** POST /session/account: the account the session acts in from now on (one of the person's). */
+export const SwitchAccountBody = Type.Object(
+  { account_id: Type.String({ maxLength: 100 }) },
+  { additionalProperties: false },
+);
+export type SwitchAccountBody = Static<typeof SwitchAccountBody>;
+
+/** GET /session/operator: the signed-in operator (404 for anyone else). */
+export const OperatorWhoami = Type.Object({ person_id: Type.String(), email: Type.String() });
+export type OperatorWhoami = Static<typeof OperatorWhoami>;
 
 /** POST /password-resets: always 202, whether or not the address is a member's. */
 export const ForgotPasswordBody = Type.Object(

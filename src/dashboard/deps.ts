@@ -1,7 +1,6 @@
 import type { Counter } from 'prom-client';
 import type { AppContext } from '../context.js';
 import type { EgressStatus } from '../engine/net/egress-guard.js';
-import type { DashboardSession } from '../services/sessions.service.js';
 import type { MemberMailer } from '../services/member-mail.js';
 import type { PlanTable } from '../services/plans.js';
 import type { RateLimiter } from '../services/rate-limit.js';
@@ -30,8 +29,6 @@ export interface DashboardOptions extends AppContext {
 export interface OperatorConsoleOptions {
   /** The reputation guard's egresses (runtime.guard.statuses()); absent: the health panel has none. */
   egressStatuses?: () => readonly EgressStatus[];
-  /** Who is an operator; default: the session's `operator` flag (operator-access.ts). */
-  isOperator?: (session: DashboardSession) => boolean;
 }
 
 /** What the dashboard's plugins are handed: its options with the defaults filled in. */

@@ -12,9 +12,15 @@
  *    password resets) skip it.
  * 3. The session's CSRF token in `X-CSRF-Token` on every state-changing request of a signed-in
  *    member, compared in constant time, or 403 `csrf_rejected`.
- * 4. A member whose account requires two factors and who has none reaches only the routes marked
+ * 4. A person who must have two factors where the session acts (the current account requires
+ *    them, or the person is an operator) and has none reaches only the routes marked
  *    `dashboardAccess: 'enrolment'` (the session, turning TOTP on); others answer 403
  *    `two_factor_required`.
+ *
+ * Then each route says what it needs: `requireSession` (a session acting in an account: every
+ * account-scoped route reads the account from it, so another account's ids answer 404),
+ * `requirePerson` (what is the person's, whatever the account: the session, two factors, the
+ * password, the sessions page) or `requireOperator` (404 `not_found` for anyone else).
  *
  * The cookie: `mv_session`, HttpOnly, SameSite=Lax, Path=/; with an https public base URL also
  * Secure and named `__Host-mv_session` (the browser then refuses it from any subdomain or path).
@@ -22,9 +28,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
 import {
+  actsInAccount,
   authenticateSession,
   csrfTokenMatches,
   type DashboardSession,
+  type PersonSession,
   type NewSession,
   type SessionSettings,
 } from '../services/sessions.service.js';
@@ -43,7 +51,7 @@ declare module 'fastify' {
   }
   interface FastifyRequest {
     /** Set by the session guard on dashboard routes that need a session; null elsewhere. */
-    dashboardSession: DashboardSession | null;
+    dashboardSession: PersonSession | null;
   }
 }
 
@@ -115,7 +123,9 @@ export function installGuards(app: FastifyInstance, deps: GuardDeps): void {
     )
       throw new AppError(
         'two_factor_required',
-        'this account requires two-factor sign-in: turn it on in Settings before anything else',
+        session.operator
+          ? 'operators must sign in with two factors: turn them on in Settings before anything else'
+          : 'this account requires two-factor sign-in: turn it on in Settings before anything else',
       );
     request.dashboardSession = session;
   });
@@ -125,11 +135,35 @@ function headerValue(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
-/** The signed-in member of a route that needs a session. */
-export function requireSession(request: FastifyRequest): DashboardSession {
+/** The signed-in person of a route that needs a session, whatever account it acts in (if any). */
+export function requirePerson(request: FastifyRequest): PersonSession {
   if (request.dashboardSession === null)
     throw new Error(`dashboard route ${request.routeOptions.url ?? ''} is public but reads the session`);
   return request.dashboardSession;
+}
+
+/**
+ * The signed-in member of an account-scoped route: the session and the account it acts in. 403
+ * `insufficient_permissions` for a session in no account (an operator who belongs to none).
+ */
+export function requireSession(request: FastifyRequest): DashboardSession {
+  const session = requirePerson(request);
+  if (!actsInAccount(session))
+    throw new AppError('insufficient_permissions', 'you are not a member of any account');
+  return session;
+}
+
+/**
+ * The signed-in operator (`mailverdict operators add`) of an operator route. Anyone else who is
+ * signed in gets 404 `not_found`, as for a route that does not exist: the operator's routes are
+ * not advertised to members. (Without a session the guard has answered 401 already, as for every
+ * dashboard route.) The guard has also made sure the operator has two factors.
+ */
+export function requireOperator(request: FastifyRequest): PersonSession {
+  const session = requirePerson(request);
+  if (!session.operator)
+    throw new AppError('not_found', `no route ${request.method} ${request.url.split('?')[0]}`);
+  return session;
 }
 
 export function setSessionCookie(reply: FastifyReply, deps: GuardDeps, session: NewSession, now: Date): void {

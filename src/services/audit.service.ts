@@ -12,6 +12,7 @@ import type { Clock } from '../clock.js';
 import { AppError } from '../errors.js';
 import { deleteAuditEntriesBefore, insertAuditEntry, listAuditEntries } from '../store/audit.store.js';
 import type { Executor } from '../store/executor.js';
+import { listPersonMemberships } from '../store/person.store.js';
 import type { AuditActorKind, AuditLogRow } from '../store/schema/audit.schema.js';
 import type { MemberRole } from '../store/schema/dashboard.schema.js';
 import { csvRows } from './csv-export.js';
@@ -95,6 +96,25 @@ export async function recordAudit(db: Executor, clock: Clock, event: AuditEvent)
     user_agent: shortenUserAgent(event.origin?.userAgent),
     details: JSON.stringify(event.details ?? {}),
   });
+}
+
+/**
+ * Records an event of the person rather than of one account (a failed sign-in, a password reset,
+ * the operator's reset of a second factor) in the log of every account they have joined, each
+ * naming their membership there. Nothing when they have joined none.
+ */
+export async function recordPersonAudit(
+  db: Executor,
+  clock: Clock,
+  person: { id: string; email: string },
+  event: Omit<AuditEvent, 'accountId' | 'actor'> & { actor?: AuditActor },
+): Promise<void> {
+  for (const m of await listPersonMemberships(db, person.id))
+    await recordAudit(db, clock, {
+      ...event,
+      accountId: m.account_id,
+      actor: event.actor ?? { kind: 'member', memberId: m.member_id, email: person.email },
+    });
 }
 
 /** One entry as the dashboard, the CSV and the CLI show it. */

@@ -1,9 +1,17 @@
 /**
- * Dashboard members: the people who sign in to an account's dashboard (docs/dashboard.md).
- * Nobody signs up: an operator (CLI) or a member (dashboard) invites an address, which gets a
- * one-time link valid 24 hours where the person sets a password. A password reset is the same
- * kind of link. Only the SHA-256 of a link's token is stored; the token itself is shown once
- * (and e-mailed when a relay is configured).
+ * Dashboard people and memberships (docs/dashboard.md, "People and accounts"). A person (one
+ * address, one password, one second factor) belongs to any number of accounts, each through a
+ * membership with its own role. Nobody signs up: an operator (CLI) or an owner (dashboard)
+ * invites an address to an account, which makes a pending membership (and the person, the first
+ * time) and a one-time link valid 24 hours. A new person chooses a password at that link; a
+ * person who has one already signs in first and then accepts it (the link never sets or changes
+ * an existing person's password). A password reset is a link of the person's. Only the SHA-256
+ * of a link's token is stored; the token itself is shown once (and e-mailed when a relay is
+ * configured).
+ *
+ * An invitation never says whether the address is already someone's elsewhere: the inviter gets
+ * the same answer for a person of another account as for a new address (issue 16, defect 4), and
+ * 409 `member_exists` only when the person is in this account already.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
@@ -13,20 +21,23 @@ import { AppError } from '../errors.js';
 import type { Executor } from '../store/executor.js';
 import {
   deleteMember,
+  deleteOtherInvitations,
   deleteUnusedTokens,
   findAccountMember,
-  findMemberByEmail,
   findMemberById,
+  findMembership,
   findUsableToken,
   insertMember,
   insertMemberToken,
   listAccountMembers,
-  setMemberPassword,
+  markJoined,
   usableInvitationExpiry,
   useToken,
+  type MemberWithEmail,
 } from '../store/member.store.js';
-import type { MemberRole, MemberRow, MemberTokenKind } from '../store/schema/dashboard.schema.js';
-import { deleteMemberSessions } from '../store/session.store.js';
+import { findPersonByEmail, findPersonById, insertPerson, setPersonPassword } from '../store/person.store.js';
+import type { MemberRole, MemberTokenKind, PersonRow } from '../store/schema/dashboard.schema.js';
+import { deletePersonSessions } from '../store/session.store.js';
 import { createAccount, getAccount, type NewAccount } from './accounts.service.js';
 import { FAILURE_WINDOW_MS, failureKey, forgetAttempts, reserveAttempt } from './failure-budget.js';
 import { randomBase62 } from './ids.js';
@@ -47,7 +58,7 @@ export interface MemberView {
   joined_at: string | null;
 }
 
-export function toMemberView(row: MemberRow): MemberView {
+export function toMemberView(row: MemberWithEmail): MemberView {
   return {
     id: row.id,
     email: row.email,
@@ -76,43 +87,81 @@ export function memberLink(publicBaseUrl: string, kind: MemberTokenKind, token: 
 }
 
 export interface IssuedLink {
-  member: MemberView;
+  /** Whom the link is for. */
+  email: string;
+  personId: string;
+  /** The membership an invitation is for; null for a password reset (the person's). */
+  member: MemberView | null;
   token: string;
   expiresAt: string;
 }
 
 /**
- * A new one-time token of `kind` for the member. `replace`: the member's unused ones of that kind
- * stop working (an operator's new link); otherwise they keep working (a reset link asked for
- * again, or by someone else, must not turn the one already e-mailed into a 404).
+ * A new one-time token: an invitation to `member`, or a password reset of `person`. `replace`:
+ * the unused ones it would duplicate stop working (an operator's new link); otherwise they keep
+ * working (a reset link asked for again, or by someone else, must not turn the one already
+ * e-mailed into a 404).
  */
 async function issueToken(
   db: Executor,
   clock: Clock,
-  member: MemberRow,
-  kind: MemberTokenKind,
+  target: { kind: 'invitation'; member: MemberWithEmail } | { kind: 'password_reset'; person: PersonRow },
   options: { replace: boolean; invitedBy?: string | null },
 ): Promise<IssuedLink> {
   const now = clock.now();
   const token = randomBytes(32).toString('base64url');
   const expiresAt = new Date(now.getTime() + LINK_TTL_MS).toISOString();
-  if (options.replace) await deleteUnusedTokens(db, member.id, kind);
+  const member = target.kind === 'invitation' ? target.member : null;
+  const person =
+    target.kind === 'invitation'
+      ? { id: target.member.person_id, email: target.member.email }
+      : { id: target.person.id, email: target.person.email };
+  if (options.replace)
+    await deleteUnusedTokens(db, member ? { memberId: member.id } : { personId: person.id });
   await insertMemberToken(db, {
     token_hash: hashToken(token),
-    member_id: member.id,
-    kind,
+    person_id: person.id,
+    member_id: member?.id ?? null,
+    kind: target.kind,
     created_at: now.toISOString(),
     expires_at: expiresAt,
     invited_by: options.invitedBy ?? null,
   });
-  return { member: toMemberView(member), token, expiresAt };
+  return {
+    email: person.email,
+    personId: person.id,
+    member: member ? toMemberView(member) : null,
+    token,
+    expiresAt,
+  };
 }
 
 /**
- * The operator's invitation (CLI, bootstrap): creates the member (no password yet) and a link;
- * inviting an address again before it joined replaces the earlier link. 409 `member_exists` when
- * the address already joined, or belongs to another account. Runs in the caller's transaction
- * (bootstrap creates the owner so).
+ * A one-time link where the person chooses a password (a password-reset link: it joins no
+ * account). For an operator made by `mailverdict operators add` who has no password yet.
+ */
+export async function issuePasswordLink(db: Executor, clock: Clock, person: PersonRow): Promise<IssuedLink> {
+  return issueToken(db, clock, { kind: 'password_reset', person }, { replace: true });
+}
+
+/** The person with this address, made (with no password) the first time it is named. */
+export async function ensurePerson(db: Executor, clock: Clock, email: string): Promise<PersonRow> {
+  const found = await findPersonByEmail(db, email);
+  if (found) return found;
+  return insertPerson(db, {
+    id: `per_${randomBase62(16)}`,
+    email,
+    password_hash: null,
+    created_at: clock.now().toISOString(),
+    operator_since: null,
+  });
+}
+
+/**
+ * The operator's invitation (CLI, bootstrap): a pending membership (and the person, the first
+ * time) and a link; inviting an address again before it joined replaces the earlier link. 409
+ * `member_exists` only when the person is a member of this account already. Runs in the
+ * caller's transaction (bootstrap creates the owner so).
  */
 export async function issueInvitation(
   db: Executor,
@@ -120,37 +169,35 @@ export async function issueInvitation(
   input: { accountId: string; email: string; role?: MemberRole },
 ): Promise<IssuedLink> {
   const member = await pendingMember(db, clock, input);
-  return issueToken(db, clock, member, 'invitation', { replace: true });
+  return issueToken(db, clock, { kind: 'invitation', member }, { replace: true });
 }
 
-/** The member row an invitation is for: the pending one, or a new one (no password yet). */
+/**
+ * The membership an invitation is for: the pending one, or a new one. Whether the person exists
+ * (in another account or none) changes nothing of the answer: no invitation reveals another
+ * account, and a pending one reserves nothing elsewhere.
+ */
 async function pendingMember(
   db: Executor,
   clock: Clock,
   input: { accountId: string; email: string; role?: MemberRole },
-): Promise<MemberRow> {
+): Promise<MemberWithEmail> {
   const email = normalizeEmail(input.email);
   await getAccount(db, input.accountId);
-  const member = await findMemberByEmail(db, email);
-  if (member && (member.account_id !== input.accountId || member.joined_at !== null))
-    throw new AppError(
-      'member_exists',
-      member.account_id === input.accountId
-        ? `${email} is already a member of this account`
-        : `${email} is already a member of another account`,
-    );
-  return (
-    member ??
-    insertMember(db, {
-      id: `mem_${randomBase62(16)}`,
-      account_id: input.accountId,
-      email,
-      role: input.role ?? 'member',
-      password_hash: null,
-      created_at: clock.now().toISOString(),
-      joined_at: null,
-    })
-  );
+  const person = await ensurePerson(db, clock, email);
+  const member = await findMembership(db, input.accountId, person.id);
+  if (member?.joined_at != null)
+    throw new AppError('member_exists', `${email} is already a member of this account`);
+  if (member) return member;
+  const row = await insertMember(db, {
+    id: `mem_${randomBase62(16)}`,
+    account_id: input.accountId,
+    person_id: person.id,
+    role: input.role ?? 'member',
+    created_at: clock.now().toISOString(),
+    joined_at: null,
+  });
+  return { ...row, email };
 }
 
 export interface MembersDeps {
@@ -168,12 +215,17 @@ export interface SentLink extends IssuedLink {
   emailed: boolean;
 }
 
-async function mailLink(deps: MembersDeps, kind: MemberTokenKind, issued: IssuedLink): Promise<SentLink> {
+/** The link of an issued token, e-mailed too when a relay is configured. */
+export async function mailLink(
+  deps: MembersDeps,
+  kind: MemberTokenKind,
+  issued: IssuedLink,
+): Promise<SentLink> {
   const link = memberLink(deps.config.publicBaseUrl, kind, issued.token);
   let emailed = false;
   if (deps.mailer !== null) {
     try {
-      await deps.mailer.send(issued.member.email, kind, link, issued.expiresAt);
+      await deps.mailer.send(issued.email, kind, link, issued.expiresAt);
       emailed = true;
     } catch (err) {
       deps.logger.warn({ err, kind }, 'the relay did not take the e-mail with a dashboard link');
@@ -240,24 +292,26 @@ export async function inviteFromDashboard(
   if (input.inviter.role !== 'owner')
     throw new AppError('insufficient_permissions', "only the account's owner can invite members");
   const { clock } = deps;
-  type Outcome = { pendingUntil?: string; member: MemberView; issued: IssuedLink | null };
+  type Outcome = { pendingUntil?: string | undefined; member: MemberView; issued: IssuedLink | null };
   const outcome = await deps.db.transaction().execute(async (trx): Promise<Outcome> => {
     const member = await pendingMember(trx, clock, { ...input, role: 'member' });
     const pendingUntil = await usableInvitationExpiry(trx, member.id, clock.now().toISOString());
     // Pending and nothing to e-mail a new link with: the earlier link is the invitation.
     if (pendingUntil !== undefined && deps.mailer === null)
       return { pendingUntil, member: toMemberView(member), issued: null };
-    const issued = await issueToken(trx, clock, member, 'invitation', {
-      replace: false,
-      invitedBy: input.inviter.memberId,
-    });
-    return { pendingUntil, member: issued.member, issued };
+    const issued = await issueToken(
+      trx,
+      clock,
+      { kind: 'invitation', member },
+      { replace: false, invitedBy: input.inviter.memberId },
+    );
+    return { pendingUntil, member: toMemberView(member), issued };
   });
   if (outcome.issued === null)
     return { member: outcome.member, link: null, expiresAt: outcome.pendingUntil!, emailed: false };
   const sent = await mailLink(deps, 'invitation', outcome.issued);
   return {
-    member: sent.member,
+    member: outcome.member,
     link: outcome.pendingUntil === undefined ? sent.link : null,
     expiresAt: sent.expiresAt,
     emailed: sent.emailed,
@@ -268,15 +322,15 @@ export async function inviteFromDashboard(
 export const RESET_MAILS_PER_HOUR = 3;
 
 /**
- * A password-reset link for the member with this address, e-mailed when a relay is configured;
- * null when no member has it, or when the address was sent `RESET_MAILS_PER_HOUR` already (the
+ * A password-reset link for the person with this address, e-mailed when a relay is configured;
+ * null when no person has it, or when the address was sent `RESET_MAILS_PER_HOUR` already (the
  * dashboard answers the same either way). Earlier links keep working until one is used.
  */
 export async function requestPasswordReset(deps: MembersDeps, rawEmail: string): Promise<SentLink | null> {
   const email = normalizeEmail(rawEmail);
   const issued = await deps.db.transaction().execute(async (trx) => {
-    const member = await findMemberByEmail(trx, email);
-    if (!member) return null;
+    const person = await findPersonByEmail(trx, email);
+    if (!person) return null;
     const budget = { limit: RESET_MAILS_PER_HOUR, windowMs: HOUR, what: 'reset e-mails for this address' };
     try {
       await reserveAttempt(trx, failureKey(`reset-mail:${email}`), budget, deps.clock.now());
@@ -284,7 +338,7 @@ export async function requestPasswordReset(deps: MembersDeps, rawEmail: string):
       if (err instanceof AppError && err.code === 'rate_limit_exceeded') return null;
       throw err;
     }
-    return issueToken(trx, deps.clock, member, 'password_reset', { replace: false });
+    return issueToken(trx, deps.clock, { kind: 'password_reset', person }, { replace: false });
   });
   return issued === null ? null : mailLink(deps, 'password_reset', issued);
 }
@@ -292,45 +346,110 @@ export async function requestPasswordReset(deps: MembersDeps, rawEmail: string):
 const UNUSABLE_LINK =
   'this link is not valid: it has expired, was already used, or was replaced by a newer one';
 
-/** What the invitation page shows before the password is chosen. */
+/** What the invitation page shows before the person accepts. */
+export interface InvitationDetails {
+  email: string;
+  expires_at: string;
+  /**
+   * The address has a password already (it is a person of this or another service account): the
+   * page asks them to sign in and accept, and never offers to choose a password. Told only to
+   * whoever holds the link, which was sent to that address.
+   */
+  sign_in_required: boolean;
+}
+
 export async function describeInvitation(
   db: Executor,
   clock: Clock,
   token: string,
-): Promise<{ email: string; expires_at: string }> {
+): Promise<InvitationDetails> {
   const found = await findUsableToken(db, hashToken(token), 'invitation', clock.now().toISOString());
   if (!found) throw new AppError('not_found', UNUSABLE_LINK);
-  return { email: found.email, expires_at: found.expires_at };
+  return { email: found.email, expires_at: found.expires_at, sign_in_required: found.has_password };
+}
+
+const SIGN_IN_FIRST =
+  'this address has a password already: sign in, then open the link again to join the account';
+
+/** What using a link did: the person, and the membership it joined (an invitation's). */
+export interface AcceptedLink {
+  person: PersonRow;
+  /** The membership joined; null for a password reset. */
+  member: MemberWithEmail | null;
 }
 
 /**
- * Uses a link: sets the member's password (joining the account, for an invitation). Every other
- * unused link of the member ends with it, and a reset also ends every session of the member.
- * 404 `not_found` for a link that cannot be used, the same whatever the cause. Returns the
- * member, for the caller to sign in.
+ * Uses a link with a new password: a new person's invitation (they join the account and choose
+ * their password) or a password reset (the person's password changes and every session of theirs
+ * ends; it joins no account: a pending invitation is accepted only through its own link). An
+ * invitation for a person who has a password already is refused with 401 `unauthenticated`
+ * (sign in, then `joinWithInvitation`). 404 `not_found` for a link that cannot be used, the same
+ * whatever the cause.
  */
 export async function acceptLink(
   db: Executor,
   clock: Clock,
   input: { token: string; password: string; kind: MemberTokenKind },
-): Promise<MemberRow> {
+): Promise<AcceptedLink> {
   // The token first: a bogus link costs one read, not the password hash's 32 MiB of scrypt
   // (issue 16: forty such requests made a sign-in elsewhere wait seconds). The transaction below
   // checks it again, as it may be used meanwhile.
   const tokenHash = hashToken(input.token);
   const usable = await findUsableToken(db, tokenHash, input.kind, clock.now().toISOString());
   if (!usable) throw new AppError('not_found', UNUSABLE_LINK);
+  if (input.kind === 'invitation' && usable.has_password)
+    throw new AppError('unauthenticated', SIGN_IN_FIRST);
   refuseWeakPassword(input.password, usable.email);
   // Hashed before the transaction: a SQLite write lock is not held for the hash's 100+ ms.
   const passwordHash = await hashPassword(input.password);
   return db.transaction().execute(async (trx) => {
     const now = clock.now().toISOString();
     const found = await findUsableToken(trx, tokenHash, input.kind, now);
-    if (!found || !(await useToken(trx, tokenHash, now))) throw new AppError('not_found', UNUSABLE_LINK);
-    const member = await setMemberPassword(trx, found.member_id, passwordHash, now);
+    if (!found) throw new AppError('not_found', UNUSABLE_LINK);
+    // Checked again inside: a password set meanwhile (another invitation, a reset) is not overwritten.
+    if (input.kind === 'invitation' && found.has_password)
+      throw new AppError('unauthenticated', SIGN_IN_FIRST);
+    if (!(await useToken(trx, tokenHash, now))) throw new AppError('not_found', UNUSABLE_LINK);
+    await setPersonPassword(trx, found.person_id, passwordHash);
+    let member: MemberWithEmail | null = null;
+    if (found.member_id !== null) {
+      await markJoined(trx, found.member_id, now);
+      await deleteUnusedTokens(trx, { memberId: found.member_id });
+      // The password was chosen at one account's link, which its inviter may have seen: the
+      // person's invitations to other accounts end, or that inviter, signed in as the person,
+      // could accept them. The other accounts invite again (e-mailed to the person).
+      await deleteOtherInvitations(trx, found.person_id, found.member_id);
+      member = (await findMemberById(trx, found.member_id)) ?? null;
+    }
+    await deleteUnusedTokens(trx, { personId: found.person_id });
+    if (input.kind === 'password_reset') await deletePersonSessions(trx, found.person_id);
+    const person = await findPersonById(trx, found.person_id);
+    if (!person) throw new AppError('not_found', UNUSABLE_LINK);
+    return { person, member };
+  });
+}
+
+/**
+ * Accepts an invitation as the signed-in person (issue 16, "People in several accounts"): the
+ * membership joins, no password is asked. 404 `not_found`, as for any unusable link, when the
+ * invitation is for another person.
+ */
+export async function joinWithInvitation(
+  db: Executor,
+  clock: Clock,
+  input: { token: string; personId: string },
+): Promise<MemberWithEmail> {
+  const tokenHash = hashToken(input.token);
+  return db.transaction().execute(async (trx) => {
+    const now = clock.now().toISOString();
+    const found = await findUsableToken(trx, tokenHash, 'invitation', now);
+    if (!found || found.person_id !== input.personId || found.member_id === null)
+      throw new AppError('not_found', UNUSABLE_LINK);
+    if (!(await useToken(trx, tokenHash, now)) || !(await markJoined(trx, found.member_id, now)))
+      throw new AppError('not_found', UNUSABLE_LINK);
+    await deleteUnusedTokens(trx, { memberId: found.member_id });
+    const member = await findMemberById(trx, found.member_id);
     if (!member) throw new AppError('not_found', UNUSABLE_LINK);
-    await deleteUnusedTokens(trx, member.id);
-    if (input.kind === 'password_reset') await deleteMemberSessions(trx, member.id);
     return member;
   });
 }
@@ -340,8 +459,10 @@ export async function listMembers(db: Executor, accountId: string): Promise<Memb
 }
 
 /**
- * Removes a member of the account; its sessions end with it (the store cascades). 404 for
- * another account's member, 409 `owner_not_removable` for the owner.
+ * Removes a membership of the account. The person stays (with their other memberships, password
+ * and second factor); their sessions acting in this account move to another of their accounts at
+ * their next request, or end when there is none (services/sessions.service.ts). 404 for another
+ * account's member, 409 `owner_not_removable` for the owner.
  */
 export async function removeMember(db: Executor, accountId: string, memberId: string): Promise<MemberView> {
   return db.transaction().execute(async (trx) => {
@@ -360,39 +481,40 @@ export async function removeMemberByEmail(
   accountId: string,
   email: string,
 ): Promise<MemberView> {
-  const member = await findMemberByEmail(db, normalizeEmail(email));
-  if (!member || member.account_id !== accountId)
-    throw new AppError('not_found', `${normalizeEmail(email)} is not a member of account ${accountId}`);
+  const address = normalizeEmail(email);
+  const person = await findPersonByEmail(db, address);
+  const member = person ? await findMembership(db, accountId, person.id) : undefined;
+  if (!member) throw new AppError('not_found', `${address} is not a member of account ${accountId}`);
   return removeMember(db, accountId, member.id);
 }
 
 /**
- * Changes the signed-in member's password after checking the current one (401
- * `invalid_credentials`); the member's other sessions end, the one asking stays.
+ * Changes the signed-in person's password after checking the current one (401
+ * `invalid_credentials`); the person's other sessions end, the one asking stays.
  */
 export async function changePassword(
   db: Executor,
   clock: Clock,
-  input: { memberId: string; current: string; next: string; keepSessionId: string; failureLimit: number },
+  input: { personId: string; current: string; next: string; keepSessionId: string; failureLimit: number },
 ): Promise<void> {
-  // A wrong current password counts like a failed sign-in, per member (issue 16): a session
+  // A wrong current password counts like a failed sign-in, per person (issue 16): a session
   // left open on another person's machine cannot be used to guess it. Reserved before the hash.
   const now = clock.now();
-  const key = failureKey(`password-change:${input.memberId}`);
+  const key = failureKey(`password-change:${input.personId}`);
   await reserveAttempt(
     db,
     key,
     { limit: input.failureLimit, windowMs: FAILURE_WINDOW_MS, what: 'wrong current passwords' },
     now,
   );
-  const member = await findMemberById(db, input.memberId);
-  if (!member?.password_hash || !(await verifyPassword(input.current, member.password_hash)))
+  const person = await findPersonById(db, input.personId);
+  if (!person?.password_hash || !(await verifyPassword(input.current, person.password_hash)))
     throw new AppError('invalid_credentials', 'the current password is not correct');
   await forgetAttempts(db, key);
-  refuseWeakPassword(input.next, member.email);
+  refuseWeakPassword(input.next, person.email);
   const passwordHash = await hashPassword(input.next);
   await db.transaction().execute(async (trx) => {
-    await setMemberPassword(trx, member.id, passwordHash, clock.now().toISOString());
-    await deleteMemberSessions(trx, member.id, input.keepSessionId);
+    await setPersonPassword(trx, person.id, passwordHash);
+    await deletePersonSessions(trx, person.id, input.keepSessionId);
   });
 }

@@ -175,8 +175,8 @@ export async function createOperatorAccount(
     plan: input.plan ?? 'free',
   });
   await recordOperatorAction(deps, operator, created.accountId, 'invitation_created', {
-    member_id: created.owner.member.id,
-    email: created.owner.member.email,
+    member_id: created.owner.member?.id ?? null,
+    email: created.owner.email,
     new_link: true,
   });
   return { account: await oneOperatorAccount(deps, created.accountId), owner: created.owner };

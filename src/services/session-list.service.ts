@@ -1,7 +1,7 @@
 /**
  * The sessions page (docs/dashboard.md, "Sessions"): a member's signed-in sessions, with the
- * device and browser read from the User-Agent stored at sign-in, and ending one of them. A member
- * sees and ends only their own. The stored id (SHA-256 of the cookie's secret) never leaves the
+ * device and browser read from the User-Agent stored at sign-in, and ending one of them. A person
+ * sees and ends only their own, whichever account each acts in. The stored id (SHA-256 of the cookie's secret) never leaves the
  * server: the page knows each session by a digest of it.
  */
 import { createHash } from 'node:crypto';
@@ -10,9 +10,9 @@ import type { Clock } from '../clock.js';
 import { AppError } from '../errors.js';
 import type { Executor } from '../store/executor.js';
 import type { SessionRow } from '../store/schema/dashboard.schema.js';
-import { deleteMemberSession, listMemberSessions } from '../store/session.store.js';
+import { deletePersonSession, listPersonSessions } from '../store/session.store.js';
 import { recordAudit, type AuditOrigin } from './audit.service.js';
-import type { DashboardSession } from './sessions.service.js';
+import type { PersonSession } from './sessions.service.js';
 
 export interface SessionItem {
   /** A digest of the stored id, for DELETE /sessions/:id. */
@@ -67,10 +67,10 @@ function toItem(row: SessionRow, currentId: string): SessionItem {
 export async function listOwnSessions(
   db: Executor,
   clock: Clock,
-  session: Pick<DashboardSession, 'memberId' | 'sessionId'>,
+  session: Pick<PersonSession, 'personId' | 'sessionId'>,
 ): Promise<SessionItem[]> {
   const now = clock.now().toISOString();
-  const rows = await listMemberSessions(db, session.memberId);
+  const rows = await listPersonSessions(db, session.personId);
   return rows.filter((r) => r.expires_at > now).map((r) => toItem(r, session.sessionId));
 }
 
@@ -81,14 +81,16 @@ export async function listOwnSessions(
 export async function endOwnSession(
   db: Executor,
   clock: Clock,
-  session: Pick<DashboardSession, 'memberId' | 'sessionId' | 'accountId' | 'email'>,
+  session: Pick<PersonSession, 'personId' | 'memberId' | 'sessionId' | 'accountId' | 'email'>,
   id: string,
   origin: AuditOrigin,
 ): Promise<void> {
-  const rows = await listMemberSessions(db, session.memberId);
+  const rows = await listPersonSessions(db, session.personId);
   const target = rows.find((r) => publicId(r.id) === id);
-  if (!target || !(await deleteMemberSession(db, session.memberId, target.id)))
+  if (!target || !(await deletePersonSession(db, session.personId, target.id)))
     throw new AppError('not_found', `no session ${id}`);
+  // In the log of the account the session acts in (none for an operator in no account).
+  if (session.accountId === null || session.memberId === null) return;
   await recordAudit(db, clock, {
     accountId: session.accountId,
     type: 'session_ended',

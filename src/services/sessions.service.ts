@@ -3,8 +3,16 @@
  * API process knows it; the browser holds its secret (32 random bytes) in an HttpOnly cookie and
  * the store only its SHA-256. A session ends after `sessionIdleTimeoutMs` without a request
  * (last use recorded at most once a minute, so it may end up to a minute early) or
- * `sessionMaxAgeMs` after sign-in, at sign-out, when its member is removed, and when the
- * member's password is reset. Each sign-in makes a new session.
+ * `sessionMaxAgeMs` after sign-in, at sign-out, and when its person's password is reset. Each
+ * sign-in makes a new session.
+ *
+ * A session is a person's and acts in one of their accounts at a time (its current membership,
+ * issue 16 "People in several accounts"): sign-in starts in the person's oldest membership,
+ * `switchAccount` moves it to another of theirs, and every account-scoped route reads the account
+ * from it. When the current membership is removed, the session's next request moves to another
+ * membership of the person, or ends when none is left, unless the person is an operator or has an
+ * invitation to accept (the session then acts in no account and reaches only what is the
+ * person's: accepting the invitation, two factors, the password, and an operator's routes).
  *
  * The CSRF token of a session is HMAC-SHA256(secret, "csrf"): only the session's own browser can
  * know it (it reads it from GET /session), nothing needs storing, and knowing it does not reveal
@@ -23,15 +31,24 @@ import { MINUTE, type Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { AppError } from '../errors.js';
 import type { Executor } from '../store/executor.js';
-import { findMemberByEmail, setMemberPassword } from '../store/member.store.js';
-import type { MemberRole, MemberRow } from '../store/schema/dashboard.schema.js';
+import { hasUsableInvitation } from '../store/member.store.js';
+import {
+  findPersonByEmail,
+  findPersonById,
+  listPersonMemberships,
+  setPersonPassword,
+} from '../store/person.store.js';
+import type { MembershipWithAccount } from '../store/person.store.js';
+import type { MemberRole, PersonRow } from '../store/schema/dashboard.schema.js';
 import {
   deleteExpiredSessions,
   deleteOldSignInFailures,
   deleteSession,
-  findSessionWithMember,
+  findSessionWithPerson,
   insertSession,
+  setSessionMember,
   touchSession,
+  type SessionWithPerson,
 } from '../store/session.store.js';
 import { setTimeout as sleepFor } from 'node:timers/promises';
 import {
@@ -42,7 +59,7 @@ import {
   recordAttempt,
   reserveAttempt,
 } from './failure-budget.js';
-import { recordAudit, shortenUserAgent, type AuditOrigin } from './audit.service.js';
+import { recordPersonAudit, shortenUserAgent, type AuditOrigin } from './audit.service.js';
 import { normalizeEmail } from './members.service.js';
 import { dummyHash, hashPassword, needsRehash, verifyPassword } from './passwords.js';
 
@@ -54,26 +71,49 @@ export type SessionSettings = Pick<
   'sessionIdleTimeoutMs' | 'sessionMaxAgeMs' | 'signInRateLimit' | 'signInFailureLimit'
 >;
 
-/** The signed-in member of a request, as the session row and its joins tell. */
-export interface DashboardSession {
+/**
+ * The signed-in person of a request and the account the session acts in, as the session row and
+ * its joins tell. The account's fields are null when the session acts in none (an operator who
+ * belongs to no account); `DashboardSession` is the same with an account.
+ */
+export interface PersonSession {
   /** The stored id (SHA-256 of the secret). */
   sessionId: string;
-  memberId: string;
-  accountId: string;
+  personId: string;
   email: string;
-  role: MemberRole;
-  memberCreatedAt: string;
-  joinedAt: string | null;
-  accountPlan: string;
-  accountEmail: string;
+  /** Whether the person is an operator (`mailverdict operators add`). */
+  operator: boolean;
   expiresAt: string;
   csrfToken: string;
-  /** Whether the member signs in with two factors. */
+  /** Whether the person signs in with two factors. */
   twoFactorEnabled: boolean;
-  /** Whether the account requires two factors: without them, the member may only enrol. */
+  /**
+   * Whether two factors are required where the session acts (the current account requires them,
+   * or the person is an operator): without them, the person may only enrol.
+   */
   twoFactorRequired: boolean;
-  /** Whether the person is an operator (docs/operators.md); set by operator sign-in. */
-  operator?: boolean;
+  /** The current membership. */
+  memberId: string | null;
+  accountId: string | null;
+  role: MemberRole | null;
+  memberCreatedAt: string | null;
+  joinedAt: string | null;
+  accountPlan: string | null;
+  accountEmail: string | null;
+}
+
+/** A session acting in an account: what every account-scoped route is confined to. */
+export interface DashboardSession extends PersonSession {
+  memberId: string;
+  accountId: string;
+  role: MemberRole;
+  memberCreatedAt: string;
+  accountPlan: string;
+  accountEmail: string;
+}
+
+export function actsInAccount(session: PersonSession): session is DashboardSession {
+  return session.accountId !== null && session.memberId !== null;
 }
 
 function sessionIdOf(secret: string): string {
@@ -98,12 +138,13 @@ export interface NewSession {
   expiresAt: string;
 }
 
-/** Opens a session for the member. */
+/** Opens a session for the person, acting in `memberId`'s account (null: in none). */
 export async function createSession(
   db: Executor,
   clock: Clock,
   settings: SessionSettings,
-  memberId: string,
+  personId: string,
+  memberId: string | null,
   /** Where the browser signed in from, listed on the sessions page (session-list.service.ts). */
   origin?: AuditOrigin,
 ): Promise<NewSession> {
@@ -112,6 +153,7 @@ export async function createSession(
   const expiresAt = new Date(now.getTime() + settings.sessionMaxAgeMs).toISOString();
   await insertSession(db, {
     id: sessionIdOf(secret),
+    person_id: personId,
     member_id: memberId,
     created_at: now.toISOString(),
     last_seen_at: now.toISOString(),
@@ -122,17 +164,22 @@ export async function createSession(
   return { secret, expiresAt };
 }
 
-/** The session a cookie's secret opens; 401 `unauthenticated` when none, or when it has expired. */
+const NO_ACCOUNT = 'you are not a member of any account; ask an account owner to invite you';
+
+/**
+ * The session a cookie's secret opens; 401 `unauthenticated` when none, or when it has expired,
+ * or when its person belongs to no account any more (and is no operator).
+ */
 export async function authenticateSession(
   db: Executor,
   clock: Clock,
   settings: SessionSettings,
   secret: string | undefined,
-): Promise<DashboardSession> {
+): Promise<PersonSession> {
   if (secret === undefined || secret === '')
     throw new AppError('unauthenticated', 'sign in to use the dashboard');
   const id = sessionIdOf(secret);
-  const row = await findSessionWithMember(db, id);
+  let row = await findSessionWithPerson(db, id);
   const now = clock.now();
   const nowIso = now.toISOString();
   if (!row) throw new AppError('unauthenticated', 'the session has ended; sign in again');
@@ -141,22 +188,111 @@ export async function authenticateSession(
     await deleteSession(db, id);
     throw new AppError('unauthenticated', 'the session has expired; sign in again');
   }
+  if (row.account_id === null || row.joined_at === null) row = await moveToAnotherAccount(db, clock, row);
   if (idleFor >= TOUCH_INTERVAL_MS) await touchSession(db, id, nowIso);
+  const operator = row.operator_since !== null;
   return {
     sessionId: id,
-    memberId: row.member_id,
-    accountId: row.account_id,
+    personId: row.person_id,
     email: row.email,
+    operator,
+    expiresAt: row.expires_at,
+    csrfToken: csrfTokenFor(secret),
+    twoFactorEnabled: row.two_factor_enabled_at !== null,
+    twoFactorRequired: operator || Number(row.require_two_factor ?? 0) === 1,
+    memberId: row.account_id === null ? null : row.member_id,
+    accountId: row.account_id,
     role: row.role,
     memberCreatedAt: row.member_created_at,
     joinedAt: row.joined_at,
     accountPlan: row.account_plan,
     accountEmail: row.account_email,
-    expiresAt: row.expires_at,
-    csrfToken: csrfTokenFor(secret),
-    twoFactorEnabled: row.two_factor_enabled_at !== null,
-    twoFactorRequired: Number(row.require_two_factor) === 1,
   };
+}
+
+/**
+ * A session whose current membership is gone: it moves to the person's oldest remaining one; with
+ * none left it ends, unless the person is an operator (it then acts in no account).
+ */
+async function moveToAnotherAccount(
+  db: Executor,
+  clock: Clock,
+  row: SessionWithPerson,
+): Promise<SessionWithPerson> {
+  const [next] = await listPersonMemberships(db, row.person_id);
+  if (next === undefined) {
+    if (await mayActInNoAccount(db, clock, row.person_id, row.operator_since)) {
+      if (row.member_id !== null) await setSessionMember(db, row.id, null);
+      return { ...row, member_id: null, account_id: null, role: null, joined_at: null };
+    }
+    await deleteSession(db, row.id);
+    throw new AppError('unauthenticated', NO_ACCOUNT);
+  }
+  await setSessionMember(db, row.id, next.member_id);
+  const moved = await findSessionWithPerson(db, row.id);
+  if (!moved) throw new AppError('unauthenticated', 'the session has ended; sign in again');
+  return moved;
+}
+
+/** The person's accounts, as the account switcher lists them. */
+export async function listMemberships(db: Executor, personId: string): Promise<MembershipWithAccount[]> {
+  return listPersonMemberships(db, personId);
+}
+
+/**
+ * Moves the session to the person's membership of `accountId`: from the next request on, every
+ * route is confined to that account. 404 `not_found` for an account they are not a member of
+ * (another account's id and an unknown one alike).
+ */
+export async function switchAccount(
+  db: Executor,
+  session: Pick<PersonSession, 'sessionId' | 'personId'>,
+  accountId: string,
+): Promise<void> {
+  const membership = (await listPersonMemberships(db, session.personId)).find(
+    (m) => m.account_id === accountId,
+  );
+  if (!membership) throw new AppError('not_found', `no account ${accountId}`);
+  await setSessionMember(db, session.sessionId, membership.member_id);
+}
+
+/** `startingMembership` of the person with this id (after a sign-in's second factor). */
+export async function startingMembershipOf(
+  db: Executor,
+  clock: Clock,
+  personId: string,
+): Promise<string | null> {
+  const person = await findPersonById(db, personId);
+  if (!person) throw new AppError('unauthenticated', 'this sign-in has expired; sign in again');
+  return startingMembership(db, clock, person);
+}
+
+/**
+ * Whether a person in no account may hold a session: an operator, or someone with an invitation
+ * to accept (who signs in to accept it: a link never sets an existing person's password).
+ */
+async function mayActInNoAccount(
+  db: Executor,
+  clock: Clock,
+  personId: string,
+  operatorSince: string | null,
+): Promise<boolean> {
+  return operatorSince !== null || (await hasUsableInvitation(db, personId, clock.now().toISOString()));
+}
+
+/**
+ * Where a new session of the person starts: their oldest membership; null (no account) for an
+ * operator or a person with an invitation to accept; 403 `insufficient_permissions` otherwise.
+ */
+export async function startingMembership(
+  db: Executor,
+  clock: Clock,
+  person: PersonRow,
+): Promise<string | null> {
+  const [first] = await listPersonMemberships(db, person.id);
+  if (first !== undefined) return first.member_id;
+  if (await mayActInNoAccount(db, clock, person.id, person.operator_since)) return null;
+  throw new AppError('insufficient_permissions', NO_ACCOUNT);
 }
 
 /** Ends the session a cookie's secret opens (sign-out); nothing when there is none. */
@@ -188,18 +324,21 @@ export function signInDelayMs(failures: number): number {
 
 /**
  * Checks an address and password (see the module comment for the limits and the identical
- * answer to an unknown address and a wrong password); the caller opens the session.
+ * answer to an unknown address and a wrong password); the caller opens the session (or, for a
+ * person with two factors, a challenge first) and records the sign-in once it is complete. A
+ * correct password of a person who belongs to no account (and is no operator) is refused with
+ * 403 `insufficient_permissions`, which says no more than that.
  */
 export async function signIn(
   deps: SignInDeps,
   input: { email: string; password: string; clientIp: string; userAgent?: string | null },
-): Promise<{ member: MemberRow }> {
+): Promise<{ person: PersonRow; memberId: string | null }> {
   const { db, clock, settings } = deps;
   let email: string;
   try {
     email = normalizeEmail(input.email);
   } catch {
-    // Not even an address: no member can have it, but it costs the same as one that could.
+    // Not even an address: no person can have it, but it costs the same as one that could.
     await verifyPassword(input.password, await dummyHash());
     throw new AppError('invalid_credentials', INVALID_CREDENTIALS);
   }
@@ -218,26 +357,20 @@ export async function signIn(
   );
   const delay = signInDelayMs(await countAttempts(db, addressKey, now));
   if (delay > 0) await (deps.sleep ?? sleepFor)(delay);
-  const member = await findMemberByEmail(db, email);
-  const stored = member?.password_hash ?? (await dummyHash());
+  const person = await findPersonByEmail(db, email);
+  const stored = person?.password_hash ?? (await dummyHash());
   const matches = await verifyPassword(input.password, stored);
   const origin: AuditOrigin = { clientIp: input.clientIp, userAgent: input.userAgent ?? null };
-  if (!member || member.password_hash === null || !matches) {
+  if (!person || person.password_hash === null || !matches) {
     await recordAttempt(db, addressKey, now);
-    // In the account's security log only when the address is one of its members'.
-    if (member)
-      await recordAudit(db, clock, {
-        accountId: member.account_id,
-        type: 'sign_in_failed',
-        actor: { kind: 'member', memberId: member.id, email: member.email },
-        origin,
-      });
+    // In the security log of every account the person has joined (none for an unknown address).
+    if (person) await recordPersonAudit(db, clock, person, { type: 'sign_in_failed', origin });
     throw new AppError('invalid_credentials', INVALID_CREDENTIALS);
   }
   await forgetAttempts(db, pairKey);
   await forgetAttempts(db, addressKey);
-  if (needsRehash(member.password_hash))
-    await setMemberPassword(db, member.id, await hashPassword(input.password), now.toISOString());
+  if (needsRehash(person.password_hash))
+    await setPersonPassword(db, person.id, await hashPassword(input.password));
   // Housekeeping rides on sign-ins: ended sessions and old failure windows do not pile up.
   await deleteExpiredSessions(
     db,
@@ -245,12 +378,5 @@ export async function signIn(
     new Date(now.getTime() - settings.sessionIdleTimeoutMs).toISOString(),
   );
   await deleteOldSignInFailures(db, new Date(now.getTime() - 4 * FAILURE_WINDOW_MS).toISOString());
-  await recordAudit(db, clock, {
-    accountId: member.account_id,
-    type: 'sign_in',
-    actor: { kind: 'member', memberId: member.id, email: member.email },
-    origin,
-  });
-  // No session here: the caller opens one, or, for a member with two factors, a challenge first.
-  return { member };
+  return { person, memberId: await startingMembership(db, clock, person) };
 }

@@ -8,7 +8,9 @@
  *   enrolment as a QR code (an SVG made here, nothing fetched) and in base32, and never again.
  * - A code is taken once: the last accepted time step is stored and a code of that step or an
  *   earlier one is refused, in one conditional update (two requests with one code: one wins).
- * - Wrong codes are counted per member (`failure-budget.ts`), reserved before the check, with the
+ * - A second factor is a person's (issue 16, "People in several accounts"): one for every account
+ *   they belong to. An account's requirement applies while the person acts in that account.
+ * - Wrong codes are counted per person (`failure-budget.ts`), reserved before the check, with the
  *   sign-in failure limit in the same 15-minute windows.
  * - Time is the injected clock's, so tests compute codes at the instant the server checks them.
  */
@@ -18,9 +20,14 @@ import QRCode from 'qrcode';
 import { MINUTE, type Clock } from '../clock.js';
 import { AppError } from '../errors.js';
 import type { Executor } from '../store/executor.js';
-import { findMemberByEmail, findMemberById } from '../store/member.store.js';
-import type { MemberRow } from '../store/schema/dashboard.schema.js';
-import { deleteMemberSessions } from '../store/session.store.js';
+import {
+  findPersonByEmail,
+  findPersonById,
+  listPersonMemberships,
+  type MembershipWithAccount,
+} from '../store/person.store.js';
+import type { PersonRow } from '../store/schema/dashboard.schema.js';
+import { deletePersonSessions } from '../store/session.store.js';
 import {
   accountRequiresTwoFactor,
   countUnusedRecoveryCodes,
@@ -110,21 +117,24 @@ export interface TwoFactorStatus {
 
 export async function twoFactorStatus(
   db: Executor,
-  member: { memberId: string; accountId: string },
+  member: { personId: string; accountId: string | null; operator: boolean },
 ): Promise<TwoFactorStatus> {
-  const row = await findTwoFactor(db, member.memberId);
+  const row = await findTwoFactor(db, member.personId);
   const enabledAt = row?.enabled_at ?? null;
   return {
     enabled: enabledAt !== null,
     enabled_at: enabledAt,
-    recovery_codes_left: enabledAt === null ? 0 : await countUnusedRecoveryCodes(db, member.memberId),
-    account_requires: await accountRequiresTwoFactor(db, member.accountId),
+    recovery_codes_left: enabledAt === null ? 0 : await countUnusedRecoveryCodes(db, member.personId),
+    // An operator must keep two factors, as if every account required them.
+    account_requires:
+      member.operator ||
+      (member.accountId !== null && (await accountRequiresTwoFactor(db, member.accountId))),
   };
 }
 
 /** Whether the member signs in with two factors. */
-export async function hasTwoFactor(db: Executor, memberId: string): Promise<boolean> {
-  return ((await findTwoFactor(db, memberId))?.enabled_at ?? null) !== null;
+export async function hasTwoFactor(db: Executor, personId: string): Promise<boolean> {
+  return ((await findTwoFactor(db, personId))?.enabled_at ?? null) !== null;
 }
 
 export interface Enrolment {
@@ -142,10 +152,10 @@ export interface Enrolment {
 export async function startEnrolment(
   db: Executor,
   clock: Clock,
-  member: { memberId: string; email: string },
+  member: { personId: string; email: string },
 ): Promise<Enrolment> {
   const secret = new Secret({ size: 20 }).base32;
-  if (!(await savePendingSecret(db, member.memberId, secret, clock.now().toISOString())))
+  if (!(await savePendingSecret(db, member.personId, secret, clock.now().toISOString())))
     throw new AppError('invalid_request', 'two-factor sign-in is on already; turn it off first');
   const uri = new TOTP({
     issuer: ISSUER,
@@ -159,14 +169,14 @@ export async function startEnrolment(
 }
 
 interface CodeCheck {
-  memberId: string;
+  personId: string;
   code: string;
   failureLimit: number;
 }
 
 /** One attempt of the member's second-factor budget, before the code is checked. */
 async function reserveCodeAttempt(db: Executor, clock: Clock, input: CodeCheck): Promise<string> {
-  const key = failureKey(`second-factor:${input.memberId}`);
+  const key = failureKey(`second-factor:${input.personId}`);
   await reserveAttempt(
     db,
     key,
@@ -182,7 +192,7 @@ async function reserveCodeAttempt(db: Executor, clock: Clock, input: CodeCheck):
  */
 export async function confirmEnrolment(db: Executor, clock: Clock, input: CodeCheck): Promise<string[]> {
   const key = await reserveCodeAttempt(db, clock, input);
-  const row = await findTwoFactor(db, input.memberId);
+  const row = await findTwoFactor(db, input.personId);
   if (!row || row.enabled_at !== null)
     throw new AppError('invalid_request', 'start turning two-factor sign-in on first');
   const now = clock.now();
@@ -190,9 +200,9 @@ export async function confirmEnrolment(db: Executor, clock: Clock, input: CodeCh
   if (step === null) throw new AppError('invalid_credentials', WRONG_CODE);
   const codes = Array.from({ length: RECOVERY_CODE_COUNT }, newRecoveryCode);
   await db.transaction().execute(async (trx) => {
-    if (!(await takeStep(trx, input.memberId, step, { now: now.toISOString() })))
+    if (!(await takeStep(trx, input.personId, step, { now: now.toISOString() })))
       throw new AppError('invalid_credentials', WRONG_CODE);
-    await replaceRecoveryCodes(trx, input.memberId, codes.map(hashRecoveryCode), now.toISOString());
+    await replaceRecoveryCodes(trx, input.personId, codes.map(hashRecoveryCode), now.toISOString());
   });
   await forgetAttempts(db, key);
   return codes;
@@ -204,15 +214,15 @@ export async function confirmEnrolment(db: Executor, clock: Clock, input: CodeCh
  */
 export async function checkSecondFactor(db: Executor, clock: Clock, input: CodeCheck): Promise<void> {
   const key = await reserveCodeAttempt(db, clock, input);
-  const row = await findTwoFactor(db, input.memberId);
+  const row = await findTwoFactor(db, input.personId);
   if (!row || row.enabled_at === null) throw new AppError('invalid_credentials', WRONG_CODE);
   const now = clock.now();
   let accepted: boolean;
   if (isTotpCode(input.code)) {
     const step = matchingStep(row.secret, input.code.replace(/\s/g, ''), now);
-    accepted = step !== null && (await takeStep(db, input.memberId, step, null));
+    accepted = step !== null && (await takeStep(db, input.personId, step, null));
   } else {
-    accepted = await useRecoveryCode(db, input.memberId, hashRecoveryCode(input.code), now.toISOString());
+    accepted = await useRecoveryCode(db, input.personId, hashRecoveryCode(input.code), now.toISOString());
   }
   if (!accepted) throw new AppError('invalid_credentials', WRONG_CODE);
   await forgetAttempts(db, key);
@@ -226,28 +236,33 @@ export async function checkSecondFactor(db: Executor, clock: Clock, input: CodeC
 export async function disableTwoFactor(
   db: Executor,
   clock: Clock,
-  input: CodeCheck & { accountId: string; password: string },
+  input: CodeCheck & { accountId: string | null; operator: boolean; password: string },
 ): Promise<void> {
-  if (await accountRequiresTwoFactor(db, input.accountId))
+  if (input.operator)
+    throw new AppError(
+      'invalid_request',
+      'an operator must sign in with two factors, so it cannot be turned off',
+    );
+  if (input.accountId !== null && (await accountRequiresTwoFactor(db, input.accountId)))
     throw new AppError(
       'invalid_request',
       'this account requires two-factor sign-in, so it cannot be turned off; the owner can lift the requirement',
     );
   // The password is checked under the same budget as a password change's (a session left open
   // elsewhere cannot guess it), then the code under its own.
-  const passwordKey = failureKey(`password-change:${input.memberId}`);
+  const passwordKey = failureKey(`password-change:${input.personId}`);
   await reserveAttempt(
     db,
     passwordKey,
     { limit: input.failureLimit, windowMs: FAILURE_WINDOW_MS, what: 'wrong current passwords' },
     clock.now(),
   );
-  const member = await findMemberById(db, input.memberId);
-  if (!member?.password_hash || !(await verifyPassword(input.password, member.password_hash)))
+  const person = await findPersonById(db, input.personId);
+  if (!person?.password_hash || !(await verifyPassword(input.password, person.password_hash)))
     throw new AppError('invalid_credentials', 'the password is not correct');
   await forgetAttempts(db, passwordKey);
   await checkSecondFactor(db, clock, input);
-  await deleteTwoFactor(db, input.memberId);
+  await deleteTwoFactor(db, input.personId);
 }
 
 /**
@@ -259,15 +274,15 @@ export async function disableTwoFactor(
 export async function resetTwoFactorByEmail(
   db: Executor,
   email: string,
-): Promise<{ member: MemberRow; hadTwoFactor: boolean }> {
-  const member = await findMemberByEmail(db, normalizeEmail(email));
-  if (!member) throw new AppError('not_found', `${normalizeEmail(email)} is not a member of any account`);
+): Promise<{ person: PersonRow; hadTwoFactor: boolean; memberships: MembershipWithAccount[] }> {
+  const person = await findPersonByEmail(db, normalizeEmail(email));
+  if (!person) throw new AppError('not_found', `${normalizeEmail(email)} is not a member of any account`);
   const hadTwoFactor = await db.transaction().execute(async (trx) => {
-    const had = await deleteTwoFactor(trx, member.id);
-    await deleteMemberSessions(trx, member.id);
+    const had = await deleteTwoFactor(trx, person.id);
+    await deletePersonSessions(trx, person.id);
     return had;
   });
-  return { member, hadTwoFactor };
+  return { person, hadTwoFactor, memberships: await listPersonMemberships(db, person.id) };
 }
 
 /**
@@ -276,12 +291,12 @@ export async function resetTwoFactorByEmail(
  */
 export async function setTwoFactorRequirement(
   db: Executor,
-  member: { memberId: string; accountId: string; role: 'owner' | 'member' },
+  member: { personId: string; accountId: string; role: 'owner' | 'member' },
   required: boolean,
 ): Promise<void> {
   if (member.role !== 'owner')
     throw new AppError('insufficient_permissions', "only the account's owner can require two factors");
-  if (required && !(await hasTwoFactor(db, member.memberId)))
+  if (required && !(await hasTwoFactor(db, member.personId)))
     throw new AppError(
       'invalid_request',
       'turn on two-factor sign-in for yourself before requiring it of everyone',
@@ -298,7 +313,7 @@ function challengeId(challenge: string): string {
 export async function issueChallenge(
   db: Executor,
   clock: Clock,
-  memberId: string,
+  personId: string,
 ): Promise<{ challenge: string; expiresAt: string }> {
   const now = clock.now();
   await deleteExpiredChallenges(db, now.toISOString());
@@ -306,7 +321,7 @@ export async function issueChallenge(
   const expiresAt = new Date(now.getTime() + CHALLENGE_TTL_MS).toISOString();
   await insertChallenge(db, {
     id: challengeId(challenge),
-    member_id: memberId,
+    person_id: personId,
     created_at: now.toISOString(),
     expires_at: expiresAt,
   });
@@ -327,9 +342,9 @@ export async function completeChallenge(
   input: { challenge: string; code: string; failureLimit: number },
 ): Promise<string> {
   const id = challengeId(input.challenge);
-  const memberId = await findChallenge(db, id, clock.now().toISOString());
-  if (memberId === undefined) throw new AppError('unauthenticated', CHALLENGE_ENDED);
-  await checkSecondFactor(db, clock, { memberId, code: input.code, failureLimit: input.failureLimit });
+  const personId = await findChallenge(db, id, clock.now().toISOString());
+  if (personId === undefined) throw new AppError('unauthenticated', CHALLENGE_ENDED);
+  await checkSecondFactor(db, clock, { personId, code: input.code, failureLimit: input.failureLimit });
   if (!(await deleteChallenge(db, id))) throw new AppError('unauthenticated', CHALLENGE_ENDED);
-  return memberId;
+  return personId;
 }

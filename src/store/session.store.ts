@@ -10,42 +10,51 @@ export async function insertSession(db: Executor, row: Insertable<DashboardSessi
   await db.insertInto('dashboard_sessions').values(row).execute();
 }
 
-/** A session with what every dashboard request needs of its member and account, in one query. */
-export interface SessionWithMember {
+/**
+ * A session with what every dashboard request needs of its person, its current membership and
+ * that membership's account, in one query. The membership's columns are null when the session
+ * has none (it was removed, or the person is an operator in no account).
+ */
+export interface SessionWithPerson {
   id: string;
-  member_id: string;
+  person_id: string;
+  member_id: string | null;
   created_at: string;
   last_seen_at: string;
   expires_at: string;
   email: string;
-  role: MemberRole;
-  member_created_at: string;
+  operator_since: string | null;
+  role: MemberRole | null;
+  member_created_at: string | null;
   joined_at: string | null;
-  account_id: string;
-  account_plan: string;
-  account_email: string;
-  /** When the member's TOTP was turned on; null: no second factor. */
+  account_id: string | null;
+  account_plan: string | null;
+  account_email: string | null;
+  /** When the person's TOTP was turned on; null: no second factor. */
   two_factor_enabled_at: string | null;
-  /** 1: the account requires two factors of every member. */
-  require_two_factor: number;
+  /** 1: the current account requires two factors of every member. */
+  require_two_factor: number | null;
 }
 
-export async function findSessionWithMember(
+export async function findSessionWithPerson(
   db: Executor,
   id: string,
-): Promise<SessionWithMember | undefined> {
+): Promise<SessionWithPerson | undefined> {
   return db
     .selectFrom('dashboard_sessions as s')
-    .innerJoin('members as m', 'm.id', 's.member_id')
-    .innerJoin('accounts as a', 'a.id', 'm.account_id')
-    .leftJoin('member_two_factor as t', 't.member_id', 'm.id')
+    .innerJoin('people as p', 'p.id', 's.person_id')
+    .leftJoin('members as m', 'm.id', 's.member_id')
+    .leftJoin('accounts as a', 'a.id', 'm.account_id')
+    .leftJoin('member_two_factor as t', 't.person_id', 'p.id')
     .select([
       's.id',
+      's.person_id',
       's.member_id',
       's.created_at',
       's.last_seen_at',
       's.expires_at',
-      'm.email',
+      'p.email',
+      'p.operator_since',
       'm.role',
       'm.created_at as member_created_at',
       'm.joined_at',
@@ -57,6 +66,11 @@ export async function findSessionWithMember(
     ])
     .where('s.id', '=', id)
     .executeTakeFirst();
+}
+
+/** Moves the session to another of its person's memberships (null: none). */
+export async function setSessionMember(db: Executor, id: string, memberId: string | null): Promise<void> {
+  await db.updateTable('dashboard_sessions').set({ member_id: memberId }).where('id', '=', id).execute();
 }
 
 /** Moves last_seen_at forward (only forward: two requests at once cannot move it back). */
@@ -73,9 +87,9 @@ export async function deleteSession(db: Executor, id: string): Promise<void> {
   await db.deleteFrom('dashboard_sessions').where('id', '=', id).execute();
 }
 
-/** Ends every session of the member, except `keep` when given (the one changing its password). */
-export async function deleteMemberSessions(db: Executor, memberId: string, keep?: string): Promise<number> {
-  let q = db.deleteFrom('dashboard_sessions').where('member_id', '=', memberId);
+/** Ends every session of the person, except `keep` when given (the one changing its password). */
+export async function deletePersonSessions(db: Executor, personId: string, keep?: string): Promise<number> {
+  let q = db.deleteFrom('dashboard_sessions').where('person_id', '=', personId);
   if (keep !== undefined) q = q.where('id', '!=', keep);
   const res = await q.executeTakeFirst();
   return Number(res.numDeletedRows);
@@ -128,22 +142,22 @@ export async function deleteOldSignInFailures(db: Executor, before: string): Pro
   await db.deleteFrom('sign_in_failures').where('window_start', '<', before).execute();
 }
 
-/** A member's sessions (the sessions page), newest first. */
-export async function listMemberSessions(db: Executor, memberId: string): Promise<SessionRow[]> {
+/** A person's sessions (the sessions page), newest first. */
+export async function listPersonSessions(db: Executor, personId: string): Promise<SessionRow[]> {
   return db
     .selectFrom('dashboard_sessions')
     .selectAll()
-    .where('member_id', '=', memberId)
+    .where('person_id', '=', personId)
     .orderBy('created_at', 'desc')
     .execute();
 }
 
-/** Ends one session of the member; false when the member has no such session. */
-export async function deleteMemberSession(db: Executor, memberId: string, id: string): Promise<boolean> {
+/** Ends one session of the person; false when the person has no such session. */
+export async function deletePersonSession(db: Executor, personId: string, id: string): Promise<boolean> {
   const res = await db
     .deleteFrom('dashboard_sessions')
     .where('id', '=', id)
-    .where('member_id', '=', memberId)
+    .where('person_id', '=', personId)
     .executeTakeFirst();
   return Number(res.numDeletedRows) > 0;
 }

@@ -6,11 +6,11 @@ import { storeSecrets } from './backend.js';
 import type { Executor } from './executor.js';
 import type { MemberTwoFactorRow } from './schema/two-factor.schema.js';
 
-export async function findTwoFactor(db: Executor, memberId: string): Promise<MemberTwoFactorRow | undefined> {
+export async function findTwoFactor(db: Executor, personId: string): Promise<MemberTwoFactorRow | undefined> {
   const row = await db
     .selectFrom('member_two_factor')
     .selectAll()
-    .where('member_id', '=', memberId)
+    .where('person_id', '=', personId)
     .executeTakeFirst();
   return row && { ...row, secret: storeSecrets(db).open('member_two_factor.secret', row.secret) };
 }
@@ -18,7 +18,7 @@ export async function findTwoFactor(db: Executor, memberId: string): Promise<Mem
 /** Starts (or starts again) an enrolment: a new secret, not enabled yet. Never over an enabled one. */
 export async function savePendingSecret(
   db: Executor,
-  memberId: string,
+  personId: string,
   plaintext: string,
   now: string,
 ): Promise<boolean> {
@@ -26,10 +26,10 @@ export async function savePendingSecret(
   const secret = storeSecrets(db).seal('member_two_factor.secret', plaintext);
   const res = await db
     .insertInto('member_two_factor')
-    .values({ member_id: memberId, secret, created_at: now, enabled_at: null, last_step: null })
+    .values({ person_id: personId, secret, created_at: now, enabled_at: null, last_step: null })
     .onConflict((oc) =>
       oc
-        .column('member_id')
+        .column('person_id')
         .doUpdateSet({ secret, created_at: now, last_step: null })
         .where('member_two_factor.enabled_at', 'is', null),
     )
@@ -44,14 +44,14 @@ export async function savePendingSecret(
  */
 export async function takeStep(
   db: Executor,
-  memberId: string,
+  personId: string,
   step: number,
   enable: { now: string } | null,
 ): Promise<boolean> {
   let query = db
     .updateTable('member_two_factor')
     .set(enable ? { last_step: step, enabled_at: enable.now } : { last_step: step })
-    .where('member_id', '=', memberId)
+    .where('person_id', '=', personId)
     .where((eb) => eb.or([eb('last_step', 'is', null), eb('last_step', '<', step)]));
   query = enable ? query.where('enabled_at', 'is', null) : query.where('enabled_at', 'is not', null);
   const res = await query.executeTakeFirst();
@@ -59,31 +59,31 @@ export async function takeStep(
 }
 
 /** Forgets the member's second factor and recovery codes; whether there was one. */
-export async function deleteTwoFactor(db: Executor, memberId: string): Promise<boolean> {
-  await db.deleteFrom('member_recovery_codes').where('member_id', '=', memberId).execute();
-  await db.deleteFrom('sign_in_challenges').where('member_id', '=', memberId).execute();
-  const res = await db.deleteFrom('member_two_factor').where('member_id', '=', memberId).executeTakeFirst();
+export async function deleteTwoFactor(db: Executor, personId: string): Promise<boolean> {
+  await db.deleteFrom('member_recovery_codes').where('person_id', '=', personId).execute();
+  await db.deleteFrom('sign_in_challenges').where('person_id', '=', personId).execute();
+  const res = await db.deleteFrom('member_two_factor').where('person_id', '=', personId).executeTakeFirst();
   return res.numDeletedRows > 0n;
 }
 
 /** Replaces the member's recovery codes with these hashes. */
 export async function replaceRecoveryCodes(
   db: Executor,
-  memberId: string,
+  personId: string,
   hashes: readonly string[],
   now: string,
 ): Promise<void> {
-  await db.deleteFrom('member_recovery_codes').where('member_id', '=', memberId).execute();
+  await db.deleteFrom('member_recovery_codes').where('person_id', '=', personId).execute();
   await db
     .insertInto('member_recovery_codes')
-    .values(hashes.map((code_hash) => ({ code_hash, member_id: memberId, created_at: now, used_at: null })))
+    .values(hashes.map((code_hash) => ({ code_hash, person_id: personId, created_at: now, used_at: null })))
     .execute();
 }
 
 /** Uses a recovery code up: true for exactly one caller, and only for the member's own unused code. */
 export async function useRecoveryCode(
   db: Executor,
-  memberId: string,
+  personId: string,
   codeHash: string,
   now: string,
 ): Promise<boolean> {
@@ -91,17 +91,17 @@ export async function useRecoveryCode(
     .updateTable('member_recovery_codes')
     .set({ used_at: now })
     .where('code_hash', '=', codeHash)
-    .where('member_id', '=', memberId)
+    .where('person_id', '=', personId)
     .where('used_at', 'is', null)
     .executeTakeFirst();
   return res.numUpdatedRows === 1n;
 }
 
-export async function countUnusedRecoveryCodes(db: Executor, memberId: string): Promise<number> {
+export async function countUnusedRecoveryCodes(db: Executor, personId: string): Promise<number> {
   const row = await db
     .selectFrom('member_recovery_codes')
     .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('member_id', '=', memberId)
+    .where('person_id', '=', personId)
     .where('used_at', 'is', null)
     .executeTakeFirstOrThrow();
   return Number(row.n);
@@ -109,7 +109,7 @@ export async function countUnusedRecoveryCodes(db: Executor, memberId: string): 
 
 export async function insertChallenge(
   db: Executor,
-  row: { id: string; member_id: string; created_at: string; expires_at: string },
+  row: { id: string; person_id: string; created_at: string; expires_at: string },
 ): Promise<void> {
   await db.insertInto('sign_in_challenges').values(row).execute();
 }
@@ -118,11 +118,11 @@ export async function insertChallenge(
 export async function findChallenge(db: Executor, id: string, now: string): Promise<string | undefined> {
   const row = await db
     .selectFrom('sign_in_challenges')
-    .select('member_id')
+    .select('person_id')
     .where('id', '=', id)
     .where('expires_at', '>', now)
     .executeTakeFirst();
-  return row?.member_id;
+  return row?.person_id;
 }
 
 /** Uses a challenge up: true for exactly one caller. */

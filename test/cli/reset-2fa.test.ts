@@ -61,22 +61,22 @@ describe('mailverdict members reset-2fa', SLOW, () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('clears the second factor and ends the sessions, logging the member id only', async () => {
-    const memberId = await withRuntime(async ({ ctx: { db } }) => {
+  it('clears the second factor and ends the sessions, logging the person id only', async () => {
+    const { memberId, personId } = await withRuntime(async ({ ctx: { db } }) => {
       const issued = await issueInvitation(db, systemClock, { accountId, email: 'ann@example.org' });
-      const member = await acceptLink(db, systemClock, {
+      const { person, member } = await acceptLink(db, systemClock, {
         token: issued.token,
         password: PASSWORD,
         kind: 'invitation',
       });
-      const { secret } = await startEnrolment(db, systemClock, { memberId: member.id, email: member.email });
+      const { secret } = await startEnrolment(db, systemClock, { personId: person.id, email: person.email });
       await confirmEnrolment(db, systemClock, {
-        memberId: member.id,
+        personId: person.id,
         code: totpCode(secret, new Date()),
         failureLimit: 0,
       });
-      await createSession(db, systemClock, loadConfig({ dataDir: dir }, {}), member.id);
-      return member.id;
+      await createSession(db, systemClock, loadConfig({ dataDir: dir }, {}), person.id, member!.id);
+      return { memberId: member!.id, personId: person.id };
     });
     expect(await signInStatus()).toBe(202);
 
@@ -98,16 +98,16 @@ describe('mailverdict members reset-2fa', SLOW, () => {
       stderr.mockRestore();
     }
     expect(JSON.parse(out)).toMatchObject({
-      member: { id: memberId, email: 'ann@example.org' },
+      person: { id: personId, email: 'ann@example.org' },
       had_two_factor: true,
     });
-    expect(logged).toContain(memberId);
+    expect(logged).toContain(personId);
     expect(logged).toContain('second factor reset by the operator');
     expect(logged).not.toContain('ann@example.org');
 
     await withRuntime(async ({ ctx: { db } }) => {
       expect(
-        await db.selectFrom('dashboard_sessions').selectAll().where('member_id', '=', memberId).execute(),
+        await db.selectFrom('dashboard_sessions').selectAll().where('person_id', '=', personId).execute(),
       ).toEqual([]);
       expect(await db.selectFrom('member_recovery_codes').selectAll().execute()).toEqual([]);
     });

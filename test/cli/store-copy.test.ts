@@ -183,26 +183,29 @@ describe.skipIf(!backends.includes('postgres'))('mailverdict store copy into Pos
       accountId: h.accountId,
       email: 'member@example.org',
     });
-    const member = await acceptLink(db, h.clock, {
+    const { person, member } = await acceptLink(db, h.clock, {
       token: invited.token,
       password: 'a long password',
       kind: 'invitation',
     });
-    await createSession(db, h.clock, config, member.id, { clientIp: '127.0.0.1', userAgent: 'Firefox' });
+    await createSession(db, h.clock, config, person.id, member!.id, {
+      clientIp: '127.0.0.1',
+      userAgent: 'Firefox',
+    });
     await recordAudit(db, h.clock, {
       accountId: h.accountId,
       type: 'sign_in',
-      actor: { kind: 'member', memberId: member.id, email: member.email },
+      actor: { kind: 'member', memberId: member!.id, email: person.email },
       origin: { clientIp: '127.0.0.1', userAgent: 'Firefox' },
     });
     // Two factors for the member: its secret, its recovery codes, a pending sign-in challenge.
-    const enrolment = await startEnrolment(db, h.clock, { memberId: member.id, email: member.email });
+    const enrolment = await startEnrolment(db, h.clock, { personId: person.id, email: person.email });
     await confirmEnrolment(db, h.clock, {
-      memberId: member.id,
+      personId: person.id,
       code: totpCode(enrolment.secret, h.clock.now()),
       failureLimit: 10,
     });
-    await issueChallenge(db, h.clock, member.id);
+    await issueChallenge(db, h.clock, person.id);
     await addSignInFailure(db, 'a-failed-sign-in', h.clock.now().toISOString());
     await recordKeyUse(db, (await authenticateKey(db, h.liveKey)).keyId, h.clock.now().toISOString());
     // A publishable key and its daily count (api_key_days).

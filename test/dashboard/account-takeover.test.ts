@@ -10,9 +10,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { HASH_CONCURRENCY, HASH_QUEUE_LIMIT } from '../../src/services/passwords.js';
 import { signIn, MAX_SIGN_IN_DELAY_MS } from '../../src/services/sessions.service.js';
 import { RESET_MAILS_PER_HOUR } from '../../src/services/members.service.js';
-import { insertMemberToken, findMemberByEmail } from '../../src/store/member.store.js';
+import { insertMemberToken } from '../../src/store/member.store.js';
 import { hashToken } from '../../src/services/members.service.js';
-import type { Invitation } from '../../src/dashboard/contract.js';
+import type { Invitation, SessionView } from '../../src/dashboard/contract.js';
 import { startMailSink, type MailSink } from '../kit/mail-sink.js';
 import { waitFor } from '../kit/wait-for.js';
 import { createDashboardHarness, errorCode, PASSWORD, type DashboardHarness } from './dashboard-kit.js';
@@ -77,7 +77,7 @@ describe('invitations cannot be turned', SLOW, () => {
     ).toBe(404);
   });
 
-  it('spends an invitation once its person has set a password by a reset', async () => {
+  it('never lets an invitation set the password of a person who has one (set by a reset)', async () => {
     sink = await startMailSink();
     h = await createDashboardHarness({ flags: { smtpRelayUrl: sink.url } });
     const { browser: owner } = await h.signedIn();
@@ -93,9 +93,15 @@ describe('invitations cannot be turned', SLOW, () => {
       token: tokenOf(invitation.link!),
       password: 'the attacker chose',
     });
-    expect(late.statusCode).toBe(404);
-    expect((await ann.get('session')).statusCode).toBe(200);
-    await h.browser().signIn('ann@example.org', 'ann chose this');
+    expect(late.statusCode).toBe(401);
+    expect(errorCode(late)).toBe('unauthenticated');
+    // The reset joined no account; Ann, signed in, accepts the invitation herself.
+    expect((await ann.get('session')).json<SessionView>().account).toBeNull();
+    const signedIn = h.browser();
+    await signedIn.signIn('ann@example.org', 'ann chose this');
+    const joined = await signedIn.post('invitations/join', { token: tokenOf(invitation.link!) });
+    expect(joined.statusCode).toBe(200);
+    expect(joined.json<SessionView>().account!.id).toBe(h.accountId);
   });
 
   it('revokes every invitation a member made when the member is removed', async () => {
@@ -106,10 +112,16 @@ describe('invitations cannot be turned', SLOW, () => {
     const token = 'm'.repeat(43);
     const { db } = h.runtime.ctx;
     const second = (await owner.post('members', { email: 'mallory.second@example.org' })).json<Invitation>();
-    const pending = await findMemberByEmail(db, 'mallory.second@example.org');
     await insertMemberToken(db, {
       token_hash: hashToken(token),
-      member_id: pending!.id,
+      person_id: (
+        await db
+          .selectFrom('members')
+          .select('person_id')
+          .where('id', '=', second.member.id)
+          .executeTakeFirstOrThrow()
+      ).person_id,
+      member_id: second.member.id,
       kind: 'invitation',
       created_at: h.clock.now().toISOString(),
       expires_at: second.expires_at,
@@ -258,7 +270,7 @@ describe('nobody can lock a person out from elsewhere', SLOW, () => {
         ).rejects.toMatchObject({ code: 'invalid_credentials' });
     expect(Math.max(...delays)).toBe(MAX_SIGN_IN_DELAY_MS);
     const ok = await signIn(deps, { email: 'owner@example.org', password: PASSWORD, clientIp: '127.0.0.40' });
-    expect(ok.member.email).toBe('owner@example.org');
+    expect(ok.person.email).toBe('owner@example.org');
     expect(delays.at(-1)).toBe(MAX_SIGN_IN_DELAY_MS);
   });
 });

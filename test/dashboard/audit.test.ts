@@ -54,7 +54,7 @@ describe('the security log', SLOW, () => {
     const signIn = page.entries.find((e) => e.type === 'sign_in')!;
     expect(signIn.actor).toEqual({
       kind: 'member',
-      member_id: session.member.id,
+      member_id: session.member!.id,
       email: 'owner@example.org',
     });
     expect(signIn.client_ip).toBe('127.0.0.1');

@@ -8,7 +8,11 @@ import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fas
 import { createMemoryRateLimiter } from '../../src/services/rate-limit.js';
 import { ManualClock } from '../../src/clock.js';
 import { buildHttpApp } from '../../src/runtime.js';
-import { issueInvitation, acceptLink } from '../../src/services/members.service.js';
+import { issueInvitation, acceptLink, joinWithInvitation } from '../../src/services/members.service.js';
+import { addOperator } from '../../src/services/operators.service.js';
+import { totpCode } from '../../src/services/two-factor.service.js';
+import type { TwoFactorEnrolment } from '../../src/dashboard/contract.js';
+import { isAppError } from '../../src/errors.js';
 import type { SessionView } from '../../src/dashboard/contract.js';
 import type { OperatorConsoleOptions } from '../../src/dashboard/deps.js';
 import { createJobsHarness, type JobsHarness, type JobsHarnessOptions } from '../jobs/jobs-kit.js';
@@ -62,13 +66,21 @@ export interface DashboardHarness extends JobsHarness {
   origin: string;
   /** A browser with no cookie. */
   browser(): Browser;
-  /** Invites `email` to the account (default: the harness's) and accepts the link with `password`. */
+  /**
+   * Invites `email` to the account (default: the harness's) and accepts the link with `password`
+   * (a person who has a password already joins without one). Returns the membership's id.
+   */
   addMember(
     email: string,
     options?: { accountId?: string; role?: 'owner' | 'member'; password?: string },
   ): Promise<string>;
   /** A member of the harness's account, signed in. */
   signedIn(email?: string): Promise<{ browser: Browser; session: SessionView }>;
+  /**
+   * An operator as `mailverdict operators add` makes one: their link sets the password, they sign
+   * in and turn on the second factor that operators must have. Belongs to no account.
+   */
+  signedInOperator(email: string): Promise<Browser>;
   manualClock: ManualClock;
 }
 
@@ -143,12 +155,18 @@ export async function createDashboardHarness(
       email,
       ...(o.role === undefined ? {} : { role: o.role }),
     });
-    const member = await acceptLink(db, clock, {
-      token: issued.token,
-      password: o.password ?? PASSWORD,
-      kind: 'invitation',
-    });
-    return member.id;
+    try {
+      const accepted = await acceptLink(db, clock, {
+        token: issued.token,
+        password: o.password ?? PASSWORD,
+        kind: 'invitation',
+      });
+      return accepted.member!.id;
+    } catch (err) {
+      // A person of another account already: they join as they would signed in.
+      if (!isAppError(err) || err.code !== 'unauthenticated') throw err;
+      return (await joinWithInvitation(db, clock, { token: issued.token, personId: issued.personId })).id;
+    }
   };
 
   return {
@@ -174,6 +192,27 @@ export async function createDashboardHarness(
       await addMember(email, { role: 'owner' });
       const b = browser();
       return { browser: b, session: await b.signIn(email) };
+    },
+    async signedInOperator(email) {
+      const { db, config } = h.runtime.ctx;
+      const silent = { warn: () => undefined, info: () => undefined };
+      const added = await addOperator({ db, clock, config, mailer: null, logger: silent }, email);
+      if (added.link === null) throw new Error(`${email} has a password already`);
+      const set = await browser().post('password-resets/accept', {
+        token: added.link.token,
+        password: PASSWORD,
+      });
+      if (set.statusCode !== 200)
+        throw new Error(`the operator's link answered ${set.statusCode}: ${set.body}`);
+      const b = browser();
+      await b.signIn(email);
+      const started = await b.post('account/two-factor/enrolment');
+      const { secret } = started.json<TwoFactorEnrolment>();
+      const confirmed = await b.post('account/two-factor/enrolment/confirm', {
+        code: totpCode(secret, clock.now()),
+      });
+      if (confirmed.statusCode !== 200) throw new Error(`enrolment answered ${confirmed.statusCode}`);
+      return b;
     },
   };
 }

@@ -3,9 +3,8 @@
  * members), validation in the dashboard's envelope, suspension taking effect on the account's v1
  * keys and dashboard at once, creation with the owner's link, the health panel, and every action
  * in the account's security log and one structured log line.
- *
- * Until operator sign-in is merged (the people branch), the console's `isOperator` predicate is
- * injected: the session of ops@example.org counts as an operator's.
+ * The operator is a real one: made as `mailverdict operators add` makes one, signed in with the
+ * second factor that operators must have, and a member of no account.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type {
@@ -29,13 +28,13 @@ describe('the operator console API', () => {
     h = await createDashboardHarness({
       logLines: lines,
       operatorConsole: {
-        isOperator: (session) => session.email === OPERATOR,
         egressStatuses: () => [
           { egress: 'default', state: 'ok', since: null, reason: null, lastCheck: null, unchecked: null },
         ],
       },
     });
-    ops = (await h.signedIn(OPERATOR)).browser;
+    await h.signedIn();
+    ops = await h.signedInOperator(OPERATOR);
     await h.addMember('member@example.org');
     member = h.browser();
     await member.signIn('member@example.org');

@@ -45,7 +45,7 @@ describe('dashboard sign-in', SLOW, () => {
     expect(cookie).not.toMatch(/Secure/);
     const view = res.json<SessionView>();
     expect(view.member).toMatchObject({ email: 'ann@example.org', role: 'member' });
-    expect(view.account.id).toBe(d.accountId);
+    expect(view.account!.id).toBe(d.accountId);
     expect(view.csrf_token).toMatch(/^[A-Za-z0-9_-]{43}$/);
   });
 
@@ -202,7 +202,11 @@ describe('dashboard invitations and password resets', SLOW, () => {
     const b = d.browser();
     const shown = await b.post('invitations/preview', { token: issued.token });
     expect(shown.statusCode).toBe(200);
-    expect(shown.json()).toEqual({ email: 'new@example.org', expires_at: issued.expiresAt });
+    expect(shown.json()).toEqual({
+      email: 'new@example.org',
+      expires_at: issued.expiresAt,
+      sign_in_required: false,
+    });
     const accepted = await b.post('invitations/accept', { token: issued.token, password: 'a new password' });
     expect(accepted.statusCode).toBe(200);
     expect(accepted.json<SessionView>().member).toMatchObject({

@@ -177,7 +177,7 @@ describe('signing in with two factors', SLOW, () => {
     const res = await secondStep(b, challenge, code(d, secret));
     expect(res.statusCode).toBe(200);
     expect(sessionCookieOf(res)).toMatch(/^mv_session=/);
-    expect(res.json<SessionView>().member.email).toBe('owner@example.org');
+    expect(res.json<SessionView>().member!.email).toBe('owner@example.org');
     expect((await b.get('keys')).statusCode).toBe(200);
   });
 

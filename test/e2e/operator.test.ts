@@ -3,9 +3,8 @@
  * page, its key gets 403 account_suspended through the real v1 API, its member sees the banner
  * with the reason, and resuming restores both. Real Chromium, real sockets, the built app.
  *
- * The server runs in this process (buildHttpApp, listening on a loopback port) because operator
- * sign-in comes with the people branch: until then the console's `isOperator` predicate is
- * injected, and ops@operator.example's session counts as an operator's.
+ * The operator is a real one, made as `mailverdict operators add` makes one: their link sets the
+ * password, and they turn on the second factor operators must have before the console opens.
  */
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,6 +19,9 @@ import { buildHttpApp, createRuntime, type Runtime } from '../../src/runtime.js'
 import { createAccount } from '../../src/services/accounts.service.js';
 import { createKey } from '../../src/services/keys.service.js';
 import { acceptLink, issueInvitation } from '../../src/services/members.service.js';
+import { addOperator } from '../../src/services/operators.service.js';
+import { totpCode } from '../../src/services/two-factor.service.js';
+import { CSRF_HEADER, type SessionView, type TwoFactorEnrolment } from '../../src/dashboard/contract.js';
 import { startDnsServer, type FakeDnsServer } from '../kit/dns-server.js';
 import { PASSWORD, launchChromium, seriousViolations, skipE2e } from '../kit/e2e.js';
 
@@ -52,6 +54,29 @@ describe.skipIf(skipE2e)('dashboard end to end: the operator console', { timeout
     return context.newPage();
   }
 
+  /** The operator's first visit: the link sets the password, then the second factor is turned on. */
+  async function operatorSignedIn() {
+    const { db, clock, config } = runtime.ctx;
+    const silent = { warn: () => undefined, info: () => undefined };
+    const added = await addOperator({ db, clock, config, mailer: null, logger: silent }, OPERATOR);
+    const context = await browser.newContext({ baseURL: url, viewport: { width: 1280, height: 800 } });
+    contexts.push(context);
+    const set = await context.request.post('/dashboard/api/password-resets/accept', {
+      data: { token: added.link!.token, password: PASSWORD },
+    });
+    expect(set.status()).toBe(200);
+    const view = (await (await context.request.get('/dashboard/api/session')).json()) as SessionView;
+    const headers = { [CSRF_HEADER]: view.csrf_token };
+    const started = await context.request.post('/dashboard/api/account/two-factor/enrolment', { headers });
+    const { secret } = (await started.json()) as TwoFactorEnrolment;
+    const confirmed = await context.request.post('/dashboard/api/account/two-factor/enrolment/confirm', {
+      headers,
+      data: { code: totpCode(secret, new Date()) },
+    });
+    expect(confirmed.status()).toBe(200);
+    return context.newPage();
+  }
+
   const verify = () =>
     fetch(`${url}/v1/verify`, {
       method: 'POST',
@@ -76,13 +101,7 @@ describe.skipIf(skipE2e)('dashboard end to end: the operator console', { timeout
     accountId = customer.id;
     testKey = (await createKey(db, clock, { accountId, kind: 'test' })).key;
     await member(accountId, OWNER);
-    const home = await createAccount(db, clock, { email: OPERATOR });
-    await member(home.id, OPERATOR);
-    app = buildHttpApp({
-      ...runtime.ctx,
-      webDir: WEB_DIR,
-      operatorConsole: { isOperator: (session) => session.email === OPERATOR },
-    });
+    app = buildHttpApp({ ...runtime.ctx, webDir: WEB_DIR });
     await app.listen({ host: '127.0.0.1', port: 0 });
     const address = app.server.address();
     url = `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : 0}`;
@@ -102,7 +121,7 @@ describe.skipIf(skipE2e)('dashboard end to end: the operator console', { timeout
   it('the operator suspends an account: its key gets 403 account_suspended, its member sees why; resuming restores it', async () => {
     expect((await verify()).status).toBe(200);
 
-    const ops = await signedIn(OPERATOR);
+    const ops = await operatorSignedIn();
     await ops.goto('/operator');
     const table = ops.getByRole('table', { name: 'Accounts' });
     await table.waitFor();

@@ -207,7 +207,7 @@ describe.skipIf(skipE2e)('dashboard end to end: sessions and their boundaries', 
     await addMember(dashboard, b.id, 'bea@b.example.org');
     const intruder = await context();
     const session: SessionView = await signIn(intruder, 'bea@b.example.org');
-    expect(session.account.id).toBe(b.id);
+    expect(session.account!.id).toBe(b.id);
     const page = await openApp(await intruder.newPage());
 
     const asked = async (path: string, method = 'GET') => {

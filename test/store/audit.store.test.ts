@@ -144,9 +144,9 @@ describe.each(testBackends())('the security log on %s', (backend) => {
       clientIp: '127.0.0.5',
       userAgent: 'Mozilla/5.0 (X11; Linux x86_64; rv:120.0) Gecko/20100101 Firefox/120.0',
     };
-    const mine = await createSession(store.db, clock, SESSION_SETTINGS, a.id, firefox);
-    await createSession(store.db, clock, SESSION_SETTINGS, a.id);
-    const theirs = await createSession(store.db, clock, SESSION_SETTINGS, b.id);
+    const mine = await createSession(store.db, clock, SESSION_SETTINGS, a.person.id, a.member!.id, firefox);
+    await createSession(store.db, clock, SESSION_SETTINGS, a.person.id, a.member!.id);
+    const theirs = await createSession(store.db, clock, SESSION_SETTINGS, b.person.id, b.member!.id);
     const me = await authenticateSession(store.db, clock, SESSION_SETTINGS, mine.secret);
     const listed = await listOwnSessions(store.db, clock, me);
     expect(listed).toHaveLength(2);

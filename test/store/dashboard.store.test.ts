@@ -161,16 +161,22 @@ describe.each(testBackends())('the dashboard tables on %s', (backend) => {
     ).toBe('2026-03-10T12:09:00.000Z');
   });
 
-  it('ends a member’s sessions and links when the member is deleted', async () => {
+  it('keeps the person and their sessions when a membership is deleted; its invitations go with it', async () => {
     store = await openTestStore(backend);
     const account = await createAccount(store.db, clock, { email: 'cascade@example.org' });
     const issued = await issueInvitation(store.db, clock, {
       accountId: account.id,
       email: 'gone@example.org',
     });
-    await createSession(store.db, clock, SESSION_SETTINGS, issued.member.id);
-    await deleteMember(store.db, issued.member.id);
-    expect(await store.db.selectFrom('dashboard_sessions').select('id').execute()).toEqual([]);
+    await createSession(store.db, clock, SESSION_SETTINGS, issued.personId, issued.member!.id);
+    await deleteMember(store.db, issued.member!.id);
+    // The session lost its account (the next request moves it or ends it); the person stays.
+    expect(await store.db.selectFrom('dashboard_sessions').select('member_id').execute()).toEqual([
+      { member_id: null },
+    ]);
+    expect(await store.db.selectFrom('people').select('email').execute()).toEqual([
+      { email: 'gone@example.org' },
+    ]);
     expect(await store.db.selectFrom('member_tokens').select('token_hash').execute()).toEqual([]);
   });
 

@@ -8,7 +8,6 @@ import type { Kysely } from 'kysely';
 import { ManualClock } from '../../src/clock.js';
 import { createAccount } from '../../src/services/accounts.service.js';
 import { issueInvitation } from '../../src/services/members.service.js';
-import { deleteMember } from '../../src/store/member.store.js';
 import type { Database } from '../../src/store/schema.js';
 import {
   accountRequiresTwoFactor,
@@ -44,7 +43,7 @@ describe.each(testBackends())('the two-factor tables on %s', (backend) => {
       accountId: account.id,
       email: 'ann@example.org',
     });
-    return { accountId: account.id, memberId: issued.member.id };
+    return { accountId: account.id, memberId: issued.personId };
   }
 
   it('creates its tables, and an account requires nothing until its owner says so', async () => {
@@ -93,7 +92,7 @@ describe.each(testBackends())('the two-factor tables on %s', (backend) => {
     expect(used.filter(Boolean)).toHaveLength(1);
     await insertChallenge(store.db, {
       id: 'c'.repeat(64),
-      member_id: memberId,
+      person_id: memberId,
       created_at: NOW,
       expires_at: NOW,
     });
@@ -101,18 +100,18 @@ describe.each(testBackends())('the two-factor tables on %s', (backend) => {
     expect(deleted.filter(Boolean)).toHaveLength(1);
   });
 
-  it('forgets the second factor, its codes and its challenges with the member', async () => {
+  it('forgets the second factor, its codes and its challenges with the person', async () => {
     store = await openTestStore(backend);
     const { memberId } = await member();
     await savePendingSecret(store.db, memberId, 'JBSWY3DPEHPK3PXP', NOW);
     await replaceRecoveryCodes(store.db, memberId, ['a'.repeat(64)], NOW);
     await insertChallenge(store.db, {
       id: 'c'.repeat(64),
-      member_id: memberId,
+      person_id: memberId,
       created_at: NOW,
       expires_at: NOW,
     });
-    await deleteMember(store.db, memberId);
+    await store.db.deleteFrom('people').where('id', '=', memberId).execute();
     for (const table of ['member_two_factor', 'member_recovery_codes', 'sign_in_challenges'] as const)
       expect(await store.db.selectFrom(table).selectAll().execute()).toEqual([]);
   });

@@ -82,6 +82,21 @@ function SignedIn() {
     const next = here === '/' ? '' : `?next=${encodeURIComponent(here)}`;
     return <Redirect to={`/sign-in${next}`} replace />;
   }
+  if (
+    session.data.account === null &&
+    !(session.data.two_factor.required && !session.data.two_factor.enabled)
+  ) {
+    // An operator in no account, or someone signed in to accept an invitation: no account pages.
+    return (
+      <Shell session={session.data}>
+        <PageTitle title="No account">You are not a member of any account</PageTitle>
+        <p>
+          Open the invitation link you were sent to join an account (you stay signed in), or ask an account
+          owner to invite you.
+        </p>
+      </Shell>
+    );
+  }
   if (session.data.two_factor.required && !session.data.two_factor.enabled) {
     // The account requires two factors: every other page would be refused (403) until then.
     return (

@@ -56,7 +56,7 @@ export function registerAccountsCommand(program: Command): void {
         accountId: created.accountId,
         type: 'invitation_created',
         actor: { kind: 'operator' },
-        details: { member_id: created.owner.member.id, email: created.owner.member.email, new_link: true },
+        details: { member_id: created.owner.member?.id ?? null, email: created.owner.email, new_link: true },
       });
       return {
         view: toAccountView(await getAccount(deps.db, created.accountId)),

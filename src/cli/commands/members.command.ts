@@ -15,7 +15,6 @@ import {
   listMembers,
   removeMemberByEmail,
   requestPasswordReset,
-  toMemberView,
 } from '../../services/members.service.js';
 import { resetTwoFactorByEmail } from '../../services/two-factor.service.js';
 import { addCommonOptions, print, withStore, type StoreFlags } from '../cli-support.js';
@@ -41,12 +40,12 @@ export function registerMembersCommand(program: Command): void {
         accountId: flags.account,
         type: 'invitation_created',
         actor: { kind: 'operator' },
-        details: { member_id: invited.member.id, email: invited.member.email, new_link: true },
+        details: { member_id: invited.member?.id ?? null, email: invited.email, new_link: true },
       });
       return { sent: invited, config };
     });
     print(flags.json, linkJson(sent), () =>
-      linkText(`invited ${sent.member.email} to account ${flags.account}.`, sent, config),
+      linkText(`invited ${sent.email} to account ${flags.account}.`, sent, config),
     );
   });
 
@@ -64,9 +63,7 @@ export function registerMembersCommand(program: Command): void {
     }));
     if (sent === null)
       throw new AppError('not_found', `${flags.email.trim()} is not a member of any account`);
-    print(flags.json, linkJson(sent), () =>
-      linkText(`password reset for ${sent.member.email}.`, sent, config),
-    );
+    print(flags.json, linkJson(sent), () => linkText(`password reset for ${sent.email}.`, sent, config));
   });
 
   addCommonOptions(
@@ -77,33 +74,37 @@ export function registerMembersCommand(program: Command): void {
       )
       .requiredOption('--email <address>', 'the member'),
   ).action(async (flags: StoreFlags & { email: string }) => {
-    const { member, hadTwoFactor } = await withStore(flags, async (db) => {
+    const { person, hadTwoFactor } = await withStore(flags, async (db) => {
       const reset = await resetTwoFactorByEmail(db, flags.email);
-      await recordAudit(db, systemClock, {
-        accountId: reset.member.account_id,
-        type: 'two_factor_reset',
-        actor: { kind: 'operator' },
-        details: { member_id: reset.member.id, had_two_factor: reset.hadTwoFactor },
-      });
+      // The second factor is the person's: in the log of every account they belong to.
+      for (const m of reset.memberships)
+        await recordAudit(db, systemClock, {
+          accountId: m.account_id,
+          type: 'two_factor_reset',
+          actor: { kind: 'operator' },
+          details: { member_id: m.member_id, had_two_factor: reset.hadTwoFactor },
+        });
       return reset;
     });
-    // Also a log line: the member's id, never the address.
+    // Also a log line: the person's id, never the address.
     pino({ level: 'info' }, process.stderr).info(
-      { member_id: member.id, account_id: member.account_id, had_two_factor: hadTwoFactor },
+      { person_id: person.id, had_two_factor: hadTwoFactor },
       'second factor reset by the operator',
     );
-    const result = { member: toMemberView(member), had_two_factor: hadTwoFactor };
+    const result = { person: { id: person.id, email: person.email }, had_two_factor: hadTwoFactor };
     print(flags.json, result, () =>
       hadTwoFactor
-        ? `cleared the second factor of ${member.email}; their sessions ended and they sign in with the password alone.`
-        : `${member.email} had no second factor; their sessions ended.`,
+        ? `cleared the second factor of ${person.email}; their sessions ended and they sign in with the password alone.`
+        : `${person.email} had no second factor; their sessions ended.`,
     );
   });
 
   addCommonOptions(
     members
       .command('remove')
-      .description('Remove a member: their sessions end at once. The owner cannot be removed.')
+      .description(
+        'Remove a member from the account (the person stays, with their other accounts). The owner cannot be removed.',
+      )
       .requiredOption('--account <account-id>', 'the account')
       .requiredOption('--email <address>', 'the member'),
   ).action(async (flags: StoreFlags & { account: string; email: string }) => {

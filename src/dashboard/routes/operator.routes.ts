@@ -23,19 +23,18 @@ import {
   ServiceHealth,
 } from '../contract.js';
 import type { DashboardDeps } from '../deps.js';
-import { isOperatorSession, requireOperator } from '../operator-access.js';
+import { requireOperator } from '../security.js';
 
 export function operatorRoutes(deps: DashboardDeps) {
   const { db, clock, plans, logger } = deps;
-  const isOperator = deps.operatorConsole?.isOperator ?? isOperatorSession;
   const actor = (request: FastifyRequest): OperatorActor => {
-    const session = requireOperator(request, isOperator);
-    return { id: session.memberId, email: session.email };
+    const session = requireOperator(request);
+    return { id: session.personId, email: session.email };
   };
   return async (instance: FastifyInstance): Promise<void> => {
     const app = instance.withTypeProvider<TypeBoxTypeProvider>();
     app.addHook('preHandler', async (request) => {
-      requireOperator(request, isOperator);
+      requireOperator(request);
     });
 
     app.get('/operator/accounts', { schema: { response: { 200: OperatorAccountList } } }, async () => ({

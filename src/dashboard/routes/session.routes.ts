@@ -1,7 +1,8 @@
 /**
- * Signing in and out, invitations, password resets and password changes
- * (docs/dashboard.md, "Getting in"). Every route here but GET /session and
- * POST /account/password works without a session.
+ * Signing in and out, switching accounts, invitations, password resets and password changes
+ * (docs/dashboard.md, "Getting in" and "People and accounts"). Every route here but GET /session,
+ * POST /session/account, POST /invitations/join, GET /session/operator and POST /account/password
+ * works without a session.
  */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -10,6 +11,7 @@ import {
   acceptLink,
   changePassword,
   describeInvitation,
+  joinWithInvitation,
   requestPasswordReset,
 } from '../../services/members.service.js';
 import {
@@ -17,11 +19,17 @@ import {
   createSession,
   csrfTokenMatches,
   endSession,
+  listMemberships,
   signIn,
+  startingMembership,
+  startingMembershipOf,
+  switchAccount,
   type DashboardSession,
+  type PersonSession,
 } from '../../services/sessions.service.js';
 import { completeChallenge, hasTwoFactor, issueChallenge } from '../../services/two-factor.service.js';
-import { recordAudit } from '../../services/audit.service.js';
+import { recordAudit, recordPersonAudit } from '../../services/audit.service.js';
+import type { Executor } from '../../store/executor.js';
 import { byMember, originOf } from '../audit-origin.js';
 import type { MemberTokenKind } from '../../store/schema/dashboard.schema.js';
 import {
@@ -29,33 +37,57 @@ import {
   CSRF_HEADER,
   ForgotPasswordBody,
   InvitationPreview,
+  OperatorWhoami,
   SecondFactorBody,
   SecondFactorChallenge,
   SessionView,
   SetPasswordBody,
   SignInBody,
+  SwitchAccountBody,
   TokenBody,
 } from '../contract.js';
 import type { DashboardDeps } from '../deps.js';
-import { clearSessionCookie, requireSession, setSessionCookie, type GuardDeps } from '../security.js';
+import {
+  clearSessionCookie,
+  requireOperator,
+  requirePerson,
+  setSessionCookie,
+  type GuardDeps,
+} from '../security.js';
 
 const PUBLIC = { dashboardAccess: 'public' } as const;
 const ENROLMENT = { dashboardAccess: 'enrolment' } as const;
 
-export function toSessionView(session: DashboardSession): SessionView {
+export async function toSessionView(db: Executor, session: PersonSession): Promise<SessionView> {
+  const memberships = await listMemberships(db, session.personId);
   return {
-    member: {
-      id: session.memberId,
-      email: session.email,
-      role: session.role,
-      created_at: session.memberCreatedAt,
-      joined_at: session.joinedAt,
-    },
-    account: {
-      id: session.accountId,
-      plan: session.accountPlan,
-      notification_email: session.accountEmail,
-    },
+    person: { id: session.personId, email: session.email, operator: session.operator },
+    member:
+      session.memberId === null || session.role === null || session.memberCreatedAt === null
+        ? null
+        : {
+            id: session.memberId,
+            email: session.email,
+            role: session.role,
+            created_at: session.memberCreatedAt,
+            joined_at: session.joinedAt,
+          },
+    account:
+      session.accountId === null
+        ? null
+        : {
+            id: session.accountId,
+            plan: session.accountPlan ?? '',
+            notification_email: session.accountEmail ?? '',
+          },
+    memberships: memberships.map((m) => ({
+      account_id: m.account_id,
+      member_id: m.member_id,
+      plan: m.account_plan,
+      notification_email: m.account_email,
+      role: m.role,
+      current: m.member_id === session.memberId,
+    })),
     csrf_token: session.csrfToken,
     expires_at: session.expiresAt,
     two_factor: { enabled: session.twoFactorEnabled, required: session.twoFactorRequired },
@@ -84,29 +116,43 @@ export function sessionRoutes(deps: DashboardDeps, guard: GuardDeps) {
   const { db, clock } = deps;
   const settings = deps.config;
 
-  /** A new session for the member, in place of any the browser held (a new id at every sign-in). */
+  /**
+   * A new session for the person, in place of any the browser held (a new id at every sign-in),
+   * acting in `memberId`'s account. The sign-in is complete here, so it is recorded here (after
+   * the second factor, for a person with two factors; issue 16), in that account's log.
+   */
   async function openSession(
     request: FastifyRequest,
     reply: FastifyReply,
-    memberId: string,
+    personId: string,
+    memberId: string | null,
   ): Promise<SessionView> {
     await endSession(db, request.cookies[guard.cookie.name]);
-    const session = await createSession(db, clock, settings, memberId, originOf(request));
+    const session = await createSession(db, clock, settings, personId, memberId, originOf(request));
     setSessionCookie(reply, guard, session, clock.now());
-    return toSessionView(await authenticateSession(db, clock, settings, session.secret));
+    const opened = await authenticateSession(db, clock, settings, session.secret);
+    if (opened.accountId !== null && opened.memberId !== null)
+      await recordAudit(db, clock, {
+        accountId: opened.accountId,
+        type: 'sign_in',
+        actor: { kind: 'member', memberId: opened.memberId, email: opened.email },
+        origin: originOf(request),
+      });
+    return toSessionView(db, opened);
   }
 
   /**
-   * After a correct password (or a used link): a session, or, for a member with two factors, 202
+   * After a correct password (or a used link): a session, or, for a person with two factors, 202
    * and a challenge for the second step; no session until the code passes (docs/dashboard.md).
    */
   async function signInOrChallenge(
     request: FastifyRequest,
     reply: FastifyReply,
-    memberId: string,
+    personId: string,
+    memberId: string | null,
   ): Promise<SessionView | FastifyReply> {
-    if (!(await hasTwoFactor(db, memberId))) return openSession(request, reply, memberId);
-    const { challenge, expiresAt } = await issueChallenge(db, clock, memberId);
+    if (!(await hasTwoFactor(db, personId))) return openSession(request, reply, personId, memberId);
+    const { challenge, expiresAt } = await issueChallenge(db, clock, personId);
     const body: SecondFactorChallenge = { second_factor_required: true, challenge, expires_at: expiresAt };
     return reply.code(202).send(body);
   }
@@ -116,24 +162,59 @@ export function sessionRoutes(deps: DashboardDeps, guard: GuardDeps) {
     reply: FastifyReply,
     body: SetPasswordBody,
     kind: MemberTokenKind,
-  ): Promise<SessionView> {
+  ): Promise<SessionView | FastifyReply> {
     // Unauthenticated and about to hash a password: limited per client address like sign-in.
     await limitClient(deps, 'accept-link', request);
-    const member = await acceptLink(db, clock, { token: body.token, password: body.password, kind });
-    await recordAudit(db, clock, {
-      accountId: member.account_id,
-      type: kind === 'invitation' ? 'invitation_accepted' : 'password_reset',
-      actor: { kind: 'member', memberId: member.id, email: member.email },
-      origin: originOf(request),
+    const { person, member } = await acceptLink(db, clock, {
+      token: body.token,
+      password: body.password,
+      kind,
     });
-    return signInOrChallenge(request, reply, member.id);
+    const origin = originOf(request);
+    if (member !== null)
+      await recordAudit(db, clock, {
+        accountId: member.account_id,
+        type: 'invitation_accepted',
+        actor: { kind: 'member', memberId: member.id, email: person.email },
+        origin,
+      });
+    else await recordPersonAudit(db, clock, person, { type: 'password_reset', origin });
+    // The invitation's account first; after a reset, where any sign-in starts.
+    return signInOrChallenge(
+      request,
+      reply,
+      person.id,
+      member?.id ?? (await startingMembership(db, clock, person)),
+    );
   }
 
   return async (instance: FastifyInstance): Promise<void> => {
     const app = instance.withTypeProvider<TypeBoxTypeProvider>();
     app.get('/session', { config: ENROLMENT, schema: { response: { 200: SessionView } } }, async (request) =>
-      toSessionView(requireSession(request)),
+      toSessionView(db, requirePerson(request)),
     );
+
+    // The account switcher: from the next request on, every route is confined to that account.
+    // Open during enrolment too: a person whose current account requires two factors may still
+    // move to one of their accounts that does not.
+    app.post(
+      '/session/account',
+      { config: ENROLMENT, schema: { body: SwitchAccountBody, response: { 200: SessionView } } },
+      async (request) => {
+        const session = requirePerson(request);
+        await switchAccount(db, session, request.body.account_id);
+        return toSessionView(
+          db,
+          await authenticateSession(db, clock, settings, request.cookies[guard.cookie.name]),
+        );
+      },
+    );
+
+    // A minimal operator route (the console builds on requireOperator): 404 for anyone else.
+    app.get('/session/operator', { schema: { response: { 200: OperatorWhoami } } }, async (request) => {
+      const session = requireOperator(request);
+      return { person_id: session.personId, email: session.email };
+    });
 
     app.post(
       '/session',
@@ -144,11 +225,11 @@ export function sessionRoutes(deps: DashboardDeps, guard: GuardDeps) {
       async (request, reply) => {
         await limitClient(deps, 'sign-in', request);
         const origin = originOf(request);
-        const { member } = await signIn(
+        const { person, memberId } = await signIn(
           { db, clock, settings },
           { ...request.body, clientIp: request.ip, userAgent: origin.userAgent },
         );
-        return signInOrChallenge(request, reply, member.id);
+        return signInOrChallenge(request, reply, person.id, memberId);
       },
     );
 
@@ -159,12 +240,12 @@ export function sessionRoutes(deps: DashboardDeps, guard: GuardDeps) {
       { config: PUBLIC, schema: { body: SecondFactorBody, response: { 200: SessionView } } },
       async (request, reply) => {
         await limitClient(deps, 'second-factor', request);
-        const memberId = await completeChallenge(db, clock, {
+        const personId = await completeChallenge(db, clock, {
           challenge: request.body.challenge,
           code: request.body.code,
           failureLimit: settings.signInFailureLimit,
         });
-        return openSession(request, reply, memberId);
+        return openSession(request, reply, personId, await startingMembershipOf(db, clock, personId));
       },
     );
 
@@ -200,6 +281,33 @@ export function sessionRoutes(deps: DashboardDeps, guard: GuardDeps) {
       async (request, reply) => accept(request, reply, request.body, 'invitation'),
     );
 
+    // Accepting as the signed-in person (who has a password already): the membership joins and
+    // the session moves to that account. 404 for a link of another person's, as for any
+    // unusable link.
+    app.post(
+      '/invitations/join',
+      { config: ENROLMENT, schema: { body: TokenBody, response: { 200: SessionView } } },
+      async (request) => {
+        await limitClient(deps, 'accept-link', request);
+        const session = requirePerson(request);
+        const member = await joinWithInvitation(db, clock, {
+          token: request.body.token,
+          personId: session.personId,
+        });
+        await recordAudit(db, clock, {
+          accountId: member.account_id,
+          type: 'invitation_accepted',
+          actor: { kind: 'member', memberId: member.id, email: session.email },
+          origin: originOf(request),
+        });
+        await switchAccount(db, session, member.account_id);
+        return toSessionView(
+          db,
+          await authenticateSession(db, clock, settings, request.cookies[guard.cookie.name]),
+        );
+      },
+    );
+
     app.post(
       '/password-resets',
       { config: PUBLIC, schema: { body: ForgotPasswordBody } },
@@ -227,16 +335,20 @@ export function sessionRoutes(deps: DashboardDeps, guard: GuardDeps) {
     );
 
     app.post('/account/password', { schema: { body: ChangePasswordBody } }, async (request, reply) => {
-      const session = requireSession(request);
+      const session = requirePerson(request);
       const body = request.body;
       await changePassword(db, clock, {
-        memberId: session.memberId,
+        personId: session.personId,
         current: body.current_password,
         next: body.new_password,
         keepSessionId: session.sessionId,
         failureLimit: settings.signInFailureLimit,
       });
-      await recordAudit(db, clock, { ...byMember(request, session), type: 'password_changed' });
+      if (session.accountId !== null && session.memberId !== null)
+        await recordAudit(db, clock, {
+          ...byMember(request, session as DashboardSession),
+          type: 'password_changed',
+        });
       return reply.code(204).send();
     });
   };

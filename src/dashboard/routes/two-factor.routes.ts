@@ -5,7 +5,7 @@
  * second step is in session.routes.ts.
  */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import {
   confirmEnrolment,
   disableTwoFactor,
@@ -22,7 +22,8 @@ import {
   TwoFactorStatus,
 } from '../contract.js';
 import type { DashboardDeps } from '../deps.js';
-import { requireSession } from '../security.js';
+import { requirePerson, requireSession } from '../security.js';
+import { actsInAccount, type PersonSession } from '../../services/sessions.service.js';
 import { recordAudit } from '../../services/audit.service.js';
 import { byMember } from '../audit-origin.js';
 
@@ -32,21 +33,31 @@ const ENROLMENT = { dashboardAccess: 'enrolment' } as const;
 export function twoFactorRoutes(deps: DashboardDeps) {
   const { db, clock } = deps;
   const failureLimit = deps.config.signInFailureLimit;
+  /** A second factor is the person's; its change is logged in the account the session acts in. */
+  async function recordInCurrentAccount(
+    request: FastifyRequest,
+    session: PersonSession,
+    type: 'two_factor_enabled' | 'two_factor_disabled',
+  ): Promise<void> {
+    if (!actsInAccount(session)) return;
+    await recordAudit(db, clock, { ...byMember(request, session), type });
+  }
+
   return async (instance: FastifyInstance): Promise<void> => {
     const app = instance.withTypeProvider<TypeBoxTypeProvider>();
 
     app.get(
       '/account/two-factor',
       { config: ENROLMENT, schema: { response: { 200: TwoFactorStatus } } },
-      async (request) => twoFactorStatus(db, requireSession(request)),
+      async (request) => twoFactorStatus(db, requirePerson(request)),
     );
 
     app.post(
       '/account/two-factor/enrolment',
       { config: ENROLMENT, schema: { response: { 200: TwoFactorEnrolment } } },
       async (request) => {
-        const session = requireSession(request);
-        return startEnrolment(db, clock, { memberId: session.memberId, email: session.email });
+        const session = requirePerson(request);
+        return startEnrolment(db, clock, { personId: session.personId, email: session.email });
       },
     );
 
@@ -54,13 +65,13 @@ export function twoFactorRoutes(deps: DashboardDeps) {
       '/account/two-factor/enrolment/confirm',
       { config: ENROLMENT, schema: { body: TwoFactorCodeBody, response: { 200: RecoveryCodes } } },
       async (request) => {
-        const session = requireSession(request);
+        const session = requirePerson(request);
         const codes = await confirmEnrolment(db, clock, {
-          memberId: session.memberId,
+          personId: session.personId,
           code: request.body.code,
           failureLimit,
         });
-        await recordAudit(db, clock, { ...byMember(request, session), type: 'two_factor_enabled' });
+        await recordInCurrentAccount(request, session, 'two_factor_enabled');
         return { recovery_codes: codes };
       },
     );
@@ -69,15 +80,16 @@ export function twoFactorRoutes(deps: DashboardDeps) {
       '/account/two-factor/disable',
       { schema: { body: DisableTwoFactorBody } },
       async (request, reply) => {
-        const session = requireSession(request);
+        const session = requirePerson(request);
         await disableTwoFactor(db, clock, {
-          memberId: session.memberId,
+          personId: session.personId,
           accountId: session.accountId,
+          operator: session.operator,
           password: request.body.password,
           code: request.body.code,
           failureLimit,
         });
-        await recordAudit(db, clock, { ...byMember(request, session), type: 'two_factor_disabled' });
+        await recordInCurrentAccount(request, session, 'two_factor_disabled');
         return reply.code(204).send();
       },
     );

@@ -12,6 +12,7 @@ import { publishableKeysMigration } from './0006-publishable-keys.js';
 import { invitationIssuerMigration } from './0007-invitation-issuer.js';
 import { twoFactorMigration } from './0008-two-factor.js';
 import { auditLogMigration } from './0009-audit-log.js';
+import { peopleMigration } from './0010-people.js';
 import { listSchedulesMigration } from './0011-list-schedules.js';
 import { accountSuspensionMigration } from './0012-account-suspension.js';
 
@@ -25,6 +26,7 @@ export const migrations: Record<string, Migration> = {
   '0007-invitation-issuer': invitationIssuerMigration,
   '0008-two-factor': twoFactorMigration,
   '0009-audit-log': auditLogMigration,
+  '0010-people': peopleMigration,
   '0011-list-schedules': listSchedulesMigration,
   '0012-account-suspension': accountSuspensionMigration,
 };

@@ -6,23 +6,37 @@ import type { Generated, Selectable } from 'kysely';
 
 export type MemberRole = 'owner' | 'member';
 
+/** A person (migration 0010): one address, one password, one second factor, any number of accounts. */
+export interface PeopleTable {
+  /** `per_<base62>`. */
+  id: string;
+  /** Lower-cased; unique across the store. */
+  email: string;
+  /** `scrypt$…` (services/passwords.ts); null until the person first chooses one. */
+  password_hash: string | null;
+  created_at: string;
+  /** When the person became an operator (`mailverdict operators add`); null: not one. */
+  operator_since: string | null;
+}
+
+/** A membership (migration 0010): a person in an account, with a role there. */
 export interface MembersTable {
   /** `mem_<base62>`. */
   id: string;
   account_id: string;
-  /** Lower-cased; unique across the store. */
-  email: string;
+  person_id: string;
   role: MemberRole;
-  /** `scrypt$…` (services/passwords.ts); null until the invitation is accepted. */
-  password_hash: string | null;
   created_at: string;
+  /** Null while the invitation is pending. */
   joined_at: string | null;
 }
 
 export interface DashboardSessionsTable {
   /** Hex SHA-256 of the cookie's secret. */
   id: string;
-  member_id: string;
+  person_id: string;
+  /** The current membership (the account the session acts in); null once it is removed. */
+  member_id: string | null;
   created_at: string;
   /** Moved forward at most once a minute (the idle expiry counts from it). */
   last_seen_at: string;
@@ -39,7 +53,9 @@ export type MemberTokenKind = 'invitation' | 'password_reset';
 export interface MemberTokensTable {
   /** Hex SHA-256 of the one-time token in the link. */
   token_hash: string;
-  member_id: string;
+  person_id: string;
+  /** The membership an invitation is for; null for a password reset (the person's). */
+  member_id: string | null;
   kind: MemberTokenKind;
   created_at: string;
   expires_at: string;
@@ -104,6 +120,7 @@ export interface SignInFailuresTable {
 }
 
 export interface DashboardTables {
+  people: PeopleTable;
   members: MembersTable;
   dashboard_sessions: DashboardSessionsTable;
   member_tokens: MemberTokensTable;
@@ -115,6 +132,7 @@ export interface DashboardTables {
   sign_in_failures: SignInFailuresTable;
 }
 
+export type PersonRow = Selectable<PeopleTable>;
 export type MemberRow = Selectable<MembersTable>;
 export type SessionRow = Selectable<DashboardSessionsTable>;
 export type MemberTokenRow = Selectable<MemberTokensTable>;

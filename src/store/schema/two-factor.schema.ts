@@ -6,7 +6,8 @@
 import type { Generated, Selectable } from 'kysely';
 
 export interface MemberTwoFactorTable {
-  member_id: string;
+  /** The person's (migration 0010; a member's before). */
+  person_id: string;
   /** The TOTP secret, base32 (docs/security.md, "Two-factor secrets"). */
   secret: string;
   created_at: string;
@@ -19,7 +20,7 @@ export interface MemberTwoFactorTable {
 export interface MemberRecoveryCodesTable {
   /** Hex SHA-256 of the normalised code. */
   code_hash: string;
-  member_id: string;
+  person_id: string;
   created_at: string;
   used_at: string | null;
 }
@@ -27,7 +28,7 @@ export interface MemberRecoveryCodesTable {
 export interface SignInChallengesTable {
   /** Hex SHA-256 of the challenge the browser holds between the password and the code. */
   id: string;
-  member_id: string;
+  person_id: string;
   created_at: string;
   expires_at: string;
 }

@@ -70,6 +70,12 @@ export function endpoints(api: ApiClient) {
       api.request<InvitationPreview>('/invitations/preview', { method: 'POST', body: { token } }),
     acceptInvitation: (body: SetPasswordBody) =>
       api.request<SessionView>('/invitations/accept', { method: 'POST', body }),
+    /** Accepting as the signed-in person (who has a password already). */
+    joinInvitation: (token: string) =>
+      api.request<SessionView>('/invitations/join', { method: 'POST', body: { token } }),
+    /** Acting in another of the person's accounts from now on. */
+    switchAccount: (accountId: string) =>
+      api.request<SessionView>('/session/account', { method: 'POST', body: { account_id: accountId } }),
     requestPasswordReset: (body: ForgotPasswordBody) =>
       api.request<void>('/password-resets', { method: 'POST', body }),
     acceptPasswordReset: (body: SetPasswordBody) =>

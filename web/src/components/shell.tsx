@@ -3,17 +3,20 @@
  * width), the member's e-mail and "Sign out", and the page in <main id="main">, reached first
  * with the "Skip to content" link.
  *
+ * A person in several accounts gets an account switcher (select "Account"): choosing one moves
+ * the session there and starts the app again in it (every page's data is that account's).
+ *
  * Accessible names: navigation "Main" with links Overview, Lists, Verify, API keys, Settings;
  * link "API reference" (the server's /docs page, outside the app); link "Operator console"
- * (operators only);
- * buttons "Menu", "Sign out"; link "Skip to content".
+ * (operators only); select "Account" (several accounts only); buttons "Menu", "Sign out";
+ * link "Skip to content".
  */
 import { useQueryClient } from '@tanstack/react-query';
 import { useEffect, useState, type ReactNode } from 'react';
 import { Link, useLocation } from 'wouter';
 import { describeError } from '../api/client';
 import type { SessionView } from '../api/contract';
-import { endSession } from '../api/queries';
+import { endSession, startSession } from '../api/queries';
 import { useEndpoints } from '../api/endpoints';
 
 const SECTIONS = [
@@ -34,6 +37,18 @@ export function Shell({ session, children }: { session: SessionView; children: R
   const api = useEndpoints();
   const client = useQueryClient();
   useEffect(() => setOpen(false), [location]);
+
+  const [switchError, setSwitchError] = useState<string | null>(null);
+  const switchTo = async (accountId: string) => {
+    setSwitchError(null);
+    try {
+      startSession(client, await api.switchAccount(accountId));
+    } catch (error) {
+      setSwitchError(describeError('Could not switch accounts', error));
+      return;
+    }
+    navigate('/', { replace: true });
+  };
 
   const signOut = async () => {
     try {
@@ -95,12 +110,40 @@ export function Shell({ session, children }: { session: SessionView; children: R
           </Link>
         ) : null}
         <div className="account">
-          <span className="account-email" title={session.member.email}>
-            {session.member.email}
+          <span className="account-email" title={session.person.email}>
+            {session.person.email}
           </span>
-          <span className="muted small">
-            {session.account.plan} plan · {session.member.role}
-          </span>
+          {session.account && session.member ? (
+            <span className="muted small">
+              {session.account.plan} plan · {session.member.role}
+            </span>
+          ) : (
+            <span className="muted small">{session.person.operator ? 'operator · ' : ''}no account</span>
+          )}
+          {session.memberships.length > 1 ? (
+            <div className="field">
+              <label htmlFor="account-switcher" className="small">
+                Account
+              </label>
+              <select
+                id="account-switcher"
+                className="input"
+                value={session.account?.id ?? ''}
+                onChange={(event) => void switchTo(event.target.value)}
+              >
+                {session.memberships.map((m) => (
+                  <option key={m.account_id} value={m.account_id}>
+                    {m.notification_email} · {m.plan} · {m.role}
+                  </option>
+                ))}
+              </select>
+              {switchError ? (
+                <p role="alert" className="notice notice-error small">
+                  {switchError}
+                </p>
+              ) : null}
+            </div>
+          ) : null}
           <button type="button" className="button" onClick={() => void signOut()}>
             Sign out
           </button>

@@ -77,7 +77,7 @@ describe('sessions and the security log', () => {
 
   it('tells a member who is not the owner that the log is the owner’s', async () => {
     const server = new FakeServer();
-    server.on('GET /session', () => ok(session({ member: { ...session().member, role: 'member' } })));
+    server.on('GET /session', () => ok(session({ member: { ...session().member!, role: 'member' } })));
     renderApp('/settings/security-log', server);
     expect(await screen.findByText(/Only the account's owner/)).toBeInTheDocument();
     expect(server.callsTo('GET', '/audit')).toHaveLength(0);

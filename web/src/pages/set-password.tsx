@@ -3,6 +3,10 @@
  * address) and /reset-password#<token>. The token travels in the fragment, which browsers never
  * send to a server nor put in a Referer. Setting the password signs the member in.
  *
+ * An invitation to an address that has a password already (a person of another account) never
+ * sets one: the page asks them to sign in (the token waits in memory, never in a URL) and then
+ * offers "Join the account", which adds the membership to the signed-in person.
+ *
  * Accessible names: heading "Join mailverdict" or "Choose a new password"; fields "New password",
  * "Repeat the password"; button "Set password and sign in".
  */
@@ -10,7 +14,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { Link, useLocation } from 'wouter';
 import { ApiError } from '../api/client';
-import { isChallenge, keys, startSession } from '../api/queries';
+import { isChallenge, keys, startSession, useSession } from '../api/queries';
 import { useEndpoints } from '../api/endpoints';
 import { formatDateTime } from '../components/format';
 import { ErrorMessage, Loading } from '../components/status';
@@ -30,6 +34,67 @@ export function passwordProblem(password: string, repeat: string): string | null
 
 function tokenFromFragment(): string {
   return decodeURIComponent(window.location.hash.replace(/^#/, ''));
+}
+
+/** Where an invitation's token waits while its person signs in (memory only, never a URL). */
+// Under the session's key: signing in keeps it (startSession forgets every other query).
+const PENDING_INVITATION = ['session', 'pending-invitation'] as const;
+
+/** Accepting an invitation as a person who has a password: signed in as them, then one button. */
+function JoinWithSignIn({ token, email }: { token: string; email: string }) {
+  const api = useEndpoints();
+  const client = useQueryClient();
+  const [, navigate] = useLocation();
+  const session = useSession();
+  const join = useMutation({
+    mutationFn: () => api.joinInvitation(token),
+    onSuccess: (view) => {
+      client.removeQueries({ queryKey: PENDING_INVITATION });
+      startSession(client, view);
+      navigate('/', { replace: true });
+    },
+  });
+  if (session.isPending) return <Loading what="your session" />;
+  const signedInAs = session.data?.person.email ?? null;
+  if (signedInAs === email) {
+    return (
+      <>
+        <p>
+          You are signed in as <strong>{email}</strong>. Join this account to switch between your accounts
+          from the menu.
+        </p>
+        <ErrorMessage action="Could not join the account" error={join.error} />
+        <button
+          type="button"
+          className="button button-primary button-wide"
+          disabled={join.isPending}
+          onClick={() => join.mutate()}
+        >
+          Join the account
+        </button>
+      </>
+    );
+  }
+  return (
+    <>
+      <p>
+        You were invited as <strong>{email}</strong>, which has a password already.{' '}
+        {signedInAs !== null
+          ? `You are signed in as ${signedInAs}: sign out, then sign in as ${email} to accept.`
+          : 'Sign in with it, and you will come back here to join the account.'}
+      </p>
+      {signedInAs === null ? (
+        <p className="auth-links">
+          <Link
+            href="/sign-in?next=%2Faccept-invite"
+            onClick={() => client.setQueryData(PENDING_INVITATION, token)}
+          >
+            Sign in to accept
+          </Link>
+        </p>
+      ) : null}
+    </>
+  );
 }
 
 /** "New password" and "Repeat the password", with the rule said up front. */
@@ -90,7 +155,9 @@ export function SetPasswordPage({ mode }: { mode: 'invite' | 'reset' }) {
   const api = useEndpoints();
   const client = useQueryClient();
   const [, navigate] = useLocation();
-  const [token] = useState(tokenFromFragment);
+  const [token] = useState(
+    () => tokenFromFragment() || (client.getQueryData<string>(PENDING_INVITATION) ?? ''),
+  );
   const [password, setPassword] = useState('');
   const [repeat, setRepeat] = useState('');
   const [problem, setProblem] = useState<string | null>(null);
@@ -157,6 +224,14 @@ export function SetPasswordPage({ mode }: { mode: 'invite' | 'reset' }) {
         <p className="auth-links">
           <Link href="/sign-in">Go to sign in</Link>
         </p>
+      </AuthFrame>
+    );
+  }
+
+  if (mode === 'invite' && invitation.data?.sign_in_required) {
+    return (
+      <AuthFrame title={title}>
+        <JoinWithSignIn token={token} email={invitation.data.email} />
       </AuthFrame>
     );
   }

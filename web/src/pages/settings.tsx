@@ -371,7 +371,7 @@ export function SettingsPage() {
       <PasswordSection />
       <TwoFactorSection />
       <SessionsSection />
-      {useSession().data?.member.role === 'owner' ? (
+      {useSession().data?.member?.role === 'owner' ? (
         <p>
           <Link href="/settings/security-log">Security log</Link>: sign-ins, members, keys and secrets.
         </p>

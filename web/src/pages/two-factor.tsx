@@ -199,7 +199,7 @@ function Requirement({ status }: { status: TwoFactorStatus }) {
 export function TwoFactorSection({ onDone }: { onDone?: () => void }) {
   const status = useTwoFactor();
   const invalidate = useInvalidate();
-  const isOwner = useSession().data?.member.role === 'owner';
+  const isOwner = useSession().data?.member?.role === 'owner';
   const [codes, setCodes] = useState<string[] | null>(null);
   const done = () => {
     setCodes(null);

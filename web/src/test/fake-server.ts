@@ -45,6 +45,17 @@ export const ok = (body: unknown, status = 200): Reply => ({ status, body });
 
 export function session(overrides: Partial<SessionView> = {}): SessionView {
   return {
+    person: { id: 'per_owner', email: 'owner@example.com', operator: false },
+    memberships: [
+      {
+        account_id: 'acc_1',
+        member_id: 'mem_owner',
+        plan: 'starter',
+        notification_email: 'owner@example.com',
+        role: 'owner',
+        current: true,
+      },
+    ],
     member: {
       id: 'mem_owner',
       email: 'owner@example.com',

@@ -1,0 +1,83 @@
+import { screen, waitFor } from '@testing-library/react';
+import { describe, expect, it } from 'vitest';
+import { FakeServer, failure, ok, session } from '../test/fake-server';
+import { overview } from '../test/fixtures';
+import { renderApp } from '../test/render';
+
+const twoAccounts = () =>
+  session({
+    memberships: [
+      {
+        account_id: 'acc_1',
+        member_id: 'mem_owner',
+        plan: 'starter',
+        notification_email: 'owner@example.com',
+        role: 'owner',
+        current: true,
+      },
+      {
+        account_id: 'acc_2',
+        member_id: 'mem_two',
+        plan: 'growth',
+        notification_email: 'agency@example.com',
+        role: 'member',
+        current: false,
+      },
+    ],
+  });
+
+describe('a person in several accounts', () => {
+  it('shows the account switcher with every account, and switches with the session’s token', async () => {
+    const server = new FakeServer({ 'GET /session': ok(twoAccounts()), 'GET /overview': ok(overview()) });
+    server.on(
+      'POST /session/account',
+      ok(session({ account: { id: 'acc_2', plan: 'growth', notification_email: 'agency@example.com' } })),
+    );
+    const app = renderApp('/', server);
+    const switcher = await screen.findByLabelText('Account');
+    expect(switcher.querySelectorAll('option')).toHaveLength(2);
+    await app.user.selectOptions(switcher, 'acc_2');
+    await waitFor(() => expect(server.callsTo('POST', '/session/account')).toHaveLength(1));
+    expect(server.callsTo('POST', '/session/account')[0]?.body).toEqual({ account_id: 'acc_2' });
+    expect(server.callsTo('POST', '/session/account')[0]?.headers['x-csrf-token']).toBe('csrf-token-1');
+  });
+
+  it('shows no switcher with one account', async () => {
+    renderApp('/', new FakeServer({ 'GET /session': ok(session()), 'GET /overview': ok(overview()) }));
+    expect(await screen.findByRole('heading', { name: 'Overview' })).toBeInTheDocument();
+    expect(screen.queryByLabelText('Account')).toBeNull();
+  });
+
+  it('asks a person who has a password to sign in before joining, and offers no password field', async () => {
+    window.history.replaceState(null, '', '/accept-invite#tok');
+    const server = new FakeServer({
+      'GET /session': failure(401, 'unauthenticated', 'No session.'),
+      'POST /invitations/preview': ok({
+        email: 'owner@example.com',
+        expires_at: '2026-01-04T00:00:00.000Z',
+        sign_in_required: true,
+      }),
+    });
+    renderApp('/accept-invite', server);
+    expect(await screen.findByRole('link', { name: 'Sign in to accept' })).toBeInTheDocument();
+    expect(screen.queryByLabelText('New password')).toBeNull();
+  });
+
+  it('joins with one button when signed in as the invited person', async () => {
+    window.history.replaceState(null, '', '/accept-invite#tok');
+    const server = new FakeServer({
+      'GET /session': ok(session({ person: { id: 'per_1', email: 'owner@example.com', operator: false } })),
+      'GET /overview': ok(overview()),
+      'POST /invitations/preview': ok({
+        email: 'owner@example.com',
+        expires_at: '2026-01-04T00:00:00.000Z',
+        sign_in_required: true,
+      }),
+      'POST /invitations/join': ok(twoAccounts()),
+    });
+    const app = renderApp('/accept-invite', server);
+    await app.user.click(await screen.findByRole('button', { name: 'Join the account' }));
+    expect(await screen.findByRole('heading', { name: 'Overview' })).toBeInTheDocument();
+    expect(server.callsTo('POST', '/invitations/join')[0]?.body).toEqual({ token: 'tok' });
+  });
+});
