@@ -178,6 +178,13 @@ export interface SmtpOptions {
    */
   providerConcurrency?: number;
   providerSessionsPerSecond?: number;
+  /**
+   * Happy Eyeballs (net/happy-eyeballs.ts) for a single verification's MX host with IPv4 and IPv6
+   * addresses: the delay before the next address is tried while the first still connects
+   * (default 250 ms, RFC 8305), and whether IPv4 goes first (default: IPv6 first, RFC 8305 §4).
+   */
+  connectAttemptDelayMs?: number;
+  preferIpv4?: boolean;
 }
 
 export interface EngineOptions {

@@ -99,6 +99,15 @@ export class HostLimiter {
     return state.active + state.pending < this.#options.perHostConcurrency && state.notBefore <= this.#now();
   }
 
+  /** True when a new session to `host` fits its per-host cap and the host is not backed off. */
+  hostHasRoom(host: string): boolean {
+    const state = this.#hosts.get(host);
+    return (
+      state === undefined ||
+      (state.active + state.pending < this.#options.perHostConcurrency && state.notBefore <= this.#now())
+    );
+  }
+
   /** True when `group` has room for a new session under its cap and its pace. */
   groupHasRoom(group: string): boolean {
     const state = this.#groups.get(group);

@@ -58,6 +58,11 @@ import { queueTimeout, runTransaction, serverLetGo } from './probe-transaction.j
 import { HostLimiter } from '../batch/host-limiter.js';
 import type { WarmEntry, WarmPoolStats } from './warm-pool.js';
 import { WARM_DEFAULTS, WarmPool } from './warm-pool.js';
+import {
+  DEFAULT_CONNECTION_ATTEMPT_DELAY_MS,
+  hasBothFamilies,
+  interleaveFamilies,
+} from '../net/happy-eyeballs.js';
 
 export interface ProbeRequest {
   /**
@@ -97,6 +102,12 @@ export interface ProberOptions extends SmtpOptions {
   hostBackoffMaxMs?: number;
   /** How long an egress refused by policy stays away from that host, when there are others (default 15 min). */
   egressRestMs?: number;
+}
+
+/** Another address of the host raced by Happy Eyeballs, with its route. */
+interface Alternate {
+  address: string;
+  route: Route;
 }
 
 /** The egress a probe of one host address goes out through, and whether it rests there. */
@@ -198,7 +209,13 @@ export class SmtpProber {
 
     for (let i = 0; i < hosts.length && !this.#closing.signal.aborted; i++) {
       const host = hosts[i]!;
-      for (const address of host.addresses) {
+      // Both families: Happy Eyeballs (../net/happy-eyeballs.ts) races the addresses, IPv6 first.
+      const race = hasBothFamilies(host.addresses);
+      const addresses = race
+        ? interleaveFamilies(host.addresses, this.#options.preferIpv4 !== true)
+        : host.addresses;
+      for (let a = 0; a < addresses.length; a++) {
+        const address = addresses[a]!;
         const now = performance.now();
         if (now >= deadlineAt) {
           timedOut = true;
@@ -225,7 +242,8 @@ export class SmtpProber {
         }
         // Connect and banner get this host's share of what is left; the dialogue gets the rest.
         const greetingAt = now + (deadlineAt - now) / (hosts.length - i);
-        const result = await this.#ask(host, address, route, request, greetingAt, deadlineAt);
+        const alternates = race ? await this.#alternates(addresses.slice(a + 1)) : [];
+        const result = await this.#ask(host, address, route, request, greetingAt, deadlineAt, alternates);
         if (result.type === 'decided') {
           return {
             kind: result.kind,
@@ -238,6 +256,8 @@ export class SmtpProber {
         }
         last = result.failure;
         if (last.kind === 'timeout') timedOut = true;
+        // Every other address was in the race.
+        if (alternates.length > 0) break;
         // Another address of the same host only helps when this one could not be reached.
         if (!connectionRefused(last)) break;
       }
@@ -282,9 +302,13 @@ export class SmtpProber {
     request: ProbeRequest,
     greetingAt: number,
     deadlineAt: number,
+    alternates: readonly Alternate[],
   ): Promise<HostResult> {
+    // The address that served: another one when it won the Happy Eyeballs race.
+    const used: Alternate = { address, route };
+    const result = await this.#session(host, used, request, greetingAt, deadlineAt, alternates);
+    ({ address, route } = used);
     const { key } = route;
-    const result = await this.#session(host, address, route, request, greetingAt, deadlineAt);
     const heard = result.type === 'failed' ? result.failure : result.type === 'decided' ? result : null;
     if (heard?.reply) this.#guard?.observe(route.egress, host.exchange, heard.stage, heard.reply);
     if (result.type === 'failed' && result.queued !== true) {
@@ -318,14 +342,25 @@ export class SmtpProber {
    */
   async #session(
     host: MailHost,
-    address: string,
-    route: Route,
+    used: Alternate,
     request: ProbeRequest,
     greetingAt: number,
     deadlineAt: number,
+    alternates: readonly Alternate[],
   ): Promise<HostResult> {
+    const { address, route } = used;
     const greetingShare = greetingAt - performance.now();
     for (;;) {
+      // A warm session to another address of the host (it won an earlier race) serves at once.
+      const idle = alternates.length === 0 ? null : this.#idleAlternate([{ address, route }, ...alternates]);
+      if (idle !== null) {
+        Object.assign(used, idle.alternate);
+        idle.entry.session.useDeadlines(budgetDeadlines(deadlineAt, deadlineAt));
+        const result = await this.#use(idle.entry, request, true);
+        if (result !== 'replaced') return result;
+        Object.assign(used, { address, route });
+        continue;
+      }
       const slot = await this.#pool.acquire(
         route.key,
         deadlineAt,
@@ -353,6 +388,12 @@ export class SmtpProber {
           continue;
         }
       }
+      // Raced addresses: those whose lane has room (the cap holds for whichever wins), reached
+      // directly (a proxy connects on its own).
+      const raced =
+        route.egress.proxy === null
+          ? alternates.filter((a) => a.route.egress.proxy === null && this.#pool.laneHasRoom(a.route.key))
+          : [];
       const openedAt = performance.now();
       const opened = await openSession(
         { exchange: host.exchange, address },
@@ -366,10 +407,19 @@ export class SmtpProber {
           signal: this.#closing.signal,
           starttls: this.#options.starttls ?? 'opportunistic',
           recorder: request.recorder ?? null,
+          alternates: raced.map((a) => ({ address: a.address, localAddress: a.route.egress.localAddress })),
+          attemptDelayMs: this.#options.connectAttemptDelayMs ?? DEFAULT_CONNECTION_ATTEMPT_DELAY_MS,
         },
       );
+      // The slot taken for the first address goes with the address that connected.
+      const connectedTo = opened.ok ? opened.session.target.address : (opened.connectedTo ?? address);
+      const winner = raced.find((a) => a.address === connectedTo);
+      if (winner !== undefined) {
+        this.#pool.moveSlot(route.key, winner.route.key, providerGroup(winner.route.egress, host.exchange));
+        Object.assign(used, winner);
+      }
       if (!opened.ok) {
-        this.#pool.openFailed(route.key, opened.closed);
+        this.#pool.openFailed(used.route.key, opened.closed);
         const { failure } = opened;
         // The banner or EHLO refused the prober (5xx): decided, as a reply to RCPT would be.
         if (failure.kind === 'blocked' && failure.reply !== null) {
@@ -385,9 +435,9 @@ export class SmtpProber {
         return { type: 'failed', failure };
       }
       const entry = this.#pool.opened(
-        route.key,
-        address,
-        route.egress,
+        used.route.key,
+        used.address,
+        used.route.egress,
         opened.session,
         performance.now() - openedAt,
       );
@@ -467,6 +517,25 @@ export class SmtpProber {
       cached,
       (catchAll) => this.#catchAll.remember(request.domain, catchAll),
     );
+  }
+
+  /** Routes of the other addresses of a host for a Happy Eyeballs race (those resting stay out). */
+  async #alternates(addresses: readonly string[]): Promise<Alternate[]> {
+    const out: Alternate[] = [];
+    for (const address of addresses) {
+      const route = await this.#route(address);
+      if (route.resting === null) out.push({ address, route });
+    }
+    return out;
+  }
+
+  /** An idle warm session of one of `alternates`' lanes (marked in use), if there is one. */
+  #idleAlternate(alternates: readonly Alternate[]): { alternate: Alternate; entry: WarmEntry } | null {
+    for (const alternate of alternates) {
+      const entry = this.#pool.takeIdle(alternate.route.key);
+      if (entry !== null) return { alternate, entry };
+    }
+    return null;
   }
 
   /**

@@ -197,6 +197,29 @@ export class WarmPool {
     return greetMs;
   }
 
+  /** An idle session of lane `key` (marked in use), or null; nothing is opened or awaited. */
+  takeIdle(key: string): WarmEntry | null {
+    if (this.#closed) return null;
+    const entry = this.#takeIdle(key);
+    return entry === null ? null : this.#taken(entry);
+  }
+
+  /** Whether lane `key` has room for one more session under its per-host cap (the global one aside). */
+  laneHasRoom(key: string): boolean {
+    return this.#limiter.hostHasRoom(key);
+  }
+
+  /**
+   * The slot `acquire` gave for lane `from` goes to lane `to` (of provider group `group`): Happy
+   * Eyeballs connected to another address of the host than the one asked for.
+   */
+  moveSlot(from: string, to: string, group: string | null): void {
+    if (from === to) return;
+    if (group !== null) this.#groupOf.set(to, group);
+    this.#limiter.acquire(to, group);
+    this.#freeSlot(from);
+  }
+
   /** A slot `acquire` gave back unused (a session in use came back first). */
   giveBack(key: string): void {
     this.#freeSlot(key);
