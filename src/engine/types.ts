@@ -2,6 +2,7 @@
  * The engine's public vocabulary. The engine knows nothing of HTTP, storage or accounts:
  * it takes an address and options and returns a `VerificationResult`.
  */
+import type { SessionShare } from './batch/session-share.js';
 import type { Provider } from './smtp/providers.js';
 
 export type { Provider } from './smtp/providers.js';
@@ -229,6 +230,11 @@ export interface Verifier {
   close(): Promise<void>;
   /** The single verifications' SMTP sessions: open per host, opened, reused, closed by the server. */
   sessionStats?(): SessionPoolStats;
+  /**
+   * The per-host and per-provider caps its sessions share with the process's batch engine
+   * (batch/session-share.ts), when it was given one: the batch engine is built with the same.
+   */
+  readonly sessionShare?: SessionShare;
 }
 
 /** What `/metrics` shows of the warm sessions of single verifications (smtp/warm-pool.ts). */

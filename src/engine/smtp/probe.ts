@@ -56,6 +56,7 @@ import type { WireRecorder } from './transcript.js';
 import type { HostResult, Transaction } from './probe-transaction.js';
 import { queueTimeout, runTransaction, serverLetGo } from './probe-transaction.js';
 import { HostLimiter } from '../batch/host-limiter.js';
+import type { SessionShare } from '../batch/session-share.js';
 import type { WarmEntry, WarmPoolStats } from './warm-pool.js';
 import { WARM_DEFAULTS, WarmPool } from './warm-pool.js';
 import {
@@ -91,6 +92,8 @@ export interface ProberDeps {
   health?: HostHealth;
   /** The reputation guard (../net/egress-guard.ts): resting egresses are not taken. */
   guard?: EgressGate;
+  /** Per-host and per-provider caps shared with the process's batches (../batch/session-share.ts). */
+  sessionShare?: SessionShare;
 }
 
 /** Probe settings: the engine's SMTP options, the catch-all cache lifetime and the host back-off. */
@@ -186,6 +189,7 @@ export class SmtpProber {
         backoffMaxMs: this.#backoffMaxMs,
       },
       this.#clock,
+      deps.sessionShare === undefined ? null : { share: deps.sessionShare, as: 'single' },
     );
     // A library caller that does not ask for warm sessions gets none (QUIT after each probe, as a
     // one-off script wants); the service passes its settings (--smtp-session-idle...).

@@ -100,9 +100,13 @@ export class WarmPool {
   #closedByServer = 0;
   #closed = false;
 
+  readonly #unsubscribe: () => void;
+
   constructor(options: WarmSessionOptions, limiter: HostLimiter) {
     this.#options = options;
     this.#limiter = limiter;
+    // A batch session that ended (caps shared with batches: session-share.ts) frees a slot too.
+    this.#unsubscribe = limiter.onSharedFree(() => this.#wake(null));
   }
 
   /**
@@ -131,6 +135,8 @@ export class WarmPool {
       if (group !== null && this.#limiter.canOpen(key)) this.#yieldIdle(key, group);
       const left = deadlineAt - performance.now();
       if (left <= 0) return 'timeout';
+      // While it waits, batches sharing the caps leave it the next slot.
+      const waited = this.#limiter.waitFor(key, group);
       await new Promise<void>((resolve) => {
         const timer = setTimeout(done, left);
         const waiter: Waiter = { key, wake: done };
@@ -140,6 +146,7 @@ export class WarmPool {
           resolve();
         }
       });
+      waited();
     }
   }
 
@@ -306,6 +313,7 @@ export class WarmPool {
   /** Retires every idle session; waiting probes end as timed out. */
   close(): void {
     this.#closed = true;
+    this.#unsubscribe();
     for (const list of [...this.#idle.values()]) for (const entry of [...list]) this.retire(entry);
     for (const waiter of this.#waiters) waiter.wake();
     this.#waiters = [];
