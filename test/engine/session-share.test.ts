@@ -4,7 +4,13 @@
  * single verifications to the same host together stay within `--per-host-concurrency`, and the
  * single verifications are answered within their timeout while the batch holds the host.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { createRuntime } from '../../src/runtime.js';
 import { createBatchEngine } from '../../src/engine/batch/batch-engine.js';
 import { SessionShare } from '../../src/engine/batch/session-share.js';
 import type { BatchEngine } from '../../src/engine/batch/types.js';
@@ -130,6 +136,19 @@ describe('one per-host cap for batches and single verifications', () => {
   it('without the share, each side takes the whole cap: twice the cap at the host', async () => {
     const run = await batchAndSingles(null);
     expect(run.peak).toBeGreaterThan(CAP);
+  });
+});
+
+describe('the service', () => {
+  it('builds its verifier with the share that its embedded batch engine takes', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'mailverdict-session-share-'));
+    const runtime = await createRuntime(loadConfig({ dataDir }, {}), { logger: pino({ level: 'silent' }) });
+    try {
+      expect(runtime.ctx.verifier.sessionShare).toBeInstanceOf(SessionShare);
+    } finally {
+      await runtime.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });
 
