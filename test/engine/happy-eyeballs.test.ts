@@ -4,62 +4,21 @@
  * and the rest of the race's rules: one family only, both working (the preferred one wins), every
  * address failing (an honest unknown, never undeliverable), a warm session to the address that won.
  *
- * A connect that never completes is made with real sockets: a listener in a child process that is
- * stopped (SIGSTOP) before it accepts anything, its accept queue filled by a few connections; the
- * kernel then drops further SYNs, as a firewall that drops them does.
+ * A connect that never completes is made with real sockets (test/kit/blackhole.ts): a stopped
+ * listener whose accept queue is full, so that the kernel drops the SYNs.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { EngineOptions, Verifier } from '../../src/engine/index.js';
 import { createVerifier } from '../../src/engine/index.js';
 import { interleaveFamilies } from '../../src/engine/net/happy-eyeballs.js';
+import type { Blackhole } from '../kit/blackhole.js';
+import { startBlackhole } from '../kit/blackhole.js';
 import type { FakeDnsServer } from '../kit/dns-server.js';
 import { startDnsServer } from '../kit/dns-server.js';
 import { kitEngineOptions } from '../kit/engine-options.js';
 import type { PostfixLikeMta } from '../kit/postfix-like-mta.js';
 import { startPostfixLikeMta } from '../kit/postfix-like-mta.js';
-
-/** A listener that never completes a connect on `host:port`. */
-interface Blackhole {
-  close(): void;
-}
-
-const LISTENER = `
-const net = require('node:net');
-const server = net.createServer();
-server.listen({ host: process.argv[1], port: Number(process.argv[2]), backlog: 1 }, () => console.log('ready'));
-setTimeout(() => process.exit(0), 60000);
-`;
-
-async function blackhole(host: string, port: number): Promise<Blackhole> {
-  const child: ChildProcess = spawn(process.execPath, ['-e', LISTENER, host, String(port)], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  await new Promise<void>((resolve, reject) => {
-    child.once('error', reject);
-    child.once('exit', (code) => reject(new Error(`listener exited (${code})`)));
-    child.stdout!.once('data', () => resolve());
-  });
-  child.kill('SIGSTOP');
-  // The accept queue (backlog + 1) fills; the kernel drops the SYNs of every later connect.
-  const fillers = Array.from({ length: 4 }, () => net.connect({ host, port }).on('error', () => undefined));
-  await new Promise((resolve) => setTimeout(resolve, 200));
-  const close = (): void => {
-    for (const socket of fillers) socket.destroy();
-    child.kill('SIGKILL');
-  };
-  // The environment must produce the hang, or the tests below would prove nothing.
-  const probe = net.connect({ host, port }).on('error', () => undefined);
-  await new Promise((resolve) => setTimeout(resolve, 300));
-  const hung = probe.connecting;
-  probe.destroy();
-  if (!hung) {
-    close();
-    throw new Error(`a connect to ${host}:${port} completed: the blackhole does not hold here`);
-  }
-  return { close };
-}
 
 let dns: FakeDnsServer;
 /** A mail host on ::1 only, one on 127.0.0.1 only, one on both (each its own port). */
@@ -89,7 +48,7 @@ beforeAll(async () => {
     'mx.v4only.test': { a: ['127.0.0.1'] },
   });
   // Port P of mta6 hangs on 127.0.0.1, port P of mta4 hangs on ::1.
-  holes.push(await blackhole('127.0.0.1', mta6.port), await blackhole('::1', mta4.port));
+  holes.push(await startBlackhole(['127.0.0.1'], mta6.port), await startBlackhole(['::1'], mta4.port));
 });
 
 afterEach(async () => {
