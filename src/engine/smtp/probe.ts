@@ -240,8 +240,9 @@ export class SmtpProber {
             };
           }
           last = resting;
-          // As after a live failure: another address of the host only when this one was unreachable.
-          if (connectionRefused(resting)) continue;
+          // As after a live failure: another address of the host only when this one was
+          // unreachable, or when the host is raced (the next address leads the race then).
+          if (race || connectionRefused(resting)) continue;
           break;
         }
         // Connect and banner get this host's share of what is left; the dialogue gets the rest.
@@ -355,6 +356,8 @@ export class SmtpProber {
     const { address, route } = used;
     const greetingShare = greetingAt - performance.now();
     for (;;) {
+      // The first address until another one serves (a session replaced tries again from it).
+      Object.assign(used, { address, route });
       // A warm session to another address of the host (it won an earlier race) serves at once.
       const idle = alternates.length === 0 ? null : this.#idleAlternate([{ address, route }, ...alternates]);
       if (idle !== null) {
@@ -362,7 +365,6 @@ export class SmtpProber {
         idle.entry.session.useDeadlines(budgetDeadlines(deadlineAt, deadlineAt));
         const result = await this.#use(idle.entry, request, true);
         if (result !== 'replaced') return result;
-        Object.assign(used, { address, route });
         continue;
       }
       const slot = await this.#pool.acquire(
