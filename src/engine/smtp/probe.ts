@@ -247,7 +247,13 @@ export class SmtpProber {
         }
         // Connect and banner get this host's share of what is left; the dialogue gets the rest.
         const greetingAt = now + (deadlineAt - now) / (hosts.length - i);
-        const alternates = race ? await this.#alternates(addresses.slice(a + 1)) : [];
+        // Raced only when connected to directly (through a SOCKS5 proxy, the proxy connects).
+        const alternates =
+          race && route.egress.proxy === null
+            ? (await this.#alternates(addresses.slice(a + 1))).filter(
+                (alt) => alt.route.egress.proxy === null,
+              )
+            : [];
         const result = await this.#ask(host, address, route, request, greetingAt, deadlineAt, alternates);
         if (result.type === 'decided') {
           return {
@@ -394,12 +400,8 @@ export class SmtpProber {
           continue;
         }
       }
-      // Raced addresses: those whose lane has room (the cap holds for whichever wins), reached
-      // directly (a proxy connects on its own).
-      const raced =
-        route.egress.proxy === null
-          ? alternates.filter((a) => a.route.egress.proxy === null && this.#pool.laneHasRoom(a.route.key))
-          : [];
+      // Raced addresses: those whose lane has room (the cap holds for whichever wins).
+      const raced = alternates.filter((a) => this.#pool.laneHasRoom(a.route.key));
       const openedAt = performance.now();
       const opened = await openSession(
         { exchange: host.exchange, address },
