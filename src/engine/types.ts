@@ -243,6 +243,8 @@ export interface SessionPoolStats {
   openByHost: ReadonlyMap<string, number>;
   /** Sessions opened, verifications carried by an already open session, sessions the server closed. */
   opened: number;
+  /** Batch sessions taken over idle when their host had no batch work left (batch/session-share.ts). */
+  adopted?: number;
   reused: number;
   closedByServer: number;
 }

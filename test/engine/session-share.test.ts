@@ -21,6 +21,7 @@ import { startDnsServer } from '../kit/dns-server.js';
 import { kitEngineOptions } from '../kit/engine-options.js';
 import type { PostfixLikeMta } from '../kit/postfix-like-mta.js';
 import { startPostfixLikeMta } from '../kit/postfix-like-mta.js';
+import { waitFor } from '../kit/wait-for.js';
 
 const HOST = '127.0.12.1';
 const CAP = 2;
@@ -136,6 +137,45 @@ describe('one per-host cap for batches and single verifications', () => {
   it('without the share, each side takes the whole cap: twice the cap at the host', async () => {
     const run = await batchAndSingles(null);
     expect(run.peak).toBeGreaterThan(CAP);
+  });
+});
+
+describe('a batch session with no work left', () => {
+  it('serves the next single verification to its host, without a new connection', async () => {
+    const { verifier, batch } = engines(new SessionShare({ perHostConcurrency: CAP }));
+    mta.resetStats();
+    const results = await batch.verifyMany(['bulk-a@shared.test', 'bulk-b@shared.test']);
+    expect(results.map((r) => r.status)).toEqual(['deliverable', 'deliverable']);
+    await waitFor(
+      'the batch session taken over',
+      async () => (verifier.sessionStats!().adopted === 1 ? true : undefined),
+      2_000,
+      20,
+    );
+    const connections = mta.stats().connections;
+    const single = await verifier.verify('single-after@shared.test', {
+      timeoutMs: SINGLE_TIMEOUT_MS,
+      transcript: true,
+    });
+    expect(single.status).toBe('deliverable');
+    expect(mta.stats().connections).toBe(connections);
+    const lines = single.transcript!.map((l) => l.text);
+    expect(lines[0]).toBe(`[reuse mx.shared.test (${HOST})]`);
+    // The batch's transaction is reset first, on the same session.
+    expect(lines).toContain('RSET');
+  });
+
+  it('is closed as before when the caps are not shared', async () => {
+    const { verifier, batch } = engines(null);
+    mta.resetStats();
+    await batch.verifyMany(['bulk-c@shared.test']);
+    const single = await verifier.verify('single-apart@shared.test', {
+      timeoutMs: SINGLE_TIMEOUT_MS,
+      transcript: true,
+    });
+    expect(single.status).toBe('deliverable');
+    expect(single.transcript![0]!.text).toMatch(/^\[connect /);
+    expect(verifier.sessionStats!().adopted).toBe(0);
   });
 });
 

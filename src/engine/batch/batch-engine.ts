@@ -159,7 +159,13 @@ export function createBatchEngine(options: BatchEngineOptions, deps: BatchEngine
       now,
       random,
       runSession: (lane, slot) =>
-        runPooledSession(lane, slot, sessionOptions, { scheduler, catchAll, greylist, now }),
+        runPooledSession(lane, slot, sessionOptions, {
+          scheduler,
+          catchAll,
+          greylist,
+          now,
+          share: deps.sessionShare ?? null,
+        }),
       sessionOpened: (lane) => deps.observer?.onSessionOpen?.(lane.queue.key, lane.egress.id),
       sessionClosed: (lane) => deps.observer?.onSessionClose?.(lane.queue.key, lane.egress.id),
       hostGivenUp: ({ queue, egress }, failure, given, failures) => {

@@ -12,7 +12,15 @@
  * timeout. Single verifications never hold the last one either (their idle warm sessions would
  * otherwise keep a batch out for their idle time): each side keeps at least one slot of its own.
  * With a cap of 1 the two take turns, single verifications first.
+ *
+ * A batch session whose host has no work left is handed to the single verifications' warm pool
+ * (`offer`) instead of being closed, when that pool keeps warm sessions: the envelope is the same
+ * (one MAIL FROM, the lane's egress and HELO name), and the next single verification to the host
+ * then costs one round trip. The server sees one connection go on; its slot moves from the batch
+ * class to the single class.
  */
+import type { Egress } from '../net/egress.js';
+import type { SmtpSession } from '../smtp/session.js';
 
 /** Who opens a session: a single verification or a batch. */
 export type SessionClass = 'single' | 'batch';
@@ -21,6 +29,18 @@ export interface SessionShareOptions {
   perHostConcurrency: number;
   /** Sessions to one provider's hosts through one egress; default no cap. */
   groupConcurrency?: number;
+}
+
+/** A batch session handed over, idle, to the single verifications' warm pool. */
+export interface SessionOffer {
+  /** The lane: (egress, host address) as `pairKey` writes it. */
+  key: string;
+  group: string | null;
+  address: string;
+  egress: Egress;
+  session: SmtpSession;
+  /** Refused commands the session has had (the warm pool's reject budget goes on from there). */
+  rejects: number;
 }
 
 interface Count {
@@ -36,6 +56,7 @@ export class SessionShare {
   readonly #hosts = new Map<string, Count>();
   readonly #groups = new Map<string, Count>();
   readonly #listeners = new Set<{ as: SessionClass; call: () => void }>();
+  #adopt: ((offer: SessionOffer) => boolean) | null = null;
 
   constructor(options: SessionShareOptions) {
     this.#perHost = options.perHostConcurrency;
@@ -74,6 +95,22 @@ export class SessionShare {
       // A batch held back for it may open now.
       for (const listener of this.#listeners) if (listener.as === 'batch') listener.call();
     };
+  }
+
+  /** The single verifications' pool takes batch sessions handed over with `adopt`; returns the end of it. */
+  adoptWith(adopt: (offer: SessionOffer) => boolean): () => void {
+    this.#adopt = adopt;
+    return () => {
+      if (this.#adopt === adopt) this.#adopt = null;
+    };
+  }
+
+  /**
+   * A batch session with no work left, offered to the single verifications. True: taken (counted
+   * as theirs from now on, the batch's count is the caller's to release); false: the caller QUITs.
+   */
+  offer(offer: SessionOffer): boolean {
+    return this.#adopt?.(offer) ?? false;
   }
 
   /** Sessions of each class open to `host` now (tests, metrics). */

@@ -162,6 +162,7 @@ export class SmtpProber {
   readonly #closing = new AbortController();
   /** Warm sessions, and the per-host and global caps on sessions (warm-pool.ts). */
   readonly #pool: WarmPool;
+  readonly #unadopt: (() => void) | null;
 
   constructor(options: ProberOptions, deps: ProberDeps = {}) {
     this.#options = options;
@@ -195,6 +196,8 @@ export class SmtpProber {
     // one-off script wants); the service passes its settings (--smtp-session-idle...).
     const sessions = options.sessions ?? { idleMs: 0 };
     this.#pool = new WarmPool({ ...WARM_DEFAULTS, ...definedOnly(sessions) }, limiter);
+    // Batch sessions with no work left become warm sessions here (../batch/session-share.ts).
+    this.#unadopt = deps.sessionShare?.adoptWith((offer) => this.#pool.adopt(offer)) ?? null;
     // Every connection in flight listens on this one signal; hundreds at once are expected.
     setMaxListeners(0, this.#closing.signal);
   }
@@ -296,6 +299,7 @@ export class SmtpProber {
 
   /** Destroys every open connection; later probes end as unavailable. */
   async close(): Promise<void> {
+    this.#unadopt?.();
     this.#pool.close();
     this.#closing.abort();
   }

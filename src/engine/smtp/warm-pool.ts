@@ -20,6 +20,7 @@ import type { HostLimiter } from '../batch/host-limiter.js';
 import type { Egress } from '../net/egress.js';
 import type { SessionPoolStats } from '../types.js';
 import type { SmtpSession } from './session.js';
+import type { SessionOffer } from '../batch/session-share.js';
 import { stepDeadlines } from './session.js';
 
 export interface WarmSessionOptions {
@@ -96,6 +97,8 @@ export class WarmPool {
   readonly #busy = new Map<string, number>();
   readonly #inUse = new Set<WarmEntry>();
   #opened = 0;
+  /** Batch sessions taken over (../batch/session-share.ts). */
+  #adopted = 0;
   #reused = 0;
   #closedByServer = 0;
   #closed = false;
@@ -152,6 +155,11 @@ export class WarmPool {
 
   /** A session opened on the slot `acquire` gave: counted until the server lets it go. */
   opened(key: string, address: string, egress: Egress, session: SmtpSession, greetMs: number): WarmEntry {
+    this.#opened += 1;
+    return this.#register(key, address, egress, session, greetMs);
+  }
+
+  #register(key: string, address: string, egress: Egress, session: SmtpSession, greetMs: number): WarmEntry {
     const entry: WarmEntry = {
       session,
       key,
@@ -164,7 +172,6 @@ export class WarmPool {
       retired: false,
       timer: null,
     };
-    this.#opened += 1;
     this.#openByHost.set(address, (this.#openByHost.get(address) ?? 0) + 1);
     this.#taken(entry);
     void session.closed.then(() => {
@@ -176,6 +183,28 @@ export class WarmPool {
       this.#freeSlot(key);
     });
     return entry;
+  }
+
+  /**
+   * Takes a batch session with no work left (../batch/session-share.ts) as an idle session of
+   * lane `key`, counted against this pool's caps until the server lets it go. False when warm
+   * sessions are off or the session cannot carry more (the batch then QUITs it).
+   */
+  adopt(offer: SessionOffer): boolean {
+    const o = this.#options;
+    if (this.#closed || o.idleMs <= 0 || !offer.session.usable || offer.rejects >= o.maxRejects) return false;
+    // One per lane at most, within the global cap: what a batch leaves behind stays small.
+    if (this.busy(offer.key) > 0 || this.#idle.has(offer.key) || !this.#limiter.hasGlobalRoom()) return false;
+    if (offer.group !== null) this.#groupOf.set(offer.key, offer.group);
+    // The same connection, already counted by the batch until it lets go: counted here first.
+    this.#limiter.acquire(offer.key, offer.group);
+    const entry = this.#register(offer.key, offer.address, offer.egress, offer.session, 0);
+    this.#adopted += 1;
+    // It carried transactions: the next verification starts with RSET.
+    entry.verifications = 1;
+    entry.rejects = offer.rejects;
+    this.release(entry);
+    return true;
   }
 
   /** The open failed: its slot frees once the server no longer counts the attempt. */
@@ -305,6 +334,7 @@ export class WarmPool {
     return {
       openByHost: this.#openByHost,
       opened: this.#opened,
+      adopted: this.#adopted,
       reused: this.#reused,
       closedByServer: this.#closedByServer,
     };
