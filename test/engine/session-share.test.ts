@@ -24,6 +24,8 @@ import { startPostfixLikeMta } from '../kit/postfix-like-mta.js';
 import { waitFor } from '../kit/wait-for.js';
 
 const HOST = '127.0.12.1';
+/** Another host, for a single verification before the batch. */
+const OTHER = '127.0.12.2';
 const CAP = 2;
 const SINGLE_TIMEOUT_MS = 3_000;
 
@@ -34,7 +36,7 @@ const closing: (Verifier | BatchEngine)[] = [];
 beforeAll(async () => {
   // Every transaction pays a 150 ms in_flow_delay: a batch of 100 holds the host for a second or more.
   mta = await startPostfixLikeMta({
-    hosts: [HOST],
+    hosts: [HOST, OTHER],
     inFlowDelayMs: 150,
     rcpt: (address) =>
       /^(bulk|single)/.test(address)
@@ -44,6 +46,8 @@ beforeAll(async () => {
   dns = await startDnsServer({
     'shared.test': { mx: [{ exchange: 'mx.shared.test', priority: 10 }] },
     'mx.shared.test': { a: [HOST] },
+    'other.test': { mx: [{ exchange: 'mx.other.test', priority: 10 }] },
+    'mx.other.test': { a: [OTHER] },
   });
 });
 
@@ -143,6 +147,8 @@ describe('one per-host cap for batches and single verifications', () => {
 describe('a batch session with no work left', () => {
   it('serves the next single verification to its host, without a new connection', async () => {
     const { verifier, batch } = engines(new SessionShare({ perHostConcurrency: CAP }));
+    // Single verifications are asked for in this process (elsewhere, a batch session is not kept).
+    expect((await verifier.verify('single-first@other.test')).status).toBe('deliverable');
     mta.resetStats();
     const results = await batch.verifyMany(['bulk-a@shared.test', 'bulk-b@shared.test']);
     expect(results.map((r) => r.status)).toEqual(['deliverable', 'deliverable']);
@@ -163,6 +169,13 @@ describe('a batch session with no work left', () => {
     expect(lines[0]).toBe(`[reuse mx.shared.test (${HOST})]`);
     // The batch's transaction is reset first, on the same session.
     expect(lines).toContain('RSET');
+  });
+
+  it('is closed as before where no single verification was asked', async () => {
+    const { verifier, batch } = engines(new SessionShare({ perHostConcurrency: CAP }));
+    await batch.verifyMany(['bulk-d@shared.test']);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(verifier.sessionStats!().adopted).toBe(0);
   });
 
   it('is closed as before when the caps are not shared', async () => {

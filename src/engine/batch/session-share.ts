@@ -14,7 +14,9 @@
  * With a cap of 1 the two take turns, single verifications first.
  *
  * A batch session whose host has no work left is handed to the single verifications' warm pool
- * (`offer`) instead of being closed, when that pool keeps warm sessions: the envelope is the same
+ * (`offer`) instead of being closed, when that pool keeps warm sessions and has been asked for
+ * one in the last minute (a worker process that verifies no single address keeps none): the
+ * envelope is the same
  * (one MAIL FROM, the lane's egress and HELO name), and the next single verification to the host
  * then costs one round trip. The server sees one connection go on; its slot moves from the batch
  * class to the single class.

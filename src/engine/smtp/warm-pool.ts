@@ -99,6 +99,8 @@ export class WarmPool {
   #opened = 0;
   /** Batch sessions taken over (../batch/session-share.ts). */
   #adopted = 0;
+  /** When a verification last asked for a session (`performance.now()`). */
+  #lastAskedAt = -Infinity;
   #reused = 0;
   #closedByServer = 0;
   #closed = false;
@@ -124,6 +126,7 @@ export class WarmPool {
     group: string | null = null,
   ): Promise<WarmEntry | 'open' | 'timeout'> {
     if (group !== null) this.#groupOf.set(key, group);
+    this.#lastAskedAt = performance.now();
     for (;;) {
       if (this.#closed) return 'timeout';
       const entry = this.#takeIdle(key);
@@ -193,7 +196,9 @@ export class WarmPool {
   adopt(offer: SessionOffer): boolean {
     const o = this.#options;
     if (this.#closed || o.idleMs <= 0 || !offer.session.usable || offer.rejects >= o.maxRejects) return false;
-    // One per lane at most, within the global cap: what a batch leaves behind stays small.
+    // Only where single verifications are asked for (not in a worker process that runs none), one
+    // per lane at most, within the global cap: what a batch leaves behind stays small and useful.
+    if (performance.now() - this.#lastAskedAt > o.maxAgeMs) return false;
     if (this.busy(offer.key) > 0 || this.#idle.has(offer.key) || !this.#limiter.hasGlobalRoom()) return false;
     if (offer.group !== null) this.#groupOf.set(offer.key, offer.group);
     // The same connection, already counted by the batch until it lets go: counted here first.
