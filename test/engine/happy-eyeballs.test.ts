@@ -117,6 +117,20 @@ describe('Happy Eyeballs (RFC 8305)', () => {
     expect(second.transcript!.map((l) => l.text)).toContain('[reuse mx.dual.test (127.0.0.1)]');
   });
 
+  it('puts the family that won at a host first for the next new connection there', async () => {
+    // No warm sessions: every verification connects anew.
+    const v = verifier(mta4.port, { sessions: { idleMs: 0 } });
+    const first = await v.verify('user1@dual.test', { timeoutMs: TIMEOUT_MS, transcript: true });
+    const second = await v.verify('user2@dual.test', { timeoutMs: TIMEOUT_MS, transcript: true });
+    expect([first.status, second.status]).toEqual(['deliverable', 'deliverable']);
+    expect(first.transcript!.map((l) => l.text)).toContain('[connected to 127.0.0.1]');
+    expect(second.transcript!.map((l) => l.text)).toContain(
+      `[connect mx.dual.test (127.0.0.1, then ::1) port ${mta4.port}]`,
+    );
+    // No Connection Attempt Delay the second time.
+    expect(second.latency_ms).toBeLessThan(first.latency_ms);
+  });
+
   it('uses the preferred family when both answer, and connects once', async () => {
     mtaBoth.resetStats();
     const v = verifier(mtaBoth.port);

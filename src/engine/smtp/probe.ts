@@ -30,6 +30,7 @@
  * (Postfix bounces the message, 5.6.7 "SMTPUTF8 is required, but was not offered by host").
  */
 import { getRandomValues } from 'node:crypto';
+import { isIPv6 } from 'node:net';
 import { setMaxListeners } from 'node:events';
 import type { HostHealth } from '../coordination.js';
 import { DEFAULT_HOST_BACKOFF_MAX_MS, DEFAULT_HOST_BACKOFF_MS } from '../coordination.js';
@@ -123,6 +124,8 @@ interface Route {
 
 const LOCAL_ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789';
 const LOCAL_LENGTH = 24;
+/** How long the family that won a Happy Eyeballs race at a host goes first there. */
+const FAMILY_MEMORY_MS = 10 * 60_000;
 /** Hosts whose last failure is remembered (for the evidence of probes that skip them). */
 const MAX_REMEMBERED_FAILURES = 10_000;
 
@@ -162,6 +165,8 @@ export class SmtpProber {
   readonly #closing = new AbortController();
   /** Warm sessions, and the per-host and global caps on sessions (warm-pool.ts). */
   readonly #pool: WarmPool;
+  /** Per MX host name: whether IPv6 goes first, after a race another family than the first won. */
+  readonly #familyWon: TtlMap<string, boolean>;
   readonly #unadopt: (() => void) | null;
 
   constructor(options: ProberOptions, deps: ProberDeps = {}) {
@@ -175,6 +180,7 @@ export class SmtpProber {
     this.#backoffMs = options.hostBackoffMs ?? DEFAULT_HOST_BACKOFF_MS;
     this.#backoffMaxMs = options.hostBackoffMaxMs ?? DEFAULT_HOST_BACKOFF_MAX_MS;
     this.#lastFailure = new TtlMap(MAX_REMEMBERED_FAILURES, this.#clock);
+    this.#familyWon = new TtlMap(MAX_REMEMBERED_FAILURES, this.#clock);
     const limiter = new HostLimiter(
       {
         concurrency: options.concurrency ?? DEFAULT_CONCURRENCY,
@@ -218,9 +224,9 @@ export class SmtpProber {
       const host = hosts[i]!;
       // Both families: Happy Eyeballs (../net/happy-eyeballs.ts) races the addresses, IPv6 first.
       const race = hasBothFamilies(host.addresses);
-      const addresses = race
-        ? interleaveFamilies(host.addresses, this.#options.preferIpv4 !== true)
-        : host.addresses;
+      // The family that last won a race at this host goes first (RFC 8305 §4 allows history).
+      const ipv6First = this.#familyWon.get(host.exchange) ?? this.#options.preferIpv4 !== true;
+      const addresses = race ? interleaveFamilies(host.addresses, ipv6First) : host.addresses;
       for (let a = 0; a < addresses.length; a++) {
         const address = addresses[a]!;
         const now = performance.now();
@@ -258,6 +264,8 @@ export class SmtpProber {
               )
             : [];
         const result = await this.#ask(host, address, route, request, greetingAt, deadlineAt, alternates);
+        if (alternates.length > 0 && result.servedBy !== undefined && result.servedBy !== address)
+          this.#familyWon.set(host.exchange, isIPv6(result.servedBy), FAMILY_MEMORY_MS);
         if (result.type === 'decided') {
           return {
             kind: result.kind,
@@ -318,11 +326,12 @@ export class SmtpProber {
     greetingAt: number,
     deadlineAt: number,
     alternates: readonly Alternate[],
-  ): Promise<HostResult> {
+  ): Promise<HostResult & { servedBy?: string }> {
     // The address that served: another one when it won the Happy Eyeballs race.
     const used: Alternate = { address, route };
     const result = await this.#session(host, used, request, greetingAt, deadlineAt, alternates);
     ({ address, route } = used);
+    const served = { ...result, servedBy: address };
     const { key } = route;
     const heard = result.type === 'failed' ? result.failure : result.type === 'decided' ? result : null;
     if (heard?.reply) this.#guard?.observe(route.egress, host.exchange, heard.stage, heard.reply);
@@ -347,7 +356,7 @@ export class SmtpProber {
       if (result.kind === 'blocked' && refusesTheClient(result.reply)) this.#rest(address, key);
       this.#answered(key);
     }
-    return result;
+    return served;
   }
 
   /**
