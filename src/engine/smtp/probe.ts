@@ -4,7 +4,9 @@
  * accept a random improbable address too (catch-all).
  *
  * Hosts are tried in the order the resolver gives, up to `maxMxHosts`; a host that refuses the
- * connection, stays silent, drops the line or answers 421 hands over to the next. The first
+ * connection, stays silent, drops the line or answers 421 hands over to the next. A host with
+ * IPv4 and IPv6 addresses is connected to by Happy Eyeballs (../net/happy-eyeballs.ts): its
+ * addresses are raced, and the session is the first that connected. The first
  * host that answers RCPT decides. `timeoutMs` bounds the whole probe: the connect and banner
  * of each host get a share of what remains (so a silent first MX cannot eat the budget of the
  * second), the dialogue after the banner may use all of it (session.ts, `budgetDeadlines`).
