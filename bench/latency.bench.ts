@@ -9,6 +9,9 @@
  *   warm           the mail host was asked a moment ago (DNS, catch-all known; a session may be open)
  *   first contact  DNS known, no session open (the server closed the one of the warm-up)
  *   cold           nothing known: a new domain with a new MX host
+ *   dual stack     cold, and the MX host also has an AAAA record (::1) whose connect never
+ *                  completes (test/kit/blackhole.ts): Happy Eyeballs tries IPv6 first and
+ *                  connects over IPv4 after its 250 ms Connection Attempt Delay (no TLS only)
  *
  * It prints p50 and p99 of `latency_ms` in ms and in round trips, and the verdicts it got (every
  * address is deliverable at the kit's server: anything else is a wrong answer, counted).
@@ -33,6 +36,7 @@ import { loadConfig } from '../src/config.js';
 import { createRuntime, startServer } from '../src/runtime.js';
 import { createAccount } from '../src/services/accounts.service.js';
 import { createKey } from '../src/services/keys.service.js';
+import { startBlackhole } from '../test/kit/blackhole.js';
 import { startDnsServer } from '../test/kit/dns-server.js';
 import { startLatencyMta } from '../test/kit/latency-mta.js';
 
@@ -52,7 +56,7 @@ const MAX_MS = Number(values['max-seconds']) * 1000;
 /** The server closes idle sessions of the first-contact hosts after this (their warm-up's). */
 const FIRST_CONTACT_IDLE_MS = 1_000;
 
-type CaseName = 'warm' | 'first contact' | 'cold';
+type CaseName = 'warm' | 'first contact' | 'cold' | 'dual stack';
 interface Case {
   name: CaseName;
   tls: boolean;
@@ -66,6 +70,7 @@ const CASES: Case[] = [
   { name: 'first contact', tls: true, octet: 5 },
   { name: 'cold', tls: false, octet: 6 },
   { name: 'cold', tls: true, octet: 7 },
+  { name: 'dual stack', tls: false, octet: 8 },
 ];
 const hostsOf = (c: Case): string[] =>
   c.name === 'warm'
@@ -86,6 +91,8 @@ const mta = await startLatencyMta({
       ? '250 2.1.5 OK'
       : '550 5.1.1 <' + address + '>: Recipient address rejected: User unknown',
 });
+// The dual-stack case's IPv6 address: a connect to it never completes.
+const silentIpv6 = await startBlackhole(['::1'], mta.port);
 // A DNS answer takes a round trip too (the resolver is as far as the mail host: an upper bound).
 dns.setDelay(RTT);
 const domainOf = (c: Case, i: number): string =>
@@ -94,7 +101,7 @@ for (const c of CASES) {
   hostsOf(c).forEach((host, i) => {
     const domain = domainOf(c, i);
     dns.setDomain(domain, { mx: [{ exchange: `mx.${domain}`, priority: 10 }] });
-    dns.setDomain(`mx.${domain}`, { a: [host] });
+    dns.setDomain(`mx.${domain}`, c.name === 'dual stack' ? { a: [host], aaaa: ['::1'] } : { a: [host] });
   });
 }
 
@@ -230,6 +237,7 @@ console.log(
       .join(' ')}`,
 );
 
+silentIpv6.close();
 await mta.close();
 await dns.close();
 process.exitCode = wrong === 0 ? 0 : 1;

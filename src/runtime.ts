@@ -18,6 +18,7 @@ import { dashboardPlugin } from './dashboard/plugin.js';
 import type { EngineCoordination } from './engine/coordination.js';
 import type { Verifier } from './engine/types.js';
 import { createVerifier } from './engine/verifier.js';
+import { SessionShare } from './engine/batch/session-share.js';
 import type { EgressGuard } from './engine/net/egress-guard.js';
 import { createLocalEgressHealth } from './engine/net/egress-health.js';
 import { createRedisEgressHealth } from './redis/egress-health.js';
@@ -107,7 +108,12 @@ export async function createRuntime(
     now,
     logger,
   });
-  const verifier = options.verifier ?? createVerifier(config.engine, { guard });
+  // Single verifications and the embedded batch engine share one per-host and per-provider cap.
+  const sessionShare = new SessionShare({
+    perHostConcurrency: config.batch.perHostConcurrency,
+    groupConcurrency: config.batch.providerConcurrency,
+  });
+  const verifier = options.verifier ?? createVerifier(config.engine, { guard, sessionShare });
   const mayWarn = onceEvery(REDIS_WARN_INTERVAL_MS);
   const resultCache = resultCacheFromSettings({
     settings: config.resultCache,

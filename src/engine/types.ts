@@ -2,6 +2,7 @@
  * The engine's public vocabulary. The engine knows nothing of HTTP, storage or accounts:
  * it takes an address and options and returns a `VerificationResult`.
  */
+import type { SessionShare } from './batch/session-share.js';
 import type { Provider } from './smtp/providers.js';
 
 export type { Provider } from './smtp/providers.js';
@@ -178,6 +179,13 @@ export interface SmtpOptions {
    */
   providerConcurrency?: number;
   providerSessionsPerSecond?: number;
+  /**
+   * Happy Eyeballs (net/happy-eyeballs.ts) for a single verification's MX host with IPv4 and IPv6
+   * addresses: the delay before the next address is tried while the first still connects
+   * (default 250 ms, RFC 8305), and whether IPv4 goes first (default: IPv6 first, RFC 8305 §4).
+   */
+  connectAttemptDelayMs?: number;
+  preferIpv4?: boolean;
 }
 
 export interface EngineOptions {
@@ -222,6 +230,11 @@ export interface Verifier {
   close(): Promise<void>;
   /** The single verifications' SMTP sessions: open per host, opened, reused, closed by the server. */
   sessionStats?(): SessionPoolStats;
+  /**
+   * The per-host and per-provider caps its sessions share with the process's batch engine
+   * (batch/session-share.ts), when it was given one: the batch engine is built with the same.
+   */
+  readonly sessionShare?: SessionShare;
 }
 
 /** What `/metrics` shows of the warm sessions of single verifications (smtp/warm-pool.ts). */
@@ -230,6 +243,8 @@ export interface SessionPoolStats {
   openByHost: ReadonlyMap<string, number>;
   /** Sessions opened, verifications carried by an already open session, sessions the server closed. */
   opened: number;
+  /** Batch sessions taken over idle when their host had no batch work left (batch/session-share.ts). */
+  adopted?: number;
   reused: number;
   closedByServer: number;
 }

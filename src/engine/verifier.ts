@@ -15,6 +15,7 @@ import { isFreeProvider, loadFreeProviders } from './lists/free-provider.js';
 import { isRoleAddress } from './lists/role.js';
 import { suggestCorrection } from './lists/typo.js';
 import { SmtpProber } from './smtp/probe.js';
+import type { SessionShare } from './batch/session-share.js';
 import { TranscriptRecorder } from './smtp/transcript.js';
 import { providerOfRecords } from './smtp/providers.js';
 import { parseAddress } from './syntax.js';
@@ -44,6 +45,11 @@ export interface VerifierDeps {
   now?: () => number;
   /** The reputation guard (net/egress-guard.ts): probes do not go out through resting egresses. */
   guard?: EgressGate;
+  /**
+   * The per-host and per-provider caps shared with the process's batch engine
+   * (batch/session-share.ts). Absent: the single verifications' caps are their own.
+   */
+  sessionShare?: SessionShare;
 }
 
 export interface Flags {
@@ -65,7 +71,11 @@ export function createVerifier(options: EngineOptions, deps: VerifierDeps = {}):
   loadFreeProviders();
   const prober = new SmtpProber(
     { ...options.smtp, catchAllTtlMs: options.catchAllTtlMs },
-    deps.guard === undefined ? shared : { ...shared, guard: deps.guard },
+    {
+      ...shared,
+      ...(deps.guard === undefined ? {} : { guard: deps.guard }),
+      ...(deps.sessionShare === undefined ? {} : { sessionShare: deps.sessionShare }),
+    },
   );
   const logger = deps.logger;
 
@@ -125,7 +135,13 @@ export function createVerifier(options: EngineOptions, deps: VerifierDeps = {}):
     resolver.close();
   }
 
-  return { verify, verifyOffline, close, sessionStats: () => prober.sessionStats() };
+  return {
+    verify,
+    verifyOffline,
+    close,
+    sessionStats: () => prober.sessionStats(),
+    ...(deps.sessionShare === undefined ? {} : { sessionShare: deps.sessionShare }),
+  };
 }
 
 function clampTimeout(timeoutMs: number | undefined): number {

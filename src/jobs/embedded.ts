@@ -80,6 +80,8 @@ export function startEmbeddedWorkers(ctx: AppContext, options: BackgroundOptions
       ...(coordination ? { coordination } : {}),
       ...(options.guard ? { guard: options.guard } : {}),
       ...(options.metrics ? { observer: options.metrics.engineObserver } : {}),
+      // One per-host cap for this process's batches and single verifications (session-share.ts).
+      ...(ctx.verifier.sessionShare ? { sessionShare: ctx.verifier.sessionShare } : {}),
     });
   const worker = createWorker({
     ...(options.workerId === undefined ? {} : { workerId: options.workerId }),

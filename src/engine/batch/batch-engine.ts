@@ -23,6 +23,7 @@ import { BackgroundTasks } from './background.js';
 import { CatchAllTracker, type SharedCatchAll } from './catch-all.js';
 import { runPooledSession } from './pooled-session.js';
 import { ProbeScheduler } from './scheduler.js';
+import type { SessionShare } from './session-share.js';
 import { withSharedNegativeAnswers, type NegativeDnsOutcome } from './shared-dns.js';
 import { SharedGreylistSchedule } from './shared-greylist.js';
 import type { EngineCoordination } from '../coordination.js';
@@ -46,6 +47,11 @@ export interface BatchEngineDeps {
   observer?: BatchEngineObserver;
   /** The reputation guard (net/egress-guard.ts): resting egresses open no new sessions. */
   guard?: EgressGate;
+  /**
+   * The per-host and per-provider caps this engine shares with the process's single
+   * verifications (session-share.ts; `Verifier.sessionShare`). Absent: its caps are its own.
+   */
+  sessionShare?: SessionShare;
 }
 
 /** Tuning defaults; docs/batch-engine.md gives the reasons and the measurements behind them. */
@@ -147,12 +153,19 @@ export function createBatchEngine(options: BatchEngineOptions, deps: BatchEngine
       providerConcurrency: tuning.providerConcurrency,
       providerSessionsPerSecond: tuning.providerSessionsPerSecond,
       guard: deps.guard ?? null,
+      sessionShare: deps.sessionShare ?? null,
     },
     {
       now,
       random,
       runSession: (lane, slot) =>
-        runPooledSession(lane, slot, sessionOptions, { scheduler, catchAll, greylist, now }),
+        runPooledSession(lane, slot, sessionOptions, {
+          scheduler,
+          catchAll,
+          greylist,
+          now,
+          share: deps.sessionShare ?? null,
+        }),
       sessionOpened: (lane) => deps.observer?.onSessionOpen?.(lane.queue.key, lane.egress.id),
       sessionClosed: (lane) => deps.observer?.onSessionClose?.(lane.queue.key, lane.egress.id),
       hostGivenUp: ({ queue, egress }, failure, given, failures) => {

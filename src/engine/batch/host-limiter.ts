@@ -11,6 +11,8 @@
  * hosts. Every method that takes a host takes its group too; without one, nothing changes.
  */
 
+import type { SessionClass, SessionShare } from './session-share.js';
+
 export interface HostLimiterOptions {
   /** Sessions in flight across all hosts. */
   concurrency: number;
@@ -23,6 +25,12 @@ export interface HostLimiterOptions {
   groupConcurrency?: number;
   /** Sessions opened to one group's hosts in any second. Default: no pace. */
   groupSessionsPerSecond?: number;
+}
+
+/** The caps this limiter's sessions share with the other class's (session-share.ts), and its class. */
+export interface SharedCaps {
+  share: SessionShare;
+  as: SessionClass;
 }
 
 /** The window of the group pace. */
@@ -61,10 +69,22 @@ export class HostLimiter {
   #active = 0;
   #pending = 0;
   #sweepAt = SWEEP_AT;
+  readonly #shared: SharedCaps | null;
 
-  constructor(options: HostLimiterOptions, now: () => number) {
+  constructor(options: HostLimiterOptions, now: () => number, shared: SharedCaps | null = null) {
     this.#options = options;
     this.#now = now;
+    this.#shared = shared;
+  }
+
+  /** Calls `listener` when a slot of the shared caps frees (the other class let one go); returns the unsubscription. */
+  onSharedFree(listener: () => void): () => void {
+    return this.#shared?.share.onFree(this.#shared.as, listener) ?? (() => undefined);
+  }
+
+  /** A single verification waits for a slot of `host`: batches sharing the caps leave it the next. Returns its end. */
+  waitFor(host: string, group: string | null = null): () => void {
+    return this.#shared?.share.wait(host, group) ?? (() => undefined);
   }
 
   get active(): number {
@@ -94,9 +114,20 @@ export class HostLimiter {
   canOpen(host: string, group: string | null = null): boolean {
     if (!this.hasGlobalRoom()) return false;
     if (group !== null && !this.groupHasRoom(group)) return false;
+    if (this.#shared !== null && !this.#shared.share.canOpen(this.#shared.as, host, group)) return false;
     const state = this.#hosts.get(host);
     if (state === undefined) return true;
     return state.active + state.pending < this.#options.perHostConcurrency && state.notBefore <= this.#now();
+  }
+
+  /** True when a new session to `host` fits its per-host cap and the host is not backed off. */
+  hostHasRoom(host: string): boolean {
+    if (this.#shared !== null && !this.#shared.share.canOpen(this.#shared.as, host, null)) return false;
+    const state = this.#hosts.get(host);
+    return (
+      state === undefined ||
+      (state.active + state.pending < this.#options.perHostConcurrency && state.notBefore <= this.#now())
+    );
   }
 
   /** True when `group` has room for a new session under its cap and its pace. */
@@ -134,6 +165,7 @@ export class HostLimiter {
 
   /** Counts a session as about to open (its shared slot is being asked for); the caller checked `canOpen`. */
   reserve(host: string, group: string | null = null): void {
+    this.#shared?.share.take(this.#shared.as, host, group);
     this.#state(host).pending += 1;
     this.#pending += 1;
     if (group !== null) this.#group(group).pending += 1;
@@ -141,6 +173,7 @@ export class HostLimiter {
 
   /** The reservation ends: `opened` counts it as an opened session, otherwise it is dropped. */
   endReservation(host: string, opened: boolean, group: string | null = null): void {
+    this.#shared?.share.give(this.#shared.as, host, group);
     const state = this.#state(host);
     state.pending = Math.max(0, state.pending - 1);
     this.#pending = Math.max(0, this.#pending - 1);
@@ -154,6 +187,7 @@ export class HostLimiter {
 
   /** Counts a session as opened; the caller checked `canOpen`. */
   acquire(host: string, group: string | null = null): void {
+    this.#shared?.share.take(this.#shared.as, host, group);
     const state = this.#state(host);
     state.active += 1;
     this.#active += 1;
@@ -168,6 +202,7 @@ export class HostLimiter {
   }
 
   release(host: string, group: string | null = null): void {
+    this.#shared?.share.give(this.#shared.as, host, group);
     const state = this.#state(host);
     state.active = Math.max(0, state.active - 1);
     this.#active = Math.max(0, this.#active - 1);

@@ -29,6 +29,7 @@ import type { ProbeScheduler } from './scheduler.js';
 import type { SharedGreylistSchedule } from './shared-greylist.js';
 import type { HeldSlot } from './shared-politeness.js';
 import type { Work } from './work.js';
+import type { SessionShare } from './session-share.js';
 
 export interface PooledSessionOptions {
   port: number;
@@ -54,6 +55,8 @@ export interface PooledSessionDeps {
   /** Where a greylisted recipient's next try is shared with other engines; null when nothing is shared. */
   greylist: SharedGreylistSchedule | null;
   now: () => number;
+  /** Caps shared with single verifications, which may take this session over at its end. */
+  share?: SessionShare | null;
 }
 
 // RFC 5321 §4.5.3.1.10: "too many recipients" is 452 (4.5.3); some servers send 552 5.5.3.
@@ -158,6 +161,23 @@ export async function runPooledSession(
   }
   // Queued again once this session has left them (the host may have been given up meanwhile).
   deps.scheduler.requeue(state.elsewhere);
+  // No work left for the host: a single verification may use the session next (session-share.ts).
+  if (
+    !failed &&
+    !slot.lost &&
+    !deps.scheduler.closed &&
+    session.usable &&
+    lane.queue.readyCount === 0 &&
+    deps.share?.offer({
+      key: lane.key,
+      group: lane.group ?? null,
+      address: lane.queue.key,
+      egress: lane.egress,
+      session,
+      rejects: state.rejects,
+    }) === true
+  )
+    return;
   const tls = session.tls;
   const closed = await session.quit();
   // A server that does not close after QUIT holds the session open: it counts against the host

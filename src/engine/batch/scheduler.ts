@@ -35,6 +35,7 @@ import type { SmtpOutcome } from '../outcome.js';
 import type { Egress, EgressGate } from '../net/egress.js';
 import { egressesFor, pairKey, refusesTheClient, usableEgresses } from '../net/egress.js';
 import { HostLimiter } from './host-limiter.js';
+import type { SessionShare } from './session-share.js';
 import type { Lane } from './host-queue.js';
 import { HostQueue } from './host-queue.js';
 import type { SmtpReply } from '../smtp/reply.js';
@@ -71,6 +72,8 @@ export interface SchedulerOptions {
   providerSessionsPerSecond?: number;
   /** The reputation guard (net/egress-guard.ts): egresses it rests open no new sessions. */
   guard?: EgressGate | null;
+  /** The per-host and per-provider caps shared with single verifications (session-share.ts). */
+  sessionShare?: SessionShare | null;
 }
 
 /** A host given up on: the failure, and the failures in a row of the lane that ended it. */
@@ -127,6 +130,7 @@ export class ProbeScheduler {
   #timer: NodeJS.Timeout | null = null;
   #timerAt = Infinity;
   #closed = false;
+  readonly #unsubscribe: () => void;
 
   constructor(
     options: SchedulerOptions,
@@ -146,7 +150,10 @@ export class ProbeScheduler {
           : { groupSessionsPerSecond: options.providerSessionsPerSecond }),
       },
       () => hooks.now(),
+      options.sessionShare == null ? null : { share: options.sessionShare, as: 'batch' },
     );
+    // A slot a single verification let go (or stopped waiting for) may be this engine's now.
+    this.#unsubscribe = this.limiter.onSharedFree(() => this.pump());
     this.#givenUp = new TtlMap(MAX_REMEMBERED_HOSTS, () => hooks.now());
     this.#resting = new TtlMap(MAX_REMEMBERED_HOSTS, () => hooks.now());
     this.#shared =
@@ -385,6 +392,7 @@ export class ProbeScheduler {
   /** No new session opens; resolves when the open ones have ended. */
   async close(): Promise<void> {
     this.#closed = true;
+    this.#unsubscribe();
     if (this.#timer !== null) clearTimeout(this.#timer);
     this.#timer = null;
     await Promise.all([...this.#sessions]);

@@ -14,6 +14,8 @@ import { SocksClient } from 'socks';
 import type { EhloExtensions, SmtpReply } from './reply.js';
 import { NO_EXTENSIONS, ReplyParser, SmtpProtocolError, parseEhloExtensions } from './reply.js';
 import type { WireRecorder } from './transcript.js';
+import type { ConnectCandidate } from '../net/happy-eyeballs.js';
+import { connectFirst, DEFAULT_CONNECTION_ATTEMPT_DELAY_MS, RaceFailure } from '../net/happy-eyeballs.js';
 
 /**
  * Why a connection failed: `refused` / `unreachable` (TCP), `timeout` (the deadline passed),
@@ -71,6 +73,14 @@ export interface OpenOptions {
   proxy?: SocksProxyOptions | null;
   /** Local address to connect from (an egress's source address); through a proxy it is unused. */
   localAddress?: string | null;
+  /**
+   * More addresses of the same host (the other family among them), raced after `address` by
+   * Happy Eyeballs (../net/happy-eyeballs.ts); unused through a proxy. `address` and
+   * `localAddress` of the connection are then those of the attempt that won.
+   */
+  alternates?: readonly ConnectCandidate[];
+  /** Happy Eyeballs' Connection Attempt Delay (default 250 ms). */
+  attemptDelayMs?: number;
   /** Aborting destroys the connection at once (and fails what is pending with kind `destroyed`). */
   signal?: AbortSignal;
   /**
@@ -171,6 +181,10 @@ export class SmtpConnection {
     try {
       if (options.proxy) {
         socket = await connectThroughProxy(options);
+      } else if (options.alternates !== undefined && options.alternates.length > 0) {
+        const won = await raceConnect(options);
+        socket = won.socket;
+        options = { ...options, address: won.candidate.address, localAddress: won.candidate.localAddress };
       } else {
         const localAddress = options.localAddress ?? undefined;
         socket = net.connect({ host: options.address, port: options.port, noDelay: true, localAddress });
@@ -507,6 +521,35 @@ function errorKind(error: NodeJS.ErrnoException, duringTls: boolean): SmtpErrorK
   if (code === 'ECONNRESET' || code === 'EPIPE') return 'closed';
   if (duringTls || code.startsWith('ERR_SSL') || code.startsWith('ERR_TLS')) return 'tls';
   return 'closed';
+}
+
+/** Happy Eyeballs over `address` and its alternates; a lost race as the connection error it stands for. */
+async function raceConnect(options: OpenOptions): ReturnType<typeof connectFirst> {
+  try {
+    return await connectFirst(
+      [{ address: options.address, localAddress: options.localAddress ?? null }, ...options.alternates!],
+      {
+        port: options.port,
+        attemptDelayMs: options.attemptDelayMs ?? DEFAULT_CONNECTION_ATTEMPT_DELAY_MS,
+        deadlineAt: options.deadlineAt,
+        ...(options.signal === undefined ? {} : { signal: options.signal }),
+      },
+    );
+  } catch (error) {
+    if (!(error instanceof RaceFailure)) throw error;
+    const failure = error;
+    switch (failure.kind) {
+      case 'timeout':
+        throw new SmtpConnectionError('timeout', 'no connection to any address before the deadline');
+      case 'aborted':
+        throw new SmtpConnectionError('destroyed', 'connection closed by the client');
+      case 'failed':
+        throw new SmtpConnectionError(
+          failure.cause === undefined ? 'closed' : errorKind(failure.cause, false),
+          `${failure.message} (every address of the host failed)`,
+        );
+    }
+  }
 }
 
 async function connectThroughProxy(options: OpenOptions): Promise<net.Socket> {

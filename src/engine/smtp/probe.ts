@@ -4,7 +4,9 @@
  * accept a random improbable address too (catch-all).
  *
  * Hosts are tried in the order the resolver gives, up to `maxMxHosts`; a host that refuses the
- * connection, stays silent, drops the line or answers 421 hands over to the next. The first
+ * connection, stays silent, drops the line or answers 421 hands over to the next. A host with
+ * IPv4 and IPv6 addresses is connected to by Happy Eyeballs (../net/happy-eyeballs.ts): its
+ * addresses are raced, and the session is the first that connected. The first
  * host that answers RCPT decides. `timeoutMs` bounds the whole probe: the connect and banner
  * of each host get a share of what remains (so a silent first MX cannot eat the budget of the
  * second), the dialogue after the banner may use all of it (session.ts, `budgetDeadlines`).
@@ -30,6 +32,7 @@
  * (Postfix bounces the message, 5.6.7 "SMTPUTF8 is required, but was not offered by host").
  */
 import { getRandomValues } from 'node:crypto';
+import { isIPv6 } from 'node:net';
 import { setMaxListeners } from 'node:events';
 import type { HostHealth } from '../coordination.js';
 import { DEFAULT_HOST_BACKOFF_MAX_MS, DEFAULT_HOST_BACKOFF_MS } from '../coordination.js';
@@ -56,8 +59,14 @@ import type { WireRecorder } from './transcript.js';
 import type { HostResult, Transaction } from './probe-transaction.js';
 import { queueTimeout, runTransaction, serverLetGo } from './probe-transaction.js';
 import { HostLimiter } from '../batch/host-limiter.js';
+import type { SessionShare } from '../batch/session-share.js';
 import type { WarmEntry, WarmPoolStats } from './warm-pool.js';
 import { WARM_DEFAULTS, WarmPool } from './warm-pool.js';
+import {
+  DEFAULT_CONNECTION_ATTEMPT_DELAY_MS,
+  hasBothFamilies,
+  interleaveFamilies,
+} from '../net/happy-eyeballs.js';
 
 export interface ProbeRequest {
   /**
@@ -86,6 +95,8 @@ export interface ProberDeps {
   health?: HostHealth;
   /** The reputation guard (../net/egress-guard.ts): resting egresses are not taken. */
   guard?: EgressGate;
+  /** Per-host and per-provider caps shared with the process's batches (../batch/session-share.ts). */
+  sessionShare?: SessionShare;
 }
 
 /** Probe settings: the engine's SMTP options, the catch-all cache lifetime and the host back-off. */
@@ -99,6 +110,12 @@ export interface ProberOptions extends SmtpOptions {
   egressRestMs?: number;
 }
 
+/** Another address of the host raced by Happy Eyeballs, with its route. */
+interface Alternate {
+  address: string;
+  route: Route;
+}
+
 /** The egress a probe of one host address goes out through, and whether it rests there. */
 interface Route {
   egress: Egress;
@@ -109,6 +126,8 @@ interface Route {
 
 const LOCAL_ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789';
 const LOCAL_LENGTH = 24;
+/** How long the family that won a Happy Eyeballs race at a host goes first there. */
+const FAMILY_MEMORY_MS = 10 * 60_000;
 /** Hosts whose last failure is remembered (for the evidence of probes that skip them). */
 const MAX_REMEMBERED_FAILURES = 10_000;
 
@@ -148,6 +167,9 @@ export class SmtpProber {
   readonly #closing = new AbortController();
   /** Warm sessions, and the per-host and global caps on sessions (warm-pool.ts). */
   readonly #pool: WarmPool;
+  /** Per MX host name: whether IPv6 goes first, after a race another family than the first won. */
+  readonly #familyWon: TtlMap<string, boolean>;
+  readonly #unadopt: (() => void) | null;
 
   constructor(options: ProberOptions, deps: ProberDeps = {}) {
     this.#options = options;
@@ -160,6 +182,7 @@ export class SmtpProber {
     this.#backoffMs = options.hostBackoffMs ?? DEFAULT_HOST_BACKOFF_MS;
     this.#backoffMaxMs = options.hostBackoffMaxMs ?? DEFAULT_HOST_BACKOFF_MAX_MS;
     this.#lastFailure = new TtlMap(MAX_REMEMBERED_FAILURES, this.#clock);
+    this.#familyWon = new TtlMap(MAX_REMEMBERED_FAILURES, this.#clock);
     const limiter = new HostLimiter(
       {
         concurrency: options.concurrency ?? DEFAULT_CONCURRENCY,
@@ -175,11 +198,14 @@ export class SmtpProber {
         backoffMaxMs: this.#backoffMaxMs,
       },
       this.#clock,
+      deps.sessionShare === undefined ? null : { share: deps.sessionShare, as: 'single' },
     );
     // A library caller that does not ask for warm sessions gets none (QUIT after each probe, as a
     // one-off script wants); the service passes its settings (--smtp-session-idle...).
     const sessions = options.sessions ?? { idleMs: 0 };
     this.#pool = new WarmPool({ ...WARM_DEFAULTS, ...definedOnly(sessions) }, limiter);
+    // Batch sessions with no work left become warm sessions here (../batch/session-share.ts).
+    this.#unadopt = deps.sessionShare?.adoptWith((offer) => this.#pool.adopt(offer)) ?? null;
     // Every connection in flight listens on this one signal; hundreds at once are expected.
     setMaxListeners(0, this.#closing.signal);
   }
@@ -198,7 +224,13 @@ export class SmtpProber {
 
     for (let i = 0; i < hosts.length && !this.#closing.signal.aborted; i++) {
       const host = hosts[i]!;
-      for (const address of host.addresses) {
+      // Both families: Happy Eyeballs (../net/happy-eyeballs.ts) races the addresses, IPv6 first.
+      const race = hasBothFamilies(host.addresses);
+      // The family that last won a race at this host goes first (RFC 8305 §4 allows history).
+      const ipv6First = this.#familyWon.get(host.exchange) ?? this.#options.preferIpv4 !== true;
+      const addresses = race ? interleaveFamilies(host.addresses, ipv6First) : host.addresses;
+      for (let a = 0; a < addresses.length; a++) {
+        const address = addresses[a]!;
         const now = performance.now();
         if (now >= deadlineAt) {
           timedOut = true;
@@ -219,13 +251,23 @@ export class SmtpProber {
             };
           }
           last = resting;
-          // As after a live failure: another address of the host only when this one was unreachable.
-          if (connectionRefused(resting)) continue;
+          // As after a live failure: another address of the host only when this one was
+          // unreachable, or when the host is raced (the next address leads the race then).
+          if (race || connectionRefused(resting)) continue;
           break;
         }
         // Connect and banner get this host's share of what is left; the dialogue gets the rest.
         const greetingAt = now + (deadlineAt - now) / (hosts.length - i);
-        const result = await this.#ask(host, address, route, request, greetingAt, deadlineAt);
+        // Raced only when connected to directly (through a SOCKS5 proxy, the proxy connects).
+        const alternates =
+          race && route.egress.proxy === null
+            ? (await this.#alternates(addresses.slice(a + 1))).filter(
+                (alt) => alt.route.egress.proxy === null,
+              )
+            : [];
+        const result = await this.#ask(host, address, route, request, greetingAt, deadlineAt, alternates);
+        if (alternates.length > 0 && result.servedBy !== undefined && result.servedBy !== address)
+          this.#familyWon.set(host.exchange, isIPv6(result.servedBy), FAMILY_MEMORY_MS);
         if (result.type === 'decided') {
           return {
             kind: result.kind,
@@ -238,6 +280,8 @@ export class SmtpProber {
         }
         last = result.failure;
         if (last.kind === 'timeout') timedOut = true;
+        // Every other address was in the race.
+        if (alternates.length > 0) break;
         // Another address of the same host only helps when this one could not be reached.
         if (!connectionRefused(last)) break;
       }
@@ -265,6 +309,7 @@ export class SmtpProber {
 
   /** Destroys every open connection; later probes end as unavailable. */
   async close(): Promise<void> {
+    this.#unadopt?.();
     this.#pool.close();
     this.#closing.abort();
   }
@@ -282,9 +327,14 @@ export class SmtpProber {
     request: ProbeRequest,
     greetingAt: number,
     deadlineAt: number,
-  ): Promise<HostResult> {
+    alternates: readonly Alternate[],
+  ): Promise<HostResult & { servedBy?: string }> {
+    // The address that served: another one when it won the Happy Eyeballs race.
+    const used: Alternate = { address, route };
+    const result = await this.#session(host, used, request, greetingAt, deadlineAt, alternates);
+    ({ address, route } = used);
+    const served = { ...result, servedBy: address };
     const { key } = route;
-    const result = await this.#session(host, address, route, request, greetingAt, deadlineAt);
     const heard = result.type === 'failed' ? result.failure : result.type === 'decided' ? result : null;
     if (heard?.reply) this.#guard?.observe(route.egress, host.exchange, heard.stage, heard.reply);
     if (result.type === 'failed' && result.queued !== true) {
@@ -308,7 +358,7 @@ export class SmtpProber {
       if (result.kind === 'blocked' && refusesTheClient(result.reply)) this.#rest(address, key);
       this.#answered(key);
     }
-    return result;
+    return served;
   }
 
   /**
@@ -318,14 +368,26 @@ export class SmtpProber {
    */
   async #session(
     host: MailHost,
-    address: string,
-    route: Route,
+    used: Alternate,
     request: ProbeRequest,
     greetingAt: number,
     deadlineAt: number,
+    alternates: readonly Alternate[],
   ): Promise<HostResult> {
+    const { address, route } = used;
     const greetingShare = greetingAt - performance.now();
     for (;;) {
+      // The first address until another one serves (a session replaced tries again from it).
+      Object.assign(used, { address, route });
+      // A warm session to another address of the host (it won an earlier race) serves at once.
+      const idle = alternates.length === 0 ? null : this.#idleAlternate([{ address, route }, ...alternates]);
+      if (idle !== null) {
+        Object.assign(used, idle.alternate);
+        idle.entry.session.useDeadlines(budgetDeadlines(deadlineAt, deadlineAt));
+        const result = await this.#use(idle.entry, request, true);
+        if (result !== 'replaced') return result;
+        continue;
+      }
       const slot = await this.#pool.acquire(
         route.key,
         deadlineAt,
@@ -353,6 +415,8 @@ export class SmtpProber {
           continue;
         }
       }
+      // Raced addresses: those whose lane has room (the cap holds for whichever wins).
+      const raced = alternates.filter((a) => this.#pool.laneHasRoom(a.route.key));
       const openedAt = performance.now();
       const opened = await openSession(
         { exchange: host.exchange, address },
@@ -366,10 +430,19 @@ export class SmtpProber {
           signal: this.#closing.signal,
           starttls: this.#options.starttls ?? 'opportunistic',
           recorder: request.recorder ?? null,
+          alternates: raced.map((a) => ({ address: a.address, localAddress: a.route.egress.localAddress })),
+          attemptDelayMs: this.#options.connectAttemptDelayMs ?? DEFAULT_CONNECTION_ATTEMPT_DELAY_MS,
         },
       );
+      // The slot taken for the first address goes with the address that connected.
+      const connectedTo = opened.ok ? opened.session.target.address : (opened.connectedTo ?? address);
+      const winner = raced.find((a) => a.address === connectedTo);
+      if (winner !== undefined) {
+        this.#pool.moveSlot(route.key, winner.route.key, providerGroup(winner.route.egress, host.exchange));
+        Object.assign(used, winner);
+      }
       if (!opened.ok) {
-        this.#pool.openFailed(route.key, opened.closed);
+        this.#pool.openFailed(used.route.key, opened.closed);
         const { failure } = opened;
         // The banner or EHLO refused the prober (5xx): decided, as a reply to RCPT would be.
         if (failure.kind === 'blocked' && failure.reply !== null) {
@@ -385,9 +458,9 @@ export class SmtpProber {
         return { type: 'failed', failure };
       }
       const entry = this.#pool.opened(
-        route.key,
-        address,
-        route.egress,
+        used.route.key,
+        used.address,
+        used.route.egress,
         opened.session,
         performance.now() - openedAt,
       );
@@ -467,6 +540,25 @@ export class SmtpProber {
       cached,
       (catchAll) => this.#catchAll.remember(request.domain, catchAll),
     );
+  }
+
+  /** Routes of the other addresses of a host for a Happy Eyeballs race (those resting stay out). */
+  async #alternates(addresses: readonly string[]): Promise<Alternate[]> {
+    const out: Alternate[] = [];
+    for (const address of addresses) {
+      const route = await this.#route(address);
+      if (route.resting === null) out.push({ address, route });
+    }
+    return out;
+  }
+
+  /** An idle warm session of one of `alternates`' lanes (marked in use), if there is one. */
+  #idleAlternate(alternates: readonly Alternate[]): { alternate: Alternate; entry: WarmEntry } | null {
+    for (const alternate of alternates) {
+      const entry = this.#pool.takeIdle(alternate.route.key);
+      if (entry !== null) return { alternate, entry };
+    }
+    return null;
   }
 
   /**

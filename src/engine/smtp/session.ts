@@ -15,6 +15,7 @@ import type { SmtpErrorKind, SocksProxyOptions } from './connection.js';
 import { SmtpConnection, SmtpConnectionError } from './connection.js';
 import type { EhloExtensions, SmtpReply } from './reply.js';
 import type { WireRecorder } from './transcript.js';
+import type { ConnectCandidate } from '../net/happy-eyeballs.js';
 
 /** Where in a session something happened (also the `stage` label of the given-up metric). */
 export type SessionStage = 'connect' | 'banner' | 'ehlo' | 'starttls' | 'mail' | 'rcpt' | 'rset' | 'quit';
@@ -84,6 +85,13 @@ export interface SessionOptions {
   recorder?: WireRecorder | null;
   /** STARTTLS (docs/prober.md#starttls); default `opportunistic`. */
   starttls?: StarttlsMode;
+  /**
+   * Other addresses of the host raced by Happy Eyeballs (../net/happy-eyeballs.ts); the session's
+   * `target.address` is then the one that connected first.
+   */
+  alternates?: readonly ConnectCandidate[];
+  /** Happy Eyeballs' Connection Attempt Delay (default 250 ms). */
+  attemptDelayMs?: number;
 }
 
 /**
@@ -101,7 +109,13 @@ export type OpenResult =
    * its side, or our FIN had time to reach it), at the step deadline at the latest: a caller that
    * holds a per-host slot keeps it until then.
    */
-  | { ok: false; failure: HostFailure; closed: Promise<void> };
+  | {
+      ok: false;
+      failure: HostFailure;
+      closed: Promise<void>;
+      /** The address the failed session had connected to (Happy Eyeballs' winner), if it had. */
+      connectedTo?: string;
+    };
 
 /** Replies of one group, in order; `error` is set when the connection failed before the last. */
 export interface GroupResult {
@@ -258,7 +272,9 @@ export async function openSession(target: SessionTarget, options: SessionOptions
   // The retry is the same session to the server's count: it opens once the first has closed.
   await first.closed;
   if (options.deadlines.greeting(true) <= performance.now()) return first;
-  return greet(target, options, true);
+  // The clear-text retry goes to the address that connected, without a new race.
+  const { alternates: _raced, ...retryOptions } = options;
+  return greet({ ...target, address: first.connectedTo ?? target.address }, retryOptions, true);
 }
 
 async function greet(target: SessionTarget, options: SessionOptions, retry: boolean): Promise<OpenResult> {
@@ -270,10 +286,14 @@ async function greet(target: SessionTarget, options: SessionOptions, retry: bool
     markClosed = resolve;
   });
   const recorder = options.recorder ?? null;
-  recorder?.record('out', `[connect ${target.exchange} (${target.address}) port ${options.port}]`);
+  const alternates = options.proxy === null ? (options.alternates ?? []) : [];
+  const raced = alternates.length === 0 ? '' : `, then ${alternates.map((a) => a.address).join(', ')}`;
+  recorder?.record('out', `[connect ${target.exchange} (${target.address}${raced}) port ${options.port}]`);
   try {
     connection = await SmtpConnection.open({
       address: target.address,
+      ...(alternates.length === 0 ? {} : { alternates }),
+      ...(options.attemptDelayMs === undefined ? {} : { attemptDelayMs: options.attemptDelayMs }),
       port: options.port,
       deadlineAt: options.deadlines.greeting(retry),
       proxy: options.proxy,
@@ -284,6 +304,10 @@ async function greet(target: SessionTarget, options: SessionOptions, retry: bool
       onClose: () => markClosed(),
       recorder,
     });
+    if (connection.address !== target.address) {
+      recorder?.record('out', `[connected to ${connection.address}]`);
+      target = { ...target, address: connection.address };
+    }
     session = new SmtpSession(target, connection, options.deadlines, closed);
     stage = 'banner';
     const bannerRefused = refusal('banner', connection.banner, false);
@@ -332,7 +356,12 @@ async function greet(target: SessionTarget, options: SessionOptions, retry: bool
       error.kind !== 'proxy'
     )
       stage = 'banner';
-    return { ok: false, failure: failureOf(error, stage, connection?.tls ?? false), closed };
+    return {
+      ok: false,
+      failure: failureOf(error, stage, connection?.tls ?? false),
+      closed,
+      ...(connection === null ? {} : { connectedTo: connection.address }),
+    };
   }
 }
 
@@ -350,7 +379,12 @@ function tlsRequired(why: string): HostFailure {
 
 /** Says QUIT after a refusal; the server's close is left to the caller to await (or not). */
 function refused(session: SmtpSession, failure: HostFailure): OpenResult {
-  return { ok: false, failure, closed: session.quit().then(() => undefined) };
+  return {
+    ok: false,
+    failure,
+    closed: session.quit().then(() => undefined),
+    connectedTo: session.target.address,
+  };
 }
 
 /** The failure a banner or greeting reply means, or null when the dialogue may go on. */

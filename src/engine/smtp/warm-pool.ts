@@ -20,6 +20,7 @@ import type { HostLimiter } from '../batch/host-limiter.js';
 import type { Egress } from '../net/egress.js';
 import type { SessionPoolStats } from '../types.js';
 import type { SmtpSession } from './session.js';
+import type { SessionOffer } from '../batch/session-share.js';
 import { stepDeadlines } from './session.js';
 
 export interface WarmSessionOptions {
@@ -96,13 +97,21 @@ export class WarmPool {
   readonly #busy = new Map<string, number>();
   readonly #inUse = new Set<WarmEntry>();
   #opened = 0;
+  /** Batch sessions taken over (../batch/session-share.ts). */
+  #adopted = 0;
+  /** When a verification last asked for a session (`performance.now()`). */
+  #lastAskedAt = -Infinity;
   #reused = 0;
   #closedByServer = 0;
   #closed = false;
 
+  readonly #unsubscribe: () => void;
+
   constructor(options: WarmSessionOptions, limiter: HostLimiter) {
     this.#options = options;
     this.#limiter = limiter;
+    // A batch session that ended (caps shared with batches: session-share.ts) frees a slot too.
+    this.#unsubscribe = limiter.onSharedFree(() => this.#wake(null));
   }
 
   /**
@@ -117,6 +126,7 @@ export class WarmPool {
     group: string | null = null,
   ): Promise<WarmEntry | 'open' | 'timeout'> {
     if (group !== null) this.#groupOf.set(key, group);
+    this.#lastAskedAt = performance.now();
     for (;;) {
       if (this.#closed) return 'timeout';
       const entry = this.#takeIdle(key);
@@ -131,6 +141,8 @@ export class WarmPool {
       if (group !== null && this.#limiter.canOpen(key)) this.#yieldIdle(key, group);
       const left = deadlineAt - performance.now();
       if (left <= 0) return 'timeout';
+      // While it waits, batches sharing the caps leave it the next slot.
+      const waited = this.#limiter.waitFor(key, group);
       await new Promise<void>((resolve) => {
         const timer = setTimeout(done, left);
         const waiter: Waiter = { key, wake: done };
@@ -140,11 +152,17 @@ export class WarmPool {
           resolve();
         }
       });
+      waited();
     }
   }
 
   /** A session opened on the slot `acquire` gave: counted until the server lets it go. */
   opened(key: string, address: string, egress: Egress, session: SmtpSession, greetMs: number): WarmEntry {
+    this.#opened += 1;
+    return this.#register(key, address, egress, session, greetMs);
+  }
+
+  #register(key: string, address: string, egress: Egress, session: SmtpSession, greetMs: number): WarmEntry {
     const entry: WarmEntry = {
       session,
       key,
@@ -157,7 +175,6 @@ export class WarmPool {
       retired: false,
       timer: null,
     };
-    this.#opened += 1;
     this.#openByHost.set(address, (this.#openByHost.get(address) ?? 0) + 1);
     this.#taken(entry);
     void session.closed.then(() => {
@@ -169,6 +186,30 @@ export class WarmPool {
       this.#freeSlot(key);
     });
     return entry;
+  }
+
+  /**
+   * Takes a batch session with no work left (../batch/session-share.ts) as an idle session of
+   * lane `key`, counted against this pool's caps until the server lets it go. False when warm
+   * sessions are off or the session cannot carry more (the batch then QUITs it).
+   */
+  adopt(offer: SessionOffer): boolean {
+    const o = this.#options;
+    if (this.#closed || o.idleMs <= 0 || !offer.session.usable || offer.rejects >= o.maxRejects) return false;
+    // Only where single verifications are asked for (not in a worker process that runs none), one
+    // per lane at most, within the global cap: what a batch leaves behind stays small and useful.
+    if (performance.now() - this.#lastAskedAt > o.maxAgeMs) return false;
+    if (this.busy(offer.key) > 0 || this.#idle.has(offer.key) || !this.#limiter.hasGlobalRoom()) return false;
+    if (offer.group !== null) this.#groupOf.set(offer.key, offer.group);
+    // The same connection, already counted by the batch until it lets go: counted here first.
+    this.#limiter.acquire(offer.key, offer.group);
+    const entry = this.#register(offer.key, offer.address, offer.egress, offer.session, 0);
+    this.#adopted += 1;
+    // It carried transactions: the next verification starts with RSET.
+    entry.verifications = 1;
+    entry.rejects = offer.rejects;
+    this.release(entry);
+    return true;
   }
 
   /** The open failed: its slot frees once the server no longer counts the attempt. */
@@ -195,6 +236,29 @@ export class WarmPool {
     let greetMs = 0;
     for (const entry of this.#inUse) if (entry.key === key) greetMs = Math.max(greetMs, entry.greetMs);
     return greetMs;
+  }
+
+  /** An idle session of lane `key` (marked in use), or null; nothing is opened or awaited. */
+  takeIdle(key: string): WarmEntry | null {
+    if (this.#closed) return null;
+    const entry = this.#takeIdle(key);
+    return entry === null ? null : this.#taken(entry);
+  }
+
+  /** Whether lane `key` has room for one more session under its per-host cap (the global one aside). */
+  laneHasRoom(key: string): boolean {
+    return this.#limiter.hostHasRoom(key);
+  }
+
+  /**
+   * The slot `acquire` gave for lane `from` goes to lane `to` (of provider group `group`): Happy
+   * Eyeballs connected to another address of the host than the one asked for.
+   */
+  moveSlot(from: string, to: string, group: string | null): void {
+    if (from === to) return;
+    if (group !== null) this.#groupOf.set(to, group);
+    this.#limiter.acquire(to, group);
+    this.#freeSlot(from);
   }
 
   /** A slot `acquire` gave back unused (a session in use came back first). */
@@ -275,6 +339,7 @@ export class WarmPool {
     return {
       openByHost: this.#openByHost,
       opened: this.#opened,
+      adopted: this.#adopted,
       reused: this.#reused,
       closedByServer: this.#closedByServer,
     };
@@ -283,6 +348,7 @@ export class WarmPool {
   /** Retires every idle session; waiting probes end as timed out. */
   close(): void {
     this.#closed = true;
+    this.#unsubscribe();
     for (const list of [...this.#idle.values()]) for (const entry of [...list]) this.retire(entry);
     for (const waiter of this.#waiters) waiter.wake();
     this.#waiters = [];

@@ -1,0 +1,174 @@
+/**
+ * Happy Eyeballs (RFC 8305) in a single verification's connect (src/engine/net/happy-eyeballs.ts):
+ * an MX host with A and AAAA records where one family's connect never completes still answers,
+ * and the rest of the race's rules: one family only, both working (the preferred one wins), every
+ * address failing (an honest unknown, never undeliverable), a warm session to the address that won.
+ *
+ * A connect that never completes is made with real sockets (test/kit/blackhole.ts): a stopped
+ * listener whose accept queue is full, so that the kernel drops the SYNs.
+ */
+import net from 'node:net';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { EngineOptions, Verifier } from '../../src/engine/index.js';
+import { createVerifier } from '../../src/engine/index.js';
+import { interleaveFamilies } from '../../src/engine/net/happy-eyeballs.js';
+import type { Blackhole } from '../kit/blackhole.js';
+import { startBlackhole } from '../kit/blackhole.js';
+import type { FakeDnsServer } from '../kit/dns-server.js';
+import { startDnsServer } from '../kit/dns-server.js';
+import { kitEngineOptions } from '../kit/engine-options.js';
+import type { PostfixLikeMta } from '../kit/postfix-like-mta.js';
+import { startPostfixLikeMta } from '../kit/postfix-like-mta.js';
+
+let dns: FakeDnsServer;
+/** A mail host on ::1 only, one on 127.0.0.1 only, one on both (each its own port). */
+let mta6: PostfixLikeMta;
+let mta4: PostfixLikeMta;
+let mtaBoth: PostfixLikeMta;
+const holes: Blackhole[] = [];
+const verifiers: Verifier[] = [];
+
+const rcpt = (address: string): string =>
+  address.startsWith('user')
+    ? '250 2.1.5 Ok'
+    : `550 5.1.1 <${address}>: Recipient address rejected: User unknown`;
+
+beforeAll(async () => {
+  [mta6, mta4, mtaBoth] = await Promise.all([
+    startPostfixLikeMta({ hosts: ['::1'], inFlowDelayMs: 0, rcpt }),
+    startPostfixLikeMta({ hosts: ['127.0.0.1'], inFlowDelayMs: 0, rcpt }),
+    startPostfixLikeMta({ hosts: ['::1', '127.0.0.1'], inFlowDelayMs: 0, rcpt }),
+  ]);
+  dns = await startDnsServer({
+    'dual.test': { mx: [{ exchange: 'mx.dual.test', priority: 10 }] },
+    'mx.dual.test': { a: ['127.0.0.1'], aaaa: ['::1'] },
+    'v6only.test': { mx: [{ exchange: 'mx.v6only.test', priority: 10 }] },
+    'mx.v6only.test': { aaaa: ['::1'] },
+    'v4only.test': { mx: [{ exchange: 'mx.v4only.test', priority: 10 }] },
+    'mx.v4only.test': { a: ['127.0.0.1'] },
+  });
+  // Port P of mta6 hangs on 127.0.0.1, port P of mta4 hangs on ::1.
+  holes.push(await startBlackhole(['127.0.0.1'], mta6.port), await startBlackhole(['::1'], mta4.port));
+});
+
+afterEach(async () => {
+  await Promise.all(verifiers.splice(0).map((v) => v.close()));
+});
+
+afterAll(async () => {
+  for (const hole of holes) hole.close();
+  await Promise.all([mta6.close().catch(() => undefined), mta4.close(), mtaBoth.close(), dns.close()]);
+});
+
+function verifier(port: number, smtp: Partial<EngineOptions['smtp']> = {}): Verifier {
+  const options = kitEngineOptions(dns.address, port);
+  const v = createVerifier({ ...options, smtp: { ...options.smtp, sessions: { idleMs: 5_000 }, ...smtp } });
+  verifiers.push(v);
+  return v;
+}
+
+const TIMEOUT_MS = 4_000;
+
+describe('Happy Eyeballs (RFC 8305)', () => {
+  it('interleaves the families, IPv6 first unless IPv4 is preferred', () => {
+    const addresses = ['192.0.2.1', '192.0.2.2', '2001:db8::1', '2001:db8::2', '192.0.2.3'];
+    expect(interleaveFamilies(addresses)).toEqual([
+      '2001:db8::1',
+      '192.0.2.1',
+      '2001:db8::2',
+      '192.0.2.2',
+      '192.0.2.3',
+    ]);
+    expect(interleaveFamilies(addresses, false)).toEqual([
+      '192.0.2.1',
+      '2001:db8::1',
+      '192.0.2.2',
+      '2001:db8::2',
+      '192.0.2.3',
+    ]);
+  });
+
+  it('answers through IPv6 when the IPv4 connect never completes, IPv4 tried first', async () => {
+    const v = verifier(mta6.port, { preferIpv4: true });
+    const result = await v.verify('user1@dual.test', { timeoutMs: TIMEOUT_MS, transcript: true });
+    expect(result.status).toBe('deliverable');
+    // One Connection Attempt Delay (250 ms) lost to the silent family, not the budget.
+    expect(result.latency_ms).toBeLessThan(1_500);
+    const lines = result.transcript!.map((l) => l.text);
+    expect(lines).toContain(`[connect mx.dual.test (127.0.0.1, then ::1) port ${mta6.port}]`);
+    expect(lines).toContain('[connected to ::1]');
+  });
+
+  it('answers through IPv4 when the IPv6 connect never completes, IPv6 tried first', async () => {
+    const v = verifier(mta4.port);
+    const result = await v.verify('user1@dual.test', { timeoutMs: TIMEOUT_MS, transcript: true });
+    expect(result.status).toBe('deliverable');
+    expect(result.latency_ms).toBeLessThan(1_500);
+    expect(result.transcript!.map((l) => l.text)).toContain('[connected to 127.0.0.1]');
+  });
+
+  it('keeps the session of the address that won warm for the next verification', async () => {
+    const before = mta4.stats().sessionsByHost['127.0.0.1'] ?? 0;
+    const v = verifier(mta4.port);
+    const first = await v.verify('user1@dual.test', { timeoutMs: TIMEOUT_MS });
+    const second = await v.verify('user2@dual.test', { timeoutMs: TIMEOUT_MS, transcript: true });
+    expect([first.status, second.status]).toEqual(['deliverable', 'deliverable']);
+    expect(mta4.stats().sessionsByHost['127.0.0.1']! - before).toBe(1);
+    expect(second.transcript!.map((l) => l.text)).toContain('[reuse mx.dual.test (127.0.0.1)]');
+  });
+
+  it('puts the family that won at a host first for the next new connection there', async () => {
+    // No warm sessions: every verification connects anew.
+    const v = verifier(mta4.port, { sessions: { idleMs: 0 } });
+    const first = await v.verify('user1@dual.test', { timeoutMs: TIMEOUT_MS, transcript: true });
+    const second = await v.verify('user2@dual.test', { timeoutMs: TIMEOUT_MS, transcript: true });
+    expect([first.status, second.status]).toEqual(['deliverable', 'deliverable']);
+    expect(first.transcript!.map((l) => l.text)).toContain('[connected to 127.0.0.1]');
+    expect(second.transcript!.map((l) => l.text)).toContain(
+      `[connect mx.dual.test (127.0.0.1, then ::1) port ${mta4.port}]`,
+    );
+    // No Connection Attempt Delay the second time.
+    expect(second.latency_ms).toBeLessThan(first.latency_ms);
+  });
+
+  it('uses the preferred family when both answer, and connects once', async () => {
+    mtaBoth.resetStats();
+    const v = verifier(mtaBoth.port);
+    const result = await v.verify('user1@dual.test', { timeoutMs: TIMEOUT_MS });
+    expect(result.status).toBe('deliverable');
+    expect(mtaBoth.stats().sessionsByHost).toEqual({ '::1': 1 });
+    expect(mtaBoth.stats().connections).toBe(1);
+  });
+
+  it('connects to an IPv6-only and an IPv4-only host without a race', async () => {
+    mtaBoth.resetStats();
+    const v = verifier(mtaBoth.port);
+    const six = await v.verify('user1@v6only.test', { timeoutMs: TIMEOUT_MS, transcript: true });
+    const four = await v.verify('user1@v4only.test', { timeoutMs: TIMEOUT_MS, transcript: true });
+    expect([six.status, four.status]).toEqual(['deliverable', 'deliverable']);
+    expect(mtaBoth.stats().sessionsByHost).toEqual({ '::1': 1, '127.0.0.1': 1 });
+    expect(six.transcript!.map((l) => l.text)).toContain(
+      `[connect mx.v6only.test (::1) port ${mtaBoth.port}]`,
+    );
+  });
+
+  it('reports unknown, never undeliverable, when every address refuses', async () => {
+    const closed = net.createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const port = (closed.address() as net.AddressInfo).port;
+    await new Promise((resolve) => closed.close(resolve));
+    const v = verifier(port);
+    const result = await v.verify('user1@dual.test', { timeoutMs: TIMEOUT_MS });
+    expect(result.status).toBe('unknown');
+    expect(result.reason).toBe('smtp_unavailable');
+  });
+
+  it('reports unknown when one family hangs and the other refuses', async () => {
+    // Port of mta6 hangs on 127.0.0.1; a verifier with IPv4 first on a port where ::1 refuses.
+    const v = verifier(mta6.port, { preferIpv4: true });
+    await mta6.close();
+    const result = await v.verify('user1@dual.test', { timeoutMs: 1_500 });
+    expect(result.status).toBe('unknown');
+    expect(['smtp_unavailable', 'smtp_timeout']).toContain(result.reason);
+  });
+});
