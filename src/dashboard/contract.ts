@@ -91,8 +91,6 @@ export const SessionView = Type.Object({
     /** Whether one is required here (the account requires it, or the person is an operator). */
     required: Type.Boolean(),
   }),
-  /** An operator's session (docs/operators.md): the app shows the operator console. */
-  operator: Type.Optional(Type.Boolean()),
 });
 export type SessionView = Static<typeof SessionView>;
 

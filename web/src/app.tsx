@@ -86,7 +86,19 @@ function SignedIn() {
     session.data.account === null &&
     !(session.data.two_factor.required && !session.data.two_factor.enabled)
   ) {
-    // An operator in no account, or someone signed in to accept an invitation: no account pages.
+    // An operator in no account has the console; anyone else signed in with no account (to
+    // accept an invitation) has no pages.
+    if (session.data.person.operator)
+      return (
+        <Shell session={session.data}>
+          <Switch>
+            <Route path="/operator" component={OperatorPage} />
+            <Route>
+              <Redirect to="/operator" replace />
+            </Route>
+          </Switch>
+        </Shell>
+      );
     return (
       <Shell session={session.data}>
         <PageTitle title="No account">You are not a member of any account</PageTitle>

@@ -88,7 +88,7 @@ export function Shell({ session, children }: { session: SessionView; children: R
         </span>
         <nav aria-label="Main">
           <ul className="nav">
-            {SECTIONS.map((section) => (
+            {(session.account === null ? [] : SECTIONS).map((section) => (
               <li key={section.href}>
                 <Link
                   href={section.href}
@@ -104,7 +104,7 @@ export function Shell({ session, children }: { session: SessionView; children: R
         <a className="nav-link" href="/docs">
           API reference
         </a>
-        {session.operator ? (
+        {session.person.operator ? (
           <Link href="/operator" className="nav-link">
             Operator console
           </Link>

@@ -48,7 +48,7 @@ const HEALTH: ServiceHealth = {
 function consoleServer(initial: OperatorAccount[]) {
   const accounts = [...initial];
   return new FakeServer({
-    'GET /session': ok(session({ operator: true })),
+    'GET /session': ok(session({ person: { id: 'per_ops', email: 'ops@example.com', operator: true } })),
     'GET /operator/accounts': () => ok({ accounts, plans: PLANS }),
     'PATCH /operator/accounts/:id': (call, { id }) => {
       const found = accounts.find((a) => a.id === id);

@@ -80,4 +80,24 @@ describe('a person in several accounts', () => {
     expect(await screen.findByRole('heading', { name: 'Overview' })).toBeInTheDocument();
     expect(server.callsTo('POST', '/invitations/join')[0]?.body).toEqual({ token: 'tok' });
   });
+
+  it('takes an operator who belongs to no account to the console, with no account pages in the menu', async () => {
+    const operator = session({
+      person: { id: 'per_ops', email: 'ops@example.com', operator: true },
+      account: null,
+      member: null,
+      memberships: [],
+      two_factor: { enabled: true, required: true },
+    });
+    const server = new FakeServer({
+      'GET /session': ok(operator),
+      'GET /operator/accounts': ok({ accounts: [], plans: ['free'] }),
+      'GET /operator/health': failure(503, 'service_unavailable', 'later'),
+    });
+    const app = renderApp('/', server);
+    expect(await screen.findByRole('heading', { name: 'Operator console' })).toBeInTheDocument();
+    expect(app.at()).toBe('/operator');
+    const nav = screen.getByRole('navigation', { name: 'Main' });
+    expect(nav.querySelectorAll('a')).toHaveLength(0);
+  });
 });
