@@ -6,8 +6,11 @@
  * directory, an in-process DNS server (so live verifications never leave the machine: unknown
  * domains answer NXDOMAIN), Debian's Chromium. The account is filled the way a person would fill
  * it, through the dashboard's API and the v1 API: keys (one revoked), a member and an invitation,
- * a finished test list and a live one, live verifications. Only the previous billing period's
- * daily counts are written straight into the store, because no API can verify in the past.
+ * a finished test list and a live one, live verifications, a list on a schedule with one run, and
+ * an operator (`mailverdict operators add`, two factors turned on) for the operator console.
+ * Written straight into the store, because no API can go back in time: the previous billing
+ * period's daily counts, and the scheduled list's next run moved into the past (with a few
+ * verdicts of its kept baseline changed, so that the run finds changes to show).
  *
  * Needs `npm run build` first.
  */
@@ -15,7 +18,12 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { BrowserContext, Page } from 'playwright-core';
-import type { CreatedKey, Overview, SessionView } from '../src/dashboard/contract.js';
+import pino from 'pino';
+import { systemClock } from '../src/clock.js';
+import { loadConfig } from '../src/config.js';
+import type { CreatedKey, Overview, SessionView, TwoFactorEnrolment } from '../src/dashboard/contract.js';
+import { createScheduler } from '../src/jobs/scheduler.js';
+import { totpCode } from '../src/services/two-factor.service.js';
 import { openDatabase } from '../src/store/db.js';
 import { addDayUsage } from '../src/store/usage-day.store.js';
 import {
@@ -28,6 +36,8 @@ import {
   launchChromium,
   signIn,
   startDashboard,
+  tokenOf,
+  PASSWORD,
   type Dashboard,
 } from '../test/kit/e2e.js';
 
@@ -44,6 +54,8 @@ interface Shot {
   ready(page: Page): Promise<void>;
   /** Signed out (the sign-in page). */
   visitor?: boolean;
+  /** The operator's session (the operator console). */
+  operator?: boolean;
 }
 
 async function post<T>(
@@ -51,13 +63,94 @@ async function post<T>(
   session: SessionView,
   path: string,
   data: unknown,
+  method: 'POST' | 'PUT' = 'POST',
 ): Promise<T> {
-  const res = await context.request.post(`/dashboard/api${path}`, {
+  const res = await context.request.fetch(`/dashboard/api${path}`, {
+    method,
     headers: { 'x-csrf-token': session.csrf_token },
     data,
   });
-  if (!res.ok()) throw new Error(`POST ${path}: ${res.status()} ${await res.text()}`);
+  if (!res.ok()) throw new Error(`${method} ${path}: ${res.status()} ${await res.text()}`);
   return (await res.json()) as T;
+}
+
+/**
+ * The list re-verified every 30 days, with one run made: the run comes due at once (its time moved
+ * into the past in the store), a scheduler on the same store makes it, serve verifies it, and the
+ * scheduler compares it. The kept baseline says a few addresses were found otherwise before.
+ */
+async function scheduleWithRun(
+  dashboard: Dashboard,
+  context: BrowserContext,
+  session: SessionView,
+  jobId: string,
+): Promise<void> {
+  await post(context, session, `/jobs/${jobId}/schedule`, { every_days: 30 }, 'PUT');
+  const config = loadConfig({ dataDir: dashboard.dataDir }, {});
+  const db = openDatabase(config);
+  const scheduler = createScheduler({ db, clock: systemClock, config, logger: pino({ level: 'silent' }) });
+  try {
+    const kept = await db.selectFrom('list_schedule_rows').select(['seq', 'statuses']).execute();
+    for (const row of kept) {
+      const statuses = JSON.parse(row.statuses) as string[];
+      const changed = statuses.map((status, i) =>
+        i % 23 === 4 ? 'undeliverable' : i % 31 === 7 ? 'deliverable' : status,
+      );
+      await db
+        .updateTable('list_schedule_rows')
+        .set({ statuses: JSON.stringify(changed) })
+        .where('seq', '=', row.seq)
+        .execute();
+    }
+    await db
+      .updateTable('list_schedules')
+      .set({ next_run_at: new Date(Date.now() - 1000).toISOString() })
+      .execute();
+    await scheduler.runOnce();
+    for (let i = 0; i < 300; i++) {
+      await scheduler.runOnce();
+      const run = await db
+        .selectFrom('list_runs')
+        .select('compared_at')
+        .where('job_id', 'is not', null)
+        .executeTakeFirst();
+      if (run?.compared_at) return;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    throw new Error('the scheduled run was not compared within a minute');
+  } finally {
+    await scheduler.stop();
+    await db.destroy();
+  }
+}
+
+/**
+ * An operator, as `mailverdict operators add` makes one: the link sets the password, then two
+ * factors are turned on (operators must have them). The context keeps the signed-in session.
+ */
+async function operatorSignedIn(dashboard: Dashboard, context: BrowserContext): Promise<void> {
+  const added = await dashboard.cli<{ link: string }>(
+    'operators',
+    'add',
+    '--email',
+    'ops@example.org',
+    '--public-base-url',
+    dashboard.url,
+  );
+  const set = await context.request.post('/dashboard/api/password-resets/accept', {
+    data: { token: tokenOf(added.link), password: PASSWORD },
+  });
+  if (!set.ok()) throw new Error(`the operator's link: ${set.status()} ${await set.text()}`);
+  const session = (await set.json()) as SessionView;
+  const { secret } = await post<TwoFactorEnrolment>(
+    context,
+    session,
+    '/account/two-factor/enrolment',
+    undefined,
+  );
+  await post(context, session, '/account/two-factor/enrolment/confirm', {
+    code: totpCode(secret, new Date()),
+  });
 }
 
 async function uploadList(
@@ -134,6 +227,7 @@ async function seed(dashboard: Dashboard, context: BrowserContext): Promise<{ jo
       'gmial.com',
     ]),
   );
+  await scheduleWithRun(dashboard, context, session, jobId);
   for (let i = 0; i < 9; i++) {
     const res = await callApi(`${dashboard.url}/v1/verify`, dashboard.liveKey, {
       method: 'POST',
@@ -203,6 +297,23 @@ function shots(jobId: string): Shot[] {
       },
     },
     {
+      name: 'list-history',
+      path: `/lists/${jobId}`,
+      ready: async (page) => {
+        await page.getByRole('table', { name: /^History of / }).waitFor();
+        await page.getByRole('table', { name: /^History of / }).scrollIntoViewIfNeeded();
+      },
+    },
+    {
+      name: 'operator',
+      path: '/operator',
+      operator: true,
+      ready: async (page) => {
+        await page.getByRole('table', { name: 'Accounts' }).waitFor();
+        await page.getByRole('heading', { name: 'Service health' }).waitFor();
+      },
+    },
+    {
       name: 'verify',
       path: '/verify',
       ready: async (page) => {
@@ -238,12 +349,21 @@ async function main(): Promise<void> {
     const seeding = await newContext(browser, dashboard);
     const { jobId } = await seed(dashboard, seeding);
     await seeding.close();
+    const operatorSeed = await newContext(browser, dashboard);
+    await operatorSignedIn(dashboard, operatorSeed);
+    const operatorState = await operatorSeed.storageState();
+    await operatorSeed.close();
     for (const [size, viewport] of Object.entries(VIEWPORTS)) {
       const visitor = await newContext(browser, dashboard, { viewport, colorScheme: 'light' });
       const member = await newContext(browser, dashboard, { viewport, colorScheme: 'light' });
       await signIn(member, dashboard.ownerEmail);
+      const operator = await newContext(browser, dashboard, {
+        viewport,
+        colorScheme: 'light',
+        storageState: operatorState,
+      });
       for (const shot of shots(jobId)) {
-        const page = await (shot.visitor ? visitor : member).newPage();
+        const page = await (shot.visitor ? visitor : shot.operator ? operator : member).newPage();
         await page.goto(shot.path);
         await shot.ready(page);
         await page.waitForLoadState('networkidle');
@@ -259,6 +379,7 @@ async function main(): Promise<void> {
       }
       await visitor.close();
       await member.close();
+      await operator.close();
     }
   } finally {
     await browser.close();
