@@ -21,6 +21,7 @@ const NOT_OURS: Record<string, string> = {
   '--runs': 'npm run fuzz',
   '--duration': 'npm run soak',
   '--only': 'npm run bench:scale',
+  '--only-default': 'npm run bench:latency',
   '--mta': 'bench/batch-probe.bench.ts',
   '--rounds': 'bench/provider-cap.bench.ts',
   '--server-root': 'bench/api.bench.ts',
