@@ -1,16 +1,15 @@
 /**
- * A worker process's row in the store (docs/operators.md, "Service health"): registered at start,
- * beaten every third of the lease by a timer (one UPDATE, off the chunk path), marked stopped on a
- * clean shutdown. The console lists a worker as live while it beat within the lease (three
- * beats), and counts one that went silent without a clean stop as lost.
+ * A worker process's presence in the store (docs/operators.md, "Service health"): registered at
+ * start, beaten every third of the lease by a timer (one UPDATE, off the chunk path), marked
+ * stopped on a clean shutdown (services/worker-presence.service.ts). The console lists a worker
+ * as live while it beat within the lease (three beats), and counts one that went silent without
+ * a clean stop as lost.
  */
-import { readFileSync } from 'node:fs';
-import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
+import { beatPresence, registerPresence, stopPresence } from '../services/worker-presence.service.js';
 import type { Executor } from '../store/executor.js';
 import type { WorkerKind } from '../store/schema/worker.schema.js';
-import { beatWorker, registerWorker, stopWorker } from '../store/worker.store.js';
 
 export interface WorkerPresenceDeps {
   db: Executor;
@@ -32,39 +31,16 @@ export function heartbeatEvery(leaseMs: number): number {
   return Math.max(50, Math.floor(leaseMs / 3));
 }
 
-let version: string | undefined;
-function mailverdictVersion(): string {
-  try {
-    // src/jobs and dist/jobs both sit two levels under the package.
-    version ??= (
-      JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
-    ).version;
-  } catch {
-    version = 'unknown';
-  }
-  return version;
-}
-
 /** Registers the worker now (in the background) and beats until stop(). */
 export function startWorkerPresence(deps: WorkerPresenceDeps): WorkerPresence {
-  const { db, clock, logger, workerId } = deps;
-  const register = (): Promise<void> =>
-    registerWorker(db, {
-      id: workerId,
-      kind: deps.kind,
-      host: hostname(),
-      pid: process.pid,
-      version: mailverdictVersion(),
-      started_at: clock.now().toISOString(),
-    });
+  const { logger, workerId, kind } = deps;
   const failed = (err: unknown): void => logger.warn({ err, worker: workerId }, 'worker heartbeat failed');
-  let pending: Promise<void> = register().catch(failed);
+  let pending: Promise<void> = registerPresence(deps, workerId, kind).catch(failed);
   let busy = false;
   const timer = setInterval(() => {
     if (busy) return;
     busy = true;
-    pending = beatWorker(db, workerId, clock.now().toISOString())
-      .then((held) => (held ? undefined : register()))
+    pending = beatPresence(deps, workerId, kind)
       .catch(failed)
       .finally(() => {
         busy = false;
@@ -74,7 +50,7 @@ export function startWorkerPresence(deps: WorkerPresenceDeps): WorkerPresence {
     async stop() {
       clearInterval(timer);
       await pending;
-      await stopWorker(db, workerId, clock.now().toISOString()).catch(failed);
+      await stopPresence(deps, workerId).catch(failed);
     },
   };
 }
