@@ -37,7 +37,12 @@ import { plansFromConfig } from '../../src/services/plans.js';
 import { consumeQuota } from '../../src/services/usage.service.js';
 import { webhookSecretFor } from '../../src/services/webhooks/secret.js';
 import { copyStore } from '../../src/services/store-copy.service.js';
-import { COPIED_TABLES, openSqliteSource, RUNTIME_TABLES, type TableName } from '../../src/store/copy.store.js';
+import {
+  COPIED_TABLES,
+  openSqliteSource,
+  RUNTIME_TABLES,
+  type TableName,
+} from '../../src/store/copy.store.js';
 import { openDatabase } from '../../src/store/db.js';
 import { SECRET_KEY_FILE } from '../../src/store/secret-keys.js';
 import { migrations } from '../../src/store/migrations/index.js';
