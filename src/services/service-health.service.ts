@@ -13,7 +13,7 @@ import {
   listLeaseHolders,
 } from '../store/operator.store.js';
 import type { WorkerKind } from '../store/schema/worker.schema.js';
-import { countLostWorkers, listLiveWorkers } from '../store/worker.store.js';
+import { countLostWorkers, knownWorkerIds, listLiveWorkers } from '../store/worker.store.js';
 import { WORKER_ROWS_KEPT_MS } from './retention.service.js';
 import type { Executor } from '../store/executor.js';
 import { JOB_STATUSES, type JobStatus } from '../store/schema/jobs.schema.js';
@@ -86,9 +86,14 @@ export async function serviceHealth(deps: ServiceHealthDeps): Promise<ServiceHea
     last_heartbeat: w.last_heartbeat_at,
     chunks: held.get(w.id)?.chunks ?? 0,
   }));
-  const registered = new Set(live.map((w) => w.worker_id));
+  // A lease holder with a row that is not live is a lost worker whose last lease has not run out
+  // yet: counted lost, not listed again.
+  const known = await knownWorkerIds(
+    deps.db,
+    holders.map((h) => h.worker_id),
+  );
   for (const h of holders)
-    if (!registered.has(h.worker_id))
+    if (!known.has(h.worker_id))
       live.push({
         worker_id: h.worker_id,
         kind: null,

@@ -69,3 +69,10 @@ export async function deleteStaleWorkers(db: Executor, before: string): Promise<
   const result = await db.deleteFrom('workers').where('last_heartbeat_at', '<', before).executeTakeFirst();
   return Number(result.numDeletedRows);
 }
+
+/** Which of `ids` have a row (live, stopped or lost). */
+export async function knownWorkerIds(db: Executor, ids: readonly string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = await db.selectFrom('workers').select('id').where('id', 'in', ids).execute();
+  return new Set(rows.map((r) => r.id));
+}

@@ -10,7 +10,9 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DAY, HOUR, ManualClock, SECOND } from '../../src/clock.js';
 import { sweepOnce } from '../../src/jobs/sweep.js';
 import { heartbeatEvery, startWorkerPresence } from '../../src/jobs/worker-presence.js';
+import { createAccount } from '../../src/services/accounts.service.js';
 import { serviceHealth } from '../../src/services/service-health.service.js';
+import { claimChunk } from '../../src/store/chunk.store.js';
 import { beatWorker, registerWorker, stopWorker } from '../../src/store/worker.store.js';
 import { waitFor } from '../kit/wait-for.js';
 import { openTestStore, testBackends, type TestStore } from '../kit/store-harness.js';
@@ -28,6 +30,45 @@ describe.each(testBackends())('worker rows on %s', (backend) => {
   afterEach(async () => {
     await store.close();
   });
+
+  async function queuedJob(): Promise<string> {
+    const account = await createAccount(store.db, clock, { email: 'w@example.org' });
+    const now = clock.now().toISOString();
+    await store.db
+      .insertInto('jobs')
+      .values({
+        id: 'job_1',
+        account_id: account.id,
+        mode: 'test',
+        status: 'processing',
+        total: 1,
+        chunk_size: 1,
+        chunk_count: 1,
+        quota_period_start: null,
+        webhook_url: null,
+        notify_email: 0,
+        error: null,
+        created_at: now,
+        started_at: now,
+        completed_at: null,
+        failed_at: null,
+        results_expire_at: '2026-04-10T12:00:00.000Z',
+        results_deleted_at: null,
+      })
+      .execute();
+    await store.db
+      .insertInto('job_chunks')
+      .values({
+        job_id: 'job_1',
+        seq: 0,
+        start_index: 0,
+        size: 1,
+        emails: '["x@example.com"]',
+        state: 'pending',
+      })
+      .execute();
+    return 'job_1';
+  }
 
   const health = () => serviceHealth({ db: store.db, clock, leaseMs: LEASE });
   const register = (id: string, kind: 'embedded' | 'worker' = 'worker') =>
@@ -70,6 +111,19 @@ describe.each(testBackends())('worker rows on %s', (backend) => {
     expect((await health()).workers).toEqual({ live: [], lost_24h: 1 });
     clock.advance(DAY);
     expect((await health()).workers).toEqual({ live: [], lost_24h: 0 });
+  });
+
+  it('counts a lost worker whose last chunk lease has not run out yet as lost, not as a live lease holder', async () => {
+    await register('wkr_busy');
+    await claimChunk(
+      store.db,
+      { job_id: await queuedJob(), seq: 0 },
+      'wkr_busy',
+      clock.now().toISOString(),
+      new Date(clock.now().getTime() + 2 * LEASE).toISOString(),
+    );
+    clock.advance(LEASE + 1);
+    expect((await health()).workers).toEqual({ live: [], lost_24h: 1 });
   });
 
   it('neither lists nor counts a worker that stopped cleanly, and a beat does not revive it', async () => {
