@@ -267,6 +267,8 @@ export const JobItem = Type.Object({
   downloadable: Type.Boolean(),
   /** Whether a download keeps the uploaded file's other columns. */
   has_original_columns: Type.Boolean(),
+  /** Why a queued or processing job waits: an operator suspended the account (docs/operators.md). */
+  paused: Nullable(Type.Literal('account_suspended')),
 });
 export type JobItem = Static<typeof JobItem>;
 
@@ -659,10 +661,23 @@ export const ServiceHealth = Type.Object({
   }),
   /** Pending chunks of queued and processing jobs; `paused`: of suspended accounts. */
   chunks: Type.Object({ pending: Type.Integer(), paused: Type.Integer() }),
-  /** Workers holding a chunk lease now, with their last lease renewal. */
-  workers: Type.Array(
-    Type.Object({ worker_id: Type.String(), chunks: Type.Integer(), last_heartbeat: IsoTime }),
-  ),
+  /** Live worker processes, idle (`chunks` 0) or busy; the null fields: a lease holder without a row. */
+  workers: Type.Object({
+    live: Type.Array(
+      Type.Object({
+        worker_id: Type.String(),
+        kind: Nullable(Type.Union([Type.Literal('embedded'), Type.Literal('worker')])),
+        host: Nullable(Type.String()),
+        pid: Nullable(Type.Integer()),
+        version: Nullable(Type.String()),
+        started_at: Nullable(IsoTime),
+        last_heartbeat: IsoTime,
+        chunks: Type.Integer(),
+      }),
+    ),
+    /** Workers that stopped beating without a clean stop in the last 24 hours. */
+    lost_24h: Type.Integer(),
+  }),
   deliveries: Type.Object({
     failed_24h: Type.Integer(),
     retrying: Type.Integer(),

@@ -20,6 +20,8 @@ import { createMailNotifier } from './notify.js';
 import { createScheduler, type Scheduler } from './scheduler.js';
 import { createSweeper, type Sweeper } from './sweep.js';
 import { createWorker, type Worker } from './worker.js';
+import { startWorkerPresence } from './worker-presence.js';
+import type { WorkerKind } from '../store/schema/worker.schema.js';
 import { SECOND, MINUTE } from '../clock.js';
 
 export interface BackgroundJobs {
@@ -53,6 +55,8 @@ export interface BackgroundOptions {
   workerId?: string;
   /** The process's reputation guard (`Runtime.guard`): the batch engine skips resting egresses. */
   guard?: EgressGate;
+  /** How the worker's row in the store names this process (jobs/worker-presence.ts); default `embedded`. */
+  kind?: WorkerKind;
 }
 
 /** How often due webhook/e-mail deliveries are looked for. */
@@ -121,6 +125,14 @@ export function startEmbeddedWorkers(ctx: AppContext, options: BackgroundOptions
   scheduler.start(SCHEDULE_INTERVAL_MS);
 
   worker.start();
+  const presence = startWorkerPresence({
+    db: ctx.db,
+    clock: ctx.clock,
+    logger,
+    workerId: worker.id,
+    kind: options.kind ?? 'embedded',
+    leaseMs: config.batch.leaseMs,
+  });
   deliveries.start(DELIVERY_POLL_MS);
   logger.info({ worker: worker.id }, 'batch workers started');
 
@@ -133,6 +145,7 @@ export function startEmbeddedWorkers(ctx: AppContext, options: BackgroundOptions
     stop: () =>
       (stopped ??= (async () => {
         await Promise.all([worker.stop(), deliveries.stop(), sweeper.stop(), scheduler.stop()]);
+        await presence.stop();
         notifier?.close();
         if (options.batchEngine === undefined) await batchEngine.close();
         await coordination?.close();

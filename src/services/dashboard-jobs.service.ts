@@ -6,6 +6,7 @@
 import { STATUSES, type Status } from '../engine/types.js';
 import { AppError } from '../errors.js';
 import { ChunkDecodeError, decodeResults } from '../store/chunk-codec.js';
+import { findAccountById } from '../store/account.store.js';
 import { readChunk } from '../store/chunk.store.js';
 import type { Executor } from '../store/executor.js';
 import { getAccountJob, listAccountJobs } from '../store/job.store.js';
@@ -39,6 +40,8 @@ export interface DashboardJob {
   downloadable: boolean;
   /** A download keeps the uploaded file's other columns. */
   has_original_columns: boolean;
+  /** Why a queued or processing job waits: its account is suspended (docs/operators.md). */
+  paused: 'account_suspended' | null;
 }
 
 export interface DashboardJobPage {
@@ -57,7 +60,13 @@ export interface DashboardJobDetail {
   counts: ResultCounts | null;
 }
 
-export function toJobItem(job: JobRow, upload: ListUploadRow | undefined, now: Date): DashboardJob {
+export function toJobItem(
+  job: JobRow,
+  upload: ListUploadRow | undefined,
+  now: Date,
+  accountSuspended = false,
+): DashboardJob {
+  const waiting = job.status === 'queued' || job.status === 'processing';
   return {
     job_id: job.id,
     name: upload?.name ?? null,
@@ -71,15 +80,22 @@ export function toJobItem(job: JobRow, upload: ListUploadRow | undefined, now: D
     results_expire_at: job.results_expire_at,
     downloadable: job.status === 'completed' && !resultsExpired(job, now),
     has_original_columns: upload !== undefined,
+    paused: accountSuspended && waiting ? 'account_suspended' : null,
   };
 }
 
-async function itemsOf(db: Executor, rows: JobRow[], now: Date): Promise<DashboardJob[]> {
+/** Whether an operator has the account suspended: its queued jobs wait (docs/operators.md). */
+async function isSuspended(db: Executor, accountId: string): Promise<boolean> {
+  return ((await findAccountById(db, accountId))?.suspended_at ?? null) !== null;
+}
+
+async function itemsOf(db: Executor, accountId: string, rows: JobRow[], now: Date): Promise<DashboardJob[]> {
   const uploads = await findUploadsByJobs(
     db,
     rows.map((r) => r.id),
   );
-  return rows.map((r) => toJobItem(r, uploads.get(r.id), now));
+  const suspended = rows.length > 0 && (await isSuspended(db, accountId));
+  return rows.map((r) => toJobItem(r, uploads.get(r.id), now, suspended));
 }
 
 /** The account's jobs, newest first, a page at a time (the cursor of GET /v1/jobs). */
@@ -93,7 +109,7 @@ export async function listJobItems(
   const page = rows.slice(0, DEFAULT_PAGE_SIZE);
   const last = page.at(-1);
   return {
-    jobs: await itemsOf(deps.db, page, deps.clock.now()),
+    jobs: await itemsOf(deps.db, accountId, page, deps.clock.now()),
     next_cursor:
       rows.length > DEFAULT_PAGE_SIZE && last
         ? encodeCursor({ createdAt: last.created_at, id: last.id })
@@ -106,7 +122,8 @@ export async function latestJobItems(
   accountId: string,
   count: number,
 ): Promise<DashboardJob[]> {
-  return itemsOf(deps.db, await listAccountJobs(deps.db, accountId, count, null), deps.clock.now());
+  const rows = await listAccountJobs(deps.db, accountId, count, null);
+  return itemsOf(deps.db, accountId, rows, deps.clock.now());
 }
 
 async function requireJob(db: Executor, accountId: string, id: string): Promise<JobRow> {
@@ -168,14 +185,15 @@ export async function getJobDetail(
   const job = await requireJob(deps.db, accountId, id);
   const now = deps.clock.now();
   return {
-    job: toJobItem(job, await findUploadByJob(deps.db, job.id), now),
+    job: toJobItem(job, await findUploadByJob(deps.db, job.id), now, await isSuspended(deps.db, accountId)),
     counts: await resultCounts(deps.db, job, now),
   };
 }
 
 /** The job item of a job just submitted (an uploaded list), with its list's name. */
 export async function jobItemOf(deps: JobsDeps, job: JobRow): Promise<DashboardJob> {
-  return toJobItem(job, await findUploadByJob(deps.db, job.id), deps.clock.now());
+  const upload = await findUploadByJob(deps.db, job.id);
+  return toJobItem(job, upload, deps.clock.now(), await isSuspended(deps.db, job.account_id));
 }
 
 /** Cancels as DELETE /v1/jobs/:id does (unprocessed addresses refunded), answering the job item. */

@@ -1,7 +1,8 @@
 /**
  * The retention sweep: deletes the chunks (addresses and results) of jobs whose retention has
  * passed and keeps the job row, so the results endpoint answers 410 rather than 404; and
- * deletes expired idempotency keys and the security log's entries past `auditRetentionMs`.
+ * deletes expired idempotency keys, the security log's entries past `auditRetentionMs`, and the
+ * rows of worker processes not seen for WORKER_ROWS_KEPT_MS.
  * Idempotent; safe to run from several processes.
  */
 import { DAY, type Clock } from '../clock.js';
@@ -9,6 +10,7 @@ import { deleteJobChunks } from '../store/chunk.store.js';
 import type { Executor } from '../store/executor.js';
 import { deleteExpiredIdempotencyKeys } from '../store/idempotency.store.js';
 import { findExpiredJobIds, markResultsDeleted } from '../store/job.store.js';
+import { deleteStaleWorkers } from '../store/worker.store.js';
 import { pruneAudit } from './audit.service.js';
 
 export interface SweepReport {
@@ -16,7 +18,12 @@ export interface SweepReport {
   chunks: number;
   idempotencyKeys: number;
   auditEntries: number;
+  /** Rows of workers stopped or lost more than WORKER_ROWS_KEPT_MS ago. */
+  workers: number;
 }
+
+/** How long the console still counts a worker that stopped or went silent (docs/operators.md). */
+export const WORKER_ROWS_KEPT_MS = DAY;
 
 /** The default of `--audit-retention` (src/config.ts), for callers without a config. */
 export const DEFAULT_AUDIT_RETENTION_MS = 365 * DAY;
@@ -35,7 +42,7 @@ const JOBS_PER_PASS = 20;
 export async function sweepExpired(deps: SweepDeps): Promise<SweepReport> {
   const { db, clock } = deps;
   const now = clock.now().toISOString();
-  const report: SweepReport = { jobs: 0, chunks: 0, idempotencyKeys: 0, auditEntries: 0 };
+  const report: SweepReport = { jobs: 0, chunks: 0, idempotencyKeys: 0, auditEntries: 0, workers: 0 };
   for (;;) {
     const ids = await findExpiredJobIds(db, now, JOBS_PER_PASS);
     if (ids.length === 0) break;
@@ -49,5 +56,9 @@ export async function sweepExpired(deps: SweepDeps): Promise<SweepReport> {
   }
   report.idempotencyKeys = await deleteExpiredIdempotencyKeys(db, now);
   report.auditEntries = await pruneAudit(db, clock, deps.auditRetentionMs ?? DEFAULT_AUDIT_RETENTION_MS);
+  report.workers = await deleteStaleWorkers(
+    db,
+    new Date(clock.now().getTime() - WORKER_ROWS_KEPT_MS).toISOString(),
+  );
   return report;
 }

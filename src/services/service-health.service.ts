@@ -1,7 +1,8 @@
 /**
  * The service-health panel of the operator console (docs/operators.md): jobs by state, pending
- * chunks (and how many wait on a suspended account), the workers holding chunk leases with their
- * last heartbeat, deliveries failing, and the egresses' health from the reputation guard.
+ * chunks (and how many wait on a suspended account), the live worker processes (idle or busy)
+ * with their last heartbeat and the ones lost lately, deliveries failing, and the egresses'
+ * health from the reputation guard.
  */
 import type { Clock } from '../clock.js';
 import type { EgressStatus } from '../engine/net/egress-guard.js';
@@ -11,6 +12,9 @@ import {
   countPendingChunks,
   listLeaseHolders,
 } from '../store/operator.store.js';
+import type { WorkerKind } from '../store/schema/worker.schema.js';
+import { countLostWorkers, knownWorkerIds, listLiveWorkers } from '../store/worker.store.js';
+import { WORKER_ROWS_KEPT_MS } from './retention.service.js';
 import type { Executor } from '../store/executor.js';
 import { JOB_STATUSES, type JobStatus } from '../store/schema/jobs.schema.js';
 
@@ -21,12 +25,16 @@ export interface ServiceHealth {
   checked_at: string;
   jobs: Record<JobStatus, number>;
   chunks: { pending: number; paused: number };
-  /**
-   * Workers verifying now: each renews its leases every third of the lease, so its last
-   * heartbeat is its latest lease expiry less the lease. An idle worker holds none and is not
-   * listed (workers keep no other record in the store).
-   */
-  workers: { worker_id: string; chunks: number; last_heartbeat: string }[];
+  workers: {
+    /**
+     * Worker processes that beat within the lease (three beats: jobs/worker-presence.ts), idle
+     * (`chunks` 0) or busy, plus any lease holder without a row (a worker of an older version:
+     * its kind, host, pid and start unknown, its heartbeat its latest lease renewal).
+     */
+    live: LiveWorker[];
+    /** Workers that stopped beating without a clean stop within the last 24 hours. */
+    lost_24h: number;
+  };
   deliveries: { failed_24h: number; retrying: number; last_error: string | null; last_at: string | null };
   /** Null when this process has no reputation guard to ask. */
   egresses:
@@ -37,6 +45,18 @@ export interface ServiceHealth {
         reason: string | null;
       }[]
     | null;
+}
+
+export interface LiveWorker {
+  worker_id: string;
+  kind: WorkerKind | null;
+  host: string | null;
+  pid: number | null;
+  version: string | null;
+  started_at: string | null;
+  last_heartbeat: string;
+  /** Chunks it holds a lease on now. */
+  chunks: number;
 }
 
 export interface ServiceHealthDeps {
@@ -53,18 +73,45 @@ export async function serviceHealth(deps: ServiceHealthDeps): Promise<ServiceHea
   const jobs = Object.fromEntries(JOB_STATUSES.map((s) => [s, 0])) as Record<JobStatus, number>;
   for (const { status, n } of await countJobsByStatus(deps.db))
     if ((JOB_STATUSES as readonly string[]).includes(status)) jobs[status as JobStatus] = n;
+  const liveSince = new Date(now.getTime() - deps.leaseMs).toISOString();
   const holders = await listLeaseHolders(deps.db, now.toISOString());
+  const held = new Map(holders.map((h) => [h.worker_id, h]));
+  const live: LiveWorker[] = (await listLiveWorkers(deps.db, liveSince)).map((w) => ({
+    worker_id: w.id,
+    kind: w.kind,
+    host: w.host,
+    pid: w.pid,
+    version: w.version,
+    started_at: w.started_at,
+    last_heartbeat: w.last_heartbeat_at,
+    chunks: held.get(w.id)?.chunks ?? 0,
+  }));
+  // A lease holder with a row that is not live is a lost worker whose last lease has not run out
+  // yet: counted lost, not listed again.
+  const known = await knownWorkerIds(
+    deps.db,
+    holders.map((h) => h.worker_id),
+  );
+  for (const h of holders)
+    if (!known.has(h.worker_id))
+      live.push({
+        worker_id: h.worker_id,
+        kind: null,
+        host: null,
+        pid: null,
+        version: null,
+        started_at: null,
+        last_heartbeat: new Date(new Date(h.lease_expires_at).getTime() - deps.leaseMs).toISOString(),
+        chunks: h.chunks,
+      });
+  const lostSince = new Date(now.getTime() - WORKER_ROWS_KEPT_MS).toISOString();
   const since = new Date(now.getTime() - FAILING_DELIVERIES_WINDOW_MS).toISOString();
   const deliveries = await countFailingDeliveries(deps.db, since);
   return {
     checked_at: now.toISOString(),
     jobs,
     chunks: await countPendingChunks(deps.db),
-    workers: holders.map((h) => ({
-      worker_id: h.worker_id,
-      chunks: h.chunks,
-      last_heartbeat: new Date(new Date(h.lease_expires_at).getTime() - deps.leaseMs).toISOString(),
-    })),
+    workers: { live, lost_24h: await countLostWorkers(deps.db, lostSince, liveSince) },
     deliveries: {
       failed_24h: deliveries.failed,
       retrying: deliveries.retrying,

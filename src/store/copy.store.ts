@@ -28,7 +28,7 @@ export interface CopiedTable {
 
 /**
  * Every table of the schema, parents before children (foreign keys hold after every page).
- * A table added to the schema and not here fails the type check below, the copy of a store that
+ * A table added to the schema and not here (nor in RUNTIME_TABLES) fails the type check below, the copy of a store that
  * holds it (see `unknownSourceTables`) and test/cli/store-copy.test.ts.
  */
 export const COPIED_TABLES = [
@@ -63,7 +63,13 @@ export const COPIED_TABLES = [
   { name: 'list_run_changes', key: ['job_id', 'part'], pageSize: 16 },
 ] as const satisfies readonly CopiedTable[];
 
-type Unlisted = Exclude<TableName, (typeof COPIED_TABLES)[number]['name']>;
+/**
+ * Tables of runtime state that a copy leaves behind: the worker processes of the source's
+ * deployment (migration 0013) would read as lost workers on the target.
+ */
+export const RUNTIME_TABLES = ['workers'] as const satisfies readonly TableName[];
+
+type Unlisted = Exclude<TableName, (typeof COPIED_TABLES)[number]['name'] | (typeof RUNTIME_TABLES)[number]>;
 // Fails to compile, naming the table, when Database gains one that COPIED_TABLES does not list.
 const _everyTableListed: [Unlisted] extends [never] ? true : `not in COPIED_TABLES: ${Unlisted}` = true;
 
@@ -94,7 +100,7 @@ export async function unknownSourceTables(source: Executor): Promise<string[]> {
     select name from sqlite_master where type = 'table' and name not like 'sqlite_%' order by name`.execute(
     source,
   );
-  const known = new Set<string>(COPIED_TABLES.map((t) => t.name));
+  const known = new Set<string>([...COPIED_TABLES.map((t) => t.name), ...RUNTIME_TABLES]);
   return rows.map((r) => r.name).filter((name) => !known.has(name) && !BOOKKEEPING_TABLES.has(name));
 }
 

@@ -8,10 +8,12 @@ import type { DashboardTables } from './schema/dashboard.schema.js';
 import type { JobTables } from './schema/jobs.schema.js';
 import type { ListScheduleTables } from './schema/list-schedule.schema.js';
 import type { TwoFactorTables } from './schema/two-factor.schema.js';
+import type { WorkerTables } from './schema/worker.schema.js';
 
 export type Database = AccountTables &
   JobTables &
   DashboardTables &
   TwoFactorTables &
   AuditTables &
-  ListScheduleTables;
+  ListScheduleTables &
+  WorkerTables;

@@ -6,14 +6,20 @@
  * The operator is a real one: made as `mailverdict operators add` makes one, signed in with the
  * second factor that operators must have, and a member of no account.
  */
+import { hostname } from 'node:os';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type {
+  JobDetail,
+  JobList,
   OperatorAccount,
   OperatorAccountList,
   Overview,
   ServiceHealth,
 } from '../../src/dashboard/contract.js';
+import { startEmbeddedWorkers } from '../../src/jobs/embedded.js';
 import { listAudit } from '../../src/services/audit.service.js';
+import { fixtureEmails } from '../jobs/jobs-kit.js';
+import { waitFor } from '../kit/wait-for.js';
 import { createDashboardHarness, errorCode, type Browser, type DashboardHarness } from './dashboard-kit.js';
 
 const OPERATOR = 'ops@example.org';
@@ -170,9 +176,65 @@ describe('the operator console API', () => {
     expect(res.json<ServiceHealth>()).toMatchObject({
       jobs: { queued: 0, processing: 0, completed: 0, failed: 0 },
       chunks: { pending: 0, paused: 0 },
-      workers: [],
+      workers: { live: [], lost_24h: 0 },
       deliveries: { failed_24h: 0, retrying: 0 },
       egresses: [{ egress: 'default', state: 'ok', since: null, reason: null }],
+    });
+  });
+
+  it('lists the embedded workers of a running process, idle, and forgets them after a clean stop', async () => {
+    const background = startEmbeddedWorkers(h.runtime.ctx);
+    let stopped = false;
+    try {
+      const started = h.clock.now().toISOString();
+      const live = async () => (await ops.get('operator/health')).json<ServiceHealth>().workers.live;
+      await waitFor(
+        'the embedded worker in the health',
+        async () => ((await live()).length > 0 ? true : undefined),
+        5000,
+        20,
+      );
+      expect(await live()).toEqual([
+        {
+          worker_id: background.worker.id,
+          kind: 'embedded',
+          host: hostname(),
+          pid: process.pid,
+          version: expect.any(String),
+          started_at: started,
+          last_heartbeat: started,
+          chunks: 0,
+        },
+      ]);
+      await background.stop();
+      stopped = true;
+      h.advance(60_000);
+      expect((await ops.get('operator/health')).json<ServiceHealth>().workers).toEqual({
+        live: [],
+        lost_24h: 0,
+      });
+    } finally {
+      if (!stopped) await background.stop();
+    }
+  });
+
+  it("labels a suspended account's queued jobs as paused on its lists, and only while it is suspended", async () => {
+    const queued = await h.submit(h.testKey, { emails: fixtureEmails(3) });
+    expect(queued.statusCode).toBe(202);
+    const jobId = queued.json<{ job_id: string }>().job_id;
+    const paused = () => member.get('jobs').then((r) => r.json<JobList>().jobs.map((j) => j.paused));
+    expect(await paused()).toEqual([null]);
+    await patch(ops, h.accountId, { suspended: true });
+    expect(await paused()).toEqual(['account_suspended']);
+    expect((await member.get(`jobs/${jobId}`)).json<JobDetail>().job.paused).toBe('account_suspended');
+    await patch(ops, h.accountId, { suspended: false });
+    expect(await paused()).toEqual([null]);
+    // A finished job waits for nothing: no label even while suspended.
+    expect(await h.drain()).toBeGreaterThan(0);
+    await patch(ops, h.accountId, { suspended: true });
+    expect((await member.get(`jobs/${jobId}`)).json<JobDetail>().job).toMatchObject({
+      status: 'completed',
+      paused: null,
     });
   });
 });

@@ -15,6 +15,7 @@ import pino from 'pino';
 import type { Browser, BrowserContext } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
+import { startEmbeddedWorkers, type BackgroundJobs } from '../../src/jobs/embedded.js';
 import { buildHttpApp, createRuntime, type Runtime } from '../../src/runtime.js';
 import { createAccount } from '../../src/services/accounts.service.js';
 import { createKey } from '../../src/services/keys.service.js';
@@ -34,6 +35,7 @@ describe.skipIf(skipE2e)('dashboard end to end: the operator console', { timeout
   let dns: FakeDnsServer;
   let runtime: Runtime;
   let app: FastifyInstance;
+  let background: BackgroundJobs | undefined;
   let url: string;
   let browser: Browser;
   let accountId: string;
@@ -101,6 +103,8 @@ describe.skipIf(skipE2e)('dashboard end to end: the operator console', { timeout
     accountId = customer.id;
     testKey = (await createKey(db, clock, { accountId, kind: 'test' })).key;
     await member(accountId, OWNER);
+    // Embedded workers as `serve` runs them: the health panel lists them.
+    background = startEmbeddedWorkers(runtime.ctx);
     app = buildHttpApp({ ...runtime.ctx, webDir: WEB_DIR });
     await app.listen({ host: '127.0.0.1', port: 0 });
     const address = app.server.address();
@@ -113,6 +117,7 @@ describe.skipIf(skipE2e)('dashboard end to end: the operator console', { timeout
   afterAll(async () => {
     await browser?.close();
     await app?.close();
+    await background?.stop();
     await runtime?.close();
     await dns?.close();
     rmSync(dir, { recursive: true, force: true });
@@ -129,6 +134,9 @@ describe.skipIf(skipE2e)('dashboard end to end: the operator console', { timeout
     await row.getByText('Active').waitFor();
     await ops.getByRole('heading', { name: 'Service health' }).waitFor();
     await ops.getByText(/chunks pending/).waitFor();
+    // The process's embedded workers, idle: live in the health panel with their heartbeat.
+    const workers = ops.getByRole('table', { name: 'Workers' });
+    await workers.getByRole('row').filter({ hasText: 'Embedded (serve)' }).getByText('Idle').waitFor();
     expect(await seriousViolations(ops)).toEqual([]);
     await ops.getByRole('button', { name: `Suspend ${OWNER}` }).click();
     const dialog = ops.getByRole('alertdialog', { name: `Suspend ${OWNER}?` });

@@ -19,6 +19,7 @@ import { resolvePlans } from '../../src/services/plans.js';
 import { serviceHealth } from '../../src/services/service-health.service.js';
 import { consumeQuota } from '../../src/services/usage.service.js';
 import { claimChunk } from '../../src/store/chunk.store.js';
+import { registerWorker } from '../../src/store/worker.store.js';
 import { openTestStore, testBackends, type TestStore } from '../kit/store-harness.js';
 
 const operator = { id: 'mem_operator', email: 'ops@operator.example' };
@@ -191,7 +192,7 @@ describe.each(testBackends())('operator console services (%s)', (backend) => {
     expect(types).toEqual(['account_created', 'invitation_created']);
   });
 
-  it('counts jobs by state, pending and paused chunks, and the workers holding leases with their last heartbeat', async () => {
+  it('counts jobs by state, pending and paused chunks, and a lease holder without a worker row with its last heartbeat', async () => {
     const a = await createAccount(store.db, clock, { email: 'a@example.org' });
     const now = clock.now().toISOString();
     await store.db
@@ -233,7 +234,36 @@ describe.each(testBackends())('operator console services (%s)', (backend) => {
     const health = await serviceHealth({ db: store.db, clock, leaseMs: 30_000 });
     expect(health.jobs).toEqual({ queued: 0, processing: 1, completed: 0, failed: 0 });
     expect(health.chunks).toEqual({ pending: 2, paused: 0 });
-    expect(health.workers).toEqual([{ worker_id: 'wkr_a', chunks: 1, last_heartbeat: now }]);
+    // A lease holder without a worker row (an older worker) is listed with what its lease tells.
+    expect(health.workers).toEqual({
+      live: [
+        {
+          worker_id: 'wkr_a',
+          kind: null,
+          host: null,
+          pid: null,
+          version: null,
+          started_at: null,
+          last_heartbeat: now,
+          chunks: 1,
+        },
+      ],
+      lost_24h: 0,
+    });
+    // A registered worker holding a chunk: busy, with the chunks its leases hold.
+    await registerWorker(store.db, {
+      id: 'wkr_b',
+      kind: 'worker',
+      host: 'node-2',
+      pid: 7,
+      version: '0.1.0',
+      started_at: now,
+    });
+    await claimChunk(store.db, { job_id: 'job_1', seq: 1 }, 'wkr_b', now, '2026-03-10T12:00:30.000Z');
+    expect((await serviceHealth({ db: store.db, clock, leaseMs: 30_000 })).workers.live).toEqual([
+      expect.objectContaining({ worker_id: 'wkr_b', kind: 'worker', host: 'node-2', chunks: 1 }),
+      expect.objectContaining({ worker_id: 'wkr_a', kind: null, chunks: 1 }),
+    ]);
     expect(health.deliveries).toEqual({ failed_24h: 0, retrying: 0, last_error: null, last_at: null });
     expect(health.egresses).toBeNull();
 

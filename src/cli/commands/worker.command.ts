@@ -36,6 +36,7 @@ async function runWorker(options: Record<string, unknown>): Promise<void> {
       coordination: runtime.coordination,
       guard: runtime.guard,
       storeShared: true,
+      kind: 'worker',
     });
     process.stdout.write(
       options.json === true

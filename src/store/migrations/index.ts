@@ -15,6 +15,7 @@ import { auditLogMigration } from './0009-audit-log.js';
 import { peopleMigration } from './0010-people.js';
 import { listSchedulesMigration } from './0011-list-schedules.js';
 import { accountSuspensionMigration } from './0012-account-suspension.js';
+import { workersMigration } from './0013-workers.js';
 
 export const migrations: Record<string, Migration> = {
   '0001-accounts': accountsMigration,
@@ -29,4 +30,5 @@ export const migrations: Record<string, Migration> = {
   '0010-people': peopleMigration,
   '0011-list-schedules': listSchedulesMigration,
   '0012-account-suspension': accountSuspensionMigration,
+  '0013-workers': workersMigration,
 };

@@ -34,3 +34,15 @@ export function formatDateTime(iso: string | null, never = '—'): string {
 export function plural(count: number, one: string, many = `${one}s`): string {
   return `${formatNumber(count)} ${count === 1 ? one : many}`;
 }
+
+const relativeFormat = new Intl.RelativeTimeFormat(undefined, { numeric: 'auto' });
+
+/** How long before `now` the time `iso` was: "5 seconds ago", "3 minutes ago". */
+export function formatAgo(iso: string, now: string): string {
+  const seconds = Math.round((Date.parse(iso) - Date.parse(now)) / 1000);
+  const abs = Math.abs(seconds);
+  if (abs < 60) return relativeFormat.format(seconds, 'second');
+  if (abs < 3600) return relativeFormat.format(Math.round(seconds / 60), 'minute');
+  if (abs < 86_400) return relativeFormat.format(Math.round(seconds / 3600), 'hour');
+  return relativeFormat.format(Math.round(seconds / 86_400), 'day');
+}

@@ -64,3 +64,8 @@ const JOB_STATUS_LABEL: Record<string, string> = {
 export function JobStatusBadge({ status }: { status: string }) {
   return <span className={`badge job-${status}`}>{JOB_STATUS_LABEL[status] ?? status}</span>;
 }
+
+/** A queued or processing job that waits because an operator suspended the account. */
+export function PausedBadge({ paused }: { paused: 'account_suspended' | null }) {
+  return paused === null ? null : <span className="badge job-paused">Paused: account suspended</span>;
+}

@@ -2,7 +2,7 @@ import type { ReactNode } from 'react';
 import { Link } from 'wouter';
 import type { JobItem } from '../api/contract';
 import { formatDateTime, formatNumber, formatPercent } from '../components/format';
-import { JobStatusBadge } from '../components/verdict';
+import { JobStatusBadge, PausedBadge } from '../components/verdict';
 import { TableScroll } from '../components/table-scroll';
 
 export const jobName = (job: JobItem): string => job.name ?? `API batch ${job.job_id}`;
@@ -59,7 +59,7 @@ export function JobsTable({
                 <Link href={`/lists/${encodeURIComponent(job.job_id)}`}>{jobName(job)}</Link>
               </th>
               <td>
-                <JobStatusBadge status={job.status} />
+                <JobStatusBadge status={job.status} /> <PausedBadge paused={job.paused} />
               </td>
               <td>
                 <JobProgress job={job} />

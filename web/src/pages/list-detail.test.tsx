@@ -100,6 +100,15 @@ describe('a list’s page', () => {
     );
   });
 
+  it('shows that a queued job waits on the account’s suspension', async () => {
+    const paused = job({ name: 'March leads', status: 'queued', processed: 0, paused: 'account_suspended' });
+    renderApp(
+      '/lists/job_1',
+      new FakeServer({ 'GET /jobs/:id': ok({ job: paused, counts: null, schedule: null }) }),
+    );
+    expect(await screen.findByText('Paused: account suspended')).toBeInTheDocument();
+  });
+
   it('stops a running job after confirmation', async () => {
     let status: JobState = 'processing';
     const server = new FakeServer({

@@ -16,7 +16,7 @@ import { CountBars } from '../components/count-bars';
 import { formatDateTime } from '../components/format';
 import { PageTitle } from '../components/shell';
 import { ErrorMessage, Loading } from '../components/status';
-import { JobStatusBadge, VERDICT_LABEL, reasonText } from '../components/verdict';
+import { JobStatusBadge, PausedBadge, VERDICT_LABEL, reasonText } from '../components/verdict';
 import { CancelJobButton } from './cancel-job';
 import { jobName } from './jobs-table';
 import { ListDownload } from './list-download';
@@ -80,7 +80,7 @@ export function ListDetailPage({ id }: { id: string }) {
         <div>
           <dt>Status</dt>
           <dd>
-            <JobStatusBadge status={job.status} />
+            <JobStatusBadge status={job.status} /> <PausedBadge paused={job.paused} />
           </dd>
         </div>
         <div>

@@ -57,6 +57,30 @@ describe('the list of jobs', () => {
     expect(screen.queryByRole('button', { name: 'Load more' })).not.toBeInTheDocument();
   });
 
+  it('labels the jobs of a suspended account that wait as paused', async () => {
+    const server = new FakeServer({
+      'GET /overview': ok(overview()),
+      'GET /jobs': ok({
+        jobs: [
+          job({
+            job_id: 'job_w',
+            name: 'waiting',
+            status: 'queued',
+            processed: 0,
+            paused: 'account_suspended',
+          }),
+          job({ job_id: 'job_d', name: 'done' }),
+        ],
+        next_cursor: null,
+      }),
+    });
+    renderApp('/lists', server);
+    const table = await screen.findByRole('table', { name: 'Your lists' });
+    const [, waiting, done] = within(table).getAllByRole('row');
+    expect(waiting).toHaveTextContent('Paused: account suspended');
+    expect(done).not.toHaveTextContent('Paused');
+  });
+
   it('invites a first upload when there is no job', async () => {
     renderApp(
       '/lists',

@@ -37,7 +37,31 @@ const HEALTH: ServiceHealth = {
   checked_at: '2026-03-10T12:00:00.000Z',
   jobs: { queued: 1, processing: 2, completed: 30, failed: 1 },
   chunks: { pending: 12, paused: 4 },
-  workers: [{ worker_id: 'wkr_abc', chunks: 2, last_heartbeat: '2026-03-10T11:59:55.000Z' }],
+  workers: {
+    live: [
+      {
+        worker_id: 'wkr_abc',
+        kind: 'embedded',
+        host: 'node-1',
+        pid: 101,
+        version: '0.1.0',
+        started_at: '2026-03-10T08:00:00.000Z',
+        last_heartbeat: '2026-03-10T11:59:55.000Z',
+        chunks: 2,
+      },
+      {
+        worker_id: 'wkr_idle',
+        kind: 'worker',
+        host: 'node-2',
+        pid: 202,
+        version: '0.1.0',
+        started_at: '2026-03-10T09:00:00.000Z',
+        last_heartbeat: '2026-03-10T11:59:48.000Z',
+        chunks: 0,
+      },
+    ],
+    lost_24h: 0,
+  },
   deliveries: { failed_24h: 3, retrying: 1, last_error: 'HTTP 500', last_at: '2026-03-10T11:00:00.000Z' },
   egresses: [
     { egress: 'default', state: 'listed', since: '2026-03-10T10:00:00.000Z', reason: 'on a blocklist' },
@@ -45,7 +69,7 @@ const HEALTH: ServiceHealth = {
 };
 
 /** The console's API on the fake server: the accounts, PATCH applied to them, create, health. */
-function consoleServer(initial: OperatorAccount[]) {
+function consoleServer(initial: OperatorAccount[], health: ServiceHealth = HEALTH) {
   const accounts = [...initial];
   return new FakeServer({
     'GET /session': ok(session({ person: { id: 'per_ops', email: 'ops@example.com', operator: true } })),
@@ -81,7 +105,7 @@ function consoleServer(initial: OperatorAccount[]) {
         201,
       );
     },
-    'GET /operator/health': ok(HEALTH),
+    'GET /operator/health': ok(health),
   });
 }
 
@@ -102,6 +126,33 @@ describe('operator console page', () => {
     expect(screen.getByRole('table', { name: 'Workers' })).toHaveTextContent('wkr_abc');
     expect(screen.getByText(/3 given up in 24 h/)).toBeInTheDocument();
     expect(screen.getByText(/listed/)).toBeInTheDocument();
+  });
+
+  it('shows every live worker busy or idle with its kind, host and last heartbeat, and warns of lost ones', async () => {
+    renderApp(
+      '/operator',
+      consoleServer([account(1)], { ...HEALTH, workers: { ...HEALTH.workers, lost_24h: 2 } }),
+    );
+    const table = await screen.findByRole('table', { name: 'Workers' });
+    const [, busy, idle] = within(table).getAllByRole('row');
+    expect(busy).toHaveTextContent('wkr_abc');
+    expect(busy).toHaveTextContent('Embedded (serve)');
+    expect(busy).toHaveTextContent('node-1 (101)');
+    expect(busy).toHaveTextContent('Busy: 2 chunks');
+    expect(busy).toHaveTextContent('5 seconds ago');
+    expect(idle).toHaveTextContent('Worker process');
+    expect(idle).toHaveTextContent('node-2 (202)');
+    expect(idle).toHaveTextContent('Idle');
+    expect(idle).toHaveTextContent('12 seconds ago');
+    expect(screen.getByText(/2 live workers: 1 busy, 1 idle/)).toBeInTheDocument();
+    expect(screen.getByRole('alert')).toHaveTextContent('2 workers stopped beating without a clean stop');
+  });
+
+  it('says when no worker runs, without a warning while none was lost', async () => {
+    renderApp('/operator', consoleServer([account(1)], { ...HEALTH, workers: { live: [], lost_24h: 0 } }));
+    expect(await screen.findByText(/No worker is running/)).toBeInTheDocument();
+    expect(screen.queryByRole('table', { name: 'Workers' })).not.toBeInTheDocument();
+    expect(screen.queryByText(/without a clean stop/)).not.toBeInTheDocument();
   });
 
   it('suspends an account with a reason after confirmation, then resumes it', async () => {

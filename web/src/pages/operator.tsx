@@ -9,7 +9,8 @@
  * "Suspend account"; dialog "Change <email>" with fields "Plan", "Own monthly quota", "Own rate
  * limit", "Overage" and button "Save"; form "Create an account" with fields "Owner's e-mail
  * address", "Plan" and button "Create account", then field "Owner's invitation link"; heading
- * "Service health".
+ * "Service health" with table "Workers" (busy or idle, last heartbeat as relative time) and an alert
+ * when workers were lost.
  */
 import { useMutation, useQuery } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
@@ -24,7 +25,7 @@ import { useEndpoints } from '../api/endpoints';
 import { keys as queryKeys, useInvalidate } from '../api/queries';
 import { CopyField } from '../components/copy-button';
 import { ConfirmDialog, Dialog } from '../components/dialog';
-import { formatDateTime, formatDay, formatNumber } from '../components/format';
+import { formatAgo, formatDateTime, formatDay, formatNumber, plural } from '../components/format';
 import { PageTitle } from '../components/shell';
 import { EmptyState, ErrorMessage, Loading } from '../components/status';
 import { TableScroll } from '../components/table-scroll';
@@ -352,6 +353,67 @@ function CreateAccountForm({ plans }: { plans: string[] }) {
   );
 }
 
+const WORKER_KIND: Record<string, string> = { embedded: 'Embedded (serve)', worker: 'Worker process' };
+
+function WorkersTable({ workers, checkedAt }: { workers: ServiceHealth['workers']; checkedAt: string }) {
+  const busy = workers.live.filter((w) => w.chunks > 0).length;
+  return (
+    <>
+      {workers.lost_24h > 0 ? (
+        <p className="notice notice-warn" role="alert">
+          {plural(workers.lost_24h, 'worker')} stopped beating without a clean stop in the last 24 hours:
+          check those processes (crashed, killed or cut off from the store).
+        </p>
+      ) : null}
+      {workers.live.length === 0 ? (
+        <p className="muted">No worker is running: queued lists wait until one starts.</p>
+      ) : (
+        <>
+          <p className="muted">
+            {plural(workers.live.length, 'live worker')}: {formatNumber(busy)} busy,{' '}
+            {formatNumber(workers.live.length - busy)} idle.
+          </p>
+          <TableScroll label="Workers">
+            <table className="table">
+              <caption className="sr-only">Workers</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Worker</th>
+                  <th scope="col">Kind</th>
+                  <th scope="col">Host (pid)</th>
+                  <th scope="col">State</th>
+                  <th scope="col">Started</th>
+                  <th scope="col">Last heartbeat</th>
+                </tr>
+              </thead>
+              <tbody>
+                {workers.live.map((w) => (
+                  <tr key={w.worker_id}>
+                    <th scope="row">{w.worker_id}</th>
+                    <td>{w.kind === null ? '—' : (WORKER_KIND[w.kind] ?? w.kind)}</td>
+                    <td>{w.host === null ? '—' : `${w.host} (${w.pid ?? '?'})`}</td>
+                    <td>
+                      {w.chunks > 0 ? (
+                        <span className="badge worker-busy">Busy: {plural(w.chunks, 'chunk')}</span>
+                      ) : (
+                        <span className="badge">Idle</span>
+                      )}
+                    </td>
+                    <td className="nowrap">{formatDateTime(w.started_at)}</td>
+                    <td className="nowrap" title={formatDateTime(w.last_heartbeat)}>
+                      {formatAgo(w.last_heartbeat, checkedAt)}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </TableScroll>
+        </>
+      )}
+    </>
+  );
+}
+
 function HealthPanel({ health }: { health: ServiceHealth }) {
   const { jobs, chunks, workers, deliveries, egresses } = health;
   return (
@@ -386,31 +448,7 @@ function HealthPanel({ health }: { health: ServiceHealth }) {
         </section>
       </div>
       <h3>Workers</h3>
-      {workers.length === 0 ? (
-        <p className="muted">No worker is verifying a chunk now.</p>
-      ) : (
-        <TableScroll label="Workers">
-          <table className="table">
-            <caption className="sr-only">Workers</caption>
-            <thead>
-              <tr>
-                <th scope="col">Worker</th>
-                <th scope="col">Chunks</th>
-                <th scope="col">Last heartbeat</th>
-              </tr>
-            </thead>
-            <tbody>
-              {workers.map((w) => (
-                <tr key={w.worker_id}>
-                  <th scope="row">{w.worker_id}</th>
-                  <td>{formatNumber(w.chunks)}</td>
-                  <td>{formatDateTime(w.last_heartbeat)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </TableScroll>
-      )}
+      <WorkersTable workers={workers} checkedAt={health.checked_at} />
       <h3>Egresses</h3>
       {egresses === null ? (
         <p className="muted">This server does not report its egresses.</p>

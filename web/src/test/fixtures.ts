@@ -33,6 +33,7 @@ export function job(overrides: Partial<JobItem> = {}): JobItem {
     results_expire_at: '2026-03-19T09:03:00.000Z',
     downloadable: true,
     has_original_columns: true,
+    paused: null,
     ...overrides,
   };
 }
