@@ -47,6 +47,9 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
   // MAILVERDICT_TEST_STORE=postgres runs the API suites on PostgreSQL (a schema each).
   const databaseUrl =
     process.env.MAILVERDICT_TEST_STORE === 'postgres' ? (await createTestSchema()).url : undefined;
+  // A suite's own `databaseUrl` flag wins (`undefined`: SQLite even on the PostgreSQL pass).
+  const flags = options.flags ?? {};
+  const onPostgres = 'databaseUrl' in flags ? flags.databaseUrl !== undefined : databaseUrl !== undefined;
   const config = loadConfig(
     {
       dataDir: dir,
@@ -57,9 +60,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
       allowInternalTargets: 'true',
       ...options.flags,
       // PostgreSQL needs the key given (docs/security.md, "Secrets at rest").
-      ...(databaseUrl === undefined && options.flags?.databaseUrl === undefined
-        ? {}
-        : { secretKey: TEST_SECRET_KEY }),
+      ...(onPostgres ? { secretKey: TEST_SECRET_KEY } : {}),
     },
     {},
   );
