@@ -10,8 +10,10 @@ import { SIGN_IN_CHALLENGE_AFTER } from '../../src/services/sessions.service.js'
 import {
   PASSWORD,
   acceptInvitation,
+  describeViolations,
   launchChromium,
   newContext,
+  seriousViolations,
   skipE2e,
   startDashboard,
   type Dashboard,
@@ -116,6 +118,47 @@ describe.skipIf(skipE2e)(
         await page.evaluate(() => (globalThis as unknown as { cspViolations: string[] }).cspViolations),
       ).toEqual([]);
       expect(errors).toEqual([]);
+      await context.close();
+    });
+
+    it('a wrong password after the puzzle is said as such; the next attempt takes the next solution', async () => {
+      const context = await newContext(browser, dashboard);
+      const page = await context.newPage();
+      await recordCspViolations(page);
+      await page.goto('/sign-in');
+      await page.getByLabel('E-mail').fill(dashboard.ownerEmail);
+      const withSolution = async (password: string) => {
+        await page.getByLabel('Password').fill(password);
+        const answer = page.waitForResponse(
+          (r) =>
+            r.url().endsWith('/dashboard/api/session') && (r.request().postData() ?? '').includes('"altcha"'),
+          { timeout: 60_000 },
+        );
+        await page.getByRole('button', { name: 'Sign in' }).click();
+        return answer;
+      };
+      for (let i = 0; i < SIGN_IN_CHALLENGE_AFTER; i++) {
+        await page.getByLabel('Password').fill(`wrong guess ${i}`);
+        const answer = page.waitForResponse((r) => r.url().endsWith('/dashboard/api/session'));
+        await page.getByRole('button', { name: 'Sign in' }).click();
+        expect((await answer).status()).toBe(401);
+      }
+      // Refused with 428 first, then sent again with a solution: the password is checked, 401.
+      expect((await withSolution('yet another guess')).status()).toBe(401);
+      await page
+        .getByRole('alert')
+        .getByText(/the password is not correct/)
+        .waitFor();
+      // The widget has started on the next challenge; the page with it passes axe.
+      await page.locator('altcha-widget').waitFor();
+      const violations = await seriousViolations(page);
+      expect(violations, describeViolations('sign-in with the proof of work', violations)).toEqual([]);
+
+      expect((await withSolution(PASSWORD)).status()).toBe(200);
+      await page.getByRole('heading', { name: 'Overview' }).waitFor();
+      expect(
+        await page.evaluate(() => (globalThis as unknown as { cspViolations: string[] }).cspViolations),
+      ).toEqual([]);
       await context.close();
     });
   },
