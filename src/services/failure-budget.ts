@@ -1,7 +1,8 @@
 /**
  * Budgets of attempts in fixed windows, counted in the store so that every process sees them:
  * failed sign-ins per (address, client address), wrong current passwords per member, reset
- * e-mails per address; and the proof-of-work solutions already used (`spendOnce`). Keys are SHA-256 hashes, never an address or an id as such.
+ * e-mails per address; and the proof-of-work solutions already used (`spendOnce`). Keys are
+ * SHA-256 hashes, never an address or an id as such.
  *
  * An attempt is reserved before the work it guards (the password hash) with one atomic upsert
  * that returns the window's count: concurrent attempts each see their own number, so a burst

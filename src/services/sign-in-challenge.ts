@@ -1,6 +1,6 @@
 /**
- * The proof of work a sign-in needs after repeated failures (issue 16, defect 2; docs/security.md,
- * "Signing in"): an ALTCHA challenge (altcha-lib, self-hosted, no third party) that the sign-in
+ * The proof of work a sign-in needs after repeated failures (issue 16, defect 2; docs/dashboard.md,
+ * "Sign-in limits"): an ALTCHA challenge (altcha-lib, self-hosted, no third party) that the sign-in
  * page's widget solves in the browser in about a second, and that the server checks in
  * microseconds.
  *

@@ -236,8 +236,8 @@ export function sessionRoutes(deps: DashboardDeps, guard: GuardDeps) {
     );
 
     // The proof of work that sign-in asks for after repeated failures (428 `challenge_required`);
-    // the page's widget fetches it, and fetches another when one expires. Making one costs a
-    // SHA-256 and two HMACs, and tells nothing: not limited.
+    // the page's widget fetches one for each attempt. Making one costs ten SHA-256 and an HMAC,
+    // and tells nothing: not limited.
     app.get(
       '/session/challenge',
       { config: PUBLIC, schema: { response: { 200: SignInChallenge } } },
