@@ -37,6 +37,7 @@ export const ERROR_CODES = [
   'owner_not_removable',
   'weak_password',
   'two_factor_required',
+  'challenge_required',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -95,10 +95,28 @@ export const SessionView = Type.Object({
 export type SessionView = Static<typeof SessionView>;
 
 export const SignInBody = Type.Object(
-  { email: Type.String({ maxLength: 254 }), password: Type.String({ maxLength: 1024 }) },
+  {
+    email: Type.String({ maxLength: 254 }),
+    password: Type.String({ maxLength: 1024 }),
+    /**
+     * The ALTCHA widget's payload (base64 JSON of a challenge from GET /session/challenge and its
+     * solution): required after repeated failures, when sign-in answers 428 `challenge_required`.
+     */
+    altcha: Type.Optional(Type.String({ maxLength: 4096 })),
+  },
   { additionalProperties: false },
 );
 export type SignInBody = Static<typeof SignInBody>;
+
+/**
+ * GET /session/challenge: a signed ALTCHA proof-of-work challenge (altcha-lib v2's format, as the
+ * widget takes it), good for 5 minutes and once.
+ */
+export const SignInChallenge = Type.Object({
+  parameters: Type.Record(Type.String(), Type.Unknown()),
+  signature: Type.String(),
+});
+export type SignInChallenge = Static<typeof SignInChallenge>;
 
 /**
  * 202 from POST /session (and from accepting a reset link) for a member with two factors: the

@@ -45,6 +45,7 @@ export const HTTP_STATUS: Readonly<Record<ErrorCode, number>> = {
   owner_not_removable: 409,
   weak_password: 422,
   two_factor_required: 403,
+  challenge_required: 428,
 };
 
 export interface ErrorBody {

@@ -1,7 +1,8 @@
 /**
  * Budgets of attempts in fixed windows, counted in the store so that every process sees them:
  * failed sign-ins per (address, client address), wrong current passwords per member, reset
- * e-mails per address. Keys are SHA-256 hashes, never an address or an id as such.
+ * e-mails per address; and the proof-of-work solutions already used (`spendOnce`). Keys are
+ * SHA-256 hashes, never an address or an id as such.
  *
  * An attempt is reserved before the work it guards (the password hash) with one atomic upsert
  * that returns the window's count: concurrent attempts each see their own number, so a burst
@@ -31,13 +32,15 @@ export function failureWindow(now: Date, windowMs = FAILURE_WINDOW_MS): { start:
 }
 
 /**
- * Takes one attempt of `key` from the current window's budget, before the work it guards;
- * 429 `rate_limit_exceeded` with `retryAfterSeconds` when the budget is spent.
+ * Takes one attempt of `key` from the current window's budget, before the work it guards, and
+ * returns the window's count with it (0 without a limit); 429 `rate_limit_exceeded` with
+ * `retryAfterSeconds` when the budget is spent.
  */
-export async function reserveAttempt(db: Executor, key: string, budget: Budget, now: Date): Promise<void> {
-  if (budget.limit === 0) return;
+export async function reserveAttempt(db: Executor, key: string, budget: Budget, now: Date): Promise<number> {
+  if (budget.limit === 0) return 0;
   const window = failureWindow(now, budget.windowMs);
-  if ((await addSignInFailure(db, key, window.start)) <= budget.limit) return;
+  const count = await addSignInFailure(db, key, window.start);
+  if (count <= budget.limit) return count;
   const wait = Math.max(1, Math.ceil((window.end.getTime() - now.getTime()) / 1000));
   throw new AppError('rate_limit_exceeded', `too many ${budget.what}; retry in ${Math.ceil(wait / 60)} min`, {
     retryAfterSeconds: wait,
@@ -62,6 +65,15 @@ export async function countAttempts(
   windowMs = FAILURE_WINDOW_MS,
 ): Promise<number> {
   return countSignInFailures(db, key, failureWindow(now, windowMs).start);
+}
+
+/**
+ * Whether this is the first use of `key` (a proof-of-work solution, sign-in-challenge.ts): one
+ * atomic upsert in the same counters, its window named by `until` (when the thing used expires),
+ * so that the row outlives it and is swept with the old windows (`deleteOldSignInFailures`).
+ */
+export async function spendOnce(db: Executor, key: string, until: Date): Promise<boolean> {
+  return (await addSignInFailure(db, key, until.toISOString())) === 1;
 }
 
 /** Forgets every window of `key` (a success gives its reservations back). */

@@ -23,7 +23,10 @@
  * store, so every process sees them; the per-client limit on all attempts is the edge's,
  * src/dashboard/routes/session.routes.ts). Nobody can lock a person out from elsewhere: the
  * failures for an address from every client only slow its sign-ins down, by a delay that grows
- * with them and is capped at `MAX_SIGN_IN_DELAY_MS` (issue 16). Unknown address and wrong
+ * with them and is capped at `MAX_SIGN_IN_DELAY_MS` (issue 16). After `SIGN_IN_CHALLENGE_AFTER`
+ * failures of a pair, its next attempts need a solved proof-of-work challenge first (428
+ * `challenge_required`, services/sign-in-challenge.ts), checked before the password, so a right
+ * password without it is refused the same as a wrong one. Unknown address and wrong
  * password get the same 401 `invalid_credentials`, after the same scrypt work.
  */
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
@@ -60,6 +63,7 @@ import {
   reserveAttempt,
 } from './failure-budget.js';
 import { recordPersonAudit, shortenUserAgent, type AuditOrigin } from './audit.service.js';
+import { spendSignInChallenge } from './sign-in-challenge.js';
 import { normalizeEmail } from './members.service.js';
 import { dummyHash, hashPassword, needsRehash, verifyPassword } from './passwords.js';
 
@@ -313,6 +317,11 @@ const INVALID_CREDENTIALS = 'the e-mail address or the password is not correct';
 
 /** The longest an address's failures from elsewhere can make its sign-in wait. */
 export const MAX_SIGN_IN_DELAY_MS = 3_000;
+/**
+ * Failed sign-ins for one (address, client address) pair in a window after which each further
+ * attempt from that pair needs a solved proof-of-work challenge (428 `challenge_required`).
+ */
+export const SIGN_IN_CHALLENGE_AFTER = 3;
 /** Failures for an address (from any client) in a window before its sign-ins are slowed. */
 export const SIGN_IN_DELAY_AFTER = 3;
 
@@ -331,7 +340,14 @@ export function signInDelayMs(failures: number): number {
  */
 export async function signIn(
   deps: SignInDeps,
-  input: { email: string; password: string; clientIp: string; userAgent?: string | null },
+  input: {
+    email: string;
+    password: string;
+    clientIp: string;
+    userAgent?: string | null;
+    /** The sign-in page's solved proof of work (sign-in-challenge.ts), once one is required. */
+    altcha?: string;
+  },
 ): Promise<{ person: PersonRow; memberId: string | null }> {
   const { db, clock, settings } = deps;
   let email: string;
@@ -345,16 +361,20 @@ export async function signIn(
   const now = clock.now();
   const pairKey = failureKey(`sign-in:${email}\n${input.clientIp}`);
   const addressKey = failureKey(email);
-  await reserveAttempt(
-    db,
-    pairKey,
-    {
-      limit: settings.signInFailureLimit,
-      windowMs: FAILURE_WINDOW_MS,
-      what: 'failed sign-ins for this address from this client',
-    },
-    now,
-  );
+  const budget = {
+    limit: settings.signInFailureLimit,
+    windowMs: FAILURE_WINDOW_MS,
+    what: 'failed sign-ins for this address from this client',
+  };
+  // The proof of work comes before the budget and the hash: a refused attempt costs neither the
+  // pair's budget nor the server's CPU, and says nothing of the password.
+  // (Past the budget, the 429 comes without asking for work that could not help.)
+  const counted = budget.limit > 0 ? await countAttempts(db, pairKey, now, budget.windowMs) : 0;
+  const challenged = counted >= SIGN_IN_CHALLENGE_AFTER && counted < budget.limit;
+  if (challenged) await spendSignInChallenge(db, clock, input.altcha);
+  const reserved = await reserveAttempt(db, pairKey, budget, now);
+  // A burst that all counted before any was reserved: those past the threshold need the work too.
+  if (!challenged && reserved > SIGN_IN_CHALLENGE_AFTER) await spendSignInChallenge(db, clock, input.altcha);
   const delay = signInDelayMs(await countAttempts(db, addressKey, now));
   if (delay > 0) await (deps.sleep ?? sleepFor)(delay);
   const person = await findPersonByEmail(db, email);

@@ -11,7 +11,7 @@
  * (at start-up, store/sealed-secrets.store.ts). A value that looks sealed never falls back to
  * plaintext: it opens with its key or throws SecretKeyError.
  */
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from 'node:crypto';
 import { ConfigError } from '../config.js';
 
 export const SECRET_KEY_BYTES = 32;
@@ -81,7 +81,17 @@ export interface SecretBox {
   seal(column: SealedColumn, plaintext: string): string;
   /** The plaintext of a sealed value (or the legacy plaintext itself). Throws SecretKeyError. */
   open(column: SealedColumn, stored: string): string;
+  /**
+   * A 32-byte key for `purpose` (an HMAC key), derived from the current key with HKDF-SHA256, so
+   * that every process sharing the store's key derives the same one. Without a current key, a
+   * random key made once per box: good for one process only (PostgreSQL refuses to start without
+   * a key; SQLite always has its data directory's).
+   */
+  deriveKey(purpose: DerivedKeyPurpose): Buffer;
 }
+
+/** What a key derived from the store's key is for (its HKDF info). */
+export type DerivedKeyPurpose = 'sign-in-challenge' | 'sign-in-challenge-key';
 
 /**
  * A box sealing with `current` and opening with it or any of `previous` (a rotation's old keys).
@@ -99,7 +109,10 @@ export function createSecretBox(
     if (current === null) throw new SecretKeyError(missing);
     return current;
   };
+  const root = current?.key ?? randomBytes(SECRET_KEY_BYTES);
   return {
+    deriveKey: (purpose) =>
+      Buffer.from(hkdfSync('sha256', root, Buffer.alloc(0), `mailverdict ${purpose}`, SECRET_KEY_BYTES)),
     currentKeyId: () => need().id,
     hasKey: (id) => keys.has(id),
     seal(column, plaintext) {

@@ -15,6 +15,26 @@ const newKey = (): SecretKey => parseSecretKey(generateSecretKeyText(), 'test');
 const COLUMN = 'accounts.webhook_secret';
 
 describe('the secret box', () => {
+  it('derives the same key from the same store key in every process, another per purpose and per key', () => {
+    const text = generateSecretKeyText();
+    const one = createSecretBox(parseSecretKey(text, 'one process'));
+    const other = createSecretBox(parseSecretKey(text, 'another process'));
+    const key = one.deriveKey('sign-in-challenge');
+    expect(key).toHaveLength(32);
+    expect(other.deriveKey('sign-in-challenge').equals(key)).toBe(true);
+    expect(one.deriveKey('sign-in-challenge-key').equals(key)).toBe(false);
+    expect(createSecretBox(newKey()).deriveKey('sign-in-challenge').equals(key)).toBe(false);
+    expect(key.equals(parseSecretKey(text, 'raw').key)).toBe(false);
+  });
+
+  it('derives from a random key of its own without a store key, the same for the box’s life', () => {
+    const box = createSecretBox(null);
+    expect(box.deriveKey('sign-in-challenge').equals(box.deriveKey('sign-in-challenge'))).toBe(true);
+    expect(
+      createSecretBox(null).deriveKey('sign-in-challenge').equals(box.deriveKey('sign-in-challenge')),
+    ).toBe(false);
+  });
+
   it('opens what it sealed, and seals the same secret differently each time', () => {
     const box = createSecretBox(newKey());
     const a = box.seal(COLUMN, 'whsec_secret');

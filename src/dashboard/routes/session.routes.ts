@@ -28,6 +28,7 @@ import {
   type PersonSession,
 } from '../../services/sessions.service.js';
 import { completeChallenge, hasTwoFactor, issueChallenge } from '../../services/two-factor.service.js';
+import { createSignInChallenge } from '../../services/sign-in-challenge.js';
 import { recordAudit, recordPersonAudit } from '../../services/audit.service.js';
 import type { Executor } from '../../store/executor.js';
 import { byMember, originOf } from '../audit-origin.js';
@@ -43,6 +44,7 @@ import {
   SessionView,
   SetPasswordBody,
   SignInBody,
+  SignInChallenge,
   SwitchAccountBody,
   TokenBody,
 } from '../contract.js';
@@ -230,6 +232,19 @@ export function sessionRoutes(deps: DashboardDeps, guard: GuardDeps) {
           { ...request.body, clientIp: request.ip, userAgent: origin.userAgent },
         );
         return signInOrChallenge(request, reply, person.id, memberId);
+      },
+    );
+
+    // The proof of work that sign-in asks for after repeated failures (428 `challenge_required`);
+    // the page's widget fetches one for each attempt. Making one costs ten SHA-256 and an HMAC,
+    // and tells nothing: not limited.
+    app.get(
+      '/session/challenge',
+      { config: PUBLIC, schema: { response: { 200: SignInChallenge } } },
+      async (_request, reply): Promise<SignInChallenge> => {
+        void reply.header('cache-control', 'no-store');
+        const { parameters, signature } = await createSignInChallenge(db, clock);
+        return { parameters: Object.fromEntries(Object.entries(parameters)), signature: signature ?? '' };
       },
     );
 

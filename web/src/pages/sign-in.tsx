@@ -2,14 +2,18 @@
  * Sign in with e-mail and password, then, for a member with two factors, a code from the
  * authenticator app or a recovery code (no session exists before it). A wrong password and an
  * unknown address get the same answer from the server; too many attempts get 429 and that is
- * said in words.
+ * said in words. After several failures the server asks for a proof of work (428
+ * `challenge_required`): the ALTCHA widget appears (loaded only then), solves a challenge by
+ * itself, and the attempt is sent again with its payload; each later attempt spends a solution and
+ * the widget solves the next one.
  *
  * Accessible names: heading "Sign in"; fields "E-mail", "Password"; button "Sign in"; link
  * "Forgot your password?". Second step: field "Authentication code", button "Verify", button
- * "Start again".
+ * "Start again". Proof of work: the widget's checkbox "I'm not a robot" and the status "Solving
+ * a proof-of-work puzzle…" while an attempt waits for it.
  */
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { useState, type FormEvent } from 'react';
+import { lazy, Suspense, useEffect, useRef, useState, type FormEvent } from 'react';
 import { Link, Redirect, useSearch } from 'wouter';
 import { ApiError } from '../api/client';
 import type { SecondFactorChallenge } from '../api/contract';
@@ -18,6 +22,15 @@ import { useEndpoints } from '../api/endpoints';
 import { CodeField } from '../components/code-field';
 import { ErrorMessage } from '../components/status';
 import { AuthFrame } from './auth-frame';
+
+// The widget and its worker load only when the server asks for a proof of work.
+const ProofOfWork = lazy(() => import('../components/proof-of-work'));
+
+/** Attempts sent again by themselves after a 428, before the error is shown instead. */
+const AUTO_RESUBMITS = 2;
+
+const isChallengeRequired = (error: unknown): boolean =>
+  error instanceof ApiError && error.code === 'challenge_required';
 
 /** Where to go after signing in: only a path of this site, never another origin. */
 export function safeNext(search: string): string {
@@ -75,6 +88,13 @@ export function SignInPage() {
     () => client.getQueryData<SecondFactorChallenge>(keys.pendingChallenge)?.challenge ?? null,
   );
   const [restarted, setRestarted] = useState(false);
+  // The proof of work: asked for once (stays for the page's life), the solved payload not yet
+  // spent, whether an attempt waits for one, and the widget's round (a new one: a new challenge).
+  const [challenged, setChallenged] = useState(false);
+  const [solution, setSolution] = useState<string | null>(null);
+  const [waiting, setWaiting] = useState(false);
+  const [round, setRound] = useState(0);
+  const resubmits = useRef(0);
   const signIn = useMutation({
     mutationFn: api.signIn,
     onSuccess: (answer) => {
@@ -83,6 +103,27 @@ export function SignInPage() {
         setChallenge(answer.challenge);
       } else startSession(client, answer);
     },
+    onError: (error) => {
+      if (!isChallengeRequired(error)) return;
+      setChallenged(true);
+      if (resubmits.current < AUTO_RESUBMITS) setWaiting(true);
+    },
+  });
+
+  const send = (altcha: string | null) => {
+    if (altcha !== null) {
+      // Good once: the widget starts on the next one at once.
+      setSolution(null);
+      setRound((r) => r + 1);
+    }
+    signIn.mutate({ email: email.trim(), password, ...(altcha === null ? {} : { altcha }) });
+  };
+  // An attempt that waits goes as soon as a solution is there (solved now, or before the 428).
+  useEffect(() => {
+    if (!waiting || solution === null) return;
+    setWaiting(false);
+    resubmits.current += 1;
+    send(solution);
   });
 
   if (session.data) return <Redirect to={safeNext(search)} replace />;
@@ -96,8 +137,11 @@ export function SignInPage() {
   const submit = (event: FormEvent) => {
     event.preventDefault();
     setRestarted(false);
-    signIn.mutate({ email: email.trim(), password });
+    resubmits.current = 0;
+    if (challenged && solution === null) setWaiting(true);
+    else send(solution);
   };
+  const busy = signIn.isPending || waiting;
   return (
     <AuthFrame title="Sign in">
       {challenge !== null ? (
@@ -133,9 +177,21 @@ export function SignInPage() {
               onChange={(event) => setPassword(event.target.value)}
             />
           </div>
-          <ErrorMessage action="Could not sign in" error={signIn.error} />
-          <button type="submit" className="button button-primary button-wide" disabled={signIn.isPending}>
-            {signIn.isPending ? 'Signing in…' : 'Sign in'}
+          {challenged ? (
+            <Suspense fallback={<p className="loading">Loading the proof-of-work puzzle…</p>}>
+              <ProofOfWork key={round} onSolved={setSolution} />
+            </Suspense>
+          ) : null}
+          {waiting ? (
+            <p className="notice" role="status">
+              After several failed attempts, your browser solves a proof-of-work puzzle before signing in.
+              Solving a proof-of-work puzzle…
+            </p>
+          ) : (
+            <ErrorMessage action="Could not sign in" error={signIn.error} />
+          )}
+          <button type="submit" className="button button-primary button-wide" disabled={busy}>
+            {busy ? 'Signing in…' : 'Sign in'}
           </button>
         </form>
       )}
