@@ -3,14 +3,16 @@
  * an MX host with A and AAAA records where one family's connect never completes still answers,
  * and the rest of the race's rules: one family only, both working (the preferred one wins), every
  * address failing (an honest unknown, never undeliverable), a warm session to the address that won.
+ * Batch sessions (src/engine/batch/pooled-session.ts) race the same way.
  *
  * A connect that never completes is made with real sockets (test/kit/blackhole.ts): a stopped
  * listener whose accept queue is full, so that the kernel drops the SYNs.
  */
 import net from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { BatchEngine } from '../../src/engine/batch/types.js';
 import type { EngineOptions, Verifier } from '../../src/engine/index.js';
-import { createVerifier } from '../../src/engine/index.js';
+import { createBatchEngine, createVerifier } from '../../src/engine/index.js';
 import { interleaveFamilies } from '../../src/engine/net/happy-eyeballs.js';
 import type { Blackhole } from '../kit/blackhole.js';
 import { startBlackhole } from '../kit/blackhole.js';
@@ -27,6 +29,7 @@ let mta4: PostfixLikeMta;
 let mtaBoth: PostfixLikeMta;
 const holes: Blackhole[] = [];
 const verifiers: Verifier[] = [];
+const batches: BatchEngine[] = [];
 
 const rcpt = (address: string): string =>
   address.startsWith('user')
@@ -52,7 +55,7 @@ beforeAll(async () => {
 });
 
 afterEach(async () => {
-  await Promise.all(verifiers.splice(0).map((v) => v.close()));
+  await Promise.all([...verifiers.splice(0), ...batches.splice(0)].map((v) => v.close()));
 });
 
 afterAll(async () => {
@@ -170,5 +173,73 @@ describe('Happy Eyeballs (RFC 8305)', () => {
     const result = await v.verify('user1@dual.test', { timeoutMs: 1_500 });
     expect(result.status).toBe('unknown');
     expect(['smtp_unavailable', 'smtp_timeout']).toContain(result.reason);
+  });
+});
+
+/** A batch engine with a per-host cap of `cap` and a step timeout well above the attempt delay. */
+function batchEngine(port: number, smtp: Partial<EngineOptions['smtp']> = {}, cap = 2): BatchEngine {
+  const options = kitEngineOptions(dns.address, port);
+  const engine = createBatchEngine({
+    ...options,
+    smtp: { ...options.smtp, ...smtp },
+    concurrency: 10,
+    perHostConcurrency: cap,
+    greylistRetries: 0,
+    greylistDelayMs: 10,
+    timeoutMs: 3_000,
+    recipientsPerTransaction: 5,
+    recipientsPerSession: 10,
+  });
+  batches.push(engine);
+  return engine;
+}
+
+const LIST = Array.from({ length: 40 }, (_, i) =>
+  i % 4 === 3 ? `nobody${i}@dual.test` : `user${i}@dual.test`,
+);
+const expected = LIST.map((address) => (address.startsWith('user') ? 'deliverable' : 'undeliverable'));
+
+describe('Happy Eyeballs in batch sessions', () => {
+  /** On ::1 only; its port hangs on 127.0.0.1 (the tests above close mta6). */
+  let batch6: PostfixLikeMta;
+  beforeAll(async () => {
+    batch6 = await startPostfixLikeMta({ hosts: ['::1'], inFlowDelayMs: 0, rcpt });
+    holes.push(await startBlackhole(['127.0.0.1'], batch6.port));
+  });
+  afterAll(() => batch6.close());
+
+  it('verifies a batch through IPv6 when the IPv4 connect never completes', async () => {
+    // The resolver lists IPv4 first; a batch session used to connect there alone and time out.
+    batch6.resetStats();
+    const startedAt = performance.now();
+    const results = await batchEngine(batch6.port).verifyMany(LIST);
+    expect(results.map((r) => r.status)).toEqual(expected);
+    expect(performance.now() - startedAt).toBeLessThan(2_000);
+    expect(Object.keys(batch6.stats().sessionsByHost)).toEqual(['::1']);
+  });
+
+  it('costs a batch one Connection Attempt Delay when the family tried first hangs', async () => {
+    batch6.resetStats();
+    const startedAt = performance.now();
+    const results = await batchEngine(batch6.port, { preferIpv4: true }).verifyMany(LIST);
+    const elapsed = performance.now() - startedAt;
+    expect(results.map((r) => r.status)).toEqual(expected);
+    // 250 ms for the silent family, not a 3 s step timeout (nor several, one per session).
+    expect(elapsed).toBeGreaterThan(250);
+    expect(elapsed).toBeLessThan(2_000);
+    expect(Object.keys(batch6.stats().sessionsByHost)).toEqual(['::1']);
+  });
+
+  it('counts the sessions at the address that won: never more than the cap there', async () => {
+    // The queue is the IPv4 address's (listed first); every session wins on ::1 and is counted there.
+    batch6.resetStats();
+    const many = Array.from({ length: 200 }, (_, i) => `user${i}@dual.test`);
+    const results = await batchEngine(batch6.port, {}, 2).verifyMany(many);
+    expect(new Set(results.map((r) => r.status))).toEqual(new Set(['deliverable']));
+    const stats = batch6.stats();
+    expect(Object.keys(stats.sessionsByHost)).toEqual(['::1']);
+    // 200 recipients at 10 a session: many sessions, at most 2 at once at the address that won.
+    expect(stats.sessionsByHost['::1']).toBeGreaterThanOrEqual(20);
+    expect(stats.peakConcurrentByHost['::1']).toBe(2);
   });
 });
