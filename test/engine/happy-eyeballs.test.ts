@@ -49,6 +49,8 @@ beforeAll(async () => {
     'mx.v6only.test': { aaaa: ['::1'] },
     'v4only.test': { mx: [{ exchange: 'mx.v4only.test', priority: 10 }] },
     'mx.v4only.test': { a: ['127.0.0.1'] },
+    'late.test': { mx: [{ exchange: 'mx.late.test', priority: 10 }] },
+    'mx.late.test': { a: ['127.0.0.1'], aaaa: ['::1'] },
   });
   // Port P of mta6 hangs on 127.0.0.1, port P of mta4 hangs on ::1.
   holes.push(await startBlackhole(['127.0.0.1'], mta6.port), await startBlackhole(['::1'], mta4.port));
@@ -173,6 +175,52 @@ describe('Happy Eyeballs (RFC 8305)', () => {
     const result = await v.verify('user1@dual.test', { timeoutMs: 1_500 });
     expect(result.status).toBe('unknown');
     expect(['smtp_unavailable', 'smtp_timeout']).toContain(result.reason);
+  });
+});
+
+describe('Resolution Delay (RFC 8305 §3)', () => {
+  afterEach(() => {
+    dns.setTypeDelay('A', 0);
+    dns.setTypeDelay('AAAA', 0);
+  });
+
+  it('starts with IPv4 50 ms after the A answer when the AAAA answer is late', async () => {
+    dns.setTypeDelay('AAAA', 800);
+    // A DNS timeout above the AAAA answer's delay: the old code waited for it.
+    const options = kitEngineOptions(dns.address, mta4.port);
+    const v = createVerifier({ ...options, dns: { ...options.dns, timeoutMs: 2_000 } });
+    verifiers.push(v);
+    const result = await v.verify('user1@late.test', { timeoutMs: TIMEOUT_MS, transcript: true });
+    expect(result.status).toBe('deliverable');
+    // Not the 800 ms the AAAA answer took: the MX and A answers, 50 ms, then the dialogue.
+    expect(result.latency_ms).toBeLessThan(500);
+    expect(result.transcript!.map((l) => l.text)).toContain(
+      `[connect mx.late.test (127.0.0.1) port ${mta4.port}]`,
+    );
+  });
+
+  it('starts with IPv6 at once when the AAAA answer comes first, and races IPv4 when the A answer comes', async () => {
+    // IPv6 hangs at mta4's port: the late IPv4 address joins the race and wins.
+    dns.setTypeDelay('A', 150);
+    const v = verifier(mta4.port);
+    const result = await v.verify('user1@late.test', { timeoutMs: TIMEOUT_MS, transcript: true });
+    expect(result.status).toBe('deliverable');
+    const lines = result.transcript!.map((l) => l.text);
+    expect(lines).toContain(`[connect mx.late.test (::1) port ${mta4.port}]`);
+    expect(lines).toContain('[then 127.0.0.1]');
+    expect(lines).toContain('[connected to 127.0.0.1]');
+  });
+
+  it('waits up to 50 ms for the AAAA answer, then races both families, IPv6 first', async () => {
+    dns.setTypeDelay('AAAA', 20);
+    mtaBoth.resetStats();
+    const v = verifier(mtaBoth.port);
+    const result = await v.verify('user1@late.test', { timeoutMs: TIMEOUT_MS, transcript: true });
+    expect(result.status).toBe('deliverable');
+    expect(result.transcript!.map((l) => l.text)).toContain(
+      `[connect mx.late.test (::1, then 127.0.0.1) port ${mtaBoth.port}]`,
+    );
+    expect(mtaBoth.stats().sessionsByHost).toEqual({ '::1': 1 });
   });
 });
 

@@ -113,6 +113,7 @@ export async function runPooledSession(
   const race = deps.scheduler.raceCandidates(lane);
   const [first, ...alternates] =
     race.length > 0 ? race : [{ address: lane.queue.key, localAddress: lane.egress.localAddress }];
+  if (first!.address !== lane.queue.key) deps.scheduler.seatAt(lane, seat, first!.address);
   const opened = await openSession(
     { exchange: lane.queue.exchange, address: first!.address },
     {

@@ -583,6 +583,16 @@ export class ProbeScheduler {
    */
   connectedTo(lane: Lane, seat: SessionSeat, address: string): void {
     lane.queue.firstAddress = address;
+    this.seatAt(lane, seat, address);
+  }
+
+  /**
+   * Counts the session at `address` of its host from now on. A session that starts its race with
+   * another address than its lane's (the last race's winner) is seated there before it connects,
+   * so that sessions still connecting count where they will most likely be (the pump checked
+   * that address's room).
+   */
+  seatAt(lane: Lane, seat: SessionSeat, address: string): void {
     const egress = this.#egressTo(lane, address);
     const key = pairKey(egress, address);
     if (key === seat.key) return;

@@ -225,7 +225,9 @@ export class SmtpProber {
     for (let i = 0; i < hosts.length && !this.#closing.signal.aborted; i++) {
       const host = hosts[i]!;
       // Both families: Happy Eyeballs (../net/happy-eyeballs.ts) races the addresses, IPv6 first.
-      const race = hasBothFamilies(host.addresses);
+      // A family whose DNS answer is still to come (RFC 8305 §3) joins the race when it comes.
+      const late = host.lateAddresses ?? null;
+      const race = hasBothFamilies(host.addresses) || late !== null;
       // The family that last won a race at this host goes first (RFC 8305 §4 allows history).
       const ipv6First = this.#familyWon.get(host.exchange) ?? this.#options.preferIpv4 !== true;
       const addresses = race ? interleaveFamilies(host.addresses, ipv6First) : host.addresses;
@@ -265,8 +267,27 @@ export class SmtpProber {
                 (alt) => alt.route.egress.proxy === null,
               )
             : [];
-        const result = await this.#ask(host, address, route, request, greetingAt, deadlineAt, alternates);
-        if (alternates.length > 0 && result.servedBy !== undefined && result.servedBy !== address)
+        // The late addresses join the first connection's race only (after it, they are in `addresses` of the next lookups).
+        const lateAlternates =
+          a === 0 && late !== null && route.egress.proxy === null
+            ? late.then(async (added) =>
+                (await this.#alternates(added.filter((x) => !addresses.includes(x)))).filter(
+                  (alt) => alt.route.egress.proxy === null,
+                ),
+              )
+            : null;
+        const result = await this.#ask(
+          host,
+          address,
+          route,
+          request,
+          greetingAt,
+          deadlineAt,
+          alternates,
+          lateAlternates,
+        );
+        const raced = alternates.length > 0 || lateAlternates !== null;
+        if (raced && result.servedBy !== undefined && result.servedBy !== address)
           this.#familyWon.set(host.exchange, isIPv6(result.servedBy), FAMILY_MEMORY_MS);
         if (result.type === 'decided') {
           return {
@@ -281,7 +302,7 @@ export class SmtpProber {
         last = result.failure;
         if (last.kind === 'timeout') timedOut = true;
         // Every other address was in the race.
-        if (alternates.length > 0) break;
+        if (raced) break;
         // Another address of the same host only helps when this one could not be reached.
         if (!connectionRefused(last)) break;
       }
@@ -328,10 +349,19 @@ export class SmtpProber {
     greetingAt: number,
     deadlineAt: number,
     alternates: readonly Alternate[],
+    lateAlternates: Promise<Alternate[]> | null,
   ): Promise<HostResult & { servedBy?: string }> {
     // The address that served: another one when it won the Happy Eyeballs race.
     const used: Alternate = { address, route };
-    const result = await this.#session(host, used, request, greetingAt, deadlineAt, alternates);
+    const result = await this.#session(
+      host,
+      used,
+      request,
+      greetingAt,
+      deadlineAt,
+      alternates,
+      lateAlternates,
+    );
     ({ address, route } = used);
     const served = { ...result, servedBy: address };
     const { key } = route;
@@ -373,6 +403,7 @@ export class SmtpProber {
     greetingAt: number,
     deadlineAt: number,
     alternates: readonly Alternate[],
+    lateAlternates: Promise<Alternate[]> | null = null,
   ): Promise<HostResult> {
     const { address, route } = used;
     const greetingShare = greetingAt - performance.now();
@@ -417,6 +448,12 @@ export class SmtpProber {
       }
       // Raced addresses: those whose lane has room (the cap holds for whichever wins).
       const raced = alternates.filter((a) => this.#pool.laneHasRoom(a.route.key));
+      // Late ones with room join the race (and, if one wins, its slot moves as for the others).
+      const late = lateAlternates?.then((added) => {
+        const room = added.filter((a) => this.#pool.laneHasRoom(a.route.key));
+        raced.push(...room);
+        return room.map((a) => ({ address: a.address, localAddress: a.route.egress.localAddress }));
+      });
       const openedAt = performance.now();
       const opened = await openSession(
         { exchange: host.exchange, address },
@@ -431,6 +468,7 @@ export class SmtpProber {
           starttls: this.#options.starttls ?? 'opportunistic',
           recorder: request.recorder ?? null,
           alternates: raced.map((a) => ({ address: a.address, localAddress: a.route.egress.localAddress })),
+          ...(late === undefined ? {} : { lateAlternates: late }),
           attemptDelayMs: this.#options.connectAttemptDelayMs ?? DEFAULT_CONNECTION_ATTEMPT_DELAY_MS,
         },
       );
