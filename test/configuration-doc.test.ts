@@ -22,6 +22,7 @@ const NOT_OURS: Record<string, string> = {
   '--duration': 'npm run soak',
   '--only': 'npm run bench:scale',
   '--mta': 'bench/batch-probe.bench.ts',
+  '--only-default': 'bench/latency.bench.ts',
   '--rounds': 'bench/provider-cap.bench.ts',
   '--server-root': 'bench/api.bench.ts',
   '--trace-gc': 'node',

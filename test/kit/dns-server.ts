@@ -56,8 +56,11 @@ export interface FakeDnsServer {
   remove(name: string): void;
   /** Delays every answer by `ms` (latency for benchmarks). */
   setDelay(ms: number): void;
-  /** Delays the answers to questions of `type` (`A`, `AAAA`...) by `ms` instead (0: back to `setDelay`'s). */
-  setTypeDelay(type: string, ms: number): void;
+  /**
+   * Delays the answers to questions of `type` (`A`, `AAAA`...) by `ms` instead, for every name or
+   * only for `name` (0: back to `setDelay`'s).
+   */
+  setTypeDelay(type: string, ms: number, name?: string): void;
   close(): Promise<void>;
 }
 
@@ -85,8 +88,13 @@ export async function startDnsServer(
   let delayMs = 0;
   const typeDelayMs = new Map<string, number>();
   const delayFor = (query: Packet): number => {
-    const type = query.questions?.[0]?.type;
-    return (type === undefined ? undefined : typeDelayMs.get(type)) ?? delayMs;
+    const question = query.questions?.[0];
+    if (question === undefined) return delayMs;
+    return (
+      typeDelayMs.get(`${normalise(question.name)}|${question.type}`) ??
+      typeDelayMs.get(question.type) ??
+      delayMs
+    );
   };
   const pendingTimers = new Set<NodeJS.Timeout>();
   const sockets = new Set<net.Socket>();
@@ -205,9 +213,10 @@ export async function startDnsServer(
     setDelay: (ms) => {
       delayMs = ms;
     },
-    setTypeDelay: (type, ms) => {
-      if (ms > 0) typeDelayMs.set(type, ms);
-      else typeDelayMs.delete(type);
+    setTypeDelay: (type, ms, name) => {
+      const key = name === undefined ? type : `${normalise(name)}|${type}`;
+      if (ms > 0) typeDelayMs.set(key, ms);
+      else typeDelayMs.delete(key);
     },
     close: async () => {
       for (const timer of pendingTimers) clearTimeout(timer);
