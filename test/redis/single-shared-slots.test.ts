@@ -16,7 +16,9 @@ import { startDnsServer } from '../kit/dns-server.js';
 import { kitEngineOptions } from '../kit/engine-options.js';
 import type { PostfixLikeMta } from '../kit/postfix-like-mta.js';
 import { startPostfixLikeMta } from '../kit/postfix-like-mta.js';
-import { skipWithoutRedis, testRedis, type TestRedis } from './redis-kit.js';
+import { createHarness } from '../kit/api-harness.js';
+import { waitFor } from '../kit/wait-for.js';
+import { skipWithoutRedis, TEST_REDIS_URL, testRedis, type TestRedis } from './redis-kit.js';
 
 const HOST = '127.0.13.1';
 const CAP = 2;
@@ -115,6 +117,35 @@ describe.skipIf(skipWithoutRedis('Single verifications on shared slots'))(
     it('without the shared slots, the single verifications come on top of the batch: over the cap', async () => {
       const { peak } = await run(false);
       expect(peak).toBeGreaterThan(CAP);
+    });
+
+    it('is how the service (--redis-url) verifies: a warm session holds its slot in Redis until it ends', async () => {
+      redis = testRedis();
+      const client = await redis.connect();
+      const h = await createHarness({
+        flags: {
+          redisUrl: TEST_REDIS_URL,
+          redisKeyPrefix: redis.prefix,
+          smtpPort: String(mta.port),
+          smtpSessionIdle: '1s',
+        },
+      });
+      try {
+        h.dns.setDomain('shared.test', { mx: [{ exchange: 'mx.shared.test', priority: 10 }] });
+        h.dns.setDomain('mx.shared.test', { a: [HOST] });
+        const res = await h.verify(h.liveKey, { email: 'single-svc@shared.test' });
+        expect(res.json()).toMatchObject({ status: 'deliverable' });
+        // The session stays warm, and so does its slot; it goes back once the session is retired.
+        expect(await client.zcard(`${redis.prefix}slots:${HOST}`)).toBe(1);
+        await waitFor(
+          'the slot given back',
+          async () => ((await client.zcard(`${redis.prefix}slots:${HOST}`)) === 0 ? true : undefined),
+          5_000,
+          50,
+        );
+      } finally {
+        await h.close();
+      }
     });
   },
 );
