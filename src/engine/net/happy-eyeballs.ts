@@ -37,6 +37,8 @@ export interface RaceOptions {
    * added to the race when they come; until then the race does not fail for want of candidates.
    */
   more?: Promise<readonly ConnectCandidate[]>;
+  /** Called when addresses of `more` joined the race still running (not when it was over). */
+  onJoin?: (added: readonly ConnectCandidate[]) => void;
 }
 
 export interface RaceWinner {
@@ -155,6 +157,7 @@ export function connectFirst(
       awaitingMore = false;
       if (settled) return;
       list.push(...added);
+      if (added.length > 0) options.onJoin?.(added);
       if (pending.size === 0) {
         if (next < list.length) start();
         else if (firstError !== null || candidates.length === 0)

@@ -81,6 +81,8 @@ export interface OpenOptions {
   alternates?: readonly ConnectCandidate[];
   /** Addresses of the family whose DNS answer came after the race began (RFC 8305 §3), raced when they come. */
   lateAlternates?: Promise<readonly ConnectCandidate[]>;
+  /** Called when late alternates joined the race still running. */
+  onLateJoin?: (added: readonly ConnectCandidate[]) => void;
   /** Happy Eyeballs' Connection Attempt Delay (default 250 ms). */
   attemptDelayMs?: number;
   /** Aborting destroys the connection at once (and fails what is pending with kind `destroyed`). */
@@ -536,6 +538,7 @@ async function raceConnect(options: OpenOptions): ReturnType<typeof connectFirst
       {
         port: options.port,
         ...(options.lateAlternates === undefined ? {} : { more: options.lateAlternates }),
+        ...(options.onLateJoin === undefined ? {} : { onJoin: options.onLateJoin }),
         attemptDelayMs: options.attemptDelayMs ?? DEFAULT_CONNECTION_ATTEMPT_DELAY_MS,
         deadlineAt: options.deadlineAt,
         ...(options.signal === undefined ? {} : { signal: options.signal }),

@@ -294,20 +294,18 @@ async function greet(target: SessionTarget, options: SessionOptions, retry: bool
   const alternates = options.proxy === null ? (options.alternates ?? []) : [];
   const raced = alternates.length === 0 ? '' : `, then ${alternates.map((a) => a.address).join(', ')}`;
   recorder?.record('out', `[connect ${target.exchange} (${target.address}${raced}) port ${options.port}]`);
-  let connecting = true;
-  const late =
-    options.proxy === null && !retry && options.lateAlternates !== undefined
-      ? options.lateAlternates.then((added) => {
-          if (connecting && added.length > 0)
-            recorder?.record('out', `[then ${added.map((a) => a.address).join(', ')}]`);
-          return added;
-        })
-      : undefined;
+  const late = options.proxy === null && !retry ? options.lateAlternates : undefined;
   try {
     connection = await SmtpConnection.open({
       address: target.address,
       ...(alternates.length === 0 ? {} : { alternates }),
-      ...(late === undefined ? {} : { lateAlternates: late }),
+      ...(late === undefined
+        ? {}
+        : {
+            lateAlternates: late,
+            onLateJoin: (added: readonly ConnectCandidate[]) =>
+              recorder?.record('out', `[then ${added.map((a) => a.address).join(', ')}]`),
+          }),
       ...(options.attemptDelayMs === undefined ? {} : { attemptDelayMs: options.attemptDelayMs }),
       port: options.port,
       deadlineAt: options.deadlines.greeting(retry),
@@ -319,7 +317,6 @@ async function greet(target: SessionTarget, options: SessionOptions, retry: bool
       onClose: () => markClosed(),
       recorder,
     });
-    connecting = false;
     if (connection.address !== target.address) {
       recorder?.record('out', `[connected to ${connection.address}]`);
       target = { ...target, address: connection.address };
