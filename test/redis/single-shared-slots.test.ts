@@ -3,13 +3,16 @@
  * (src/engine/smtp/probe.ts, `sharedSlots`): a verifier in one "process" and a batch engine in
  * another, each with its own Redis connection and coordination, against one MX host that counts
  * its concurrent sessions. Together they never exceed the cap; without the shared slots the
- * single verifications take their whole local cap on top of the batch's.
+ * single verifications take their whole local cap on top of the batch's. A verifier whose Redis
+ * is unreachable verifies under its own caps (that part needs no Redis).
  */
+import pino from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createBatchEngine } from '../../src/engine/batch/batch-engine.js';
 import type { BatchEngine } from '../../src/engine/batch/types.js';
 import type { Verifier } from '../../src/engine/index.js';
 import { createVerifier } from '../../src/engine/index.js';
+import { closeRedis, openRedis } from '../../src/redis/connection.js';
 import { createRedisCoordination } from '../../src/redis/coordination.js';
 import type { FakeDnsServer } from '../kit/dns-server.js';
 import { startDnsServer } from '../kit/dns-server.js';
@@ -18,7 +21,13 @@ import type { PostfixLikeMta } from '../kit/postfix-like-mta.js';
 import { startPostfixLikeMta } from '../kit/postfix-like-mta.js';
 import { createHarness } from '../kit/api-harness.js';
 import { waitFor } from '../kit/wait-for.js';
-import { skipWithoutRedis, TEST_REDIS_URL, testRedis, type TestRedis } from './redis-kit.js';
+import {
+  skipWithoutRedis,
+  TEST_REDIS_URL,
+  testRedis,
+  unreachableRedisUrl,
+  type TestRedis,
+} from './redis-kit.js';
 
 const HOST = '127.0.13.1';
 const CAP = 2;
@@ -149,3 +158,36 @@ describe.skipIf(skipWithoutRedis('Single verifications on shared slots'))(
     });
   },
 );
+
+describe('a verifier whose Redis is unreachable', () => {
+  it('verifies under its own caps rather than fail (a person is waiting), and says so', async () => {
+    const client = await openRedis(await unreachableRedisUrl(), { logger: pino({ level: 'silent' }) });
+    const mta = await startPostfixLikeMta({
+      hosts: [HOST],
+      inFlowDelayMs: 0,
+      rcpt: (address) => (address.startsWith('single') ? '250 2.1.5 Ok' : '550 5.1.1 User unknown'),
+    });
+    const dns = await startDnsServer({
+      'shared.test': { mx: [{ exchange: 'mx.shared.test', priority: 10 }] },
+      'mx.shared.test': { a: [HOST] },
+    });
+    const failures: string[] = [];
+    const verifier = createVerifier(kitEngineOptions(dns.address, mta.port), {
+      sharedSlots: {
+        coordination: createRedisCoordination(client, { keyPrefix: 'mvtest:unreachable:' }),
+        perHostConcurrency: CAP,
+        failed: (_error, operation) => failures.push(operation),
+      },
+    });
+    try {
+      const result = await verifier.verify('single@shared.test', { timeoutMs: SINGLE_TIMEOUT_MS });
+      expect(result.status).toBe('deliverable');
+      expect(failures.length).toBeGreaterThan(0);
+    } finally {
+      await verifier.close();
+      await closeRedis(client);
+      await mta.close();
+      await dns.close();
+    }
+  });
+});

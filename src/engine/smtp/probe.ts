@@ -198,6 +198,8 @@ export class SmtpProber {
   readonly #unadopt: (() => void) | null;
   /** Slots shared with other processes (Redis), when given. */
   readonly #shared: SharedPoliteness | null;
+  /** Failed calls to the shared slots so far (an acquisition that saw one goes ahead without). */
+  #sharedFailures = 0;
 
   constructor(options: ProberOptions, deps: ProberDeps = {}) {
     this.#options = options;
@@ -251,7 +253,10 @@ export class SmtpProber {
               now: this.#clock,
               random: this.#random,
               changed: () => undefined,
-              failed: shared.failed ?? (() => undefined),
+              failed: (error, operation) => {
+                this.#sharedFailures += 1;
+                shared.failed?.(error, operation);
+              },
             },
           );
     // Batch sessions with no work left become warm sessions here (../batch/session-share.ts);
@@ -506,8 +511,12 @@ export class SmtpProber {
       let holdings: SlotHolding[] = [];
       if (this.#shared !== null) {
         const group = providerGroup(route.egress, host.exchange);
+        const failuresBefore = this.#sharedFailures;
         const leases = await this.#sharedLeases(this.#shared, route.key, group);
-        if (leases === null) {
+        // Redis did not answer: a person is waiting, so the verification goes ahead under this
+        // process's caps, as when the shared health cannot be read (batches wait instead).
+        const unanswered = leases === null && this.#sharedFailures > failuresBefore;
+        if (leases === null && !unanswered) {
           this.#pool.giveBack(route.key);
           const now = this.#clock();
           const waitUntil = Math.max(
@@ -520,7 +529,7 @@ export class SmtpProber {
           await new Promise((resolve) => setTimeout(resolve, wait));
           continue;
         }
-        holdings = leases.map((lease) => this.#shared!.hold(lease));
+        holdings = leases?.map((lease) => this.#shared!.hold(lease)) ?? [];
       }
       const releaseShared = (): void => {
         for (const holding of holdings) void holding.release();
