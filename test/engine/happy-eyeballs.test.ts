@@ -278,6 +278,32 @@ describe('Happy Eyeballs in batch sessions', () => {
     expect(Object.keys(batch6.stats().sessionsByHost)).toEqual(['::1']);
   });
 
+  it('races the family whose DNS answer came late, as a single verification does', async () => {
+    // IPv4 (answered first) hangs at batch6's port; the AAAA answer comes 300 ms later and wins.
+    dns.setTypeDelay('AAAA', 300, 'mx.late.test');
+    try {
+      const options = kitEngineOptions(dns.address, batch6.port);
+      const engine = createBatchEngine({
+        ...options,
+        dns: { ...options.dns, timeoutMs: 2_000 },
+        concurrency: 10,
+        perHostConcurrency: 2,
+        greylistRetries: 0,
+        greylistDelayMs: 10,
+        timeoutMs: 3_000,
+      });
+      batches.push(engine);
+      const list = ['user1@late.test', 'nobody@late.test', 'user2@late.test'];
+      const startedAt = performance.now();
+      const results = await engine.verifyMany(list);
+      expect(results.map((r) => r.status)).toEqual(['deliverable', 'undeliverable', 'deliverable']);
+      // The AAAA answer's 300 ms, not a 3 s step timeout at the silent IPv4 address.
+      expect(performance.now() - startedAt).toBeLessThan(2_000);
+    } finally {
+      dns.setTypeDelay('AAAA', 0, 'mx.late.test');
+    }
+  });
+
   it('counts the sessions at the address that won: never more than the cap there', async () => {
     // The queue is the IPv4 address's (listed first); every session wins on ::1 and is counted there.
     batch6.resetStats();

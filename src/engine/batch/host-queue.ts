@@ -43,6 +43,8 @@ export class HostQueue {
   transactionLimit = Infinity;
   /** Every address of the MX host (both families when it has them), for Happy Eyeballs. */
   hostAddresses: readonly string[] = [];
+  /** The addresses of the family whose DNS answer is still to come (RFC 8305 §3); null once in. */
+  lateAddresses: Promise<string[]> | null = null;
   /** The address that won the host's last Happy Eyeballs race: the next sessions try it first. */
   firstAddress: string | null = null;
   /** The queue's sessions open now that are counted at another address (the one that won their race). */

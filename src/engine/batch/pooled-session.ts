@@ -114,6 +114,8 @@ export async function runPooledSession(
   const [first, ...alternates] =
     race.length > 0 ? race : [{ address: lane.queue.key, localAddress: lane.egress.localAddress }];
   if (first!.address !== lane.queue.key) deps.scheduler.seatAt(lane, seat, first!.address);
+  // The family whose DNS answer is still to come joins the race when it comes (RFC 8305 §3).
+  const late = deps.scheduler.lateCandidates(lane);
   const opened = await openSession(
     { exchange: lane.queue.exchange, address: first!.address },
     {
@@ -123,17 +125,19 @@ export async function runPooledSession(
       localAddress: first!.localAddress,
       deadlines: stepDeadlines(options.stepTimeoutMs),
       starttls: options.starttls ?? 'opportunistic',
-      ...(alternates.length === 0
+      ...(alternates.length === 0 && late === undefined
         ? {}
         : {
             alternates,
+            ...(late === undefined ? {} : { lateAlternates: late }),
             attemptDelayMs: options.connectAttemptDelayMs ?? DEFAULT_CONNECTION_ATTEMPT_DELAY_MS,
           }),
     },
   );
   // The session's seat in the per-host cap follows the address that connected.
   const connectedTo = opened.ok ? opened.session.target.address : opened.connectedTo;
-  if (race.length > 0 && connectedTo !== undefined) deps.scheduler.connectedTo(lane, seat, connectedTo);
+  if ((race.length > 0 || late !== undefined) && connectedTo !== undefined)
+    deps.scheduler.connectedTo(lane, seat, connectedTo);
   if (!opened.ok) {
     deps.scheduler.hostFailed(lane, opened.failure, []);
     await opened.closed;

@@ -215,7 +215,17 @@ export class ProbeScheduler {
     }
     if (queue === undefined) {
       const created = new HostQueue(key, work.hosts[work.hostIndex]!.exchange);
-      created.hostAddresses = work.hosts[work.hostIndex]!.addresses;
+      const host = work.hosts[work.hostIndex]!;
+      created.hostAddresses = host.addresses;
+      // The family whose DNS answer came late (RFC 8305 §3) joins the host's next races.
+      if (host.lateAddresses !== undefined) {
+        created.lateAddresses = host.lateAddresses.then((late) => {
+          created.lateAddresses = null;
+          const added = late.filter((address) => !created.hostAddresses.includes(address));
+          if (added.length > 0) created.hostAddresses = [...created.hostAddresses, ...added];
+          return added;
+        });
+      }
       const provider = this.#providerPoliteness() ? providerOfHost(created.exchange) : null;
       created.lanes = egressesFor(this.#options.egresses, key).map((egress) => ({
         queue: created,
@@ -574,6 +584,24 @@ export class ProbeScheduler {
       out.push({ address, localAddress: egress.localAddress });
     }
     return out;
+  }
+
+  /**
+   * The addresses of the family whose DNS answer had not come when the host's work was queued
+   * (RFC 8305 §3), for a session on `lane` to race when they come; undefined when none are due
+   * (or the lane goes through a proxy).
+   */
+  lateCandidates(lane: Lane): Promise<ConnectCandidate[]> | undefined {
+    const late = lane.queue.lateAddresses;
+    if (late === null || lane.egress.proxy !== null) return undefined;
+    return late.then((added) =>
+      added.flatMap((address) => {
+        const egress = this.#egressTo(lane, address);
+        return this.limiter.hostHasRoom(pairKey(egress, address))
+          ? [{ address, localAddress: egress.localAddress }]
+          : [];
+      }),
+    );
   }
 
   /**
