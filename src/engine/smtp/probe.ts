@@ -116,7 +116,7 @@ export interface SharedSlots {
   providerConcurrency?: number;
   /** Lease of one slot, renewed every third of it (default 15 s, as batch sessions). */
   leaseMs?: number;
-  /** A coordination call failed (the session then waits, as a batch session does). */
+  /** A coordination call failed (the verification then goes ahead under this process's caps). */
   failed?: (error: unknown, operation: string) => void;
 }
 
@@ -327,7 +327,7 @@ export class SmtpProber {
                 (alt) => alt.route.egress.proxy === null,
               )
             : [];
-        // The late addresses join the first connection's race only (after it, they are in `addresses` of the next lookups).
+        // Late addresses join the first connection's race only (the next lookups have them).
         const lateAlternates =
           a === 0 && late !== null && route.egress.proxy === null
             ? late.then(async (added) =>
