@@ -12,6 +12,9 @@
  *   dual stack     cold, and the MX host also has an AAAA record (::1) whose connect never
  *                  completes (test/kit/blackhole.ts): Happy Eyeballs tries IPv6 first and
  *                  connects over IPv4 after its 250 ms Connection Attempt Delay (no TLS only)
+ *   slow AAAA      dual stack, and the AAAA answer comes 4 round trips after the A answer: the
+ *                  race starts over IPv4 after the 50 ms Resolution Delay (RFC 8305 §3)
+ *                  instead of waiting for it (no TLS only)
  *
  * It prints p50 and p99 of `latency_ms` in ms and in round trips, and the verdicts it got (every
  * address is deliverable at the kit's server: anything else is a wrong answer, counted).
@@ -56,7 +59,7 @@ const MAX_MS = Number(values['max-seconds']) * 1000;
 /** The server closes idle sessions of the first-contact hosts after this (their warm-up's). */
 const FIRST_CONTACT_IDLE_MS = 1_000;
 
-type CaseName = 'warm' | 'first contact' | 'cold' | 'dual stack';
+type CaseName = 'warm' | 'first contact' | 'cold' | 'dual stack' | 'slow AAAA';
 interface Case {
   name: CaseName;
   tls: boolean;
@@ -71,6 +74,7 @@ const CASES: Case[] = [
   { name: 'cold', tls: false, octet: 6 },
   { name: 'cold', tls: true, octet: 7 },
   { name: 'dual stack', tls: false, octet: 8 },
+  { name: 'slow AAAA', tls: false, octet: 9 },
 ];
 const hostsOf = (c: Case): string[] =>
   c.name === 'warm'
@@ -96,12 +100,14 @@ const silentIpv6 = await startBlackhole(['::1'], mta.port);
 // A DNS answer takes a round trip too (the resolver is as far as the mail host: an upper bound).
 dns.setDelay(RTT);
 const domainOf = (c: Case, i: number): string =>
-  `${c.name === 'warm' ? 'w' : `d${i}`}.${c.name.replace(' ', '-')}-${c.tls ? 'tls' : 'plain'}.test`;
+  `${c.name === 'warm' ? 'w' : `d${i}`}.${c.name.replace(' ', '-').toLowerCase()}-${c.tls ? 'tls' : 'plain'}.test`;
 for (const c of CASES) {
   hostsOf(c).forEach((host, i) => {
     const domain = domainOf(c, i);
     dns.setDomain(domain, { mx: [{ exchange: `mx.${domain}`, priority: 10 }] });
-    dns.setDomain(`mx.${domain}`, c.name === 'dual stack' ? { a: [host], aaaa: ['::1'] } : { a: [host] });
+    const dual = c.name === 'dual stack' || c.name === 'slow AAAA';
+    dns.setDomain(`mx.${domain}`, dual ? { a: [host], aaaa: ['::1'] } : { a: [host] });
+    if (c.name === 'slow AAAA') dns.setTypeDelay('AAAA', 5 * RTT, `mx.${domain}`);
   });
 }
 

@@ -113,7 +113,29 @@ export async function createRuntime(
     perHostConcurrency: config.batch.perHostConcurrency,
     groupConcurrency: config.batch.providerConcurrency,
   });
-  const verifier = options.verifier ?? createVerifier(config.engine, { guard, sessionShare });
+  // With Redis, single verifications' new sessions also count against the cross-process caps the
+  // batch engines keep there (the same keys and caps); warm ones cost no round trip.
+  const mayWarnSlots = onceEvery(REDIS_WARN_INTERVAL_MS);
+  const coordination =
+    redis === null ? null : createRedisCoordination(redis, { keyPrefix: config.redisKeyPrefix });
+  const verifier =
+    options.verifier ??
+    createVerifier(config.engine, {
+      guard,
+      sessionShare,
+      ...(coordination === null
+        ? {}
+        : {
+            sharedSlots: {
+              coordination,
+              perHostConcurrency: config.batch.perHostConcurrency,
+              providerConcurrency: config.batch.providerConcurrency,
+              failed: (err: unknown, operation: string) => {
+                if (mayWarnSlots()) logger.warn({ err, operation }, 'shared session slots unavailable');
+              },
+            },
+          }),
+    });
   const mayWarn = onceEvery(REDIS_WARN_INTERVAL_MS);
   const resultCache = resultCacheFromSettings({
     settings: config.resultCache,
@@ -136,8 +158,7 @@ export async function createRuntime(
     ctx,
     freshStore,
     redis,
-    coordination:
-      redis === null ? null : createRedisCoordination(redis, { keyPrefix: config.redisKeyPrefix }),
+    coordination,
     guard,
     close: () =>
       (closed ??= (async () => {

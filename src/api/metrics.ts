@@ -101,6 +101,11 @@ export function registerSessionPoolMetrics(
     (s) => s.reused,
   );
   counter(
+    'mailverdict_smtp_single_sessions_adopted_total',
+    'Idle batch SMTP sessions handed to single verifications (their host had no batch work left) instead of being closed.',
+    (s) => s.adopted ?? 0,
+  );
+  counter(
     'mailverdict_smtp_single_sessions_closed_by_server_total',
     'SMTP sessions of single verifications that the mail server closed (idle timeout, shutdown) before we did.',
     (s) => s.closedByServer,

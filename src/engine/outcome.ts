@@ -10,6 +10,12 @@ export interface MailHost {
   priority: number;
   /** IPv4/IPv6 addresses to connect to (never resolved again through the system resolver). */
   addresses: string[];
+  /**
+   * The addresses of the family whose DNS answer had not come when the host was handed out (RFC
+   * 8305 §3: IPv6 answered first, or IPv4 and the 50 ms Resolution Delay for IPv6 ran out):
+   * resolves with them ([] when that family has none) for a Happy Eyeballs race already running.
+   */
+  lateAddresses?: Promise<string[]>;
 }
 
 export type DnsOutcome =

@@ -14,6 +14,7 @@ import { disposableMxHost, isDisposableDomain, loadDisposableDomains } from './l
 import { isFreeProvider, loadFreeProviders } from './lists/free-provider.js';
 import { isRoleAddress } from './lists/role.js';
 import { suggestCorrection } from './lists/typo.js';
+import type { SharedSlots } from './smtp/probe.js';
 import { SmtpProber } from './smtp/probe.js';
 import type { SessionShare } from './batch/session-share.js';
 import { TranscriptRecorder } from './smtp/transcript.js';
@@ -50,6 +51,11 @@ export interface VerifierDeps {
    * (batch/session-share.ts). Absent: the single verifications' caps are their own.
    */
   sessionShare?: SessionShare;
+  /**
+   * Session slots shared with the batch engines of other processes (Redis): see
+   * smtp/probe.ts's `SharedSlots`. Absent: the caps hold in this process only.
+   */
+  sharedSlots?: SharedSlots;
 }
 
 export interface Flags {
@@ -75,6 +81,7 @@ export function createVerifier(options: EngineOptions, deps: VerifierDeps = {}):
       ...shared,
       ...(deps.guard === undefined ? {} : { guard: deps.guard }),
       ...(deps.sessionShare === undefined ? {} : { sessionShare: deps.sessionShare }),
+      ...(deps.sharedSlots === undefined ? {} : { sharedSlots: deps.sharedSlots }),
     },
   );
   const logger = deps.logger;

@@ -52,6 +52,38 @@ afterAll(async () => {
 });
 
 describe('MailHostResolver', () => {
+  it('hands a host out with its A addresses 50 ms after them when AAAA is late, and adds IPv6 when it comes', async () => {
+    const domain = freshDomain();
+    server.setDomain(domain, { mx: [{ exchange: `mx.${domain}`, priority: 10 }] });
+    server.setDomain(`mx.${domain}`, { a: ['192.0.2.1'], aaaa: ['2001:db8::1'] });
+    server.setTypeDelay('AAAA', 500, `mx.${domain}`);
+    const r = resolver({}, { timeoutMs: 2_000 });
+    const startedAt = performance.now();
+    const outcome = await r.resolve(domain);
+    const waited = performance.now() - startedAt;
+    if (outcome.kind !== 'ok') throw new Error(outcome.kind);
+    const [host] = outcome.hosts;
+    expect(host!.addresses).toEqual(['192.0.2.1']);
+    expect(waited).toBeLessThan(350);
+    expect(await host!.lateAddresses).toEqual(['2001:db8::1']);
+    // The cached answer has both families from then on.
+    const again = await r.resolve(domain);
+    if (again.kind !== 'ok') throw new Error(again.kind);
+    expect(again.hosts[0]!.addresses).toEqual(['192.0.2.1', '2001:db8::1']);
+    expect(again.hosts[0]!.lateAddresses).toBeUndefined();
+  });
+
+  it('waits up to the Resolution Delay for AAAA after A, and hands out both when it comes', async () => {
+    const domain = freshDomain();
+    server.setDomain(domain, { mx: [{ exchange: `mx.${domain}`, priority: 10 }] });
+    server.setDomain(`mx.${domain}`, { a: ['192.0.2.1'], aaaa: ['2001:db8::1'] });
+    server.setTypeDelay('AAAA', 20, `mx.${domain}`);
+    const outcome = await resolver().resolve(domain);
+    if (outcome.kind !== 'ok') throw new Error(outcome.kind);
+    expect(outcome.hosts[0]!.addresses).toEqual(['192.0.2.1', '2001:db8::1']);
+    expect(outcome.hosts[0]!.lateAddresses).toBeUndefined();
+  });
+
   it('returns MX hosts in preference order with their addresses', async () => {
     const d = freshDomain();
     server.setDomain(d, {

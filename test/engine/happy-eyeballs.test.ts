@@ -3,14 +3,16 @@
  * an MX host with A and AAAA records where one family's connect never completes still answers,
  * and the rest of the race's rules: one family only, both working (the preferred one wins), every
  * address failing (an honest unknown, never undeliverable), a warm session to the address that won.
+ * Batch sessions (src/engine/batch/pooled-session.ts) race the same way.
  *
  * A connect that never completes is made with real sockets (test/kit/blackhole.ts): a stopped
  * listener whose accept queue is full, so that the kernel drops the SYNs.
  */
 import net from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { BatchEngine } from '../../src/engine/batch/types.js';
 import type { EngineOptions, Verifier } from '../../src/engine/index.js';
-import { createVerifier } from '../../src/engine/index.js';
+import { createBatchEngine, createVerifier } from '../../src/engine/index.js';
 import { interleaveFamilies } from '../../src/engine/net/happy-eyeballs.js';
 import type { Blackhole } from '../kit/blackhole.js';
 import { startBlackhole } from '../kit/blackhole.js';
@@ -27,6 +29,7 @@ let mta4: PostfixLikeMta;
 let mtaBoth: PostfixLikeMta;
 const holes: Blackhole[] = [];
 const verifiers: Verifier[] = [];
+const batches: BatchEngine[] = [];
 
 const rcpt = (address: string): string =>
   address.startsWith('user')
@@ -46,13 +49,15 @@ beforeAll(async () => {
     'mx.v6only.test': { aaaa: ['::1'] },
     'v4only.test': { mx: [{ exchange: 'mx.v4only.test', priority: 10 }] },
     'mx.v4only.test': { a: ['127.0.0.1'] },
+    'late.test': { mx: [{ exchange: 'mx.late.test', priority: 10 }] },
+    'mx.late.test': { a: ['127.0.0.1'], aaaa: ['::1'] },
   });
   // Port P of mta6 hangs on 127.0.0.1, port P of mta4 hangs on ::1.
   holes.push(await startBlackhole(['127.0.0.1'], mta6.port), await startBlackhole(['::1'], mta4.port));
 });
 
 afterEach(async () => {
-  await Promise.all(verifiers.splice(0).map((v) => v.close()));
+  await Promise.all([...verifiers.splice(0), ...batches.splice(0)].map((v) => v.close()));
 });
 
 afterAll(async () => {
@@ -170,5 +175,145 @@ describe('Happy Eyeballs (RFC 8305)', () => {
     const result = await v.verify('user1@dual.test', { timeoutMs: 1_500 });
     expect(result.status).toBe('unknown');
     expect(['smtp_unavailable', 'smtp_timeout']).toContain(result.reason);
+  });
+});
+
+describe('Resolution Delay (RFC 8305 §3)', () => {
+  afterEach(() => {
+    dns.setTypeDelay('A', 0);
+    dns.setTypeDelay('AAAA', 0);
+  });
+
+  it('starts with IPv4 50 ms after the A answer when the AAAA answer is late', async () => {
+    dns.setTypeDelay('AAAA', 800);
+    // A DNS timeout above the AAAA answer's delay: the old code waited for it.
+    const options = kitEngineOptions(dns.address, mta4.port);
+    const v = createVerifier({ ...options, dns: { ...options.dns, timeoutMs: 2_000 } });
+    verifiers.push(v);
+    const result = await v.verify('user1@late.test', { timeoutMs: TIMEOUT_MS, transcript: true });
+    expect(result.status).toBe('deliverable');
+    // Not the 800 ms the AAAA answer took: the MX and A answers, 50 ms, then the dialogue.
+    expect(result.latency_ms).toBeLessThan(500);
+    expect(result.transcript!.map((l) => l.text)).toContain(
+      `[connect mx.late.test (127.0.0.1) port ${mta4.port}]`,
+    );
+  });
+
+  it('starts with IPv6 at once when the AAAA answer comes first, and races IPv4 when the A answer comes', async () => {
+    // IPv6 hangs at mta4's port: the late IPv4 address joins the race and wins.
+    dns.setTypeDelay('A', 150);
+    const v = verifier(mta4.port);
+    const result = await v.verify('user1@late.test', { timeoutMs: TIMEOUT_MS, transcript: true });
+    expect(result.status).toBe('deliverable');
+    const lines = result.transcript!.map((l) => l.text);
+    expect(lines).toContain(`[connect mx.late.test (::1) port ${mta4.port}]`);
+    expect(lines).toContain('[then 127.0.0.1]');
+    expect(lines).toContain('[connected to 127.0.0.1]');
+  });
+
+  it('waits up to 50 ms for the AAAA answer, then races both families, IPv6 first', async () => {
+    dns.setTypeDelay('AAAA', 20);
+    mtaBoth.resetStats();
+    const v = verifier(mtaBoth.port);
+    const result = await v.verify('user1@late.test', { timeoutMs: TIMEOUT_MS, transcript: true });
+    expect(result.status).toBe('deliverable');
+    expect(result.transcript!.map((l) => l.text)).toContain(
+      `[connect mx.late.test (::1, then 127.0.0.1) port ${mtaBoth.port}]`,
+    );
+    expect(mtaBoth.stats().sessionsByHost).toEqual({ '::1': 1 });
+  });
+});
+
+/** A batch engine with a per-host cap of `cap` and a step timeout well above the attempt delay. */
+function batchEngine(port: number, smtp: Partial<EngineOptions['smtp']> = {}, cap = 2): BatchEngine {
+  const options = kitEngineOptions(dns.address, port);
+  const engine = createBatchEngine({
+    ...options,
+    smtp: { ...options.smtp, ...smtp },
+    concurrency: 10,
+    perHostConcurrency: cap,
+    greylistRetries: 0,
+    greylistDelayMs: 10,
+    timeoutMs: 3_000,
+    recipientsPerTransaction: 5,
+    recipientsPerSession: 10,
+  });
+  batches.push(engine);
+  return engine;
+}
+
+const LIST = Array.from({ length: 40 }, (_, i) =>
+  i % 4 === 3 ? `nobody${i}@dual.test` : `user${i}@dual.test`,
+);
+const expected = LIST.map((address) => (address.startsWith('user') ? 'deliverable' : 'undeliverable'));
+
+describe('Happy Eyeballs in batch sessions', () => {
+  /** On ::1 only; its port hangs on 127.0.0.1 (the tests above close mta6). */
+  let batch6: PostfixLikeMta;
+  beforeAll(async () => {
+    batch6 = await startPostfixLikeMta({ hosts: ['::1'], inFlowDelayMs: 0, rcpt });
+    holes.push(await startBlackhole(['127.0.0.1'], batch6.port));
+  });
+  afterAll(() => batch6.close());
+
+  it('verifies a batch through IPv6 when the IPv4 connect never completes', async () => {
+    // The resolver lists IPv4 first; a batch session used to connect there alone and time out.
+    batch6.resetStats();
+    const startedAt = performance.now();
+    const results = await batchEngine(batch6.port).verifyMany(LIST);
+    expect(results.map((r) => r.status)).toEqual(expected);
+    expect(performance.now() - startedAt).toBeLessThan(2_000);
+    expect(Object.keys(batch6.stats().sessionsByHost)).toEqual(['::1']);
+  });
+
+  it('costs a batch one Connection Attempt Delay when the family tried first hangs', async () => {
+    batch6.resetStats();
+    const startedAt = performance.now();
+    const results = await batchEngine(batch6.port, { preferIpv4: true }).verifyMany(LIST);
+    const elapsed = performance.now() - startedAt;
+    expect(results.map((r) => r.status)).toEqual(expected);
+    // 250 ms for the silent family, not a 3 s step timeout (nor several, one per session).
+    expect(elapsed).toBeGreaterThan(250);
+    expect(elapsed).toBeLessThan(2_000);
+    expect(Object.keys(batch6.stats().sessionsByHost)).toEqual(['::1']);
+  });
+
+  it('races the family whose DNS answer came late, as a single verification does', async () => {
+    // IPv4 (answered first) hangs at batch6's port; the AAAA answer comes 300 ms later and wins.
+    dns.setTypeDelay('AAAA', 300, 'mx.late.test');
+    try {
+      const options = kitEngineOptions(dns.address, batch6.port);
+      const engine = createBatchEngine({
+        ...options,
+        dns: { ...options.dns, timeoutMs: 2_000 },
+        concurrency: 10,
+        perHostConcurrency: 2,
+        greylistRetries: 0,
+        greylistDelayMs: 10,
+        timeoutMs: 3_000,
+      });
+      batches.push(engine);
+      const list = ['user1@late.test', 'nobody@late.test', 'user2@late.test'];
+      const startedAt = performance.now();
+      const results = await engine.verifyMany(list);
+      expect(results.map((r) => r.status)).toEqual(['deliverable', 'undeliverable', 'deliverable']);
+      // The AAAA answer's 300 ms, not a 3 s step timeout at the silent IPv4 address.
+      expect(performance.now() - startedAt).toBeLessThan(2_000);
+    } finally {
+      dns.setTypeDelay('AAAA', 0, 'mx.late.test');
+    }
+  });
+
+  it('counts the sessions at the address that won: never more than the cap there', async () => {
+    // The queue is the IPv4 address's (listed first); every session wins on ::1 and is counted there.
+    batch6.resetStats();
+    const many = Array.from({ length: 200 }, (_, i) => `user${i}@dual.test`);
+    const results = await batchEngine(batch6.port, {}, 2).verifyMany(many);
+    expect(new Set(results.map((r) => r.status))).toEqual(new Set(['deliverable']));
+    const stats = batch6.stats();
+    expect(Object.keys(stats.sessionsByHost)).toEqual(['::1']);
+    // 200 recipients at 10 a session: many sessions, at most 2 at once at the address that won.
+    expect(stats.sessionsByHost['::1']).toBeGreaterThanOrEqual(20);
+    expect(stats.peakConcurrentByHost['::1']).toBe(2);
   });
 });

@@ -56,6 +56,11 @@ export interface FakeDnsServer {
   remove(name: string): void;
   /** Delays every answer by `ms` (latency for benchmarks). */
   setDelay(ms: number): void;
+  /**
+   * Delays the answers to questions of `type` (`A`, `AAAA`...) by `ms` instead, for every name or
+   * only for `name` (0: back to `setDelay`'s).
+   */
+  setTypeDelay(type: string, ms: number, name?: string): void;
   close(): Promise<void>;
 }
 
@@ -81,6 +86,16 @@ export async function startDnsServer(
   const entries = new Map<string, ZoneEntry>();
   const queries: DnsQueryLogEntry[] = [];
   let delayMs = 0;
+  const typeDelayMs = new Map<string, number>();
+  const delayFor = (query: Packet): number => {
+    const question = query.questions?.[0];
+    if (question === undefined) return delayMs;
+    return (
+      typeDelayMs.get(`${normalise(question.name)}|${question.type}`) ??
+      typeDelayMs.get(question.type) ??
+      delayMs
+    );
+  };
   const pendingTimers = new Set<NodeJS.Timeout>();
   const sockets = new Set<net.Socket>();
 
@@ -124,12 +139,12 @@ export async function startDnsServer(
     return encoded;
   };
 
-  const later = (fn: () => void): void => {
-    if (delayMs <= 0) return fn();
+  const later = (ms: number, fn: () => void): void => {
+    if (ms <= 0) return fn();
     const timer = setTimeout(() => {
       pendingTimers.delete(timer);
       fn();
-    }, delayMs);
+    }, ms);
     pendingTimers.add(timer);
   };
 
@@ -144,7 +159,7 @@ export async function startDnsServer(
       }
       const response = answer(query, 'udp', udpLimit(query));
       if (response === null) return;
-      later(() => socket.send(response, rinfo.port, rinfo.address));
+      later(delayFor(query), () => socket.send(response, rinfo.port, rinfo.address));
     });
     return socket;
   };
@@ -174,7 +189,7 @@ export async function startDnsServer(
         const framed = Buffer.alloc(2 + response.length);
         framed.writeUInt16BE(response.length, 0);
         response.copy(framed, 2);
-        later(() => {
+        later(delayFor(query), () => {
           if (!socket.destroyed) socket.write(framed);
         });
       }
@@ -197,6 +212,11 @@ export async function startDnsServer(
     remove: (name) => entries.delete(normalise(name)),
     setDelay: (ms) => {
       delayMs = ms;
+    },
+    setTypeDelay: (type, ms, name) => {
+      const key = name === undefined ? type : `${normalise(name)}|${type}`;
+      if (ms > 0) typeDelayMs.set(key, ms);
+      else typeDelayMs.delete(key);
     },
     close: async () => {
       for (const timer of pendingTimers) clearTimeout(timer);

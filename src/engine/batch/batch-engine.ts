@@ -137,6 +137,9 @@ export function createBatchEngine(options: BatchEngineOptions, deps: BatchEngine
     greylistDelayMs: options.greylistDelayMs,
     maxDrops: tuning.maxDrops,
     starttls: options.smtp.starttls ?? 'opportunistic',
+    ...(options.smtp.connectAttemptDelayMs === undefined
+      ? {}
+      : { connectAttemptDelayMs: options.smtp.connectAttemptDelayMs }),
   };
 
   const scheduler: ProbeScheduler = new ProbeScheduler(
@@ -154,18 +157,19 @@ export function createBatchEngine(options: BatchEngineOptions, deps: BatchEngine
       providerSessionsPerSecond: tuning.providerSessionsPerSecond,
       guard: deps.guard ?? null,
       sessionShare: deps.sessionShare ?? null,
+      preferIpv4: options.smtp.preferIpv4 === true,
     },
     {
       now,
       random,
-      runSession: (lane, slot) =>
-        runPooledSession(lane, slot, sessionOptions, {
-          scheduler,
-          catchAll,
-          greylist,
-          now,
-          share: deps.sessionShare ?? null,
-        }),
+      runSession: (lane, slot, seat) =>
+        runPooledSession(
+          lane,
+          slot,
+          sessionOptions,
+          { scheduler, catchAll, greylist, now, share: deps.sessionShare ?? null },
+          seat,
+        ),
       sessionOpened: (lane) => deps.observer?.onSessionOpen?.(lane.queue.key, lane.egress.id),
       sessionClosed: (lane) => deps.observer?.onSessionClose?.(lane.queue.key, lane.egress.id),
       hostGivenUp: ({ queue, egress }, failure, given, failures) => {

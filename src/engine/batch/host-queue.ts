@@ -41,6 +41,14 @@ export class HostQueue {
    * it every new session paid one refused RCPT (a reject of its budget) to learn it again.
    */
   transactionLimit = Infinity;
+  /** Every address of the MX host (both families when it has them), for Happy Eyeballs. */
+  hostAddresses: readonly string[] = [];
+  /** The addresses of the family whose DNS answer is still to come (RFC 8305 §3); null once in. */
+  lateAddresses: Promise<string[]> | null = null;
+  /** The address that won the host's last Happy Eyeballs race: the next sessions try it first. */
+  firstAddress: string | null = null;
+  /** The queue's sessions open now that are counted at another address (the one that won their race). */
+  movedSessions = 0;
   #ready: Work[] = [];
   #head = 0;
   readonly #delayed: { at: number; work: Work }[] = [];

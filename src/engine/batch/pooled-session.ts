@@ -25,7 +25,8 @@ import { describe, failureOf, openSession, stepDeadlines } from '../smtp/session
 import { addressNeedsSmtpUtf8, unicodeUnsupported } from '../smtp/smtputf8.js';
 import type { CatchAllTracker } from './catch-all.js';
 import type { Lane } from './host-queue.js';
-import type { ProbeScheduler } from './scheduler.js';
+import type { ProbeScheduler, SessionSeat } from './scheduler.js';
+import { DEFAULT_CONNECTION_ATTEMPT_DELAY_MS } from '../net/happy-eyeballs.js';
 import type { SharedGreylistSchedule } from './shared-greylist.js';
 import type { HeldSlot } from './shared-politeness.js';
 import type { Work } from './work.js';
@@ -47,6 +48,8 @@ export interface PooledSessionOptions {
   maxDrops: number;
   /** STARTTLS (`--starttls`); default opportunistic. */
   starttls?: StarttlsMode;
+  /** Happy Eyeballs' Connection Attempt Delay (default 250 ms). */
+  connectAttemptDelayMs?: number;
 }
 
 export interface PooledSessionDeps {
@@ -103,18 +106,38 @@ export async function runPooledSession(
   slot: HeldSlot,
   options: PooledSessionOptions,
   deps: PooledSessionDeps,
+  seat: SessionSeat = { key: lane.key, group: lane.group ?? null, egress: lane.egress },
 ): Promise<void> {
+  // A host with addresses of both families is raced by Happy Eyeballs (../net/happy-eyeballs.ts),
+  // as a single verification's: a family whose connects hang costs the Connection Attempt Delay.
+  const race = deps.scheduler.raceCandidates(lane);
+  const [first, ...alternates] =
+    race.length > 0 ? race : [{ address: lane.queue.key, localAddress: lane.egress.localAddress }];
+  if (first!.address !== lane.queue.key) deps.scheduler.seatAt(lane, seat, first!.address);
+  // The family whose DNS answer is still to come joins the race when it comes (RFC 8305 §3).
+  const late = deps.scheduler.lateCandidates(lane);
   const opened = await openSession(
-    { exchange: lane.queue.exchange, address: lane.queue.key },
+    { exchange: lane.queue.exchange, address: first!.address },
     {
       port: options.port,
       heloName: lane.egress.heloName,
       proxy: lane.egress.proxy,
-      localAddress: lane.egress.localAddress,
+      localAddress: first!.localAddress,
       deadlines: stepDeadlines(options.stepTimeoutMs),
       starttls: options.starttls ?? 'opportunistic',
+      ...(alternates.length === 0 && late === undefined
+        ? {}
+        : {
+            alternates,
+            ...(late === undefined ? {} : { lateAlternates: late }),
+            attemptDelayMs: options.connectAttemptDelayMs ?? DEFAULT_CONNECTION_ATTEMPT_DELAY_MS,
+          }),
     },
   );
+  // The session's seat in the per-host cap follows the address that connected.
+  const connectedTo = opened.ok ? opened.session.target.address : opened.connectedTo;
+  if ((race.length > 0 || late !== undefined) && connectedTo !== undefined)
+    deps.scheduler.connectedTo(lane, seat, connectedTo);
   if (!opened.ok) {
     deps.scheduler.hostFailed(lane, opened.failure, []);
     await opened.closed;
@@ -169,10 +192,10 @@ export async function runPooledSession(
     session.usable &&
     lane.queue.readyCount === 0 &&
     deps.share?.offer({
-      key: lane.key,
-      group: lane.group ?? null,
-      address: lane.queue.key,
-      egress: lane.egress,
+      key: seat.key,
+      group: seat.group,
+      address: session.target.address,
+      egress: seat.egress,
       session,
       rejects: state.rejects,
     }) === true

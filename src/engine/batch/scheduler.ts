@@ -33,7 +33,10 @@
 import type { EngineCoordination, SlotLease } from '../coordination.js';
 import type { SmtpOutcome } from '../outcome.js';
 import type { Egress, EgressGate } from '../net/egress.js';
-import { egressesFor, pairKey, refusesTheClient, usableEgresses } from '../net/egress.js';
+import { egressesFor, pairKey, reaches, refusesTheClient, usableEgresses } from '../net/egress.js';
+import type { ConnectCandidate } from '../net/happy-eyeballs.js';
+import { hasBothFamilies, interleaveFamilies } from '../net/happy-eyeballs.js';
+import { isIPv6 } from 'node:net';
 import { HostLimiter } from './host-limiter.js';
 import type { SessionShare } from './session-share.js';
 import type { Lane } from './host-queue.js';
@@ -74,6 +77,18 @@ export interface SchedulerOptions {
   guard?: EgressGate | null;
   /** The per-host and per-provider caps shared with single verifications (session-share.ts). */
   sessionShare?: SessionShare | null;
+  /** Happy Eyeballs tries a dual-stack host's IPv4 addresses first (default: IPv6 first). */
+  preferIpv4?: boolean;
+}
+
+/**
+ * Where a running session is counted in the limiter: its lane's (egress, host address) key at
+ * first, the address that won the Happy Eyeballs race once connected (`connectedTo`).
+ */
+export interface SessionSeat {
+  key: string;
+  group: string | null;
+  egress: Egress;
 }
 
 /** A host given up on: the failure, and the failures in a row of the lane that ended it. */
@@ -87,7 +102,7 @@ export interface SchedulerHooks {
    * Runs one session on `queue`, ending it after the round trip in which `slot.lost` turns true.
    * Must never reject: it puts back what it could not finish.
    */
-  runSession(lane: Lane, slot: HeldSlot): Promise<void>;
+  runSession(lane: Lane, slot: HeldSlot, seat: SessionSeat): Promise<void>;
   /** `work` is finished without an answer from any host. */
   giveUp(work: Work, outcome: SmtpOutcome): void;
   /**
@@ -200,6 +215,17 @@ export class ProbeScheduler {
     }
     if (queue === undefined) {
       const created = new HostQueue(key, work.hosts[work.hostIndex]!.exchange);
+      const host = work.hosts[work.hostIndex]!;
+      created.hostAddresses = host.addresses;
+      // The family whose DNS answer came late (RFC 8305 §3) joins the host's next races.
+      if (host.lateAddresses !== undefined) {
+        created.lateAddresses = host.lateAddresses.then((late) => {
+          created.lateAddresses = null;
+          const added = late.filter((address) => !created.hostAddresses.includes(address));
+          if (added.length > 0) created.hostAddresses = [...created.hostAddresses, ...added];
+          return added;
+        });
+      }
       const provider = this.#providerPoliteness() ? providerOfHost(created.exchange) : null;
       created.lanes = egressesFor(this.#options.egresses, key).map((egress) => ({
         queue: created,
@@ -368,7 +394,7 @@ export class ProbeScheduler {
     let open = 0;
     for (const lane of queue.lanes)
       open += this.limiter.activeFor(lane.key) + this.limiter.pendingFor(lane.key);
-    return open;
+    return open + queue.movedSessions;
   }
 
   /** Settles `given` (all of the host's work) with `failure` and remembers the host as given up. */
@@ -447,6 +473,7 @@ export class ProbeScheduler {
           else if (
             this.limiter.activeFor(lane.key) < lane.sessionCap &&
             this.limiter.canOpen(lane.key, group) &&
+            this.#winnerHasRoom(lane) &&
             this.#wantsAnother(queue)
           )
             this.#acquire(lane, shared);
@@ -484,7 +511,12 @@ export class ProbeScheduler {
     let bestOpen = Infinity;
     for (const lane of this.#usableLanes(queue)) {
       const open = this.limiter.activeFor(lane.key);
-      if (open >= lane.sessionCap || !this.limiter.canOpen(lane.key, lane.group ?? null)) continue;
+      if (
+        open >= lane.sessionCap ||
+        !this.limiter.canOpen(lane.key, lane.group ?? null) ||
+        !this.#winnerHasRoom(lane)
+      )
+        continue;
       if (open < bestOpen) {
         best = lane;
         bestOpen = open;
@@ -524,15 +556,112 @@ export class ProbeScheduler {
     return null;
   }
 
+  /**
+   * The addresses a new session on `lane` races by Happy Eyeballs (../net/happy-eyeballs.ts), in
+   * order, each with the source address of an egress that reaches its family: the host's
+   * addresses of both families alternating, the family that won the host's last race first (else
+   * IPv6, unless `preferIpv4`). Empty when the host has one family, or the lane goes through a
+   * proxy (the proxy connects). Addresses given up on, or whose per-host cap is full, stay out
+   * (the lane's own address always stays: its slot is the session's).
+   */
+  raceCandidates(lane: Lane): ConnectCandidate[] {
+    const { queue } = lane;
+    if (lane.egress.proxy !== null || !hasBothFamilies(queue.hostAddresses)) return [];
+    const first = queue.firstAddress;
+    const ipv6First = first === null ? this.#options.preferIpv4 !== true : isIPv6(first);
+    const ordered = interleaveFamilies(
+      first === null ? queue.hostAddresses : [first, ...queue.hostAddresses.filter((a) => a !== first)],
+      ipv6First,
+    );
+    const out: ConnectCandidate[] = [];
+    for (const address of ordered) {
+      const egress = this.#egressTo(lane, address);
+      if (
+        address !== queue.key &&
+        (this.#givenUp.get(address) !== undefined || !this.limiter.hostHasRoom(pairKey(egress, address)))
+      )
+        continue;
+      out.push({ address, localAddress: egress.localAddress });
+    }
+    return out;
+  }
+
+  /**
+   * The addresses of the family whose DNS answer had not come when the host's work was queued
+   * (RFC 8305 §3), for a session on `lane` to race when they come; undefined when none are due
+   * (or the lane goes through a proxy).
+   */
+  lateCandidates(lane: Lane): Promise<ConnectCandidate[]> | undefined {
+    const late = lane.queue.lateAddresses;
+    if (late === null || lane.egress.proxy !== null) return undefined;
+    return late.then((added) =>
+      added.flatMap((address) => {
+        const egress = this.#egressTo(lane, address);
+        return this.limiter.hostHasRoom(pairKey(egress, address))
+          ? [{ address, localAddress: egress.localAddress }]
+          : [];
+      }),
+    );
+  }
+
+  /**
+   * A session on `lane` connected to `address` (it won the race): the host's next sessions try it
+   * first, and the session's seat in the limiter (per-host cap, shared with single verifications)
+   * moves to that address's lane. A shared (Redis) slot stays the lane's for the session's life.
+   */
+  connectedTo(lane: Lane, seat: SessionSeat, address: string): void {
+    lane.queue.firstAddress = address;
+    this.seatAt(lane, seat, address);
+  }
+
+  /**
+   * Counts the session at `address` of its host from now on. A session that starts its race with
+   * another address than its lane's (the last race's winner) is seated there before it connects,
+   * so that sessions still connecting count where they will most likely be (the pump checked
+   * that address's room).
+   */
+  seatAt(lane: Lane, seat: SessionSeat, address: string): void {
+    const egress = this.#egressTo(lane, address);
+    const key = pairKey(egress, address);
+    if (key === seat.key) return;
+    const provider = lane.group == null ? null : providerOfHost(lane.queue.exchange);
+    const group = provider === null ? null : pairKey(egress, `provider:${provider}`);
+    // The group's count moves only when the egress changed (its pace counts one start, not two).
+    const movesGroup = group !== seat.group;
+    this.limiter.acquire(key, movesGroup ? group : null);
+    this.limiter.release(seat.key, movesGroup ? seat.group : null);
+    // Still one of the queue's sessions (#openAt), though counted at another address.
+    if (seat.key === lane.key) lane.queue.movedSessions += 1;
+    else if (key === lane.key) lane.queue.movedSessions -= 1;
+    Object.assign(seat, { key, group, egress });
+  }
+
+  /**
+   * Whether the address a new session on `lane` will most likely reach (the last race's winner,
+   * where the sessions that won it are counted) has room under the per-host cap.
+   */
+  #winnerHasRoom(lane: Lane): boolean {
+    const first = lane.queue.firstAddress;
+    if (first === null || first === lane.queue.key) return true;
+    return this.limiter.hostHasRoom(pairKey(this.#egressTo(lane, first), first));
+  }
+
+  /** The lane's egress when it reaches `address`'s family, else the first of the pool's that does. */
+  #egressTo(lane: Lane, address: string): Egress {
+    return reaches(lane.egress, address) ? lane.egress : egressesFor(this.#options.egresses, address)[0]!;
+  }
+
   /** Runs a session counted as opened in the limiter; `holding` is its shared slot, if any. */
   #start(lane: Lane, holding: SlotHolding | null): void {
     this.#hooks.sessionOpened?.(lane);
-    const ran = this.#hooks.runSession(lane, holding?.slot ?? OWN_SLOT);
+    const seat: SessionSeat = { key: lane.key, group: lane.group ?? null, egress: lane.egress };
+    const ran = this.#hooks.runSession(lane, holding?.slot ?? OWN_SLOT, seat);
     // The shared slot goes back before the local count drops, so that this process's next
     // acquisition does not find it still taken.
     const ended = holding === null ? ran : ran.finally(() => holding.release());
     const session: Promise<void> = ended.finally(() => {
-      this.limiter.release(lane.key, lane.group ?? null);
+      this.limiter.release(seat.key, seat.group);
+      if (seat.key !== lane.key) lane.queue.movedSessions -= 1;
       this.#hooks.sessionClosed?.(lane);
       this.#sessions.delete(session);
       this.pump();

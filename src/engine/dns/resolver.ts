@@ -19,6 +19,8 @@ export interface ResolverDeps {
   random?: () => number;
   /** How many domains the cache holds at most (default 10,000). */
   cacheSize?: number;
+  /** RFC 8305 §3's Resolution Delay (default 50 ms). */
+  resolutionDelayMs?: number;
 }
 
 /**
@@ -40,6 +42,35 @@ interface HostAddresses {
   addresses: string[];
   /** The transient error code when the addresses could not be found out. */
   transient: string | null;
+  /** The other family's addresses, when its answer had not come yet (RFC 8305 §3). */
+  late?: Promise<string[]>;
+}
+
+/** RFC 8305 §3's recommended Resolution Delay: how long an A answer waits for the AAAA answer. */
+export const RESOLUTION_DELAY_MS = 50;
+
+type Settled<T> = PromiseSettledResult<T>;
+const settle = <T>(promise: Promise<T>): Promise<Settled<T>> =>
+  promise.then(
+    (value) => ({ status: 'fulfilled', value }) as const,
+    (reason: unknown) => ({ status: 'rejected', reason }) as const,
+  );
+const addressesIn = (result: Settled<string[]>): string[] =>
+  result.status === 'fulfilled' ? result.value : [];
+const delay = <T>(ms: number, value: T): Promise<T> =>
+  new Promise((resolve) => setTimeout(() => resolve(value), ms).unref());
+
+/** A mail host with its addresses; the late family's are added to it when they come. */
+function mailHost(record: MxRecordInfo, found: HostAddresses): MailHost {
+  const host: MailHost = { ...record, addresses: found.addresses };
+  if (found.late !== undefined) {
+    host.lateAddresses = found.late.then((late) => {
+      for (const address of late) if (!host.addresses.includes(address)) host.addresses.push(address);
+      delete host.lateAddresses;
+      return late;
+    });
+  }
+  return host;
 }
 
 /** Resolves a domain to the mail hosts to try, following RFC 5321 §5.1 and RFC 7505. */
@@ -49,6 +80,7 @@ export class MailHostResolver {
   readonly #clock: () => number;
   readonly #random: () => number;
   readonly #cacheSize: number;
+  readonly #resolutionDelayMs: number;
   readonly #cache = new Map<string, CacheEntry>();
   readonly #inFlight = new Map<string, Promise<DnsOutcome>>();
   #closed = false;
@@ -58,6 +90,7 @@ export class MailHostResolver {
     this.#clock = deps.clock ?? Date.now;
     this.#random = deps.random ?? Math.random;
     this.#cacheSize = deps.cacheSize ?? DEFAULT_CACHE_SIZE;
+    this.#resolutionDelayMs = deps.resolutionDelayMs ?? RESOLUTION_DELAY_MS;
     this.#resolver = new dns.Resolver({ timeout: options.timeoutMs, tries: options.tries });
     const invalid = invalidDnsServers(options.servers);
     if (invalid.length > 0) {
@@ -124,7 +157,7 @@ export class MailHostResolver {
     let transient: string | null = null;
     records.forEach((record, i) => {
       const found = resolved[i]!;
-      if (found.addresses.length > 0) hosts.push({ ...record, addresses: found.addresses });
+      if (found.addresses.length > 0) hosts.push(mailHost(record, found));
       else transient ??= found.transient;
     });
     if (hosts.length > 0) return { kind: 'ok', records, implicit: false, hosts };
@@ -142,7 +175,7 @@ export class MailHostResolver {
         kind: 'ok',
         records: [],
         implicit: true,
-        hosts: [{ exchange: name, priority: 0, addresses: found.addresses }],
+        hosts: [mailHost({ exchange: name, priority: 0 }, found)],
       };
     }
     if (found.transient !== null) return { kind: 'error', detail: found.transient };
@@ -151,15 +184,27 @@ export class MailHostResolver {
 
   async #addressesOf(host: string): Promise<HostAddresses> {
     if (isIP(host) !== 0) return { addresses: [host], transient: null };
-    const [v4, v6] = await Promise.allSettled([
-      this.#bounded(this.#resolver.resolve4(host)),
-      this.#bounded(this.#resolver.resolve6(host)),
-    ]);
+    const asked4 = settle(this.#bounded(this.#resolver.resolve4(host)));
+    const asked6 = settle(this.#bounded(this.#resolver.resolve6(host)));
+    // RFC 8305 §3: the race need not wait for both answers. AAAA first: go at once, A joins
+    // later; A first: wait up to the Resolution Delay for AAAA, then go with IPv4, AAAA joins later.
+    let answered4 = false;
+    void asked4.then(() => (answered4 = true));
+    const first = await Promise.race([asked4.then(() => 4), asked6.then(() => 6)]);
+    if (first === 6) {
+      const v6 = await asked6;
+      if (addressesIn(v6).length > 0 && !answered4)
+        return { addresses: addressesIn(v6), transient: null, late: asked4.then(addressesIn) };
+    } else {
+      const v4 = await asked4;
+      if (addressesIn(v4).length > 0) {
+        const inTime = await Promise.race([asked6.then(() => true), delay(this.#resolutionDelayMs, false)]);
+        if (!inTime) return { addresses: addressesIn(v4), transient: null, late: asked6.then(addressesIn) };
+      }
+    }
+    const [v4, v6] = await Promise.all([asked4, asked6]);
     // IPv4 first: many hosts that run the prober have no IPv6 route at all.
-    const addresses = [
-      ...(v4.status === 'fulfilled' ? v4.value : []),
-      ...(v6.status === 'fulfilled' ? v6.value : []),
-    ];
+    const addresses = [...addressesIn(v4), ...addressesIn(v6)];
     let transient: string | null = null;
     for (const result of [v4, v6]) {
       if (result.status === 'rejected') {
@@ -225,8 +270,13 @@ export class MailHostResolver {
    */
   #probeable(hosts: MailHost[]): MailHost[] {
     if (this.#options.allowInternalTargets ?? true) return hosts;
+    const external = (addresses: string[]): string[] => addresses.filter((a) => !isInternalAddress(a));
     return hosts
-      .map((h) => ({ ...h, addresses: h.addresses.filter((a) => !isInternalAddress(a)) }))
+      .map((h) => ({
+        ...h,
+        addresses: external(h.addresses),
+        ...(h.lateAddresses === undefined ? {} : { lateAddresses: h.lateAddresses.then(external) }),
+      }))
       .filter((h) => h.addresses.length > 0);
   }
 }

@@ -32,6 +32,13 @@ export interface RaceOptions {
   /** A `performance.now()` instant: no connection by then fails the race with `timeout`. */
   deadlineAt: number;
   signal?: AbortSignal;
+  /**
+   * Addresses of a family whose DNS answer had not arrived when the race started (RFC 8305 §3):
+   * added to the race when they come; until then the race does not fail for want of candidates.
+   */
+  more?: Promise<readonly ConnectCandidate[]>;
+  /** Called when addresses of `more` joined the race still running (not when it was over). */
+  onJoin?: (added: readonly ConnectCandidate[]) => void;
 }
 
 export interface RaceWinner {
@@ -79,11 +86,14 @@ export function connectFirst(
   options: RaceOptions,
 ): Promise<RaceWinner> {
   return new Promise<RaceWinner>((resolve, reject) => {
+    const list = [...candidates];
+    let awaitingMore = options.more !== undefined;
     const pending = new Set<net.Socket>();
     let next = 0;
     let settled = false;
     let firstError: NodeJS.ErrnoException | null = null;
     let stagger: NodeJS.Timeout | null = null;
+    let lastStartAt = -Infinity;
     const deadline = setTimeout(
       () => finish(null, new RaceFailure('timeout')),
       Math.max(0, options.deadlineAt - performance.now()),
@@ -106,8 +116,9 @@ export function connectFirst(
     function start(): void {
       if (stagger !== null) clearTimeout(stagger);
       stagger = null;
-      if (settled || next >= candidates.length) return;
-      const candidate = candidates[next++]!;
+      if (settled || next >= list.length) return;
+      const candidate = list[next++]!;
+      lastStartAt = performance.now();
       const socket = net.connect({
         host: candidate.address,
         port: options.port,
@@ -121,9 +132,9 @@ export function connectFirst(
         firstError ??= error;
         if (settled) return;
         // The next attempt need not wait for the delay once the pending ones have all failed.
-        if (next < candidates.length) {
+        if (next < list.length) {
           if (pending.size === 0) start();
-        } else if (pending.size === 0) {
+        } else if (pending.size === 0 && !awaitingMore) {
           finish(null, new RaceFailure('failed', firstError));
         }
       };
@@ -133,7 +144,27 @@ export function connectFirst(
         socket.off('error', onError);
         finish({ socket, candidate }, null);
       });
-      if (next < candidates.length) stagger = setTimeout(start, options.attemptDelayMs);
+      if (next < list.length) stagger = setTimeout(start, options.attemptDelayMs);
+    }
+
+    // Late addresses join the race: at once when nothing is pending, else a Connection Attempt
+    // Delay after the attempt in flight (unless a next start is already due).
+    void options.more?.then(
+      (added) => joined(added),
+      () => joined([]),
+    );
+    function joined(added: readonly ConnectCandidate[]): void {
+      awaitingMore = false;
+      if (settled) return;
+      list.push(...added);
+      if (added.length > 0) options.onJoin?.(added);
+      if (pending.size === 0) {
+        if (next < list.length) start();
+        else if (firstError !== null || candidates.length === 0)
+          finish(null, new RaceFailure('failed', firstError ?? undefined));
+      } else if (stagger === null && next < list.length) {
+        stagger = setTimeout(start, Math.max(0, lastStartAt + options.attemptDelayMs - performance.now()));
+      }
     }
 
     if (options.signal?.aborted === true) finish(null, new RaceFailure('aborted'));

@@ -79,6 +79,10 @@ export interface OpenOptions {
    * `localAddress` of the connection are then those of the attempt that won.
    */
   alternates?: readonly ConnectCandidate[];
+  /** Addresses of the family whose DNS answer came after the race began (RFC 8305 §3), raced when they come. */
+  lateAlternates?: Promise<readonly ConnectCandidate[]>;
+  /** Called when late alternates joined the race still running. */
+  onLateJoin?: (added: readonly ConnectCandidate[]) => void;
   /** Happy Eyeballs' Connection Attempt Delay (default 250 ms). */
   attemptDelayMs?: number;
   /** Aborting destroys the connection at once (and fails what is pending with kind `destroyed`). */
@@ -181,7 +185,7 @@ export class SmtpConnection {
     try {
       if (options.proxy) {
         socket = await connectThroughProxy(options);
-      } else if (options.alternates !== undefined && options.alternates.length > 0) {
+      } else if ((options.alternates?.length ?? 0) > 0 || options.lateAlternates !== undefined) {
         const won = await raceConnect(options);
         socket = won.socket;
         options = { ...options, address: won.candidate.address, localAddress: won.candidate.localAddress };
@@ -527,9 +531,14 @@ function errorKind(error: NodeJS.ErrnoException, duringTls: boolean): SmtpErrorK
 async function raceConnect(options: OpenOptions): ReturnType<typeof connectFirst> {
   try {
     return await connectFirst(
-      [{ address: options.address, localAddress: options.localAddress ?? null }, ...options.alternates!],
+      [
+        { address: options.address, localAddress: options.localAddress ?? null },
+        ...(options.alternates ?? []),
+      ],
       {
         port: options.port,
+        ...(options.lateAlternates === undefined ? {} : { more: options.lateAlternates }),
+        ...(options.onLateJoin === undefined ? {} : { onJoin: options.onLateJoin }),
         attemptDelayMs: options.attemptDelayMs ?? DEFAULT_CONNECTION_ATTEMPT_DELAY_MS,
         deadlineAt: options.deadlineAt,
         ...(options.signal === undefined ? {} : { signal: options.signal }),

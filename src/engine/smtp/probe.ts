@@ -34,7 +34,7 @@
 import { getRandomValues } from 'node:crypto';
 import { isIPv6 } from 'node:net';
 import { setMaxListeners } from 'node:events';
-import type { HostHealth } from '../coordination.js';
+import type { EngineCoordination, HostHealth, SlotLease } from '../coordination.js';
 import { DEFAULT_HOST_BACKOFF_MAX_MS, DEFAULT_HOST_BACKOFF_MS } from '../coordination.js';
 import { createLocalHealth } from '../coordination-local.js';
 import type { MailHost, SmtpEvidence, SmtpOutcome, SmtpOutcomeKind } from '../outcome.js';
@@ -60,6 +60,8 @@ import type { HostResult, Transaction } from './probe-transaction.js';
 import { queueTimeout, runTransaction, serverLetGo } from './probe-transaction.js';
 import { HostLimiter } from '../batch/host-limiter.js';
 import type { SessionShare } from '../batch/session-share.js';
+import type { SlotHolding } from '../batch/shared-politeness.js';
+import { SharedPoliteness } from '../batch/shared-politeness.js';
 import type { WarmEntry, WarmPoolStats } from './warm-pool.js';
 import { WARM_DEFAULTS, WarmPool } from './warm-pool.js';
 import {
@@ -97,7 +99,31 @@ export interface ProberDeps {
   guard?: EgressGate;
   /** Per-host and per-provider caps shared with the process's batches (../batch/session-share.ts). */
   sessionShare?: SessionShare;
+  /**
+   * Session slots shared with other processes (Redis in the scale-out mode): every new session
+   * also takes one of its lane's `perHostConcurrency` slots there (and one of its provider's), the
+   * batch engines' semaphore, held for the session's life; a warm session reused costs no round
+   * trip to it. Absent: the caps are this process's.
+   */
+  sharedSlots?: SharedSlots;
 }
+
+/** The coordination whose slots single verifications share with batches in other processes. */
+export interface SharedSlots {
+  coordination: EngineCoordination;
+  /** The batch engines' `--per-host-concurrency` and `--provider-concurrency`: one cap for all. */
+  perHostConcurrency: number;
+  providerConcurrency?: number;
+  /** Lease of one slot, renewed every third of it (default 15 s, as batch sessions). */
+  leaseMs?: number;
+  /** A coordination call failed (the verification then goes ahead under this process's caps). */
+  failed?: (error: unknown, operation: string) => void;
+}
+
+/** A shared slot's lease: the batch engine's default (`sessionLeaseMs`). */
+const DEFAULT_SHARED_LEASE_MS = 15_000;
+/** Between two asks for a shared slot that was full: as the batch scheduler's retry wait. */
+const SHARED_RETRY_MS = 50;
 
 /** Probe settings: the engine's SMTP options, the catch-all cache lifetime and the host back-off. */
 export interface ProberOptions extends SmtpOptions {
@@ -170,6 +196,10 @@ export class SmtpProber {
   /** Per MX host name: whether IPv6 goes first, after a race another family than the first won. */
   readonly #familyWon: TtlMap<string, boolean>;
   readonly #unadopt: (() => void) | null;
+  /** Slots shared with other processes (Redis), when given. */
+  readonly #shared: SharedPoliteness | null;
+  /** Failed calls to the shared slots so far (an acquisition that saw one goes ahead without). */
+  #sharedFailures = 0;
 
   constructor(options: ProberOptions, deps: ProberDeps = {}) {
     this.#options = options;
@@ -204,8 +234,38 @@ export class SmtpProber {
     // one-off script wants); the service passes its settings (--smtp-session-idle...).
     const sessions = options.sessions ?? { idleMs: 0 };
     this.#pool = new WarmPool({ ...WARM_DEFAULTS, ...definedOnly(sessions) }, limiter);
-    // Batch sessions with no work left become warm sessions here (../batch/session-share.ts).
-    this.#unadopt = deps.sessionShare?.adoptWith((offer) => this.#pool.adopt(offer)) ?? null;
+    const shared = deps.sharedSlots;
+    this.#shared =
+      shared === undefined
+        ? null
+        : new SharedPoliteness(
+            shared.coordination,
+            {
+              perHostConcurrency: shared.perHostConcurrency,
+              ...(shared.providerConcurrency === undefined
+                ? {}
+                : { providerConcurrency: shared.providerConcurrency }),
+              leaseMs: shared.leaseMs ?? DEFAULT_SHARED_LEASE_MS,
+              backoffBaseMs: this.#backoffMs,
+              backoffMaxMs: this.#backoffMaxMs,
+            },
+            {
+              now: this.#clock,
+              random: this.#random,
+              changed: () => undefined,
+              failed: (error, operation) => {
+                this.#sharedFailures += 1;
+                shared.failed?.(error, operation);
+              },
+            },
+          );
+    // Batch sessions with no work left become warm sessions here (../batch/session-share.ts);
+    // not with slots shared across processes: the batch's shared slot goes back when it hands the
+    // session over, and the session would run uncounted there until a new one was taken.
+    this.#unadopt =
+      this.#shared === null
+        ? (deps.sessionShare?.adoptWith((offer) => this.#pool.adopt(offer)) ?? null)
+        : null;
     // Every connection in flight listens on this one signal; hundreds at once are expected.
     setMaxListeners(0, this.#closing.signal);
   }
@@ -225,7 +285,9 @@ export class SmtpProber {
     for (let i = 0; i < hosts.length && !this.#closing.signal.aborted; i++) {
       const host = hosts[i]!;
       // Both families: Happy Eyeballs (../net/happy-eyeballs.ts) races the addresses, IPv6 first.
-      const race = hasBothFamilies(host.addresses);
+      // A family whose DNS answer is still to come (RFC 8305 §3) joins the race when it comes.
+      const late = host.lateAddresses ?? null;
+      const race = hasBothFamilies(host.addresses) || late !== null;
       // The family that last won a race at this host goes first (RFC 8305 §4 allows history).
       const ipv6First = this.#familyWon.get(host.exchange) ?? this.#options.preferIpv4 !== true;
       const addresses = race ? interleaveFamilies(host.addresses, ipv6First) : host.addresses;
@@ -265,8 +327,27 @@ export class SmtpProber {
                 (alt) => alt.route.egress.proxy === null,
               )
             : [];
-        const result = await this.#ask(host, address, route, request, greetingAt, deadlineAt, alternates);
-        if (alternates.length > 0 && result.servedBy !== undefined && result.servedBy !== address)
+        // Late addresses join the first connection's race only (the next lookups have them).
+        const lateAlternates =
+          a === 0 && late !== null && route.egress.proxy === null
+            ? late.then(async (added) =>
+                (await this.#alternates(added.filter((x) => !addresses.includes(x)))).filter(
+                  (alt) => alt.route.egress.proxy === null,
+                ),
+              )
+            : null;
+        const result = await this.#ask(
+          host,
+          address,
+          route,
+          request,
+          greetingAt,
+          deadlineAt,
+          alternates,
+          lateAlternates,
+        );
+        const raced = alternates.length > 0 || lateAlternates !== null;
+        if (raced && result.servedBy !== undefined && result.servedBy !== address)
           this.#familyWon.set(host.exchange, isIPv6(result.servedBy), FAMILY_MEMORY_MS);
         if (result.type === 'decided') {
           return {
@@ -281,7 +362,7 @@ export class SmtpProber {
         last = result.failure;
         if (last.kind === 'timeout') timedOut = true;
         // Every other address was in the race.
-        if (alternates.length > 0) break;
+        if (raced) break;
         // Another address of the same host only helps when this one could not be reached.
         if (!connectionRefused(last)) break;
       }
@@ -328,10 +409,19 @@ export class SmtpProber {
     greetingAt: number,
     deadlineAt: number,
     alternates: readonly Alternate[],
+    lateAlternates: Promise<Alternate[]> | null,
   ): Promise<HostResult & { servedBy?: string }> {
     // The address that served: another one when it won the Happy Eyeballs race.
     const used: Alternate = { address, route };
-    const result = await this.#session(host, used, request, greetingAt, deadlineAt, alternates);
+    const result = await this.#session(
+      host,
+      used,
+      request,
+      greetingAt,
+      deadlineAt,
+      alternates,
+      lateAlternates,
+    );
     ({ address, route } = used);
     const served = { ...result, servedBy: address };
     const { key } = route;
@@ -373,6 +463,7 @@ export class SmtpProber {
     greetingAt: number,
     deadlineAt: number,
     alternates: readonly Alternate[],
+    lateAlternates: Promise<Alternate[]> | null = null,
   ): Promise<HostResult> {
     const { address, route } = used;
     const greetingShare = greetingAt - performance.now();
@@ -415,8 +506,42 @@ export class SmtpProber {
           continue;
         }
       }
+      // Across processes (Redis), a new session also takes one of the lane's shared slots (and
+      // its provider's) for its life; when they are full, the local slot goes back meanwhile.
+      let holdings: SlotHolding[] = [];
+      if (this.#shared !== null) {
+        const group = providerGroup(route.egress, host.exchange);
+        const failuresBefore = this.#sharedFailures;
+        const leases = await this.#sharedLeases(this.#shared, route.key, group);
+        // Redis did not answer: a person is waiting, so the verification goes ahead under this
+        // process's caps, as when the shared health cannot be read (batches wait instead).
+        const unanswered = leases === null && this.#sharedFailures > failuresBefore;
+        if (leases === null && !unanswered) {
+          this.#pool.giveBack(route.key);
+          const now = this.#clock();
+          const waitUntil = Math.max(
+            this.#shared.waitUntil(route.key, now),
+            group === null ? 0 : this.#shared.waitUntil(group, now),
+          );
+          const wait = Math.max(SHARED_RETRY_MS, waitUntil - now);
+          if (this.#closing.signal.aborted || performance.now() + wait >= deadlineAt)
+            return queueTimeout(this.#closing.signal.aborted);
+          await new Promise((resolve) => setTimeout(resolve, wait));
+          continue;
+        }
+        holdings = leases?.map((lease) => this.#shared!.hold(lease)) ?? [];
+      }
+      const releaseShared = (): void => {
+        for (const holding of holdings) void holding.release();
+      };
       // Raced addresses: those whose lane has room (the cap holds for whichever wins).
       const raced = alternates.filter((a) => this.#pool.laneHasRoom(a.route.key));
+      // Late ones with room join the race (and, if one wins, its slot moves as for the others).
+      const late = lateAlternates?.then((added) => {
+        const room = added.filter((a) => this.#pool.laneHasRoom(a.route.key));
+        raced.push(...room);
+        return room.map((a) => ({ address: a.address, localAddress: a.route.egress.localAddress }));
+      });
       const openedAt = performance.now();
       const opened = await openSession(
         { exchange: host.exchange, address },
@@ -431,6 +556,7 @@ export class SmtpProber {
           starttls: this.#options.starttls ?? 'opportunistic',
           recorder: request.recorder ?? null,
           alternates: raced.map((a) => ({ address: a.address, localAddress: a.route.egress.localAddress })),
+          ...(late === undefined ? {} : { lateAlternates: late }),
           attemptDelayMs: this.#options.connectAttemptDelayMs ?? DEFAULT_CONNECTION_ATTEMPT_DELAY_MS,
         },
       );
@@ -441,6 +567,8 @@ export class SmtpProber {
         this.#pool.moveSlot(route.key, winner.route.key, providerGroup(winner.route.egress, host.exchange));
         Object.assign(used, winner);
       }
+      // The shared slots go back once the server no longer counts the connection, as the local one.
+      void (opened.ok ? opened.session.closed : opened.closed).then(releaseShared);
       if (!opened.ok) {
         this.#pool.openFailed(used.route.key, opened.closed);
         const { failure } = opened;
@@ -540,6 +668,20 @@ export class SmtpProber {
       cached,
       (catchAll) => this.#catchAll.remember(request.domain, catchAll),
     );
+  }
+
+  /** The lane's shared slot, then its provider's; null (none held) when either is full. */
+  async #sharedLeases(
+    shared: SharedPoliteness,
+    key: string,
+    group: string | null,
+  ): Promise<SlotLease[] | null> {
+    const lease = await shared.acquire(key);
+    if (lease === null || group === null) return lease === null ? null : [lease];
+    const providerLease = await shared.acquireGroup(group);
+    if (providerLease !== null) return [lease, providerLease];
+    await shared.release(lease);
+    return null;
   }
 
   /** Routes of the other addresses of a host for a Happy Eyeballs race (those resting stay out). */

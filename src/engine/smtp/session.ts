@@ -90,6 +90,11 @@ export interface SessionOptions {
    * `target.address` is then the one that connected first.
    */
   alternates?: readonly ConnectCandidate[];
+  /**
+   * Addresses of the family whose DNS answer had not come when the race began (RFC 8305 §3):
+   * they join the race when they come, and the transcript says so (`[then ADDRESS]`).
+   */
+  lateAlternates?: Promise<readonly ConnectCandidate[]>;
   /** Happy Eyeballs' Connection Attempt Delay (default 250 ms). */
   attemptDelayMs?: number;
 }
@@ -273,7 +278,7 @@ export async function openSession(target: SessionTarget, options: SessionOptions
   await first.closed;
   if (options.deadlines.greeting(true) <= performance.now()) return first;
   // The clear-text retry goes to the address that connected, without a new race.
-  const { alternates: _raced, ...retryOptions } = options;
+  const { alternates: _raced, lateAlternates: _late, ...retryOptions } = options;
   return greet({ ...target, address: first.connectedTo ?? target.address }, retryOptions, true);
 }
 
@@ -289,10 +294,18 @@ async function greet(target: SessionTarget, options: SessionOptions, retry: bool
   const alternates = options.proxy === null ? (options.alternates ?? []) : [];
   const raced = alternates.length === 0 ? '' : `, then ${alternates.map((a) => a.address).join(', ')}`;
   recorder?.record('out', `[connect ${target.exchange} (${target.address}${raced}) port ${options.port}]`);
+  const late = options.proxy === null && !retry ? options.lateAlternates : undefined;
   try {
     connection = await SmtpConnection.open({
       address: target.address,
       ...(alternates.length === 0 ? {} : { alternates }),
+      ...(late === undefined
+        ? {}
+        : {
+            lateAlternates: late,
+            onLateJoin: (added: readonly ConnectCandidate[]) =>
+              recorder?.record('out', `[then ${added.map((a) => a.address).join(', ')}]`),
+          }),
       ...(options.attemptDelayMs === undefined ? {} : { attemptDelayMs: options.attemptDelayMs }),
       port: options.port,
       deadlineAt: options.deadlines.greeting(retry),
