@@ -22,6 +22,9 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Worker } from 'node:worker_threads';
+// Types only (erased): the modules themselves are loaded once the environment is set.
+import type { Status } from '../src/engine/types.js';
+import type { ResultRow } from '../src/store/chunk-codec.js';
 
 const { values } = parseArgs({
   options: {
@@ -145,8 +148,6 @@ async function child(rows: number, databaseUrl: string | undefined): Promise<Chi
   const { createScheduler } = await import('../src/jobs/scheduler.js');
   const { databasePath } = await import('../src/store/db.js');
   const { default: pino } = await import('pino');
-  type ResultRow = import('../src/store/chunk-codec.js').ResultRow;
-  type Status = import('../src/engine/types.js').Status;
 
   // Upload: every tenth address undeliverable. The run: i % 20 == 0 became undeliverable and
   // i % 20 == 19 became deliverable (i % 20 == 9 stays undeliverable).
