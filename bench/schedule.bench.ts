@@ -160,7 +160,7 @@ async function child(rows: number, databaseUrl: string | undefined): Promise<Chi
       : i % 20 === 9 || i % 20 === 0
         ? 'undeliverable'
         : 'deliverable';
-  const verifyChunk = (_job: unknown, emails: string[]): Promise<ResultRow[]> =>
+  const verifyChunk = (_job: unknown, emails: readonly string[]): Promise<ResultRow[]> =>
     Promise.resolve(
       emails.map((e): ResultRow => {
         const status = statusOf(Number(e.slice(1, e.indexOf('@'))));
