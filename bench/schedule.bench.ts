@@ -260,7 +260,24 @@ async function child(rows: number, databaseUrl: string | undefined): Promise<Chi
       await scheduler.stop();
     }
   } finally {
+    const url = h.runtime.ctx.config.databaseUrl;
     await h.close();
+    if (url) await dropSchema(url);
+  }
+}
+
+/** Drops the list's PostgreSQL schema (the test kit leaves that to the test run's teardown). */
+async function dropSchema(url: string): Promise<void> {
+  const options = new URL(url).searchParams.get('options') ?? '';
+  const schema = /search_path=(mv_test_[A-Za-z0-9_]+)/.exec(options)?.[1];
+  if (schema === undefined) return;
+  const { default: pg } = await import('pg');
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  try {
+    await admin.query(`drop schema if exists ${schema} cascade`);
+  } finally {
+    await admin.end();
   }
 }
 
