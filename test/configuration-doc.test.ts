@@ -23,7 +23,6 @@ const NOT_OURS: Record<string, string> = {
   '--only': 'npm run bench:scale',
   '--only-default': 'npm run bench:latency',
   '--mta': 'bench/batch-probe.bench.ts',
-  '--only-default': 'bench/latency.bench.ts',
   '--rounds': 'bench/provider-cap.bench.ts',
   '--server-root': 'bench/api.bench.ts',
   '--trace-gc': 'node',

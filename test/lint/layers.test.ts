@@ -22,9 +22,7 @@ const eslint = new ESLint({
 /** The layer messages of `code` linted as the file at `filePath` (an existing file of that layer). */
 async function refusals(filePath: string, code: string): Promise<string[]> {
   const [result] = await eslint.lintText(code, { filePath });
-  return result!.messages
-    .filter((m) => m.ruleId === LAYER_RULE)
-    .map((m) => m.message);
+  return result!.messages.filter((m) => m.ruleId === LAYER_RULE).map((m) => m.message);
 }
 
 describe('import directions', { timeout: 120_000 }, () => {
