@@ -36,6 +36,28 @@ export const HEALTH_POLL_MS = 10_000;
 type Dialogs =
   { kind: 'suspend'; account: OperatorAccount } | { kind: 'change'; account: OperatorAccount } | null;
 
+/** A whole number that overrides the plan's; empty means the plan's. */
+function OwnLimitField(props: {
+  id: string;
+  label: string;
+  value: string;
+  onChange: (value: string) => void;
+}) {
+  return (
+    <div className="field">
+      <label htmlFor={props.id}>{props.label}</label>
+      <input
+        id={props.id}
+        className="input"
+        inputMode="numeric"
+        value={props.value}
+        onChange={(e) => props.onChange(e.target.value)}
+        placeholder="the plan’s"
+      />
+    </div>
+  );
+}
+
 function SuspendDialog({ account, onClose }: { account: OperatorAccount; onClose: () => void }) {
   const api = useEndpoints();
   const invalidate = useInvalidate();
@@ -133,28 +155,8 @@ function ChangeDialog({
             ))}
           </select>
         </div>
-        <div className="field">
-          <label htmlFor="change-quota">Own monthly quota</label>
-          <input
-            id="change-quota"
-            className="input"
-            inputMode="numeric"
-            value={quota}
-            onChange={(e) => setQuota(e.target.value)}
-            placeholder="the plan’s"
-          />
-        </div>
-        <div className="field">
-          <label htmlFor="change-rate">Own rate limit</label>
-          <input
-            id="change-rate"
-            className="input"
-            inputMode="numeric"
-            value={rate}
-            onChange={(e) => setRate(e.target.value)}
-            placeholder="the plan’s"
-          />
-        </div>
+        <OwnLimitField id="change-quota" label="Own monthly quota" value={quota} onChange={setQuota} />
+        <OwnLimitField id="change-rate" label="Own rate limit" value={rate} onChange={setRate} />
         <div className="field">
           <label htmlFor="change-overage">Overage</label>
           <select
