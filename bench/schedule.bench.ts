@@ -144,7 +144,7 @@ async function child(rows: number, databaseUrl: string | undefined): Promise<Chi
   }
   const onPostgres = process.env.MAILVERDICT_TEST_STORE === 'postgres';
   // After the environment is set: the test kit reads it when loaded.
-  const { API, createDashboardHarness } = await import('../test/dashboard/dashboard-kit.js');
+  const { API, createDashboardHarness } = await import('../test/kit/dashboard-kit.js');
   const { createScheduler } = await import('../src/jobs/scheduler.js');
   const { databasePath } = await import('../src/store/db.js');
   const { default: pino } = await import('pino');

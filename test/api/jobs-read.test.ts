@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { HOUR, SECOND } from '../../src/clock.js';
 import { sweepOnce } from '../../src/jobs/sweep.js';
-import { createJobsHarness, fixtureEmails, type JobsHarness, type ResultsJson } from '../jobs/jobs-kit.js';
+import { createJobsHarness, fixtureEmails, type JobsHarness, type ResultsJson } from '../kit/jobs-kit.js';
 
 let h: JobsHarness;
 beforeEach(async () => {

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { sweepOnce } from '../../src/jobs/sweep.js';
-import { createJobsHarness, fixtureEmails, type JobsHarness, type ResultsJson } from '../jobs/jobs-kit.js';
+import { createJobsHarness, fixtureEmails, type JobsHarness, type ResultsJson } from '../kit/jobs-kit.js';
 
 let h: JobsHarness;
 beforeEach(async () => {

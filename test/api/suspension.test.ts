@@ -11,7 +11,7 @@ import { CLI_OPERATOR, changeOperatorAccount } from '../../src/services/operator
 import { plansFromConfig } from '../../src/services/plans.js';
 import { serviceHealth } from '../../src/services/service-health.service.js';
 import { openDatabase } from '../../src/store/db.js';
-import { createJobsHarness, fixtureEmails, type JobsHarness } from '../jobs/jobs-kit.js';
+import { createJobsHarness, fixtureEmails, type JobsHarness } from '../kit/jobs-kit.js';
 
 const closers: (() => Promise<void>)[] = [];
 afterEach(async () => {

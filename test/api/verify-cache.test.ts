@@ -13,7 +13,7 @@ import { buildApp } from '../../src/api/app.js';
 import { createChunkVerifier, type ChunkVerifier } from '../../src/services/chunk-verifier.js';
 import { createRuntime } from '../../src/runtime.js';
 import { REPLIES, startSmtpServers, type SmtpKit } from '../kit/smtp-servers.js';
-import { createJobsHarness, type JobsHarness, type ResultsJson } from '../jobs/jobs-kit.js';
+import { createJobsHarness, type JobsHarness, type ResultsJson } from '../kit/jobs-kit.js';
 import { skipWithoutRedis, TEST_REDIS_URL, testRedis, type TestRedis } from '../redis/redis-kit.js';
 import { createHarness, type Harness } from '../kit/api-harness.js';
 

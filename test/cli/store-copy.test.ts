@@ -47,7 +47,7 @@ import { openDatabase } from '../../src/store/db.js';
 import { SECRET_KEY_FILE } from '../../src/store/secret-keys.js';
 import { migrations } from '../../src/store/migrations/index.js';
 import type { Database } from '../../src/store/schema.js';
-import { createJobsHarness, fixtureEmails, type JobsHarness } from '../jobs/jobs-kit.js';
+import { createJobsHarness, fixtureEmails, type JobsHarness } from '../kit/jobs-kit.js';
 import { createTestSchema, openTestStore, tableNames, testBackends } from '../kit/store-harness.js';
 import { runCli } from '../kit/cli.js';
 

@@ -15,7 +15,7 @@ import { hashToken } from '../../src/services/members.service.js';
 import type { Invitation, SessionView } from '../../src/dashboard/contract.js';
 import { startMailSink, type MailSink } from '../kit/mail-sink.js';
 import { waitFor } from '../kit/wait-for.js';
-import { createDashboardHarness, errorCode, PASSWORD, type DashboardHarness } from './dashboard-kit.js';
+import { createDashboardHarness, errorCode, PASSWORD, type DashboardHarness } from '../kit/dashboard-kit.js';
 
 /** Each test hashes passwords with scrypt (100-200 ms idle, seconds on a loaded 2-core machine). */
 const SLOW = { timeout: 90_000 };

@@ -10,7 +10,7 @@ import { gzipSync } from 'node:zlib';
 import Fastify from 'fastify';
 import { afterAll, describe, expect, it } from 'vitest';
 import { apiReferencePlugin, installedBundle } from '../../src/dashboard/api-reference.js';
-import { createDashboardHarness, type DashboardHarness } from './dashboard-kit.js';
+import { createDashboardHarness, type DashboardHarness } from '../kit/dashboard-kit.js';
 
 const DOCS_CSP =
   "default-src 'self';script-src 'self';style-src 'self' 'unsafe-inline';img-src 'self' data:;connect-src 'self';frame-ancestors 'none';base-uri 'none';form-action 'self';object-src 'none'";

@@ -5,7 +5,13 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AuditPage, CreatedKey, Invitation } from '../../src/dashboard/contract.js';
-import { API, PASSWORD, createDashboardHarness, errorCode, type DashboardHarness } from './dashboard-kit.js';
+import {
+  API,
+  PASSWORD,
+  createDashboardHarness,
+  errorCode,
+  type DashboardHarness,
+} from '../kit/dashboard-kit.js';
 
 /** Each test hashes passwords with scrypt (seconds on a loaded 2-core machine). */
 const SLOW = { timeout: 60_000 };

@@ -4,7 +4,7 @@
  * a shared proxy must not keep either.
  */
 import { afterEach, expect, it } from 'vitest';
-import { createDashboardHarness, type DashboardHarness } from './dashboard-kit.js';
+import { createDashboardHarness, type DashboardHarness } from '../kit/dashboard-kit.js';
 
 let h: DashboardHarness | undefined;
 afterEach(async () => {

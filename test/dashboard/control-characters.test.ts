@@ -5,7 +5,7 @@
  * operator's terminal.
  */
 import { afterEach, expect, it } from 'vitest';
-import { API, createDashboardHarness, errorCode, type DashboardHarness } from './dashboard-kit.js';
+import { API, createDashboardHarness, errorCode, type DashboardHarness } from '../kit/dashboard-kit.js';
 
 let h: DashboardHarness | undefined;
 afterEach(async () => {

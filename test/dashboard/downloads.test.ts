@@ -10,7 +10,7 @@ import { readSheet } from 'read-excel-file/node';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { JobItem, Overview } from '../../src/dashboard/contract.js';
 import { openDownload } from '../../src/services/list-download.js';
-import { API, createDashboardHarness, type Browser, type DashboardHarness } from './dashboard-kit.js';
+import { API, createDashboardHarness, type Browser, type DashboardHarness } from '../kit/dashboard-kit.js';
 
 const SLOW = { timeout: 60_000 };
 

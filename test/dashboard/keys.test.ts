@@ -13,7 +13,7 @@ import {
   errorCode,
   type Browser,
   type DashboardHarness,
-} from './dashboard-kit.js';
+} from '../kit/dashboard-kit.js';
 
 /** Each test hashes passwords with scrypt (100-200 ms idle, seconds on a loaded 2-core machine). */
 const SLOW = { timeout: 60_000 };

@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Invitation, MemberList, Settings, WebhookSecret } from '../../src/dashboard/contract.js';
 import { webhookSecretFor } from '../../src/services/webhooks/secret.js';
-import { API, createDashboardHarness, errorCode, type DashboardHarness } from './dashboard-kit.js';
+import { API, createDashboardHarness, errorCode, type DashboardHarness } from '../kit/dashboard-kit.js';
 import { startMailSink, type MailSink } from '../kit/mail-sink.js';
 
 /** Each test hashes passwords with scrypt (100-200 ms idle, seconds on a loaded 2-core machine). */

@@ -18,9 +18,14 @@ import type {
 } from '../../src/dashboard/contract.js';
 import { startEmbeddedWorkers } from '../../src/jobs/embedded.js';
 import { listAudit } from '../../src/services/audit.service.js';
-import { fixtureEmails } from '../jobs/jobs-kit.js';
+import { fixtureEmails } from '../kit/jobs-kit.js';
 import { waitFor } from '../kit/wait-for.js';
-import { createDashboardHarness, errorCode, type Browser, type DashboardHarness } from './dashboard-kit.js';
+import {
+  createDashboardHarness,
+  errorCode,
+  type Browser,
+  type DashboardHarness,
+} from '../kit/dashboard-kit.js';
 
 const OPERATOR = 'ops@example.org';
 

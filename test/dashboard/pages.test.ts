@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { API, createDashboardHarness, type DashboardHarness } from './dashboard-kit.js';
+import { API, createDashboardHarness, type DashboardHarness } from '../kit/dashboard-kit.js';
 
 /** Each test hashes passwords with scrypt (100-200 ms idle, seconds on a loaded 2-core machine). */
 const SLOW = { timeout: 60_000 };

@@ -8,7 +8,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SessionView } from '../../src/dashboard/contract.js';
-import { createDashboardHarness, type Browser, type DashboardHarness } from './dashboard-kit.js';
+import { createDashboardHarness, type Browser, type DashboardHarness } from '../kit/dashboard-kit.js';
 
 const RUNS = Number(process.env.MAILVERDICT_FUZZ_RUNS ?? 150);
 const PATHS = ['session/account', 'invitations/join', 'invitations/preview', 'session/operator', 'session'];

@@ -23,7 +23,7 @@ import {
   PASSWORD,
   type Browser,
   type DashboardHarness,
-} from './dashboard-kit.js';
+} from '../kit/dashboard-kit.js';
 
 let h: DashboardHarness | undefined;
 afterEach(async () => {

@@ -33,7 +33,7 @@ import {
   errorCode,
   type Browser,
   type DashboardHarness,
-} from './dashboard-kit.js';
+} from '../kit/dashboard-kit.js';
 
 const SLOW = { timeout: 60_000 };
 

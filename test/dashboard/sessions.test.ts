@@ -12,7 +12,7 @@ import {
   errorCode,
   type Browser,
   type DashboardHarness,
-} from './dashboard-kit.js';
+} from '../kit/dashboard-kit.js';
 
 const SLOW = { timeout: 60_000 };
 const FIREFOX_LINUX = 'Mozilla/5.0 (X11; Linux x86_64; rv:120.0) Gecko/20100101 Firefox/120.0';

@@ -12,7 +12,7 @@ import { deriveKey } from 'altcha-lib/algorithms/sha';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SIGN_IN_CHALLENGE_AFTER } from '../../src/services/sessions.service.js';
 import { CHALLENGE_TTL_MS } from '../../src/services/sign-in-challenge.js';
-import { createDashboardHarness, PASSWORD, type DashboardHarness } from './dashboard-kit.js';
+import { createDashboardHarness, PASSWORD, type DashboardHarness } from '../kit/dashboard-kit.js';
 
 /** scrypt at every attempt: 100-200 ms idle, seconds on a loaded 2-core machine. */
 const SLOW = { timeout: 90_000 };

@@ -7,7 +7,12 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SecondFactorChallenge } from '../../src/dashboard/contract.js';
 import { totpCode } from '../../src/services/two-factor.service.js';
-import { createDashboardHarness, PASSWORD, type Browser, type DashboardHarness } from './dashboard-kit.js';
+import {
+  createDashboardHarness,
+  PASSWORD,
+  type Browser,
+  type DashboardHarness,
+} from '../kit/dashboard-kit.js';
 
 const RUNS = Number(process.env.MAILVERDICT_FUZZ_RUNS ?? 150);
 const PATHS = [

@@ -4,7 +4,7 @@
  * still streaming, and the AbortError of tearing the streams down answered 500 instead.
  */
 import { afterEach, expect, it } from 'vitest';
-import { API, createDashboardHarness, errorCode, type DashboardHarness } from './dashboard-kit.js';
+import { API, createDashboardHarness, errorCode, type DashboardHarness } from '../kit/dashboard-kit.js';
 
 let h: DashboardHarness | undefined;
 afterEach(async () => {

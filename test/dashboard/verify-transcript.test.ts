@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TranscriptLine } from '../../src/engine/types.js';
 import { startSmtpServers, type SmtpKit } from '../kit/smtp-servers.js';
-import { createDashboardHarness, type Browser, type DashboardHarness } from './dashboard-kit.js';
+import { createDashboardHarness, type Browser, type DashboardHarness } from '../kit/dashboard-kit.js';
 
 let kit: SmtpKit;
 let h: DashboardHarness;

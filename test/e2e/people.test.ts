@@ -4,54 +4,27 @@
  * theirs), signs in, joins, and then switches between the two accounts with the switcher; every
  * page follows the account chosen.
  */
-import type { Browser, BrowserContext } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { SessionView } from '../../src/dashboard/contract.js';
-import {
-  PASSWORD,
-  acceptInvitation,
-  addMember,
-  newContext,
-  pageFetch,
-  skipE2e,
-  startE2e,
-  type Dashboard,
-} from '../kit/e2e.js';
+import { PASSWORD, acceptInvitation, addMember, pageFetch, skipE2e } from '../kit/e2e.js';
+import { useE2eSuite } from '../kit/e2e-suite.js';
 
 describe.skipIf(skipE2e)('dashboard end to end: a person in two accounts', { timeout: 90_000 }, () => {
-  let dashboard: Dashboard;
-  let browser: Browser;
-  const contexts: BrowserContext[] = [];
-  const context = async () => {
-    const made = await newContext(browser, dashboard);
-    contexts.push(made);
-    return made;
-  };
-
-  beforeAll(async () => {
-    ({ dashboard, browser } = await startE2e());
-    await acceptInvitation(dashboard, dashboard.ownerInvitation);
-  }, 60_000);
-  afterEach(async () => {
-    await Promise.all(contexts.splice(0).map((c) => c.close()));
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await dashboard?.stop();
-  });
+  const e2e = useE2eSuite((d) => acceptInvitation(d, d.ownerInvitation));
+  const context = () => e2e.context();
 
   it('joins a second account from its invitation after signing in, then switches between the two', async () => {
     // Pat is a member of the bootstrap account, and is invited to a second one.
-    await addMember(dashboard, dashboard.accountId, 'pat@example.com');
-    const second = await dashboard.cli<{ id: string; owner_invitation: { link: string } }>(
+    await addMember(e2e.dashboard, e2e.dashboard.accountId, 'pat@example.com');
+    const second = await e2e.dashboard.cli<{ id: string; owner_invitation: { link: string } }>(
       'accounts',
       'create',
       '--email',
       'agency@example.com',
       '--public-base-url',
-      dashboard.url,
+      e2e.dashboard.url,
     );
-    const invitation = await dashboard.cli<{ link: string }>(
+    const invitation = await e2e.dashboard.cli<{ link: string }>(
       'members',
       'invite',
       '--account',
@@ -59,9 +32,9 @@ describe.skipIf(skipE2e)('dashboard end to end: a person in two accounts', { tim
       '--email',
       'pat@example.com',
       '--public-base-url',
-      dashboard.url,
+      e2e.dashboard.url,
     );
-    const link = `${dashboard.url}/accept-invite#${invitation.link.split('#')[1]!}`;
+    const link = `${e2e.dashboard.url}/accept-invite#${invitation.link.split('#')[1]!}`;
 
     const page = await (await context()).newPage();
     await page.goto(link);
@@ -81,22 +54,22 @@ describe.skipIf(skipE2e)('dashboard end to end: a person in two accounts', { tim
     const inSecond = JSON.parse((await pageFetch(page, '/dashboard/api/session')).body) as SessionView;
     expect(inSecond.account!.id).toBe(second.id);
     expect(inSecond.memberships.map((m) => m.account_id).sort()).toEqual(
-      [dashboard.accountId, second.id].sort(),
+      [e2e.dashboard.accountId, second.id].sort(),
     );
 
     // The switcher lists both; choosing the first account moves every page there.
     const switcher = page.getByLabel('Account');
     await switcher.waitFor();
     expect(await switcher.locator('option').count()).toBe(2);
-    await switcher.selectOption(dashboard.accountId);
+    await switcher.selectOption(e2e.dashboard.accountId);
     await page.getByRole('heading', { name: 'Overview' }).waitFor();
     await expect
       .poll(
         async () =>
           (JSON.parse((await pageFetch(page, '/dashboard/api/session')).body) as SessionView).account!.id,
       )
-      .toBe(dashboard.accountId);
-    expect(await switcher.inputValue()).toBe(dashboard.accountId);
+      .toBe(e2e.dashboard.accountId);
+    expect(await switcher.inputValue()).toBe(e2e.dashboard.accountId);
     await page.getByRole('link', { name: 'API keys' }).click();
     await page.getByRole('heading', { name: 'API keys' }).waitFor();
     // The bootstrap account's keys are listed here, the second account has none of them.

@@ -13,8 +13,8 @@
 import { parse } from 'csv-parse/sync';
 import { readFile } from 'node:fs/promises';
 import pino from 'pino';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/clock.js';
 import { loadConfig } from '../../src/config.js';
 import { createScheduler } from '../../src/jobs/scheduler.js';
@@ -23,36 +23,19 @@ import {
   acceptInvitation,
   describeViolations,
   seriousViolations,
-  newContext,
   signIn,
   skipE2e,
-  startE2e,
   TEST_DOMAIN,
-  type Dashboard,
 } from '../kit/e2e.js';
+import { useE2eSuite } from '../kit/e2e-suite.js';
 
 describe.skipIf(skipE2e)('dashboard end to end: lists re-verified on a schedule', { timeout: 90_000 }, () => {
-  let dashboard: Dashboard;
-  let browser: Browser;
-  const contexts: BrowserContext[] = [];
+  const e2e = useE2eSuite((d) => acceptInvitation(d, d.ownerInvitationLink));
   async function signedInPage(): Promise<Page> {
-    const context = await newContext(browser, dashboard, { acceptDownloads: true });
-    contexts.push(context);
-    await signIn(context, dashboard.ownerEmail);
+    const context = await e2e.context({ acceptDownloads: true });
+    await signIn(context, e2e.dashboard.ownerEmail);
     return context.newPage();
   }
-
-  beforeAll(async () => {
-    ({ dashboard, browser } = await startE2e());
-    await acceptInvitation(dashboard, dashboard.ownerInvitationLink);
-  }, 60_000);
-  afterEach(async () => {
-    await Promise.all(contexts.splice(0).map((c) => c.close()));
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await dashboard?.stop();
-  });
 
   it('a list put on a schedule is re-verified when due, and its page shows the run and what changed', async () => {
     const csv = [
@@ -82,7 +65,7 @@ describe.skipIf(skipE2e)('dashboard end to end: lists re-verified on a schedule'
     await page.getByText(/^Re-verified every 7 days\. Next run:/).waitFor();
 
     // Seven days later; the previous run had found Ann undeliverable and Bob deliverable.
-    const config = loadConfig({ dataDir: dashboard.dataDir }, {});
+    const config = loadConfig({ dataDir: e2e.dashboard.dataDir }, {});
     const db = openDatabase(config);
     try {
       await db

@@ -5,49 +5,23 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KeyList, SessionView } from '../../src/dashboard/contract.js';
-import {
-  PASSWORD,
-  TEST_DOMAIN,
-  addMember,
-  newContext,
-  pageFetch,
-  signIn,
-  skipE2e,
-  startE2e,
-  type Dashboard,
-} from '../kit/e2e.js';
+import { PASSWORD, TEST_DOMAIN, addMember, pageFetch, signIn, skipE2e } from '../kit/e2e.js';
+import { useE2eSuite } from '../kit/e2e-suite.js';
 
 describe.skipIf(skipE2e)('dashboard end to end: sessions and their boundaries', { timeout: 60_000 }, () => {
-  let dashboard: Dashboard;
-  let browser: Browser;
-  const contexts: BrowserContext[] = [];
-  const context = async () => {
-    const made = await newContext(browser, dashboard);
-    contexts.push(made);
-    return made;
-  };
-
-  beforeAll(async () => {
-    ({ dashboard, browser } = await startE2e());
-  }, 60_000);
-  afterEach(async () => {
-    await Promise.all(contexts.splice(0).map((c) => c.close()));
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await dashboard?.stop();
-  });
+  const e2e = useE2eSuite();
+  const context = () => e2e.context();
 
   // First: every other test signs in with the password this one sets.
   it('the owner opens the invitation link serve printed, sets a password and is signed in', async () => {
-    expect(dashboard.ownerInvitationLink).toMatch(/\/accept-invite#[\w-]{20,}$/);
+    expect(e2e.dashboard.ownerInvitationLink).toMatch(/\/accept-invite#[\w-]{20,}$/);
     const page = await (await context()).newPage();
-    await page.goto(dashboard.ownerInvitation);
+    await page.goto(e2e.dashboard.ownerInvitation);
     await page.getByRole('heading', { name: 'Join mailverdict' }).waitFor();
-    await page.getByText(dashboard.ownerEmail, { exact: true }).waitFor();
+    await page.getByText(e2e.dashboard.ownerEmail, { exact: true }).waitFor();
     await page.getByLabel('New password').fill(PASSWORD);
     await page.getByLabel('Repeat the password').fill(PASSWORD);
     await page.getByRole('button', { name: 'Set password and sign in' }).click();
@@ -55,11 +29,11 @@ describe.skipIf(skipE2e)('dashboard end to end: sessions and their boundaries', 
     await page.getByRole('heading', { name: 'Overview' }).waitFor();
     expect(new URL(page.url()).pathname).toBe('/');
     // Signed in as the owner: the frame names the member.
-    await page.getByText(dashboard.ownerEmail, { exact: true }).first().waitFor();
+    await page.getByText(e2e.dashboard.ownerEmail, { exact: true }).first().waitFor();
 
     // The link worked once: opened again, it says so.
     const again = await (await context()).newPage();
-    await again.goto(dashboard.ownerInvitation);
+    await again.goto(e2e.dashboard.ownerInvitation);
     await again.getByText('This invitation is not valid any more').waitFor();
   }, 60_000);
 
@@ -71,7 +45,7 @@ describe.skipIf(skipE2e)('dashboard end to end: sessions and their boundaries', 
     expect(url.pathname).toBe('/sign-in');
     expect(url.searchParams.get('next')).toBe('/keys');
 
-    await page.getByLabel('E-mail').fill(dashboard.ownerEmail);
+    await page.getByLabel('E-mail').fill(e2e.dashboard.ownerEmail);
     await page.getByLabel('Password').fill('not the password at all');
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page
@@ -87,7 +61,7 @@ describe.skipIf(skipE2e)('dashboard end to end: sessions and their boundaries', 
 
   it('signing out ends the session: the pages go back to sign-in and its cookie opens nothing', async () => {
     const ctx = await context();
-    await signIn(ctx, dashboard.ownerEmail);
+    await signIn(ctx, e2e.dashboard.ownerEmail);
     const page = await ctx.newPage();
     await page.goto('/settings');
     await page.getByRole('heading', { name: 'Settings' }).waitFor();
@@ -99,7 +73,7 @@ describe.skipIf(skipE2e)('dashboard end to end: sessions and their boundaries', 
     expect(new URL(page.url()).pathname).toBe('/sign-in');
 
     // The old cookie, replayed, is refused: the session ended on the server, not only in the page.
-    const replay = await fetch(`${dashboard.url}/dashboard/api/session`, {
+    const replay = await fetch(`${e2e.dashboard.url}/dashboard/api/session`, {
       headers: { cookie: `${cookie!.name}=${cookie!.value}` },
     });
     expect(replay.status).toBe(401);
@@ -136,7 +110,7 @@ describe.skipIf(skipE2e)('dashboard end to end: sessions and their boundaries', 
 
     it('a form another site posts to the dashboard while the member is signed in creates nothing', async () => {
       const ctx = await context();
-      const session = await signIn(ctx, dashboard.ownerEmail);
+      const session = await signIn(ctx, e2e.dashboard.ownerEmail);
       const page = await ctx.newPage();
       const keysBefore = await pageFetch(await openApp(page), '/dashboard/api/keys');
       const before = (JSON.parse(keysBefore.body) as KeyList).keys.length;
@@ -144,7 +118,7 @@ describe.skipIf(skipE2e)('dashboard end to end: sessions and their boundaries', 
       for (const form of ['f', 'g']) {
         const answer = page.waitForResponse((r) => r.url().endsWith('/dashboard/api/keys'));
         await page.goto(
-          `${otherOrigin}/?target=${encodeURIComponent(`${dashboard.url}/dashboard/api/keys`)}#${form}`,
+          `${otherOrigin}/?target=${encodeURIComponent(`${e2e.dashboard.url}/dashboard/api/keys`)}#${form}`,
         );
         const response = await answer;
         // The browser did send the cookie (same site, another origin): the server's guard refused it.
@@ -162,7 +136,7 @@ describe.skipIf(skipE2e)('dashboard end to end: sessions and their boundaries', 
 
     it("the dashboard's own page is refused a change without the session's CSRF token", async () => {
       const ctx = await context();
-      const session = await signIn(ctx, dashboard.ownerEmail);
+      const session = await signIn(ctx, e2e.dashboard.ownerEmail);
       const page = await openApp(await ctx.newPage());
       const body = { name: 'no token', kind: 'test', scopes: ['verify'] };
       const without = await pageFetch(page, '/dashboard/api/keys', { method: 'POST', body });
@@ -188,7 +162,7 @@ describe.skipIf(skipE2e)('dashboard end to end: sessions and their boundaries', 
   it("a member of another account gets 404 for this account's key and job, as for unknown ones", async () => {
     // Account A (the bootstrap account): a key and a job of its own.
     const owner = await context();
-    const ownerSession = await signIn(owner, dashboard.ownerEmail);
+    const ownerSession = await signIn(owner, e2e.dashboard.ownerEmail);
     const ownerPage = await openApp(await owner.newPage());
     const keyId = (JSON.parse((await pageFetch(ownerPage, '/dashboard/api/keys')).body) as KeyList).keys[0]!
       .id;
@@ -203,8 +177,8 @@ describe.skipIf(skipE2e)('dashboard end to end: sessions and their boundaries', 
     const jobId = ((await upload.json()) as { job_id: string }).job_id;
 
     // Account B, made by the operator, and a member of it.
-    const b = await dashboard.cli<{ id: string }>('accounts', 'create', '--email', 'ops@b.example.org');
-    await addMember(dashboard, b.id, 'bea@b.example.org');
+    const b = await e2e.dashboard.cli<{ id: string }>('accounts', 'create', '--email', 'ops@b.example.org');
+    await addMember(e2e.dashboard, b.id, 'bea@b.example.org');
     const intruder = await context();
     const session: SessionView = await signIn(intruder, 'bea@b.example.org');
     expect(session.account!.id).toBe(b.id);

@@ -3,40 +3,22 @@
  * two browser profiles; one ends the other from Settings, and the other is then signed out. The
  * owner then finds it in the Security log page, and the operator with `mailverdict audit`.
  */
-import type { Browser, BrowserContext } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { AuditPage } from '../../src/dashboard/contract.js';
-import { acceptInvitation, newContext, signIn, skipE2e, startE2e, type Dashboard } from '../kit/e2e.js';
+import { acceptInvitation, signIn, skipE2e } from '../kit/e2e.js';
+import { useE2eSuite } from '../kit/e2e-suite.js';
 
 const FIREFOX_LINUX = 'Mozilla/5.0 (X11; Linux x86_64; rv:120.0) Gecko/20100101 Firefox/120.0';
 
 describe.skipIf(skipE2e)('dashboard end to end: sessions and the security log', { timeout: 90_000 }, () => {
-  let dashboard: Dashboard;
-  let browser: Browser;
-  const contexts: BrowserContext[] = [];
-  const context = async (userAgent?: string) => {
-    const made = await newContext(browser, dashboard, userAgent === undefined ? {} : { userAgent });
-    contexts.push(made);
-    return made;
-  };
-
-  beforeAll(async () => {
-    ({ dashboard, browser } = await startE2e());
-    await acceptInvitation(dashboard, dashboard.ownerInvitationLink);
-  }, 60_000);
-  afterEach(async () => {
-    await Promise.all(contexts.splice(0).map((c) => c.close()));
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await dashboard?.stop();
-  });
+  const e2e = useE2eSuite((d) => acceptInvitation(d, d.ownerInvitationLink));
+  const context = (userAgent?: string) => e2e.context(userAgent === undefined ? {} : { userAgent });
 
   it('one browser ends the other session of the same member, which is then signed out', async () => {
     const here = await context();
     const there = await context(FIREFOX_LINUX);
-    await signIn(here, dashboard.ownerEmail);
-    await signIn(there, dashboard.ownerEmail);
+    await signIn(here, e2e.dashboard.ownerEmail);
+    await signIn(there, e2e.dashboard.ownerEmail);
     const otherPage = await there.newPage();
     await otherPage.goto('/settings');
     await otherPage.getByRole('heading', { name: 'Settings' }).waitFor();
@@ -58,9 +40,9 @@ describe.skipIf(skipE2e)('dashboard end to end: sessions and the security log', 
     expect((await here.request.get('/dashboard/api/session')).status()).toBe(200);
   });
 
-  it('the owner reads the security log in the dashboard, and the operator with mailverdict audit', async () => {
+  it('the owner reads the security log in the e2e.dashboard, and the operator with mailverdict audit', async () => {
     const here = await context();
-    await signIn(here, dashboard.ownerEmail);
+    await signIn(here, e2e.dashboard.ownerEmail);
     const page = await here.newPage();
     await page.goto('/settings/security-log');
     const log = page.getByRole('table', { name: 'Security log' });
@@ -69,7 +51,7 @@ describe.skipIf(skipE2e)('dashboard end to end: sessions and the security log', 
     await log.getByRole('rowheader', { name: 'Signed in' }).first().waitFor();
     expect(await log.getByRole('rowheader', { name: 'Session ended' }).count()).toBe(0);
 
-    const printed = await dashboard.cli<AuditPage>('audit', '--account', dashboard.accountId);
+    const printed = await e2e.dashboard.cli<AuditPage>('audit', '--account', e2e.dashboard.accountId);
     const types = printed.entries.map((e) => e.type);
     expect(types).toContain('session_ended');
     expect(types).toContain('invitation_accepted');

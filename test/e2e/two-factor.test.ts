@@ -4,11 +4,11 @@
  * here from the secret the page shows), keeps the recovery codes, and signs in with the password
  * and then a code.
  */
-import type { Browser, BrowserContext } from 'playwright-core';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { totpCode } from '../../src/services/two-factor.service.js';
-import { PASSWORD, addMember, newContext, signIn, skipE2e, startE2e, type Dashboard } from '../kit/e2e.js';
+import { PASSWORD, addMember, signIn, skipE2e } from '../kit/e2e.js';
+import { useE2eSuite } from '../kit/e2e-suite.js';
 
 const STEP_MS = 30_000;
 
@@ -19,26 +19,8 @@ async function nextStep(after: number): Promise<void> {
 }
 
 describe.skipIf(skipE2e)('dashboard end to end: two-factor sign-in', { timeout: 120_000 }, () => {
-  let dashboard: Dashboard;
-  let browser: Browser;
-  const contexts: BrowserContext[] = [];
-  const context = async () => {
-    const made = await newContext(browser, dashboard);
-    contexts.push(made);
-    return made;
-  };
-
-  beforeAll(async () => {
-    ({ dashboard, browser } = await startE2e());
-    await addMember(dashboard, dashboard.accountId, 'tess@example.org');
-  }, 60_000);
-  afterEach(async () => {
-    await Promise.all(contexts.splice(0).map((c) => c.close()));
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await dashboard?.stop();
-  });
+  const e2e = useE2eSuite((d) => addMember(d, d.accountId, 'tess@example.org'));
+  const context = () => e2e.context();
 
   it('turns two factors on from the settings page, then signs in with the password and a code', async () => {
     const first = await context();
@@ -65,7 +47,7 @@ describe.skipIf(skipE2e)('dashboard end to end: two-factor sign-in', { timeout: 
     expect(await codes.count()).toBe(10);
     await page.getByRole('button', { name: 'I have saved the codes' }).click();
     await page.getByText('10 of 10 recovery codes left').waitFor();
-    expect(dashboard.stderr()).not.toContain(secret);
+    expect(e2e.dashboard.stderr()).not.toContain(secret);
 
     // A new browser: the password alone opens no session; the code does.
     const second = await (await context()).newPage();

@@ -12,7 +12,7 @@ import { createBatchEngine } from '../../src/engine/batch/batch-engine.js';
 import { createVerifier } from '../../src/engine/verifier.js';
 import { createChunkVerifier, type ChunkVerifier } from '../../src/services/chunk-verifier.js';
 import { createJobMetrics } from '../../src/jobs/job-metrics.js';
-import { createJobsHarness } from '../jobs/jobs-kit.js';
+import { createJobsHarness } from '../kit/jobs-kit.js';
 import type { BatchEngineObserver, BatchEngineOptions } from '../../src/engine/batch/types.js';
 import type { VerificationResult } from '../../src/engine/types.js';
 import type { FakeDnsServer } from '../kit/dns-server.js';

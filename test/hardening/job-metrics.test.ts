@@ -9,7 +9,7 @@ import { createBatchEngine } from '../../src/engine/batch/batch-engine.js';
 import { createJobMetrics } from '../../src/jobs/job-metrics.js';
 import { startFakeMta } from '../kit/pipelining-mta.js';
 import { startDnsServer } from '../kit/dns-server.js';
-import { createJobsHarness, fixtureEmails, harnessWorker, type JobsHarness } from '../jobs/jobs-kit.js';
+import { createJobsHarness, fixtureEmails, harnessWorker, type JobsHarness } from '../kit/jobs-kit.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {

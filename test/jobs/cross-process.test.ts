@@ -10,7 +10,7 @@ import { once } from 'node:events';
 import { join } from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { databasePath } from '../../src/store/db.js';
-import { createJobsHarness, fixtureEmails, type JobsHarness } from './jobs-kit.js';
+import { createJobsHarness, fixtureEmails, type JobsHarness } from '../kit/jobs-kit.js';
 
 // SQLite's own cross-process locking is what this file tests; PostgreSQL runs statements of many
 // processes at once by design (test/store/backends.test.ts covers its concurrency rules).

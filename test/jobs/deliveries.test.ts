@@ -17,7 +17,7 @@ import { newWebhookSecret, verifyWebhookSignature } from '../../src/services/web
 import { plansFromConfig } from '../../src/services/plans.js';
 import type { HostResolver } from '../../src/services/webhooks/ssrf.js';
 import { listDeliveryAttempts, listJobDeliveries } from '../../src/store/delivery.store.js';
-import { createJobsHarness, fixtureEmails, type JobsHarness } from './jobs-kit.js';
+import { createJobsHarness, fixtureEmails, type JobsHarness } from '../kit/jobs-kit.js';
 import { startMailSink } from '../kit/mail-sink.js';
 
 interface Received {

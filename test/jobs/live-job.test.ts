@@ -9,7 +9,7 @@ import type { BatchEngine } from '../../src/engine/batch/types.js';
 import { createChunkVerifier } from '../../src/services/chunk-verifier.js';
 import { batchEngineOptions } from '../../src/config.js';
 import { startSmtpServers, type SmtpKit } from '../kit/smtp-servers.js';
-import { createJobsHarness, type JobsHarness, type ResultsJson } from './jobs-kit.js';
+import { createJobsHarness, type JobsHarness, type ResultsJson } from '../kit/jobs-kit.js';
 
 let kit: SmtpKit;
 let h: JobsHarness;

@@ -18,7 +18,7 @@ import { createWorker, type Worker } from '../../src/jobs/worker.js';
 import { createRedisCoordination } from '../../src/redis/coordination.js';
 import { startSmtpServers, type SmtpKit } from '../kit/smtp-servers.js';
 import { skipWithoutRedis, testRedis } from '../redis/redis-kit.js';
-import { createJobsHarness, type JobsHarness, type ResultsJson } from './jobs-kit.js';
+import { createJobsHarness, type JobsHarness, type ResultsJson } from '../kit/jobs-kit.js';
 
 interface Coordinations {
   /** The coordination of one more worker process. */

@@ -6,7 +6,7 @@ import { MAX_CHUNK_ATTEMPTS } from '../../src/services/chunk.service.js';
 import { claimChunk, completeChunk } from '../../src/store/chunk.store.js';
 import { encodeResults } from '../../src/store/chunk-codec.js';
 import { listJobDeliveries } from '../../src/store/delivery.store.js';
-import { createJobsHarness, fixtureEmails, type JobsHarness, type ResultsJson } from './jobs-kit.js';
+import { createJobsHarness, fixtureEmails, type JobsHarness, type ResultsJson } from '../kit/jobs-kit.js';
 
 const closers: (() => Promise<void>)[] = [];
 afterEach(async () => {

@@ -9,7 +9,7 @@ import { createAccount } from '../../src/services/accounts.service.js';
 import { createKey } from '../../src/services/keys.service.js';
 import { createChunkVerifier, type ChunkVerifier } from '../../src/services/chunk-verifier.js';
 import { createWorker, type Worker, type WorkerDeps } from '../../src/jobs/worker.js';
-import { createHarness, type Harness, type HarnessOptions } from '../kit/api-harness.js';
+import { createHarness, type Harness, type HarnessOptions } from './api-harness.js';
 
 export interface JobsHarness extends Harness {
   worker: Worker;

@@ -15,7 +15,7 @@ import type { TwoFactorEnrolment } from '../../src/dashboard/contract.js';
 import { isAppError } from '../../src/errors.js';
 import type { SessionView } from '../../src/dashboard/contract.js';
 import type { OperatorConsoleOptions } from '../../src/dashboard/deps.js';
-import { createJobsHarness, type JobsHarness, type JobsHarnessOptions } from '../jobs/jobs-kit.js';
+import { createJobsHarness, type JobsHarness, type JobsHarnessOptions } from './jobs-kit.js';
 
 export const API = '/dashboard/api';
 export const PASSWORD = 'correct horse battery';
