@@ -143,7 +143,7 @@ async function ownerSignIns(
 
 interface Flood {
   /** Stops it; its answers by status (and error code) and its requests per second. */
-  stop(): Promise<{ counts: Map<string, number>; perSecond: number }>;
+  stop(): Promise<{ counts: Map<string, number>; perSecond: number; ms: number; solvingMs: number }>;
 }
 
 /** Starts the attacker's process (bench/kit/sign-in-flood.ts) and resolves once it runs. */
@@ -175,10 +175,14 @@ async function startFlood(plan: Omit<FloodPlan, 'concurrency' | 'maxMs'>): Promi
   return {
     async stop() {
       child.send('stop');
-      const { counts, ms } = (await next()) as { counts: Record<string, number>; ms: number };
+      const { counts, ms, solvingMs } = (await next()) as {
+        counts: Record<string, number>;
+        ms: number;
+        solvingMs: number;
+      };
       await exited;
       const total = Object.values(counts).reduce((a, b) => a + b, 0);
-      return { counts: new Map(Object.entries(counts)), perSecond: total / (ms / 1000) };
+      return { counts: new Map(Object.entries(counts)), perSecond: total / (ms / 1000), ms, solvingMs };
     },
   };
 }
@@ -196,13 +200,19 @@ function printOwner(label: string, run: OwnerRun, idle: number | null): number {
   return s.p50;
 }
 
-function printCounts(label: string, { counts, perSecond }: Awaited<ReturnType<Flood['stop']>>): void {
+function printCounts(
+  label: string,
+  { counts, perSecond, ms, solvingMs }: Awaited<ReturnType<Flood['stop']>>,
+): void {
   const total = [...counts.values()].reduce((a, b) => a + b, 0);
   const parts = [...counts]
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([key, n]) => `${key}: ${n}`)
     .join(', ');
-  console.log(`${label}: ${total} requests (${perSecond.toFixed(0)}/s); ${parts}`);
+  const work = solvingMs > 0 ? `, ${(solvingMs / 1000).toFixed(1)} s of it solving proofs of work` : '';
+  console.log(
+    `${label}: ${total} requests in ${(ms / 1000).toFixed(1)} s (${perSecond.toFixed(0)}/s${work}); ${parts}`,
+  );
 }
 
 /** (d) The server's challenges solved by altcha-lib in Node, and what checking a solution costs. */
@@ -304,32 +314,42 @@ async function main(): Promise<void> {
     const idle = await ownerSignIns(base, email, pid);
     const idleP50 = printOwner('(a) idle', idle, null);
 
-    const base64 = base.toString();
+    const baseUrl = base.toString();
+    // For reference: as many requests in flight to the cheapest route, GET /session without a
+    // cookie (401, no rate limit, no store): what any flood of HTTP requests costs. Before (c) and
+    // (c2), whose last failures would delay its first sign-in.
+    let flood = await startFlood({ base: baseUrl, clients: clientsFrom(60), kind: 'session' });
+    await sleep(FLOOD_WARM_UP_MS);
+    const underAny = await ownerSignIns(base, email, pid);
+    const anyCounts = await flood.stop();
+    printOwner('(ref) 40 GET /session without a cookie, 20 clients', underAny, idleP50);
+
     // (b) bogus links: unknown tokens of the real shape (43 characters of base64url).
-    let flood = await startFlood({ base: base64, clients: clientsFrom(10), kind: 'links' });
+    flood = await startFlood({ base: baseUrl, clients: clientsFrom(10), kind: 'links' });
     await sleep(FLOOD_WARM_UP_MS);
     const underLinks = await ownerSignIns(base, email, pid);
     const linkCounts = await flood.stop();
     printOwner('(b) 40 bogus link accepts, 20 clients', underLinks, idleP50);
 
     // (c) wrong passwords for the owner's own address from 20 other clients.
-    flood = await startFlood({ base: base64, clients: clientsFrom(30), kind: 'guesses', email });
+    flood = await startFlood({ base: baseUrl, clients: clientsFrom(30), kind: 'guesses', email });
     await sleep(FLOOD_WARM_UP_MS);
     const underGuesses = await ownerSignIns(base, email, pid);
     const guessCounts = await flood.stop();
     printOwner("(c) 40 wrong passwords for the owner's address, 20 clients", underGuesses, idleP50);
 
-    // For reference: the same number of requests in flight to the cheapest route, GET /session
-    // without a cookie (401, no rate limit, no store): what any flood of HTTP requests costs.
-    flood = await startFlood({ base: base64, clients: clientsFrom(60), kind: 'session' });
+    // (c2) the same from 20 more clients, by an attacker who solves every proof of work asked
+    // for, until each pair's budget is spent.
+    flood = await startFlood({ base: baseUrl, clients: clientsFrom(100), kind: 'guesses-pow', email });
     await sleep(FLOOD_WARM_UP_MS);
-    const underAny = await ownerSignIns(base, email, pid);
-    const anyCounts = await flood.stop();
-    printOwner('(ref) 40 GET /session without a cookie, 20 clients', underAny, idleP50);
+    const underWork = await ownerSignIns(base, email, pid);
+    const workCounts = await flood.stop();
+    printOwner('(c2) as (c), the attacker solving the proofs of work', underWork, idleP50);
 
     console.log('');
     printCounts('(b) flood answers', linkCounts);
     printCounts('(c) flood answers', guessCounts);
+    printCounts('(c2) flood answers', workCounts);
     printCounts('(ref) flood answers', anyCounts);
     console.log('');
     await proofOfWork(base);
@@ -339,14 +359,19 @@ async function main(): Promise<void> {
     console.log('');
     const ratio = (run: OwnerRun) => (summary(run.latencies).p50 / idleP50).toFixed(2);
     console.log(
-      `ratio b/a (p50): ${ratio(underLinks)}; ratio c/a (p50): ${ratio(underGuesses)}; ratio ref/a (p50): ${ratio(underAny)}`,
+      `ratio b/a (p50): ${ratio(underLinks)}; ratio c/a (p50): ${ratio(underGuesses)}; ratio c2/a (p50): ${ratio(underWork)}; ratio ref/a (p50): ${ratio(underAny)}`,
     );
-    const locked = underGuesses.failed > 0 || (underGuesses.refused.get(429) ?? 0) > 0;
-    console.log(
-      locked
-        ? `DEFECT: the owner was refused during (c): ${[...underGuesses.refused].map(([s, n]) => `${n} × ${s}`).join(', ')}; ${underGuesses.failed} sign-ins never succeeded`
-        : 'the owner signed in every time during (c): not locked out',
-    );
+    for (const [name, run] of [
+      ['(c)', underGuesses],
+      ['(c2)', underWork],
+    ] as const) {
+      const locked = run.failed > 0 || (run.refused.get(429) ?? 0) > 0;
+      console.log(
+        locked
+          ? `DEFECT: the owner was refused during ${name}: ${[...run.refused].map(([s, n]) => `${n} × ${s}`).join(', ')}; ${run.failed} sign-ins never succeeded`
+          : `the owner signed in every time during ${name}: not locked out`,
+      );
+    }
   } finally {
     await serve.stop();
     rmSync(dataDir, { recursive: true, force: true });
