@@ -7,13 +7,23 @@
  * from several loopback client addresses (127.0.0.x as each socket's `localAddress`) measures:
  *
  *   (a) the owner's sign-in (then sign-out) latency on the idle server;
+ *   (ref) the same during 40 concurrent GET /session without a cookie from 20 other client
+ *       addresses: what any flood of cheap requests costs, for comparison;
  *   (b) the same during a flood of 40 concurrent bogus POST /invitations/accept and
  *       /password-resets/accept (unknown tokens) from 20 other client addresses;
  *   (c) the same during 40 concurrent wrong-password sign-ins for the owner's address from 20
  *       other client addresses (the owner must never be locked out);
+ *   (c2) as (c) from 20 more addresses, by an attacker who solves every proof of work asked for;
  *   (d) the proof of work: altcha-lib's solver in Node on the server's challenges, and the
  *       verification of a solution (altcha-lib's verifySolution, as the server calls it);
  *   (e) one scrypt hash of src/services/passwords.ts.
+ *
+ * The floods run in a child process of their own (bench/kit/sign-in-flood.ts), as an attacker
+ * would on another machine, so that their JavaScript does not delay the measured sign-ins in
+ * this process's event loop (the machine's cores are still shared).
+ *
+ *   --sign-ins 30     sequential sign-ins per phase
+ *   --challenges 20   proof-of-work challenges solved in (d)
  *
  * Every loop is bounded in count and in time (the whole run takes about a minute and a half on
  * the shared 2-core machine). The owner paces its sign-ins at one per 250 ms so that its own
