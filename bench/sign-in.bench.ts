@@ -24,6 +24,8 @@
  *
  *   --sign-ins 30     sequential sign-ins per phase
  *   --challenges 20   proof-of-work challenges solved in (d)
+ *   --new-browser     the owner keeps no device cookie (services/sign-in-device.ts): every
+ *                     sign-in is a browser's first, slowed by the address's failures
  *
  * Every loop is bounded in count and in time (the whole run takes about a minute and a half on
  * the shared 2-core machine). The owner paces its sign-ins at one per 250 ms so that its own
@@ -50,8 +52,11 @@ const { values } = parseArgs({
   options: {
     'sign-ins': { type: 'string', default: '30' },
     challenges: { type: 'string', default: '20' },
+    'new-browser': { type: 'boolean', default: false },
   },
 });
+/** The owner's browser drops its device cookie after each sign-in, as one that never signed in here. */
+const NEW_BROWSER = values['new-browser'];
 /** Sequential sign-ins per phase (a), (b), (c). */
 const SIGN_INS = Number(values['sign-ins']);
 /** Proof-of-work challenges solved in (d). */
@@ -88,6 +93,9 @@ const load = (): string =>
     .map((l) => l.toFixed(2))
     .join(' ');
 
+/** The owner's device cookie (`mv_device=...`), kept from one sign-in to the next like a browser's. */
+let device: string | undefined;
+
 interface OwnerRun {
   /** Time from the first attempt of a sign-in to its 200 (retries after 503 or 429 included). */
   latencies: number[];
@@ -121,7 +129,10 @@ async function ownerSignIns(
     for (let attempt = 0; attempt < 5; attempt++) {
       const paced = first + attempt * 1000;
       if (performance.now() < paced) await sleep(paced - performance.now());
-      answer = await send(base, OWNER_CLIENT, 'POST', 'session', { body: { email, password: PASSWORD } });
+      answer = await send(base, OWNER_CLIENT, 'POST', 'session', {
+        body: { email, password: PASSWORD },
+        ...(device === undefined ? {} : { headers: { cookie: device } }),
+      });
       if (answer.status === 200) break;
       refused.set(answer.status, (refused.get(answer.status) ?? 0) + 1);
       if (answer.status !== 503 && answer.status !== 429) break;
@@ -132,7 +143,9 @@ async function ownerSignIns(
       continue;
     }
     latencies.push(performance.now() - first);
-    const cookie = String(answer.headers['set-cookie'] ?? '').split(';')[0]!;
+    const cookies = [answer.headers['set-cookie'] ?? []].flat().map((c) => c.split(';')[0]!);
+    const cookie = cookies.find((c) => c.startsWith('mv_session='))!;
+    if (!NEW_BROWSER) device = cookies.find((c) => c.startsWith('mv_device=')) ?? device;
     const csrf = (JSON.parse(answer.body) as { csrf_token: string }).csrf_token;
     const out = await send(base, OWNER_CLIENT, 'DELETE', 'session', {
       headers: { cookie, 'x-csrf-token': csrf },
@@ -303,7 +316,9 @@ async function main(): Promise<void> {
       body: { token, password: PASSWORD },
     });
     if (accepted.status !== 200) throw new Error(`accepting the invitation answered ${accepted.status}`);
-    console.log(`serve ${serve.url} (pid ${pid}), data dir ${dataDir}, owner ${email}`);
+    console.log(
+      `serve ${serve.url} (pid ${pid}), data dir ${dataDir}, owner ${email}, ${NEW_BROWSER ? 'a new browser each time (no device cookie)' : 'one browser (keeps its device cookie)'}`,
+    );
     // Warm up the server's code paths (and the owner's pace window) before measuring.
     await ownerSignIns(base, email, pid, 5);
 
