@@ -386,7 +386,7 @@ export async function signIn(
   const delay = known ? 0 : signInDelayMs(await countAttempts(db, addressKey, now));
   if (delay > 0) await (deps.sleep ?? sleepFor)(delay);
   const stored = person?.password_hash ?? (await dummyHash());
-  const matches = await verifyPassword(input.password, stored);
+  const matches = await verifyPassword(input.password, stored, known ? 'first' : 'others');
   const origin: AuditOrigin = { clientIp: input.clientIp, userAgent: input.userAgent ?? null };
   if (!person || person.password_hash === null || !matches) {
     await recordAttempt(db, addressKey, now);

@@ -7,7 +7,12 @@
 import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { HASH_CONCURRENCY, HASH_QUEUE_LIMIT, hashPassword } from '../../src/services/passwords.js';
+import {
+  HASH_CONCURRENCY,
+  HASH_QUEUE_LIMIT,
+  hashPassword,
+  verifyPassword,
+} from '../../src/services/passwords.js';
 import { signIn, MAX_SIGN_IN_DELAY_MS } from '../../src/services/sessions.service.js';
 import { RESET_MAILS_PER_HOUR } from '../../src/services/members.service.js';
 import { deviceTokenOf, isDeviceOf } from '../../src/services/sign-in-device.js';
@@ -322,6 +327,34 @@ describe("a browser that signed in as the person before is not slowed by others'
       });
       expect(delays.at(-1)).toBe(MAX_SIGN_IN_DELAY_MS);
     }
+  });
+
+  it('checks its password ahead of guesses from elsewhere that fill the hash queue', async () => {
+    h = await createDashboardHarness({ flags: { signInRateLimit: '0', signInFailureLimit: '3' } });
+    await h.addMember('owner@example.org', { role: 'owner' });
+    const { db } = h.runtime.ctx;
+    const deps = { db, clock: h.clock, settings: h.runtime.ctx.config, sleep: async () => undefined };
+    const first = await signIn(deps, {
+      email: 'owner@example.org',
+      password: PASSWORD,
+      clientIp: '127.0.0.40',
+    });
+    const device = (await deviceTokenOf(db, first.person.id))!;
+    const stored = first.person.password_hash!;
+    const guesses = Array.from({ length: HASH_CONCURRENCY + HASH_QUEUE_LIMIT }, () =>
+      verifyPassword('a guess', stored),
+    );
+    await expect(verifyPassword('one more guess', stored)).rejects.toMatchObject({
+      code: 'service_unavailable',
+    });
+    const ok = await signIn(deps, {
+      email: 'owner@example.org',
+      password: PASSWORD,
+      clientIp: '127.0.0.40',
+      device,
+    });
+    expect(ok.person.id).toBe(first.person.id);
+    await Promise.all(guesses);
   });
 
   it('forgets every browser when the password changes', async () => {
