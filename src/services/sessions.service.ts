@@ -24,7 +24,8 @@
  * src/dashboard/routes/session.routes.ts). Nobody can lock a person out from elsewhere: the
  * failures for an address from every client only slow its sign-ins down, by a delay that grows
  * with them and is capped at `MAX_SIGN_IN_DELAY_MS` (issue 16), except from a browser that has
- * signed in as the person before (its device cookie, sign-in-device.ts). After `SIGN_IN_CHALLENGE_AFTER`
+ * signed in as the person before (its device cookie, sign-in-device.ts), whose password is also
+ * checked in the hash queue's first lane (passwords.ts). After `SIGN_IN_CHALLENGE_AFTER`
  * failures of a pair, its next attempts need a solved proof-of-work challenge first (428
  * `challenge_required`, services/sign-in-challenge.ts), checked before the password, so a right
  * password without it is refused the same as a wrong one. Unknown address and wrong
