@@ -35,6 +35,9 @@ const NOT_OURS: Record<string, string> = {
   '--heapsnapshot-signal': 'node',
   '--ignore-scripts': 'npm ci (.ci/run)',
   '--rows': 'bench/xlsx-download.bench.ts, bench/schedule.bench.ts',
+  '--sign-ins': 'bench/sign-in.bench.ts',
+  '--challenges': 'bench/sign-in.bench.ts',
+  '--new-browser': 'bench/sign-in.bench.ts',
   // The dashboard's verdict colours (docs/dashboard.md): CSS custom properties `--verdict-*`.
   '--verdict-': 'CSS custom properties of web/src/styles.css',
   // The widget's CSS custom properties (docs/widget.md, "Styling"), not flags.

@@ -37,6 +37,7 @@ import {
   type SessionSettings,
 } from '../services/sessions.service.js';
 import type { Clock } from '../clock.js';
+import { DEVICE_COOKIE_MAX_AGE_MS } from '../services/sign-in-device.js';
 import type { Executor } from '../store/executor.js';
 import { CSRF_HEADER } from './contract.js';
 
@@ -173,6 +174,24 @@ export function setSessionCookie(reply: FastifyReply, deps: GuardDeps, session: 
     path: '/',
     secure: deps.cookie.secure,
     maxAge: Math.max(0, Math.floor((new Date(session.expiresAt).getTime() - now.getTime()) / 1000)),
+  });
+}
+
+/**
+ * The device cookie (services/sign-in-device.ts): `mv_device`, or `__Host-mv_device` with an
+ * https public base URL, HttpOnly, SameSite=Lax, kept across sign-outs.
+ */
+export function deviceCookieName(deps: GuardDeps): string {
+  return deps.cookie.secure ? '__Host-mv_device' : 'mv_device';
+}
+
+export function setDeviceCookie(reply: FastifyReply, deps: GuardDeps, token: string): void {
+  void reply.setCookie(deviceCookieName(deps), token, {
+    httpOnly: true,
+    sameSite: 'lax',
+    path: '/',
+    secure: deps.cookie.secure,
+    maxAge: Math.floor(DEVICE_COOKIE_MAX_AGE_MS / 1000),
   });
 }
 

@@ -11,13 +11,12 @@
  * Every password has its own 16-byte random salt; hashes are compared in constant time.
  *
  * Every hash goes through one bounded queue (issue 16): at most `HASH_CONCURRENCY` run at once
- * and `HASH_QUEUE_LIMIT` wait; past that the caller gets 503 `service_unavailable` with
+ * and `HASH_QUEUE_LIMIT` wait (in each of two lanes, `HashLane`); past that the caller gets 503 `service_unavailable` with
  * Retry-After instead of a queue that grows. Forty concurrent sign-ins with wrong passwords
  * otherwise made one elsewhere take 1.4 s instead of 70 ms. The queue is process-wide on purpose:
  * what it guards, libuv's thread pool and the memory of the hashes, is the process's.
  */
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
-import pLimit from 'p-limit';
 import { AppError } from '../errors.js';
 
 interface ScryptParams {
@@ -36,16 +35,44 @@ const MAX_N = 2 ** 20;
 export const HASH_CONCURRENCY = 2;
 /** Hashes that may wait for one of those: about a second of work at most. */
 export const HASH_QUEUE_LIMIT = 8;
-const hashing = pLimit(HASH_CONCURRENCY);
 
-function derive(password: string, salt: Buffer, params: ScryptParams): Promise<Buffer> {
-  if (hashing.pendingCount >= HASH_QUEUE_LIMIT)
-    return Promise.reject(
-      new AppError('service_unavailable', 'too many password checks at once; retry in a second', {
+/**
+ * Which queue a hash waits in: `first` for a sign-in from a browser that has signed in as the
+ * person before (its device cookie, sign-in-device.ts), served before `others`, so that guesses
+ * from elsewhere that fill the queue neither delay nor refuse the person's own sign-in (issue 16;
+ * docs/benchmarks.md, "Sign-in under attack"). Each queue holds `HASH_QUEUE_LIMIT` at most.
+ */
+export type HashLane = 'first' | 'others';
+
+const waiting: Record<HashLane, Array<() => void>> = { first: [], others: [] };
+let running = 0;
+
+async function inTurn<T>(lane: HashLane, work: () => Promise<T>): Promise<T> {
+  if (running < HASH_CONCURRENCY) running++;
+  else {
+    if (waiting[lane].length >= HASH_QUEUE_LIMIT)
+      throw new AppError('service_unavailable', 'too many password checks at once; retry in a second', {
         retryAfterSeconds: 1,
-      }),
-    );
-  return hashing(() => scryptKey(password, salt, params));
+      });
+    // Woken with the slot of a hash that ended (`running` is not lowered in between).
+    await new Promise<void>((resolve) => waiting[lane].push(resolve));
+  }
+  try {
+    return await work();
+  } finally {
+    const next = waiting.first.shift() ?? waiting.others.shift();
+    if (next === undefined) running--;
+    else next();
+  }
+}
+
+function derive(
+  password: string,
+  salt: Buffer,
+  params: ScryptParams,
+  lane: HashLane = 'others',
+): Promise<Buffer> {
+  return inTurn(lane, () => scryptKey(password, salt, params));
 }
 
 function scryptKey(password: string, salt: Buffer, params: ScryptParams): Promise<Buffer> {
@@ -89,11 +116,15 @@ function parseHash(stored: string): ParsedHash | null {
   };
 }
 
-/** Whether `password` is the one `stored` was made from. */
-export async function verifyPassword(password: string, stored: string): Promise<boolean> {
+/** Whether `password` is the one `stored` was made from; `lane`: see HashLane. */
+export async function verifyPassword(
+  password: string,
+  stored: string,
+  lane: HashLane = 'others',
+): Promise<boolean> {
   const parsed = parseHash(stored);
   if (parsed === null || parsed.key.length !== KEY_BYTES) return false;
-  const key = await derive(password, parsed.salt, parsed.params);
+  const key = await derive(password, parsed.salt, parsed.params, lane);
   return timingSafeEqual(key, parsed.key);
 }
 

@@ -23,7 +23,9 @@
  * store, so every process sees them; the per-client limit on all attempts is the edge's,
  * src/dashboard/routes/session.routes.ts). Nobody can lock a person out from elsewhere: the
  * failures for an address from every client only slow its sign-ins down, by a delay that grows
- * with them and is capped at `MAX_SIGN_IN_DELAY_MS` (issue 16). After `SIGN_IN_CHALLENGE_AFTER`
+ * with them and is capped at `MAX_SIGN_IN_DELAY_MS` (issue 16), except from a browser that has
+ * signed in as the person before (its device cookie, sign-in-device.ts), whose password is also
+ * checked in the hash queue's first lane (passwords.ts). After `SIGN_IN_CHALLENGE_AFTER`
  * failures of a pair, its next attempts need a solved proof-of-work challenge first (428
  * `challenge_required`, services/sign-in-challenge.ts), checked before the password, so a right
  * password without it is refused the same as a wrong one. Unknown address and wrong
@@ -64,6 +66,7 @@ import {
 } from './failure-budget.js';
 import { recordPersonAudit, shortenUserAgent, type AuditOrigin } from './audit.service.js';
 import { spendSignInChallenge } from './sign-in-challenge.js';
+import { isDeviceOf } from './sign-in-device.js';
 import { normalizeEmail } from './members.service.js';
 import { dummyHash, hashPassword, needsRehash, verifyPassword } from './passwords.js';
 
@@ -347,6 +350,8 @@ export async function signIn(
     userAgent?: string | null;
     /** The sign-in page's solved proof of work (sign-in-challenge.ts), once one is required. */
     altcha?: string;
+    /** The browser's device token (sign-in-device.ts), when it has one. */
+    device?: string;
   },
 ): Promise<{ person: PersonRow; memberId: string | null }> {
   const { db, clock, settings } = deps;
@@ -375,11 +380,14 @@ export async function signIn(
   const reserved = await reserveAttempt(db, pairKey, budget, now);
   // A burst that all counted before any was reserved: those past the threshold need the work too.
   if (!challenged && reserved > SIGN_IN_CHALLENGE_AFTER) await spendSignInChallenge(db, clock, input.altcha);
-  const delay = signInDelayMs(await countAttempts(db, addressKey, now));
-  if (delay > 0) await (deps.sleep ?? sleepFor)(delay);
   const person = await findPersonByEmail(db, email);
+  // A browser that completed a sign-in as this person before is not slowed by failures from
+  // elsewhere (sign-in-device.ts).
+  const known = person !== undefined && isDeviceOf(db, person, input.device);
+  const delay = known ? 0 : signInDelayMs(await countAttempts(db, addressKey, now));
+  if (delay > 0) await (deps.sleep ?? sleepFor)(delay);
   const stored = person?.password_hash ?? (await dummyHash());
-  const matches = await verifyPassword(input.password, stored);
+  const matches = await verifyPassword(input.password, stored, known ? 'first' : 'others');
   const origin: AuditOrigin = { clientIp: input.clientIp, userAgent: input.userAgent ?? null };
   if (!person || person.password_hash === null || !matches) {
     await recordAttempt(db, addressKey, now);

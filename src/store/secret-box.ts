@@ -91,7 +91,7 @@ export interface SecretBox {
 }
 
 /** What a key derived from the store's key is for (its HKDF info). */
-export type DerivedKeyPurpose = 'sign-in-challenge' | 'sign-in-challenge-key';
+export type DerivedKeyPurpose = 'sign-in-challenge' | 'sign-in-challenge-key' | 'sign-in-device';
 
 /**
  * A box sealing with `current` and opening with it or any of `previous` (a rotation's old keys).

@@ -7,9 +7,16 @@
 import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { HASH_CONCURRENCY, HASH_QUEUE_LIMIT } from '../../src/services/passwords.js';
+import {
+  HASH_CONCURRENCY,
+  HASH_QUEUE_LIMIT,
+  hashPassword,
+  verifyPassword,
+} from '../../src/services/passwords.js';
 import { signIn, MAX_SIGN_IN_DELAY_MS } from '../../src/services/sessions.service.js';
 import { RESET_MAILS_PER_HOUR } from '../../src/services/members.service.js';
+import { deviceTokenOf, isDeviceOf } from '../../src/services/sign-in-device.js';
+import { setPersonPassword } from '../../src/store/person.store.js';
 import { insertMemberToken } from '../../src/store/member.store.js';
 import { hashToken } from '../../src/services/members.service.js';
 import type { Invitation, SessionView } from '../../src/dashboard/contract.js';
@@ -274,6 +281,128 @@ describe('nobody can lock a person out from elsewhere', SLOW, () => {
     const ok = await signIn(deps, { email: 'owner@example.org', password: PASSWORD, clientIp: '127.0.0.40' });
     expect(ok.person.email).toBe('owner@example.org');
     expect(delays.at(-1)).toBe(MAX_SIGN_IN_DELAY_MS);
+  });
+});
+
+describe("a browser that signed in as the person before is not slowed by others' failures", SLOW, () => {
+  it('skips the per-address delay for the device token of the person, and only for it', async () => {
+    h = await createDashboardHarness({ flags: { signInRateLimit: '0', signInFailureLimit: '3' } });
+    await h.addMember('owner@example.org', { role: 'owner' });
+    const { db } = h.runtime.ctx;
+    const settings = h.runtime.ctx.config;
+    const delays: number[] = [];
+    const deps = { db, clock: h.clock, settings, sleep: async (ms: number) => void delays.push(ms) };
+    const owner = (p: { password?: string; device?: string; client?: string } = {}) =>
+      signIn(deps, {
+        email: 'owner@example.org',
+        password: p.password ?? PASSWORD,
+        clientIp: p.client ?? '127.0.0.40',
+        ...(p.device === undefined ? {} : { device: p.device }),
+      });
+    const { person } = await owner();
+    const device = (await deviceTokenOf(db, person.id))!;
+    const attack = async (from: number): Promise<void> => {
+      for (let client = from; client < from + 3; client++)
+        for (let i = 0; i < 3; i++)
+          await expect(owner({ password: 'wrong', client: `127.0.0.${client}` })).rejects.toMatchObject({
+            code: 'invalid_credentials',
+          });
+    };
+    await attack(2);
+    delays.length = 0;
+    await owner({ device });
+    expect(delays).toEqual([]);
+    // Another person's token, a forged one, or none: slowed as before.
+    await attack(5);
+    await h.addMember('other@example.org');
+    const other = await db
+      .selectFrom('people')
+      .select('id')
+      .where('email', '=', 'other@example.org')
+      .executeTakeFirstOrThrow();
+    for (const token of [(await deviceTokenOf(db, other.id))!, device.slice(1) + 'A', undefined]) {
+      delays.length = 0;
+      await expect(owner({ password: 'wrong', device: token })).rejects.toMatchObject({
+        code: 'invalid_credentials',
+      });
+      expect(delays.at(-1)).toBe(MAX_SIGN_IN_DELAY_MS);
+    }
+  });
+
+  it('checks its password ahead of guesses from elsewhere that fill the hash queue', async () => {
+    h = await createDashboardHarness({ flags: { signInRateLimit: '0', signInFailureLimit: '3' } });
+    await h.addMember('owner@example.org', { role: 'owner' });
+    const { db } = h.runtime.ctx;
+    const deps = { db, clock: h.clock, settings: h.runtime.ctx.config, sleep: async () => undefined };
+    const first = await signIn(deps, {
+      email: 'owner@example.org',
+      password: PASSWORD,
+      clientIp: '127.0.0.40',
+    });
+    const device = (await deviceTokenOf(db, first.person.id))!;
+    const stored = first.person.password_hash!;
+    const guesses = Array.from({ length: HASH_CONCURRENCY + HASH_QUEUE_LIMIT }, () =>
+      verifyPassword('a guess', stored),
+    );
+    await expect(verifyPassword('one more guess', stored)).rejects.toMatchObject({
+      code: 'service_unavailable',
+    });
+    const ok = await signIn(deps, {
+      email: 'owner@example.org',
+      password: PASSWORD,
+      clientIp: '127.0.0.40',
+      device,
+    });
+    expect(ok.person.id).toBe(first.person.id);
+    await Promise.all(guesses);
+  });
+
+  it('forgets every browser when the password changes', async () => {
+    h = await createDashboardHarness();
+    await h.addMember('owner@example.org', { role: 'owner' });
+    const { db } = h.runtime.ctx;
+    const person = await db
+      .selectFrom('people')
+      .selectAll()
+      .where('email', '=', 'owner@example.org')
+      .executeTakeFirstOrThrow();
+    const device = (await deviceTokenOf(db, person.id))!;
+    expect(isDeviceOf(db, person, device)).toBe(true);
+    await setPersonPassword(db, person.id, await hashPassword('a brand new password'));
+    const changed = await db
+      .selectFrom('people')
+      .selectAll()
+      .where('id', '=', person.id)
+      .executeTakeFirstOrThrow();
+    expect(isDeviceOf(db, changed, device)).toBe(false);
+  });
+
+  it('sets the device cookie, HttpOnly, at a complete sign-in only', async () => {
+    const { d, port } = await listening({ signInRateLimit: '0' });
+    await d.addMember('owner@example.org', { role: 'owner' });
+    const deviceCookie = (res: { headers: Record<string, unknown> }): string | undefined =>
+      ([res.headers['set-cookie'] ?? []].flat() as string[]).find((c) => c.startsWith('mv_device='));
+    const wrong = await send(port, '127.0.0.2', d.origin, 'session', {
+      email: 'owner@example.org',
+      password: 'a wrong guess',
+    });
+    expect(wrong.status).toBe(401);
+    expect(deviceCookie(wrong)).toBeUndefined();
+    const ok = await send(port, '127.0.0.2', d.origin, 'session', {
+      email: 'owner@example.org',
+      password: PASSWORD,
+    });
+    expect(ok.status).toBe(200);
+    const set = deviceCookie(ok)!;
+    expect(set).toMatch(/HttpOnly/i);
+    expect(set).toMatch(/SameSite=Lax/i);
+    const { db } = d.runtime.ctx;
+    const person = await db
+      .selectFrom('people')
+      .selectAll()
+      .where('email', '=', 'owner@example.org')
+      .executeTakeFirstOrThrow();
+    expect(isDeviceOf(db, person, set.slice('mv_device='.length).split(';')[0])).toBe(true);
   });
 });
 

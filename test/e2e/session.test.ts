@@ -65,7 +65,7 @@ describe.skipIf(skipE2e)('dashboard end to end: sessions and their boundaries', 
     const page = await ctx.newPage();
     await page.goto('/settings');
     await page.getByRole('heading', { name: 'Settings' }).waitFor();
-    const [cookie] = await ctx.cookies();
+    const cookie = (await ctx.cookies()).find((c) => c.name === 'mv_session');
     expect(cookie).toMatchObject({ name: 'mv_session', httpOnly: true, sameSite: 'Lax' });
 
     await page.getByRole('button', { name: 'Sign out' }).click();

@@ -29,6 +29,7 @@ import {
 } from '../../services/sessions.service.js';
 import { completeChallenge, hasTwoFactor, issueChallenge } from '../../services/two-factor.service.js';
 import { createSignInChallenge } from '../../services/sign-in-challenge.js';
+import { deviceTokenOf } from '../../services/sign-in-device.js';
 import { recordAudit, recordPersonAudit } from '../../services/audit.service.js';
 import type { Executor } from '../../store/executor.js';
 import { byMember, originOf } from '../audit-origin.js';
@@ -51,8 +52,10 @@ import {
 import type { DashboardDeps } from '../deps.js';
 import {
   clearSessionCookie,
+  deviceCookieName,
   requireOperator,
   requirePerson,
+  setDeviceCookie,
   setSessionCookie,
   type GuardDeps,
 } from '../security.js';
@@ -121,7 +124,8 @@ export function sessionRoutes(deps: DashboardDeps, guard: GuardDeps) {
   /**
    * A new session for the person, in place of any the browser held (a new id at every sign-in),
    * acting in `memberId`'s account. The sign-in is complete here, so it is recorded here (after
-   * the second factor, for a person with two factors; issue 16), in that account's log.
+   * the second factor, for a person with two factors; issue 16), in that account's log, and the
+   * browser gets the person's device cookie (services/sign-in-device.ts).
    */
   async function openSession(
     request: FastifyRequest,
@@ -132,6 +136,8 @@ export function sessionRoutes(deps: DashboardDeps, guard: GuardDeps) {
     await endSession(db, request.cookies[guard.cookie.name]);
     const session = await createSession(db, clock, settings, personId, memberId, originOf(request));
     setSessionCookie(reply, guard, session, clock.now());
+    const device = await deviceTokenOf(db, personId);
+    if (device !== null) setDeviceCookie(reply, guard, device);
     const opened = await authenticateSession(db, clock, settings, session.secret);
     if (opened.accountId !== null && opened.memberId !== null)
       await recordAudit(db, clock, {
@@ -229,7 +235,12 @@ export function sessionRoutes(deps: DashboardDeps, guard: GuardDeps) {
         const origin = originOf(request);
         const { person, memberId } = await signIn(
           { db, clock, settings },
-          { ...request.body, clientIp: request.ip, userAgent: origin.userAgent },
+          {
+            ...request.body,
+            clientIp: request.ip,
+            userAgent: origin.userAgent,
+            device: request.cookies[deviceCookieName(guard)],
+          },
         );
         return signInOrChallenge(request, reply, person.id, memberId);
       },
