@@ -17,6 +17,7 @@
  * what it guards, libuv's thread pool and the memory of the hashes, is the process's.
  */
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+import PQueue from 'p-queue';
 import { AppError } from '../errors.js';
 
 interface ScryptParams {
@@ -44,26 +45,17 @@ export const HASH_QUEUE_LIMIT = 8;
  */
 export type HashLane = 'first' | 'others';
 
-const waiting: Record<HashLane, Array<() => void>> = { first: [], others: [] };
-let running = 0;
+/** Priority per lane: p-queue runs the highest waiting first. */
+const PRIORITY: Record<HashLane, number> = { first: 1, others: 0 };
+const hashing = new PQueue({ concurrency: HASH_CONCURRENCY });
 
 async function inTurn<T>(lane: HashLane, work: () => Promise<T>): Promise<T> {
-  if (running < HASH_CONCURRENCY) running++;
-  else {
-    if (waiting[lane].length >= HASH_QUEUE_LIMIT)
-      throw new AppError('service_unavailable', 'too many password checks at once; retry in a second', {
-        retryAfterSeconds: 1,
-      });
-    // Woken with the slot of a hash that ended (`running` is not lowered in between).
-    await new Promise<void>((resolve) => waiting[lane].push(resolve));
-  }
-  try {
-    return await work();
-  } finally {
-    const next = waiting.first.shift() ?? waiting.others.shift();
-    if (next === undefined) running--;
-    else next();
-  }
+  // Bounded per lane: what waits in `others` never refuses a `first` (sizeBy counts the waiting).
+  if (hashing.pending >= HASH_CONCURRENCY && hashing.sizeBy({ priority: PRIORITY[lane] }) >= HASH_QUEUE_LIMIT)
+    throw new AppError('service_unavailable', 'too many password checks at once; retry in a second', {
+      retryAfterSeconds: 1,
+    });
+  return hashing.add(work, { priority: PRIORITY[lane] });
 }
 
 function derive(
