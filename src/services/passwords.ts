@@ -10,9 +10,10 @@
  * with weaker ones still verifies and `needsRehash` says to replace it at the next sign-in.
  * Every password has its own 16-byte random salt; hashes are compared in constant time.
  *
- * Every hash goes through one bounded queue (issue 16): at most `HASH_CONCURRENCY` run at once
- * and `HASH_QUEUE_LIMIT` wait (in each of two lanes, `HashLane`); past that the caller gets 503 `service_unavailable` with
- * Retry-After instead of a queue that grows. Forty concurrent sign-ins with wrong passwords
+ * Every hash goes through one bounded queue (issue 16; p-queue with a priority per lane,
+ * `HashLane`): at most `HASH_CONCURRENCY` run at once and `HASH_QUEUE_LIMIT` wait in each lane;
+ * past that the caller gets 503 `service_unavailable` with Retry-After instead of a queue that
+ * grows. Forty concurrent sign-ins with wrong passwords
  * otherwise made one elsewhere take 1.4 s instead of 70 ms. The queue is process-wide on purpose:
  * what it guards, libuv's thread pool and the memory of the hashes, is the process's.
  */
