@@ -36,6 +36,32 @@ export const HEALTH_POLL_MS = 10_000;
 type Dialogs =
   { kind: 'suspend'; account: OperatorAccount } | { kind: 'change'; account: OperatorAccount } | null;
 
+/** The plan of an account: one of the server's plans. */
+function PlanField(props: {
+  id: string;
+  plans: readonly string[];
+  value: string;
+  onChange: (value: string) => void;
+}) {
+  return (
+    <div className="field">
+      <label htmlFor={props.id}>Plan</label>
+      <select
+        id={props.id}
+        className="input"
+        value={props.value}
+        onChange={(e) => props.onChange(e.target.value)}
+      >
+        {props.plans.map((slug) => (
+          <option key={slug} value={slug}>
+            {slug}
+          </option>
+        ))}
+      </select>
+    </div>
+  );
+}
+
 /** A whole number that overrides the plan's; empty means the plan's. */
 function OwnLimitField(props: {
   id: string;
@@ -145,16 +171,7 @@ function ChangeDialog({
   return (
     <Dialog title={`Change ${account.email}`} onClose={onClose}>
       <form className="form" onSubmit={submit} noValidate>
-        <div className="field">
-          <label htmlFor="change-plan">Plan</label>
-          <select id="change-plan" className="input" value={plan} onChange={(e) => setPlan(e.target.value)}>
-            {plans.map((slug) => (
-              <option key={slug} value={slug}>
-                {slug}
-              </option>
-            ))}
-          </select>
-        </div>
+        <PlanField id="change-plan" plans={plans} value={plan} onChange={setPlan} />
         <OwnLimitField id="change-quota" label="Own monthly quota" value={quota} onChange={setQuota} />
         <OwnLimitField id="change-rate" label="Own rate limit" value={rate} onChange={setRate} />
         <div className="field">
@@ -325,16 +342,7 @@ function CreateAccountForm({ plans }: { plans: string[] }) {
             onChange={(e) => setEmail(e.target.value)}
           />
         </div>
-        <div className="field">
-          <label htmlFor="create-plan">Plan</label>
-          <select id="create-plan" className="input" value={plan} onChange={(e) => setPlan(e.target.value)}>
-            {plans.map((slug) => (
-              <option key={slug} value={slug}>
-                {slug}
-              </option>
-            ))}
-          </select>
-        </div>
+        <PlanField id="create-plan" plans={plans} value={plan} onChange={setPlan} />
         <button type="submit" className="button button-primary" disabled={create.isPending}>
           Create account
         </button>
