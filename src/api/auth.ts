@@ -16,7 +16,7 @@ import {
 import type { PublishableRules } from '../services/publishable-keys.js';
 import { accountLimits, type PlanTable } from '../services/plans.js';
 import type { Executor } from '../store/executor.js';
-import type { RateLimiter } from '../services/rate-limit.js';
+import { clientKey, type RateLimiter } from '../services/rate-limit.js';
 import { setRateLimitHeaders } from './rate-limit.js';
 import { checkPublishableRequest, type PublishableDeps } from './publishable.js';
 
@@ -63,7 +63,7 @@ async function limitFailure(
   failure: unknown,
 ): Promise<never> {
   if (deps.authFailureRateLimit > 0 && failure instanceof AppError) {
-    const decision = await deps.rateLimiter.consume(`authfail:${request.ip}`, deps.authFailureRateLimit);
+    const decision = await deps.rateLimiter.consume(`authfail:${clientKey(request.ip)}`, deps.authFailureRateLimit);
     if (!decision.allowed) {
       setRateLimitHeaders(reply, decision);
       throw new AppError(

@@ -14,7 +14,7 @@ import {
   createOriginCheck,
   effectiveLimits,
 } from '../services/publishable-keys.js';
-import type { RateLimiter } from '../services/rate-limit.js';
+import { clientKey, type RateLimiter } from '../services/rate-limit.js';
 import type { Executor } from '../store/executor.js';
 import { errorResponses } from './schemas.js';
 import { setRateLimitHeaders } from './rate-limit.js';
@@ -81,7 +81,7 @@ export async function checkPublishableRequest(
   await consumeLimit(
     deps,
     reply,
-    `pub:visitor:${key.keyId}:${request.ip}`,
+    `pub:visitor:${key.keyId}:${clientKey(request.ip)}`,
     limits.visitorRateLimit,
     "this visitor's rate limit",
   );

@@ -16,7 +16,24 @@
  * offers fixed windows only, which admit up to 2·limit around a window boundary. In process a
  * consume costs 0.36 µs (1,000 keys at 250/s; RateLimiterMemory: 1.0 µs on the same machine).
  */
+import ipaddr from 'ipaddr.js';
 import { SECOND, type Clock } from '../clock.js';
+
+/**
+ * The client a per-client limit counts: an IPv4 address as it is (an IPv4-mapped IPv6 address as
+ * its IPv4), an IPv6 address as its /64. One subscriber or host gets a whole /64 and can pick any
+ * address in it, so counting full IPv6 addresses would give one attacker 2^64 budgets. Anything
+ * that does not parse is counted as written.
+ */
+export function clientKey(ip: string): string {
+  if (!ipaddr.isValid(ip)) return ip;
+  const parsed = ipaddr.parse(ip);
+  if (parsed.kind() === 'ipv4') return parsed.toString();
+  const v6 = parsed as ipaddr.IPv6;
+  if (v6.isIPv4MappedAddress()) return v6.toIPv4Address().toString();
+  const prefix = v6.parts.slice(0, 4).map((part) => part.toString(16));
+  return `${prefix.join(':')}::/64`;
+}
 
 /** The sliding window every limit is counted over. */
 export const RATE_WINDOW_MS = SECOND;

@@ -69,6 +69,7 @@ import { spendSignInChallenge } from './sign-in-challenge.js';
 import { isDeviceOf } from './sign-in-device.js';
 import { normalizeEmail } from './members.service.js';
 import { dummyHash, hashPassword, needsRehash, verifyPassword } from './passwords.js';
+import { clientKey } from './rate-limit.js';
 
 /** A session's last use is written at most this often (a polling page does not write per request). */
 export const TOUCH_INTERVAL_MS = MINUTE;
@@ -364,7 +365,7 @@ export async function signIn(
     throw new AppError('invalid_credentials', INVALID_CREDENTIALS);
   }
   const now = clock.now();
-  const pairKey = failureKey(`sign-in:${email}\n${input.clientIp}`);
+  const pairKey = failureKey(`sign-in:${email}\n${clientKey(input.clientIp)}`);
   const addressKey = failureKey(email);
   const budget = {
     limit: settings.signInFailureLimit,

@@ -252,6 +252,26 @@ describe('nobody can lock a person out from elsewhere', SLOW, () => {
     expect((await attempt('127.0.0.3', PASSWORD)).status).toBe(200);
   });
 
+  it('counts an IPv6 client by its /64: a new address of the same /64 is the same pair', async () => {
+    h = await createDashboardHarness({ flags: { signInRateLimit: '0', signInFailureLimit: '3' } });
+    await h.signedIn();
+    const deps = { db: h.runtime.ctx.db, clock: h.clock, settings: h.runtime.ctx.config };
+    for (let i = 1; i <= 3; i++)
+      await expect(
+        signIn(deps, { email: 'owner@example.org', password: 'wrong', clientIp: `2001:db8:7:7::${i}` }),
+      ).rejects.toMatchObject({ code: 'invalid_credentials' });
+    // The next address of that /64 gets no fresh budget; another /64 still signs in.
+    await expect(
+      signIn(deps, { email: 'owner@example.org', password: PASSWORD, clientIp: '2001:db8:7:7:abcd::1' }),
+    ).rejects.toMatchObject({ code: 'rate_limit_exceeded' });
+    const ok = await signIn(deps, {
+      email: 'owner@example.org',
+      password: PASSWORD,
+      clientIp: '2001:db8:7:8::1',
+    });
+    expect(ok.person.email).toBe('owner@example.org');
+  });
+
   it('counts a burst of concurrent failures exactly: the pair gets no more than its budget', async () => {
     const { d, port } = await listening({ signInRateLimit: '0', signInFailureLimit: '3' });
     await d.addMember('owner@example.org', { role: 'owner' });

@@ -59,6 +59,17 @@ describe('failed authentication', () => {
     expect(proxied.every((c) => c === 401)).toBe(true);
   });
 
+  it('counts an IPv6 client by its /64: other addresses of the /64 share its allowance, another /64 does not', async () => {
+    h = await createHarness({ flags: { authFailureRateLimit: '3' } });
+    const rotating = await statuses(20, (i) => attempt(`2001:db8:1:2::${(i + 1).toString(16)}`));
+    expect(rotating.filter((c) => c === 429).length).toBeGreaterThanOrEqual(14);
+    expect((await attempt('2001:db8:1:2:ffff::9')).statusCode).toBe(429);
+    expect((await attempt('2001:db8:1:3::1')).statusCode).toBe(401);
+    // An IPv4 client reached over IPv6 (IPv4-mapped) is that IPv4 client.
+    await statuses(6, () => attempt('203.0.113.9'));
+    expect((await attempt('::ffff:203.0.113.9')).statusCode).toBe(429);
+  });
+
   it('is off with a limit of 0', async () => {
     h = await createHarness({ flags: { authFailureRateLimit: '0' } });
     const codes = await statuses(30, () => attempt('203.0.113.7'));

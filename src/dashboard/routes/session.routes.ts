@@ -59,6 +59,7 @@ import {
   setSessionCookie,
   type GuardDeps,
 } from '../security.js';
+import { clientKey } from '../../services/rate-limit.js';
 
 const PUBLIC = { dashboardAccess: 'public' } as const;
 const ENROLMENT = { dashboardAccess: 'enrolment' } as const;
@@ -106,7 +107,7 @@ export async function toSessionView(db: Executor, session: PersonSession): Promi
 async function limitClient(deps: DashboardDeps, what: string, request: FastifyRequest): Promise<void> {
   const limit = deps.config.signInRateLimit;
   if (limit === 0) return;
-  const decision = await deps.rateLimiter.consume(`dashboard-${what}:${request.ip}`, limit);
+  const decision = await deps.rateLimiter.consume(`dashboard-${what}:${clientKey(request.ip)}`, limit);
   if (!decision.allowed)
     throw new AppError(
       'rate_limit_exceeded',
