@@ -63,7 +63,10 @@ async function limitFailure(
   failure: unknown,
 ): Promise<never> {
   if (deps.authFailureRateLimit > 0 && failure instanceof AppError) {
-    const decision = await deps.rateLimiter.consume(`authfail:${clientKey(request.ip)}`, deps.authFailureRateLimit);
+    const decision = await deps.rateLimiter.consume(
+      `authfail:${clientKey(request.ip)}`,
+      deps.authFailureRateLimit,
+    );
     if (!decision.allowed) {
       setRateLimitHeaders(reply, decision);
       throw new AppError(
