@@ -193,6 +193,24 @@ describe('blocklist re-checks', () => {
     expect(guard.statuses().map((s) => s.state)).toEqual(['listed', 'ok']);
   });
 
+  it('rest an egress at its first policy refusal at RCPT, so that the refused address is not asked through it again', async () => {
+    // One address (with the catch-all probe, two refusals: fewer than the three in a row that
+    // settle the host's queue): before the fix it went back to the refused egress and settled
+    // `unknown` / smtp_blocked there; the CI flake of the test above was the same return, raced.
+    const w = (world = await startGuardWorld({
+      sourceAddress: '127.0.0.2,127.0.0.3',
+      egressBlockHosts: '10',
+    }));
+    const time = clock();
+    w.list('127.0.0.2');
+    w.blocked.add(LISTED);
+    const guard = w.guard(createLocalEgressHealth(time.now), time.now);
+    await guard.tick();
+    const [result] = await w.engine(guard).verifyMany(['user0@one.test']);
+    expect([result?.status, result?.reason]).toEqual(['deliverable', null]);
+    expect(w.sessions()).toEqual({ '127.0.0.3': 1, '127.0.0.2': 1 });
+  });
+
   it('let the single prober take a resting egress only once the host refused those in service', async () => {
     const w = (world = await startGuardWorld({ sourceAddress: '127.0.0.2,127.0.0.3' }));
     const time = clock();

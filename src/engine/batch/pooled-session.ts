@@ -158,7 +158,8 @@ export async function runPooledSession(
   let batch: Work[] = [];
   let failed = false;
   try {
-    while (session.usable && !deps.scheduler.closed && !slot.lost) {
+    // A lane refused by policy rests for the host: what is left there goes out through another egress.
+    while (session.usable && !deps.scheduler.closed && !slot.lost && !deps.scheduler.rests(lane)) {
       const window = nextWindow(session, state, options);
       if (window <= 0) break;
       const taken = lane.queue.take(window);
@@ -190,6 +191,7 @@ export async function runPooledSession(
     !slot.lost &&
     !deps.scheduler.closed &&
     session.usable &&
+    !deps.scheduler.rests(lane) &&
     lane.queue.readyCount === 0 &&
     deps.share?.offer({
       key: seat.key,
@@ -369,7 +371,11 @@ async function runGroup(
         ? state.blockedInARow
         : 0;
     // About our address, not the recipient: while another egress may ask, that one does.
-    if (policy && deps.scheduler.mayAskElsewhere(lane, work)) state.elsewhere.push(work);
+    if (
+      policy &&
+      deps.scheduler.mayAskElsewhere(lane, work, replyFailure('blocked', 'rcpt', reply, session.tls))
+    )
+      state.elsewhere.push(work);
     else settleReply(lane, work, verdict, reply, session.tls, durationMs, options, deps);
     if (state.blockedInARow >= BLOCKED_IN_A_ROW) {
       const failure = replyFailure('blocked', 'rcpt', reply, session.tls);

@@ -244,16 +244,25 @@ export class ProbeScheduler {
   }
 
   /**
-   * Whether `work`, refused on `lane` by a policy about our address, may be asked through another
-   * egress: one that does not rest, and at most once per other egress of the host. Counts it.
+   * Whether `work`, refused on `lane` at RCPT by a policy about our address (`failure`), may be
+   * asked through another egress: one that does not rest, and at most once per other egress of
+   * the host. Counts it, and rests `lane` for the host (docs/batch-engine.md, "Egress pools"), so
+   * that the work cannot come back to the egress that was just refused: a session still open on
+   * the lane takes no more work (`rests`).
    */
-  mayAskElsewhere(lane: Lane, work: Work): boolean {
+  mayAskElsewhere(lane: Lane, work: Work, failure: HostFailure): boolean {
     const lanes = lane.queue.lanes;
     const refusals = work.egressRefusals ?? 0;
     if (refusals >= lanes.length - 1) return false;
     if (!lanes.some((each) => each !== lane && !this.#rests(each))) return false;
+    if (!this.#rests(lane)) this.#rest(lane, failure);
     work.egressRefusals = refusals + 1;
     return true;
+  }
+
+  /** Whether `lane` rests for its host after a policy refusal: its sessions take no more work. */
+  rests(lane: Lane): boolean {
+    return this.#rests(lane);
   }
 
   /** Tells the reputation guard of a reply the host gave `lane`'s egress (it counts blocks). */
