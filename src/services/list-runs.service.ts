@@ -14,10 +14,9 @@
  * retention): row by row against the verdicts the kept copy holds (those of the previous
  * completed run), it keeps the rows that became undeliverable or deliverable (`list_run_changes`,
  * downloadable for as long as the list exists), the run's counts, and the new verdicts as the
- * next baseline, in one transaction that only one process can take. On SQLite that transaction
- * holds the writer lock for the whole pass: measured 0.35-0.54 s at 100,000 rows and 0.9-1.7 s at
- * 500,000 on a loaded two-core machine (docs/benchmarks.md, `npm run bench:schedule`), under the
- * ~1 s at 100,000 rows at which it would be split into one transaction per part.
+ * next baseline. It goes one part of the kept copy (one chunk's rows) per transaction, so that on
+ * SQLite no step holds the writer lock for long whatever the list's size (docs/benchmarks.md,
+ * `npm run bench:schedule`); each step is taken by one process only (`compare_step`).
  */
 import type { Logger } from 'pino';
 import { DAY, MINUTE } from '../clock.js';
@@ -29,6 +28,7 @@ import { getAccountEmail } from '../store/delivery.store.js';
 import type { Executor } from '../store/executor.js';
 import { getJob } from '../store/job.store.js';
 import {
+  claimComparisonStep,
   claimSchedule,
   countScheduleParts,
   findDueSchedules,
@@ -39,6 +39,7 @@ import {
   insertRunChanges,
   readScheduleRows,
   recordComparison,
+  saveComparing,
   setBaseline,
   settleSchedule,
   takeComparison,
@@ -260,45 +261,71 @@ async function tellSkipped(
 
 const NO_COMPARISON = { compared_with: null, became_undeliverable: null, became_deliverable: null };
 
-/** Compares a completed run with the kept verdicts; false when another process did it. */
+/**
+ * Compares a completed run with the kept verdicts, one part of the kept copy per transaction
+ * (`compareStep`); false when another process did it. Each step first moves the run's
+ * `compare_step` on from the value this process last saw: of two processes comparing the same
+ * run, only one commits each step, and the other stops at its first refused step. A process that
+ * dies between steps leaves the progress (`comparing`) for the next tick to go on from.
+ */
 async function compareRun(deps: ListRunDeps, run: ListRunRow): Promise<boolean> {
   const now = deps.clock.now();
   const job = run.job_id === null ? undefined : await getJob(deps.db, run.job_id);
   const schedule = await findSchedule(deps.db, run.list_id);
   // Results gone (the workers were down past retention) or the schedule stopped (no kept verdicts):
-  // the run stays in the history, without changes.
-  if (!job || !schedule || resultsExpired(job, now)) {
-    return deps.db.transaction().execute(async (trx) => {
-      if (!(await takeComparison(trx, run.id, now.toISOString()))) return false;
-      await recordComparison(trx, run.id, NO_COMPARISON);
-      return true;
-    });
-  }
+  // the run stays in the history, without changes (parts already compared keep the run's verdicts
+  // as their baseline: each row's latest known verdict).
+  if (!job || !schedule || resultsExpired(job, now)) return noComparison(deps, run, now);
+  let progress: Progress =
+    run.comparing === null ? startOfComparison() : (JSON.parse(run.comparing) as Progress);
+  let step = run.compare_step;
+  const results = new ResultCursor(job.id, job.chunk_count);
   try {
-    return await deps.db.transaction().execute(async (trx) => {
-      if (!(await takeComparison(trx, run.id, now.toISOString()))) return false;
-      const counts = await compareRows(trx, run.list_id, job.id, job.chunk_count);
-      await recordComparison(trx, run.id, {
-        compared_with: schedule.baseline_job,
-        became_undeliverable: counts.becameUndeliverable,
-        became_deliverable: counts.becameDeliverable,
+    for (;;) {
+      const outcome = await deps.db.transaction().execute(async (trx) => {
+        if (!(await claimComparisonStep(trx, run.id, step))) return 'lost' as const;
+        const kept = await readKept(trx, run.list_id, progress.kept);
+        if (kept) {
+          const next = await compareStep(trx, run.list_id, job.id, kept, progress, results);
+          await saveComparing(trx, run.id, JSON.stringify(next));
+          return next;
+        }
+        if (!(await results.endsAt(trx, progress)))
+          throw new AppError('internal_error', 'the kept copy is shorter than the run');
+        if (!(await takeComparison(trx, run.id, now.toISOString()))) return 'lost' as const;
+        const { counts } = progress;
+        await recordComparison(trx, run.id, {
+          compared_with: schedule.baseline_job,
+          became_undeliverable: counts.becameUndeliverable,
+          became_deliverable: counts.becameDeliverable,
+        });
+        await setBaseline(trx, run.list_id, job.id);
+        await insertResultCounts(trx, job.id, {
+          by_status: JSON.stringify(counts.byStatus),
+          by_reason: JSON.stringify(counts.byReason),
+        });
+        return 'done' as const;
       });
-      await setBaseline(trx, run.list_id, job.id);
-      await insertResultCounts(trx, job.id, {
-        by_status: JSON.stringify(counts.byStatus),
-        by_reason: JSON.stringify(counts.byReason),
-      });
-      return true;
-    });
+      if (outcome === 'lost') return false;
+      if (outcome === 'done') return true;
+      // Committed: the next step goes on from here.
+      progress = outcome;
+      step += 1;
+    }
   } catch (err) {
     if (!(err instanceof ChunkDecodeError)) throw err;
     // The sweep deleted the results while they were read.
-    return deps.db.transaction().execute(async (trx) => {
-      if (!(await takeComparison(trx, run.id, now.toISOString()))) return false;
-      await recordComparison(trx, run.id, NO_COMPARISON);
-      return true;
-    });
+    return noComparison(deps, run, now);
   }
+}
+
+/** Records the run as not compared (its results or its kept verdicts are gone). */
+function noComparison(deps: ListRunDeps, run: ListRunRow, now: Date): Promise<boolean> {
+  return deps.db.transaction().execute(async (trx) => {
+    if (!(await takeComparison(trx, run.id, now.toISOString()))) return false;
+    await recordComparison(trx, run.id, NO_COMPARISON);
+    return true;
+  });
 }
 
 /** A row of `list_run_changes`: address, other cells, previous verdict, verdict, reason. */
@@ -311,59 +338,114 @@ interface Comparison {
   byReason: Record<string, number>;
 }
 
-/** Walks the run's results and the kept copy side by side (one chunk and one part in memory). */
-async function compareRows(
+/** A comparison's progress between its steps (`list_runs.comparing`). */
+interface Progress {
+  /** The next part of the kept copy. */
+  kept: number;
+  /** Where the run's results go on: chunk, and row within it. */
+  chunk: number;
+  row: number;
+  /** Parts of `list_run_changes` written so far. */
+  changeParts: number;
+  counts: Comparison;
+}
+
+function startOfComparison(): Progress {
+  return {
+    kept: 0,
+    chunk: 0,
+    row: 0,
+    changeParts: 0,
+    counts: {
+      becameUndeliverable: 0,
+      becameDeliverable: 0,
+      byStatus: { deliverable: 0, undeliverable: 0, risky: 0, unknown: 0 },
+      byReason: {},
+    },
+  };
+}
+
+/** The run's results chunk by chunk, the last one read kept decoded between steps. */
+class ResultCursor {
+  #seq = -1;
+  #chunk: { emails: string[]; results: ReturnType<typeof decodeResults> } | null = null;
+
+  constructor(
+    private readonly jobId: string,
+    private readonly chunkCount: number,
+  ) {}
+
+  /** Chunk `seq`, decoded; null past the last. */
+  async read(
+    db: Executor,
+    seq: number,
+  ): Promise<{ emails: string[]; results: ReturnType<typeof decodeResults> } | null> {
+    if (seq >= this.chunkCount) return null;
+    if (seq !== this.#seq) {
+      const chunk = await readChunk(db, this.jobId, seq);
+      if (!chunk || chunk.results === null) throw new ChunkDecodeError(`results of chunk ${seq} are gone`);
+      this.#chunk = {
+        emails: decodeEmails(chunk.emails, chunk.size),
+        results: decodeResults(chunk.results, chunk.size),
+      };
+      this.#seq = seq;
+    }
+    return this.#chunk;
+  }
+
+  /** Whether every result was compared once the cursor is at `at`. */
+  async endsAt(db: Executor, at: Pick<Progress, 'chunk' | 'row'>): Promise<boolean> {
+    for (let seq = at.chunk, row = at.row; ; seq++, row = 0) {
+      const chunk = await this.read(db, seq);
+      if (chunk === null) return true;
+      if (row < chunk.results.length) return false;
+    }
+  }
+}
+
+/**
+ * One step: the kept part `kept` against the run's rows from `from`'s cursor on. Writes the part's
+ * new verdicts and its changed rows; returns the progress after it (counts added).
+ */
+async function compareStep(
   trx: Executor,
   listId: string,
   jobId: string,
-  chunkCount: number,
-): Promise<Comparison> {
-  const out: Comparison = {
-    becameUndeliverable: 0,
-    becameDeliverable: 0,
-    byStatus: { deliverable: 0, undeliverable: 0, risky: 0, unknown: 0 },
-    byReason: {},
-  };
-  let kept: KeptPart | undefined;
-  let at = 0;
-  let nextSeq = 0;
+  kept: KeptPart,
+  from: Progress,
+  results: ResultCursor,
+): Promise<Progress> {
+  const counts = structuredClone(from.counts);
+  let { chunk: seq, row, changeParts } = from;
   let changes: ChangedRow[] = [];
-  let part = 0;
   const flushChanges = async (): Promise<void> => {
     if (changes.length === 0) return;
-    await insertRunChanges(trx, jobId, part++, JSON.stringify(changes));
+    await insertRunChanges(trx, jobId, changeParts++, JSON.stringify(changes));
     changes = [];
   };
-  for (let seq = 0; seq < chunkCount; seq++) {
-    const chunk = await readChunk(trx, jobId, seq);
-    if (!chunk || chunk.results === null) throw new ChunkDecodeError(`results of chunk ${seq} are gone`);
-    const emails = decodeEmails(chunk.emails, chunk.size);
-    const results = decodeResults(chunk.results, chunk.size);
-    for (let i = 0; i < results.length; i++) {
-      while (!kept || at >= kept.emails.length) {
-        if (kept) await updateScheduleStatuses(trx, listId, kept.seq, JSON.stringify(kept.statuses));
-        kept = await readKept(trx, listId, nextSeq++);
-        at = 0;
-        if (!kept) throw new AppError('internal_error', 'the kept copy is shorter than the run');
-      }
-      const r = results[i]!;
-      if (kept.emails[at] !== emails[i])
-        throw new AppError('internal_error', 'the run does not follow the kept copy');
-      const previous = kept.statuses[at]!;
-      out.byStatus[r.status] = (out.byStatus[r.status] ?? 0) + 1;
-      if (r.reason !== null) out.byReason[r.reason] = (out.byReason[r.reason] ?? 0) + 1;
-      const became = previous !== r.status && (r.status === 'undeliverable' || r.status === 'deliverable');
-      if (became) {
-        if (r.status === 'undeliverable') out.becameUndeliverable++;
-        else out.becameDeliverable++;
-        changes.push([emails[i]!, kept.cells[at]!, previous, r.status, r.reason]);
-        if (changes.length === CHANGES_PER_PART) await flushChanges();
-      }
-      kept.statuses[at] = r.status;
-      at++;
+  let chunk = await results.read(trx, seq);
+  for (let at = 0; at < kept.emails.length; at++, row++) {
+    while (chunk !== null && row >= chunk.results.length) {
+      chunk = await results.read(trx, ++seq);
+      row = 0;
     }
+    if (chunk === null) throw new AppError('internal_error', 'the run is shorter than the kept copy');
+    const r = chunk.results[row]!;
+    if (kept.emails[at] !== chunk.emails[row])
+      throw new AppError('internal_error', 'the run does not follow the kept copy');
+    const previous = kept.statuses[at]!;
+    counts.byStatus[r.status] = (counts.byStatus[r.status] ?? 0) + 1;
+    if (r.reason !== null) counts.byReason[r.reason] = (counts.byReason[r.reason] ?? 0) + 1;
+    const became = previous !== r.status && (r.status === 'undeliverable' || r.status === 'deliverable');
+    if (became) {
+      if (r.status === 'undeliverable') counts.becameUndeliverable++;
+      else counts.becameDeliverable++;
+      changes.push([kept.emails[at]!, kept.cells[at]!, previous, r.status, r.reason]);
+      if (changes.length === CHANGES_PER_PART) await flushChanges();
+    }
+    kept.statuses[at] = r.status;
   }
-  if (kept) await updateScheduleStatuses(trx, listId, kept.seq, JSON.stringify(kept.statuses));
+  await updateScheduleStatuses(trx, listId, kept.seq, JSON.stringify(kept.statuses));
   await flushChanges();
-  return out;
+  return { kept: kept.seq + 1, chunk: seq, row, changeParts, counts };
 }

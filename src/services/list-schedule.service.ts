@@ -5,7 +5,7 @@
  * (addresses, other cells, verdicts) taken from its latest completed job while that job's results
  * are still kept; the copy lives as long as the schedule does. The runs are list-runs.service.ts's.
  */
-import { DAY } from '../clock.js';
+import { DAY, MINUTE } from '../clock.js';
 import type { Status } from '../engine/types.js';
 import { AppError } from '../errors.js';
 import { decodeEmails, decodeResults } from '../store/chunk-codec.js';
@@ -14,10 +14,12 @@ import type { Executor } from '../store/executor.js';
 import { getAccountJob, getJob } from '../store/job.store.js';
 import {
   deleteSchedule,
+  deleteScheduleRowsFrom,
   findListUpload,
   findRunByJob,
   findSchedule,
   findSkippedSchedules,
+  finishScheduleCopy,
   insertScheduleRows,
   insertSchedule,
   latestCompletedListJob,
@@ -37,6 +39,10 @@ import type { ChangedRow } from './list-runs.service.js';
 
 /** Longest period, in days. */
 export const MAX_EVERY_DAYS = 365;
+/** How long a request making a kept copy holds it before another may start it again. */
+const COPY_LEASE_MS = 10 * MINUTE;
+/** Rows of the kept copy written per transaction (whole parts). */
+const COPY_ROWS_PER_TRANSACTION = 10_000;
 /** Runs shown in a list's history, newest first. */
 const HISTORY_LENGTH = 100;
 
@@ -118,7 +124,11 @@ export async function setSchedule(
     every_days: everyDays,
     next_run_at: new Date(now.getTime() + everyDays * DAY).toISOString(),
   };
-  if (await findSchedule(deps.db, listId)) {
+  const existing = await findSchedule(deps.db, listId);
+  // A copy left half-made by a request that died (its lease is over) is made again.
+  if (existing?.copying_until != null && existing.copying_until <= now.toISOString())
+    await deleteSchedule(deps.db, listId);
+  else if (existing) {
     await updateSchedule(deps.db, listId, view);
     return view;
   }
@@ -131,47 +141,74 @@ export async function setSchedule(
       'results_expired',
       'the list’s latest results are past retention, so there is no copy of it to keep: upload it again',
     );
-  await deps.db.transaction().execute(async (trx) => {
-    await insertSchedule(trx, {
-      list_id: listId,
-      account_id: accountId,
-      ...view,
-      claimed_until: null,
-      baseline_job: source.id,
-      skipped_at: null,
-      skipped_need: null,
-      created_at: now.toISOString(),
-    });
-    // The source's counts are kept too: the history shows them after its results are gone.
-    const byStatus: Record<string, number> = { deliverable: 0, undeliverable: 0, risky: 0, unknown: 0 };
-    const byReason: Record<string, number> = {};
-    for (let seq = 0; seq < source.chunk_count; seq++) {
-      const chunk = await readChunk(trx, source.id, seq);
-      const cells = await readUploadCells(trx, source.id, seq);
-      if (!chunk || chunk.results === null || cells === undefined)
-        throw new AppError(
-          'results_expired',
-          'the list’s latest results were deleted meanwhile: upload it again',
-        );
-      const results = decodeResults(chunk.results, chunk.size);
-      for (const r of results) {
-        byStatus[r.status] = (byStatus[r.status] ?? 0) + 1;
-        if (r.reason !== null) byReason[r.reason] = (byReason[r.reason] ?? 0) + 1;
+  const inserted = await insertSchedule(deps.db, {
+    list_id: listId,
+    account_id: accountId,
+    ...view,
+    claimed_until: null,
+    baseline_job: source.id,
+    skipped_at: null,
+    skipped_need: null,
+    created_at: now.toISOString(),
+    copying_until: new Date(now.getTime() + COPY_LEASE_MS).toISOString(),
+  });
+  if (!inserted) {
+    // A concurrent request is making the copy: this one only sets the period.
+    await updateSchedule(deps.db, listId, view);
+    return view;
+  }
+  try {
+    await copyList(deps.db, listId, source);
+  } catch (err) {
+    await deleteSchedule(deps.db, listId).catch(() => undefined);
+    throw err;
+  }
+  return view;
+}
+
+/**
+ * Copies the source job's rows into the kept copy, about `COPY_ROWS_PER_TRANSACTION` rows per
+ * transaction so that SQLite's writer lock is never held long (docs/benchmarks.md,
+ * `npm run bench:schedule`), then marks the copy whole in the last one. The source's counts are
+ * kept too: the history shows them after its results are gone.
+ */
+async function copyList(db: Executor, listId: string, source: JobRow): Promise<void> {
+  const byStatus: Record<string, number> = { deliverable: 0, undeliverable: 0, risky: 0, unknown: 0 };
+  const byReason: Record<string, number> = {};
+  for (let seq = 0; seq < source.chunk_count;) {
+    await db.transaction().execute(async (trx) => {
+      for (let rows = 0; seq < source.chunk_count && rows < COPY_ROWS_PER_TRANSACTION; seq++) {
+        const chunk = await readChunk(trx, source.id, seq);
+        const cells = await readUploadCells(trx, source.id, seq);
+        if (!chunk || chunk.results === null || cells === undefined)
+          throw new AppError(
+            'results_expired',
+            'the list’s latest results were deleted meanwhile: upload it again',
+          );
+        const results = decodeResults(chunk.results, chunk.size);
+        for (const r of results) {
+          byStatus[r.status] = (byStatus[r.status] ?? 0) + 1;
+          if (r.reason !== null) byReason[r.reason] = (byReason[r.reason] ?? 0) + 1;
+        }
+        await insertScheduleRows(trx, {
+          list_id: listId,
+          seq,
+          emails: JSON.stringify(decodeEmails(chunk.emails, chunk.size)),
+          cells,
+          statuses: JSON.stringify(results.map((r) => r.status)),
+        });
+        rows += chunk.size;
       }
-      await insertScheduleRows(trx, {
-        list_id: listId,
-        seq,
-        emails: JSON.stringify(decodeEmails(chunk.emails, chunk.size)),
-        cells,
-        statuses: JSON.stringify(results.map((r) => r.status)),
-      });
-    }
+    });
+  }
+  await db.transaction().execute(async (trx) => {
+    await deleteScheduleRowsFrom(trx, listId, source.chunk_count);
     await insertResultCounts(trx, source.id, {
       by_status: JSON.stringify(byStatus),
       by_reason: JSON.stringify(byReason),
     });
+    await finishScheduleCopy(trx, listId);
   });
-  return view;
 }
 
 async function entryOfJob(

@@ -17,8 +17,24 @@ export async function findSchedule(db: Executor, listId: string): Promise<ListSc
   return db.selectFrom('list_schedules').selectAll().where('list_id', '=', listId).executeTakeFirst();
 }
 
-export async function insertSchedule(db: Executor, row: Insertable<ListSchedulesTable>): Promise<void> {
-  await db.insertInto('list_schedules').values(row).execute();
+/** Inserts the schedule unless the list has one already (a concurrent request's); true when inserted. */
+export async function insertSchedule(db: Executor, row: Insertable<ListSchedulesTable>): Promise<boolean> {
+  const res = await db
+    .insertInto('list_schedules')
+    .values(row)
+    .onConflict((oc) => oc.column('list_id').doNothing())
+    .executeTakeFirst();
+  return (res.numInsertedOrUpdatedRows ?? 0n) === 1n;
+}
+
+/** The kept copy is whole: the schedule may run. */
+export async function finishScheduleCopy(db: Executor, listId: string): Promise<void> {
+  await db.updateTable('list_schedules').set({ copying_until: null }).where('list_id', '=', listId).execute();
+}
+
+/** Drops parts of the kept copy from `seq` on (left by an earlier copy of another length). */
+export async function deleteScheduleRowsFrom(db: Executor, listId: string, seq: number): Promise<void> {
+  await db.deleteFrom('list_schedule_rows').where('list_id', '=', listId).where('seq', '>=', seq).execute();
 }
 
 /** A new period for an existing schedule (the kept copy stays). */
@@ -47,6 +63,7 @@ export async function findDueSchedules(db: Executor, now: string, limit: number)
     .innerJoin('accounts', 'accounts.id', 'list_schedules.account_id')
     .select('list_schedules.list_id')
     .where('accounts.suspended_at', 'is', null)
+    .where('copying_until', 'is', null)
     .where('next_run_at', '<=', now)
     .where((eb) => eb.or([eb('claimed_until', 'is', null), eb('claimed_until', '<=', now)]))
     .orderBy('next_run_at')
@@ -71,6 +88,7 @@ export async function claimSchedule(
     .updateTable('list_schedules')
     .set({ claimed_until: leaseUntil })
     .where('list_id', '=', listId)
+    .where('copying_until', 'is', null)
     .where('next_run_at', '<=', now)
     .where((eb) => eb.or([eb('claimed_until', 'is', null), eb('claimed_until', '<=', now)]))
     .executeTakeFirst();
@@ -205,6 +223,26 @@ export async function takeComparison(db: Executor, runId: string, now: string): 
     .where('compared_at', 'is', null)
     .executeTakeFirst();
   return res.numUpdatedRows === 1n;
+}
+
+/**
+ * Takes step `step` of a run's comparison (inside the transaction that writes it): moves
+ * `compare_step` on from `step`. Of two processes only one changes the row; the other's UPDATE
+ * waits for the first to commit and then matches nothing.
+ */
+export async function claimComparisonStep(db: Executor, runId: string, step: number): Promise<boolean> {
+  const res = await db
+    .updateTable('list_runs')
+    .set({ compare_step: step + 1 })
+    .where('id', '=', runId)
+    .where('compare_step', '=', step)
+    .where('compared_at', 'is', null)
+    .executeTakeFirst();
+  return res.numUpdatedRows === 1n;
+}
+
+export async function saveComparing(db: Executor, runId: string, comparing: string): Promise<void> {
+  await db.updateTable('list_runs').set({ comparing }).where('id', '=', runId).execute();
 }
 
 export async function recordComparison(

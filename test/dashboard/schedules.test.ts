@@ -341,6 +341,118 @@ describe('lists re-verified on a schedule', SLOW, () => {
     expect((await history(browser, first.job_id)).map((r) => r.kind)).toEqual(['run', 'upload']);
   });
 
+  it('compares a run one part per transaction, each row once when several processes compare at once', async () => {
+    const { d, browser } = await setUp();
+    const first = await uploadList(browser, list(35));
+    await d.drain();
+    await schedule(browser, first.job_id, { every_days: 1 });
+    await later(d, browser, DAY);
+    // One change in each of the four parts (chunks of 10).
+    for (const i of [3, 14, 25, 34]) verdicts.set(`p${i}@example.com`, 'undeliverable');
+    expect((await tick(d)).runs).toBe(1);
+    await d.drain();
+    const { ctx } = d.runtime;
+    const others = [openDatabase(ctx.config), openDatabase(ctx.config), openDatabase(ctx.config)];
+    try {
+      const reports = await Promise.all(
+        [ctx.db, ...others].map((db) =>
+          createScheduler({
+            db,
+            clock: ctx.clock,
+            config: ctx.config,
+            logger: pino({ level: 'silent' }),
+          }).runOnce(),
+        ),
+      );
+      expect(reports.reduce((n, r) => n + r.compared, 0)).toBe(1);
+    } finally {
+      for (const o of others) await o.destroy();
+    }
+    const runs = await history(browser, first.job_id);
+    expect(runs[0]).toMatchObject({
+      counts: { deliverable: 31, undeliverable: 4, risky: 0, unknown: 0 },
+      changes: { became_undeliverable: 4, became_deliverable: 0 },
+    });
+    const run = await ctx.db
+      .selectFrom('list_runs')
+      .select(['compare_step'])
+      .where('job_id', '=', runs[0]!.job_id!)
+      .executeTakeFirstOrThrow();
+    // Four parts, then the step that records the counts.
+    expect(run.compare_step).toBe(5);
+    const changes = parse((await browser.get(`${API}/jobs/${runs[0]!.job_id}/changes`)).body) as string[][];
+    expect(changes.slice(1).map((r) => r[1])).toEqual([3, 14, 25, 34].map((i) => `p${i}@example.com`));
+  });
+
+  it('goes on from the last part compared when a comparison stopped part-way, counting no row twice', async () => {
+    const { d, browser } = await setUp();
+    const first = await uploadList(browser, list(30));
+    await d.drain();
+    await schedule(browser, first.job_id, { every_days: 1 });
+    await later(d, browser, DAY);
+    for (const i of [2, 12, 22]) verdicts.set(`p${i}@example.com`, 'undeliverable');
+    expect((await tick(d)).runs).toBe(1);
+    await d.drain();
+    // The third part's copy no longer matches the run: the comparison stops there.
+    const { db } = d.runtime.ctx;
+    const third = await db
+      .selectFrom('list_schedule_rows')
+      .select('emails')
+      .where('seq', '=', 2)
+      .executeTakeFirstOrThrow();
+    await db
+      .updateTable('list_schedule_rows')
+      .set({ emails: JSON.stringify(Array(10).fill('other@example.com')) })
+      .where('seq', '=', 2)
+      .execute();
+    expect((await tick(d)).compared).toBe(0);
+    const stopped = await db
+      .selectFrom('list_runs')
+      .select(['compare_step', 'compared_at'])
+      .where('job_id', 'is not', null)
+      .orderBy('created_at', 'desc')
+      .executeTakeFirstOrThrow();
+    expect(stopped).toEqual({ compare_step: 2, compared_at: null });
+    await db.updateTable('list_schedule_rows').set({ emails: third.emails }).where('seq', '=', 2).execute();
+    expect((await tick(d)).compared).toBe(1);
+    const runs = await history(browser, first.job_id);
+    expect(runs[0]).toMatchObject({
+      counts: { deliverable: 27, undeliverable: 3, risky: 0, unknown: 0 },
+      changes: { became_undeliverable: 3, became_deliverable: 0 },
+    });
+    const changes = parse((await browser.get(`${API}/jobs/${runs[0]!.job_id}/changes`)).body) as string[][];
+    expect(changes.slice(1).map((r) => r[1])).toEqual([2, 12, 22].map((i) => `p${i}@example.com`));
+  });
+
+  it('never runs a list whose kept copy a request left half-made, and makes the copy again on the next PUT', async () => {
+    const { d, browser } = await setUp();
+    const first = await uploadList(browser, list(25));
+    await d.drain();
+    const { db } = d.runtime.ctx;
+    // As a request that died after copying the first part leaves it (its lease ten minutes on).
+    expect((await schedule(browser, first.job_id, { every_days: 1 })).statusCode).toBe(200);
+    await db.deleteFrom('list_schedule_rows').where('seq', '>=', 1).execute();
+    await db
+      .updateTable('list_schedules')
+      .set({ copying_until: new Date(d.runtime.ctx.clock.now().getTime() + 10 * 60_000).toISOString() })
+      .execute();
+    await later(d, browser, DAY);
+    expect(await tick(d)).toEqual({ runs: 0, skipped: 0, compared: 0 });
+    // The lease is over: the next PUT copies the list again, whole, and the runs go on.
+    expect((await schedule(browser, first.job_id, { every_days: 1 })).statusCode).toBe(200);
+    const parts = await db.selectFrom('list_schedule_rows').select('seq').orderBy('seq').execute();
+    expect(parts.map((p) => p.seq)).toEqual([0, 1, 2]);
+    verdicts.set('p24@example.com', 'undeliverable');
+    await later(d, browser, DAY);
+    expect((await tick(d)).runs).toBe(1);
+    await d.drain();
+    expect((await tick(d)).compared).toBe(1);
+    expect((await history(browser, first.job_id))[0]).toMatchObject({
+      total: 25,
+      changes: { became_undeliverable: 1, became_deliverable: 0 },
+    });
+  });
+
   it('is run by the background jobs of serve and mailverdict worker', async () => {
     const { d, browser } = await setUp();
     const first = await uploadList(browser, list(3), 'test');

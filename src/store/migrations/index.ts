@@ -16,6 +16,7 @@ import { peopleMigration } from './0010-people.js';
 import { listSchedulesMigration } from './0011-list-schedules.js';
 import { accountSuspensionMigration } from './0012-account-suspension.js';
 import { workersMigration } from './0013-workers.js';
+import { scheduleStepsMigration } from './0014-schedule-steps.js';
 
 export const migrations: Record<string, Migration> = {
   '0001-accounts': accountsMigration,
@@ -31,4 +32,5 @@ export const migrations: Record<string, Migration> = {
   '0011-list-schedules': listSchedulesMigration,
   '0012-account-suspension': accountSuspensionMigration,
   '0013-workers': workersMigration,
+  '0014-schedule-steps': scheduleStepsMigration,
 };

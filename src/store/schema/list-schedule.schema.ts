@@ -1,5 +1,5 @@
 /** Tables of scheduled re-verification (migration 0011; docs/dashboard.md). */
-import type { Selectable } from 'kysely';
+import type { Generated, Selectable } from 'kysely';
 
 export interface ListSchedulesTable {
   /** The list: the id of its first upload (`upl_…`). */
@@ -17,6 +17,11 @@ export interface ListSchedulesTable {
   /** Addresses that skipped run needed. */
   skipped_need: number | null;
   created_at: string;
+  /**
+   * While the kept copy is being made: until when the request making it holds it (migration
+   * 0014). Null once the copy is whole; a schedule whose copy is not whole never runs.
+   */
+  copying_until: string | null;
 }
 
 /** The kept copy of the list, one row per part (`seq`), in the list's order. */
@@ -48,6 +53,10 @@ export interface ListRunsTable {
   compared_with: string | null;
   became_undeliverable: number | null;
   became_deliverable: number | null;
+  /** Steps of the comparison committed so far (migration 0014); each step's optimistic lock. */
+  compare_step: Generated<number>;
+  /** The comparison's progress between its steps (JSON); null before the first. */
+  comparing: string | null;
 }
 
 export interface ListRunChangesTable {
