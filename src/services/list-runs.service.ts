@@ -14,9 +14,10 @@
  * retention): row by row against the verdicts the kept copy holds (those of the previous
  * completed run), it keeps the rows that became undeliverable or deliverable (`list_run_changes`,
  * downloadable for as long as the list exists), the run's counts, and the new verdicts as the
- * next baseline. It goes one part of the kept copy (one chunk's rows) per transaction, so that on
- * SQLite no step holds the writer lock for long whatever the list's size (docs/benchmarks.md,
- * `npm run bench:schedule`); each step is taken by one process only (`compare_step`).
+ * next baseline. It goes ten parts of the kept copy (chunks of rows) per transaction, pausing
+ * between them, so that on SQLite no step holds the writer lock for long whatever the list's
+ * size (docs/benchmarks.md, `npm run bench:schedule`); each step is taken by one process only
+ * (`compare_step`).
  */
 import type { Logger } from 'pino';
 import { DAY, MINUTE } from '../clock.js';
@@ -25,6 +26,7 @@ import { AppError, isAppError } from '../errors.js';
 import { ChunkDecodeError, decodeEmails, decodeResults } from '../store/chunk-codec.js';
 import { readChunk } from '../store/chunk.store.js';
 import { getAccountEmail } from '../store/delivery.store.js';
+import { pauseBetweenSteps } from '../store/backend.js';
 import type { Executor } from '../store/executor.js';
 import { getJob } from '../store/job.store.js';
 import {
@@ -66,6 +68,8 @@ export const RUN_LEASE_MS = 10 * MINUTE;
 const PER_TICK = 20;
 /** Changed rows per stored part. */
 const CHANGES_PER_PART = 1000;
+/** Parts of the kept copy (chunks of rows) compared per transaction: 10,000 rows by default. */
+const PARTS_PER_STEP = 10;
 
 export interface ListRunDeps extends SubmitDeps {
   logger?: Logger;
@@ -262,8 +266,8 @@ async function tellSkipped(
 const NO_COMPARISON = { compared_with: null, became_undeliverable: null, became_deliverable: null };
 
 /**
- * Compares a completed run with the kept verdicts, one part of the kept copy per transaction
- * (`compareStep`); false when another process did it. Each step first moves the run's
+ * Compares a completed run with the kept verdicts, `PARTS_PER_STEP` parts of the kept copy per
+ * transaction (a step); false when another process did it. Each step first moves the run's
  * `compare_step` on from the value this process last saw: of two processes comparing the same
  * run, only one commits each step, and the other stops at its first refused step. A process that
  * dies between steps leaves the progress (`comparing`) for the next tick to go on from.
@@ -284,9 +288,13 @@ async function compareRun(deps: ListRunDeps, run: ListRunRow): Promise<boolean> 
     for (;;) {
       const outcome = await deps.db.transaction().execute(async (trx) => {
         if (!(await claimComparisonStep(trx, run.id, step))) return 'lost' as const;
-        const kept = await readKept(trx, run.list_id, progress.kept);
-        if (kept) {
-          const next = await compareStep(trx, run.list_id, job.id, kept, progress, results);
+        let next = progress;
+        for (let parts = 0; parts < PARTS_PER_STEP; parts++) {
+          const kept = await readKept(trx, run.list_id, next.kept);
+          if (!kept) break;
+          next = await comparePart(trx, run.list_id, job.id, kept, next, results);
+        }
+        if (next !== progress) {
           await saveComparing(trx, run.id, JSON.stringify(next));
           return next;
         }
@@ -308,9 +316,10 @@ async function compareRun(deps: ListRunDeps, run: ListRunRow): Promise<boolean> 
       });
       if (outcome === 'lost') return false;
       if (outcome === 'done') return true;
-      // Committed: the next step goes on from here.
+      // Committed: the next step goes on from here, once a writer waiting meanwhile had its turn.
       progress = outcome;
       step += 1;
+      await pauseBetweenSteps(deps.db);
     }
   } catch (err) {
     if (!(err instanceof ChunkDecodeError)) throw err;
@@ -404,10 +413,10 @@ class ResultCursor {
 }
 
 /**
- * One step: the kept part `kept` against the run's rows from `from`'s cursor on. Writes the part's
- * new verdicts and its changed rows; returns the progress after it (counts added).
+ * The kept part `kept` against the run's rows from `from`'s cursor on. Writes the part's new
+ * verdicts and its changed rows; returns the progress after it (counts added).
  */
-async function compareStep(
+async function comparePart(
   trx: Executor,
   listId: string,
   jobId: string,

@@ -10,6 +10,7 @@ import type { Status } from '../engine/types.js';
 import { AppError } from '../errors.js';
 import { decodeEmails, decodeResults } from '../store/chunk-codec.js';
 import { readChunk } from '../store/chunk.store.js';
+import { pauseBetweenSteps } from '../store/backend.js';
 import type { Executor } from '../store/executor.js';
 import { getAccountJob, getJob } from '../store/job.store.js';
 import {
@@ -41,8 +42,8 @@ import type { ChangedRow } from './list-runs.service.js';
 export const MAX_EVERY_DAYS = 365;
 /** How long a request making a kept copy holds it before another may start it again. */
 const COPY_LEASE_MS = 10 * MINUTE;
-/** Rows of the kept copy written per transaction (whole parts). */
-const COPY_ROWS_PER_TRANSACTION = 10_000;
+/** Parts of the kept copy (chunks of rows) written per transaction: 10,000 rows by default. */
+const COPY_PARTS_PER_STEP = 10;
 /** Runs shown in a list's history, newest first. */
 const HISTORY_LENGTH = 100;
 
@@ -167,17 +168,18 @@ export async function setSchedule(
 }
 
 /**
- * Copies the source job's rows into the kept copy, about `COPY_ROWS_PER_TRANSACTION` rows per
- * transaction so that SQLite's writer lock is never held long (docs/benchmarks.md,
- * `npm run bench:schedule`), then marks the copy whole in the last one. The source's counts are
+ * Copies the source job's rows into the kept copy, `COPY_PARTS_PER_STEP` parts per transaction
+ * with a pause between them, so that SQLite's writer lock is never held long
+ * (docs/benchmarks.md, `npm run bench:schedule`), then marks the copy whole in the last one. The source's counts are
  * kept too: the history shows them after its results are gone.
  */
 async function copyList(db: Executor, listId: string, source: JobRow): Promise<void> {
   const byStatus: Record<string, number> = { deliverable: 0, undeliverable: 0, risky: 0, unknown: 0 };
   const byReason: Record<string, number> = {};
   for (let seq = 0; seq < source.chunk_count;) {
+    if (seq > 0) await pauseBetweenSteps(db);
     await db.transaction().execute(async (trx) => {
-      for (let rows = 0; seq < source.chunk_count && rows < COPY_ROWS_PER_TRANSACTION; seq++) {
+      for (const end = Math.min(seq + COPY_PARTS_PER_STEP, source.chunk_count); seq < end; seq++) {
         const chunk = await readChunk(trx, source.id, seq);
         const cells = await readUploadCells(trx, source.id, seq);
         if (!chunk || chunk.results === null || cells === undefined)
@@ -197,7 +199,6 @@ async function copyList(db: Executor, listId: string, source: JobRow): Promise<v
           cells,
           statuses: JSON.stringify(results.map((r) => r.status)),
         });
-        rows += chunk.size;
       }
     });
   }

@@ -8,6 +8,8 @@
  * Everything else in store/ is portable SQL (RETURNING, ON CONFLICT, CASE) that both run.
  */
 import type { QueryExecutor } from 'kysely';
+import { setTimeout as delay } from 'node:timers/promises';
+import { STEP_PAUSE_MS } from './dialect/sqlite-driver.js';
 import type { Executor } from './executor.js';
 import type { SecretBox } from './secret-box.js';
 import type { ApiKeyRow, NewApiKeyRow } from './schema/accounts.schema.js';
@@ -95,4 +97,13 @@ function backendAdapter(db: { getExecutor(): QueryExecutor }): BackendAdapter {
   if (!('storeBackend' in adapter))
     throw new Error('this database was not opened by store/db.ts (its adapter carries no store backend)');
   return adapter as unknown as BackendAdapter;
+}
+
+/**
+ * Pauses between the transactions of a job that writes a large whole in steps: on SQLite long
+ * enough for another writer waiting for the lock to take it (dialect/sqlite-driver.ts,
+ * `STEP_PAUSE_MS`); on PostgreSQL, whose writers lock rows, not at all.
+ */
+export async function pauseBetweenSteps(db: Executor): Promise<void> {
+  if (storeBackend(db).name === 'sqlite') await delay(STEP_PAUSE_MS);
 }

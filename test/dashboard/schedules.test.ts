@@ -341,14 +341,14 @@ describe('lists re-verified on a schedule', SLOW, () => {
     expect((await history(browser, first.job_id)).map((r) => r.kind)).toEqual(['run', 'upload']);
   });
 
-  it('compares a run one part per transaction, each row once when several processes compare at once', async () => {
+  it('compares a run ten parts per transaction, each row once when several processes compare at once', async () => {
     const { d, browser } = await setUp();
-    const first = await uploadList(browser, list(35));
+    const first = await uploadList(browser, list(250));
     await d.drain();
     await schedule(browser, first.job_id, { every_days: 1 });
     await later(d, browser, DAY);
-    // One change in each of the four parts (chunks of 10).
-    for (const i of [3, 14, 25, 34]) verdicts.set(`p${i}@example.com`, 'undeliverable');
+    // One change in each of the three steps (ten parts of ten rows each).
+    for (const i of [3, 140, 249]) verdicts.set(`p${i}@example.com`, 'undeliverable');
     expect((await tick(d)).runs).toBe(1);
     await d.drain();
     const { ctx } = d.runtime;
@@ -370,40 +370,40 @@ describe('lists re-verified on a schedule', SLOW, () => {
     }
     const runs = await history(browser, first.job_id);
     expect(runs[0]).toMatchObject({
-      counts: { deliverable: 31, undeliverable: 4, risky: 0, unknown: 0 },
-      changes: { became_undeliverable: 4, became_deliverable: 0 },
+      counts: { deliverable: 247, undeliverable: 3, risky: 0, unknown: 0 },
+      changes: { became_undeliverable: 3, became_deliverable: 0 },
     });
     const run = await ctx.db
       .selectFrom('list_runs')
       .select(['compare_step'])
       .where('job_id', '=', runs[0]!.job_id!)
       .executeTakeFirstOrThrow();
-    // Four parts, then the step that records the counts.
-    expect(run.compare_step).toBe(5);
+    // 25 parts in three steps, then the step that records the counts.
+    expect(run.compare_step).toBe(4);
     const changes = parse((await browser.get(`${API}/jobs/${runs[0]!.job_id}/changes`)).body) as string[][];
-    expect(changes.slice(1).map((r) => r[1])).toEqual([3, 14, 25, 34].map((i) => `p${i}@example.com`));
+    expect(changes.slice(1).map((r) => r[1])).toEqual([3, 140, 249].map((i) => `p${i}@example.com`));
   });
 
   it('goes on from the last part compared when a comparison stopped part-way, counting no row twice', async () => {
     const { d, browser } = await setUp();
-    const first = await uploadList(browser, list(30));
+    const first = await uploadList(browser, list(300));
     await d.drain();
     await schedule(browser, first.job_id, { every_days: 1 });
     await later(d, browser, DAY);
-    for (const i of [2, 12, 22]) verdicts.set(`p${i}@example.com`, 'undeliverable');
+    for (const i of [2, 120, 220]) verdicts.set(`p${i}@example.com`, 'undeliverable');
     expect((await tick(d)).runs).toBe(1);
     await d.drain();
-    // The third part's copy no longer matches the run: the comparison stops there.
+    // The 13th part's copy (in the second step) no longer matches the run: the comparison stops there.
     const { db } = d.runtime.ctx;
-    const third = await db
+    const part = await db
       .selectFrom('list_schedule_rows')
       .select('emails')
-      .where('seq', '=', 2)
+      .where('seq', '=', 12)
       .executeTakeFirstOrThrow();
     await db
       .updateTable('list_schedule_rows')
       .set({ emails: JSON.stringify(Array(10).fill('other@example.com')) })
-      .where('seq', '=', 2)
+      .where('seq', '=', 12)
       .execute();
     expect((await tick(d)).compared).toBe(0);
     const stopped = await db
@@ -412,16 +412,16 @@ describe('lists re-verified on a schedule', SLOW, () => {
       .where('job_id', 'is not', null)
       .orderBy('created_at', 'desc')
       .executeTakeFirstOrThrow();
-    expect(stopped).toEqual({ compare_step: 2, compared_at: null });
-    await db.updateTable('list_schedule_rows').set({ emails: third.emails }).where('seq', '=', 2).execute();
+    expect(stopped).toEqual({ compare_step: 1, compared_at: null });
+    await db.updateTable('list_schedule_rows').set({ emails: part.emails }).where('seq', '=', 12).execute();
     expect((await tick(d)).compared).toBe(1);
     const runs = await history(browser, first.job_id);
     expect(runs[0]).toMatchObject({
-      counts: { deliverable: 27, undeliverable: 3, risky: 0, unknown: 0 },
+      counts: { deliverable: 297, undeliverable: 3, risky: 0, unknown: 0 },
       changes: { became_undeliverable: 3, became_deliverable: 0 },
     });
     const changes = parse((await browser.get(`${API}/jobs/${runs[0]!.job_id}/changes`)).body) as string[][];
-    expect(changes.slice(1).map((r) => r[1])).toEqual([2, 12, 22].map((i) => `p${i}@example.com`));
+    expect(changes.slice(1).map((r) => r[1])).toEqual([2, 120, 220].map((i) => `p${i}@example.com`));
   });
 
   it('never runs a list whose kept copy a request left half-made, and makes the copy again on the next PUT', async () => {

@@ -10,6 +10,14 @@ export const BUSY_TIMEOUT_MS = 5000;
 /** Longest pause between two tries for the write lock at the start of a transaction. */
 const BEGIN_RETRY_MAX_PAUSE_MS = 20;
 
+/**
+ * How long a job that writes a large whole in steps (a scheduled list's copy and comparison)
+ * pauses between its transactions on SQLite. SQLite's lock is not a queue: a writer waiting for
+ * it asks again after a pause (at most BEGIN_RETRY_MAX_PAUSE_MS here), and steps that follow each
+ * other at once starve it; a pause a little longer than that lets it in.
+ */
+export const STEP_PAUSE_MS = BEGIN_RETRY_MAX_PAUSE_MS + 5;
+
 function isBusy(err: unknown): boolean {
   return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 'SQLITE_BUSY';
 }
