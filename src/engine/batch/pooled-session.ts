@@ -200,6 +200,7 @@ export async function runPooledSession(
       egress: seat.egress,
       session,
       rejects: state.rejects,
+      takeSlots: slot.handOver ?? null,
     }) === true
   )
     return;

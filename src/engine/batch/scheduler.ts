@@ -664,10 +664,24 @@ export class ProbeScheduler {
   #start(lane: Lane, holding: SlotHolding | null): void {
     this.#hooks.sessionOpened?.(lane);
     const seat: SessionSeat = { key: lane.key, group: lane.group ?? null, egress: lane.egress };
-    const ran = this.#hooks.runSession(lane, holding?.slot ?? OWN_SLOT, seat);
+    // The session's until it ends, unless it hands the connection and the slot on.
+    let owned = holding;
+    const slot: HeldSlot =
+      holding === null
+        ? OWN_SLOT
+        : {
+            get lost() {
+              return holding.slot.lost;
+            },
+            handOver: () => {
+              owned = null;
+              return holding;
+            },
+          };
+    const ran = this.#hooks.runSession(lane, slot, seat);
     // The shared slot goes back before the local count drops, so that this process's next
     // acquisition does not find it still taken.
-    const ended = holding === null ? ran : ran.finally(() => holding.release());
+    const ended = holding === null ? ran : ran.finally(() => owned?.release());
     const session: Promise<void> = ended.finally(() => {
       this.limiter.release(seat.key, seat.group);
       if (seat.key !== lane.key) lane.queue.movedSessions -= 1;

@@ -259,13 +259,13 @@ export class SmtpProber {
               },
             },
           );
-    // Batch sessions with no work left become warm sessions here (../batch/session-share.ts);
-    // not with slots shared across processes: the batch's shared slot goes back when it hands the
-    // session over, and the session would run uncounted there until a new one was taken.
+    // Batch sessions with no work left become warm sessions here (../batch/session-share.ts). With
+    // slots shared across processes, only one whose shared slots come with it: a connection never
+    // runs uncounted there.
     this.#unadopt =
-      this.#shared === null
-        ? (deps.sessionShare?.adoptWith((offer) => this.#pool.adopt(offer)) ?? null)
-        : null;
+      deps.sessionShare?.adoptWith(
+        (offer) => (this.#shared === null || offer.takeSlots !== null) && this.#pool.adopt(offer),
+      ) ?? null;
     // Every connection in flight listens on this one signal; hundreds at once are expected.
     setMaxListeners(0, this.#closing.signal);
   }
