@@ -566,6 +566,8 @@ export class SmtpProber {
       if (winner !== undefined) {
         this.#pool.moveSlot(route.key, winner.route.key, providerGroup(winner.route.egress, host.exchange));
         Object.assign(used, winner);
+        // The shared (Redis) one too, when one is free there (else it stays the first address's).
+        if (opened.ok) await holdings[0]?.moveTo(winner.route.key);
       }
       // The shared slots go back once the server no longer counts the connection, as the local one.
       void (opened.ok ? opened.session.closed : opened.closed).then(releaseShared);
