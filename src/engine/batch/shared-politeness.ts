@@ -206,10 +206,7 @@ export class SharedPoliteness {
       try {
         const next = await this.#coordination.slots.tryAcquire(key, perHostConcurrency, leaseMs);
         if (next === null) return false;
-        if (released) {
-          await this.release(next);
-          return false;
-        }
+        // A release meanwhile waits for the move, then gives back the slot held.
         const old = held;
         held = next;
         renewedAt = this.#deps.now();
