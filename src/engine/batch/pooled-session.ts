@@ -143,6 +143,9 @@ export async function runPooledSession(
     await opened.closed;
     return;
   }
+  // Other processes count the session where it connected too, when a shared slot is free there
+  // (else it stays counted at the lane's address, as the pump asked for).
+  await slot.moveTo?.(seat.key);
   const session = opened.session;
   const state: SessionState = {
     rejects: 0,
@@ -200,6 +203,7 @@ export async function runPooledSession(
       egress: seat.egress,
       session,
       rejects: state.rejects,
+      takeSlots: slot.handOver ?? null,
     }) === true
   )
     return;

@@ -616,7 +616,8 @@ export class ProbeScheduler {
   /**
    * A session on `lane` connected to `address` (it won the race): the host's next sessions try it
    * first, and the session's seat in the limiter (per-host cap, shared with single verifications)
-   * moves to that address's lane. A shared (Redis) slot stays the lane's for the session's life.
+   * moves to that address's lane. The session moves its shared (Redis) slot there too
+   * (`HeldSlot.moveTo`), when one is free there.
    */
   connectedTo(lane: Lane, seat: SessionSeat, address: string): void {
     lane.queue.firstAddress = address;
@@ -664,10 +665,25 @@ export class ProbeScheduler {
   #start(lane: Lane, holding: SlotHolding | null): void {
     this.#hooks.sessionOpened?.(lane);
     const seat: SessionSeat = { key: lane.key, group: lane.group ?? null, egress: lane.egress };
-    const ran = this.#hooks.runSession(lane, holding?.slot ?? OWN_SLOT, seat);
+    // The session's until it ends, unless it hands the connection and the slot on.
+    let owned = holding;
+    const slot: HeldSlot =
+      holding === null
+        ? OWN_SLOT
+        : {
+            get lost() {
+              return holding.slot.lost;
+            },
+            handOver: () => {
+              owned = null;
+              return holding;
+            },
+            moveTo: (key) => holding.moveTo(key),
+          };
+    const ran = this.#hooks.runSession(lane, slot, seat);
     // The shared slot goes back before the local count drops, so that this process's next
     // acquisition does not find it still taken.
-    const ended = holding === null ? ran : ran.finally(() => holding.release());
+    const ended = holding === null ? ran : ran.finally(() => owned?.release());
     const session: Promise<void> = ended.finally(() => {
       this.limiter.release(seat.key, seat.group);
       if (seat.key !== lane.key) lane.queue.movedSessions -= 1;
@@ -693,7 +709,10 @@ export class ProbeScheduler {
   }
 }
 
-/** Several held slots as one: lost when any is lost, released together. */
+/**
+ * Several held slots as one, the host's first: lost when any is lost, released together; a move
+ * moves the host's (a provider's slot is the lane egress's, whichever address of its host won).
+ */
 function holdAll(holdings: readonly SlotHolding[]): SlotHolding {
   if (holdings.length === 1) return holdings[0]!;
   return {
@@ -702,6 +721,7 @@ function holdAll(holdings: readonly SlotHolding[]): SlotHolding {
         return holdings.some((holding) => holding.slot.lost);
       },
     },
+    moveTo: (key) => holdings[0]!.moveTo(key),
     release: async () => {
       await Promise.all(holdings.map((holding) => holding.release()));
     },

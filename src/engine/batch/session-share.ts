@@ -19,10 +19,12 @@
  * envelope is the same
  * (one MAIL FROM, the lane's egress and HELO name), and the next single verification to the host
  * then costs one round trip. The server sees one connection go on; its slot moves from the batch
- * class to the single class.
+ * class to the single class, and with slots shared across processes (Redis) its slot there moves
+ * with it (`takeSlots`), still renewed, until the server lets the connection go.
  */
 import type { Egress } from '../net/egress.js';
 import type { SmtpSession } from '../smtp/session.js';
+import type { SlotHolding } from './shared-politeness.js';
 
 /** Who opens a session: a single verification or a batch. */
 export type SessionClass = 'single' | 'batch';
@@ -43,6 +45,11 @@ export interface SessionOffer {
   session: SmtpSession;
   /** Refused commands the session has had (the warm pool's reject budget goes on from there). */
   rejects: number;
+  /**
+   * Takes over the session's shared (Redis) slots, their renewal included: the taker gives them
+   * back once the server has let the connection go. Null when the session holds none.
+   */
+  takeSlots: (() => SlotHolding) | null;
 }
 
 interface Count {

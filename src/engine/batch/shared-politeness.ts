@@ -49,11 +49,25 @@ export interface SharedPolitenessDeps {
 export interface HeldSlot {
   /** True once the lease could not be kept: the session ends after its round trip. */
   readonly lost: boolean;
+  /**
+   * Hands the slot on with the connection (a batch session taken over by the single
+   * verifications' warm pool, session-share.ts): from then on its renewal and its release are the
+   * new holder's, and the session's end no longer gives it back. Absent where no shared slot is held.
+   */
+  readonly handOver?: () => SlotHolding;
+  /** The holding's `moveTo`; absent where no shared slot is held. */
+  readonly moveTo?: (key: string) => Promise<boolean>;
 }
 
 /** A session's slot while it runs: renewed in the background until `release`. */
 export interface SlotHolding {
   readonly slot: HeldSlot;
+  /**
+   * Moves the host's slot to `key` (Happy Eyeballs connected to another address of the host than
+   * the one it was taken for): takes one of `key`'s slots, then gives the old one back. False,
+   * the old one still held, when `key` has none free or the coordination failed. Never rejects.
+   */
+  moveTo(key: string): Promise<boolean>;
   /** Stops renewing and gives the slot back (never rejects). */
   release(): Promise<void>;
 }
@@ -163,14 +177,19 @@ export class SharedPoliteness {
 
   /** Keeps `lease` while its session runs. */
   hold(lease: SlotLease): SlotHolding {
-    const { leaseMs } = this.#options;
+    const { leaseMs, perHostConcurrency } = this.#options;
     const slot = { lost: false };
+    let held = lease;
     let renewedAt = this.#deps.now();
     let renewing: Promise<void> | null = null;
+    let moving: Promise<boolean> | null = null;
+    let released = false;
     const renew = async (): Promise<void> => {
+      const renewed = held;
       try {
-        if (await this.#coordination.slots.renew(lease, leaseMs)) renewedAt = this.#deps.now();
-        else slot.lost = true;
+        if (await this.#coordination.slots.renew(renewed, leaseMs)) renewedAt = this.#deps.now();
+        // A lease that a move gave back meanwhile is not lost: its successor is held.
+        else if (renewed === held) slot.lost = true;
       } catch (error) {
         this.#deps.failed(error, 'renew');
         // Two renewals missed: stop while the lease still has a third to run, so that the session
@@ -183,12 +202,37 @@ export class SharedPoliteness {
     const timer = setInterval(() => {
       if (renewing === null && !slot.lost) renewing = renew();
     }, leaseMs / 3);
+    const move = async (key: string): Promise<boolean> => {
+      try {
+        const next = await this.#coordination.slots.tryAcquire(key, perHostConcurrency, leaseMs);
+        if (next === null) return false;
+        // A release meanwhile waits for the move, then gives back the slot held.
+        const old = held;
+        held = next;
+        renewedAt = this.#deps.now();
+        await this.release(old);
+        return true;
+      } catch (error) {
+        this.#deps.failed(error, 'acquire');
+        return false;
+      } finally {
+        moving = null;
+      }
+    };
     return {
       slot,
+      moveTo: (key) => {
+        if (key === held.key) return Promise.resolve(true);
+        if (released || moving !== null || slot.lost) return Promise.resolve(false);
+        moving = move(key);
+        return moving;
+      },
       release: async () => {
+        released = true;
         clearInterval(timer);
         await renewing;
-        await this.release(lease);
+        await moving;
+        await this.release(held);
       },
     };
   }

@@ -259,13 +259,13 @@ export class SmtpProber {
               },
             },
           );
-    // Batch sessions with no work left become warm sessions here (../batch/session-share.ts);
-    // not with slots shared across processes: the batch's shared slot goes back when it hands the
-    // session over, and the session would run uncounted there until a new one was taken.
+    // Batch sessions with no work left become warm sessions here (../batch/session-share.ts). With
+    // slots shared across processes, only one whose shared slots come with it: a connection never
+    // runs uncounted there.
     this.#unadopt =
-      this.#shared === null
-        ? (deps.sessionShare?.adoptWith((offer) => this.#pool.adopt(offer)) ?? null)
-        : null;
+      deps.sessionShare?.adoptWith(
+        (offer) => (this.#shared === null || offer.takeSlots !== null) && this.#pool.adopt(offer),
+      ) ?? null;
     // Every connection in flight listens on this one signal; hundreds at once are expected.
     setMaxListeners(0, this.#closing.signal);
   }
@@ -566,6 +566,8 @@ export class SmtpProber {
       if (winner !== undefined) {
         this.#pool.moveSlot(route.key, winner.route.key, providerGroup(winner.route.egress, host.exchange));
         Object.assign(used, winner);
+        // The shared (Redis) one too, when one is free there (else it stays the first address's).
+        if (opened.ok) await holdings[0]?.moveTo(winner.route.key);
       }
       // The shared slots go back once the server no longer counts the connection, as the local one.
       void (opened.ok ? opened.session.closed : opened.closed).then(releaseShared);

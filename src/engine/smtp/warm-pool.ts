@@ -203,6 +203,9 @@ export class WarmPool {
     if (offer.group !== null) this.#groupOf.set(offer.key, offer.group);
     // The same connection, already counted by the batch until it lets go: counted here first.
     this.#limiter.acquire(offer.key, offer.group);
+    // Its shared (Redis) slots are the pool's now, given back once the server lets the connection go.
+    const shared = offer.takeSlots?.();
+    if (shared !== undefined) void offer.session.closed.then(() => shared.release());
     const entry = this.#register(offer.key, offer.address, offer.egress, offer.session, 0);
     this.#adopted += 1;
     // It carried transactions: the next verification starts with RSET.
