@@ -112,3 +112,48 @@ export async function tableNames(store: TestStore): Promise<string[]> {
         );
   return rows.rows.map((r) => r.name);
 }
+
+/**
+ * A test-mode job `id` of `account` being processed, with `chunks` pending chunks of one address
+ * each, written straight into the store (for tests of what reads jobs and chunks, not of how
+ * jobs are submitted).
+ */
+export async function insertProcessingJob(
+  db: Kysely<Database>,
+  job: { id: string; accountId: string; now: string; chunks: number },
+): Promise<void> {
+  await db
+    .insertInto('jobs')
+    .values({
+      id: job.id,
+      account_id: job.accountId,
+      mode: 'test',
+      status: 'processing',
+      total: job.chunks,
+      chunk_size: 1,
+      chunk_count: job.chunks,
+      quota_period_start: null,
+      webhook_url: null,
+      notify_email: 0,
+      error: null,
+      created_at: job.now,
+      started_at: job.now,
+      completed_at: null,
+      failed_at: null,
+      results_expire_at: new Date(Date.parse(job.now) + 31 * 24 * 3600_000).toISOString(),
+      results_deleted_at: null,
+    })
+    .execute();
+  for (let seq = 0; seq < job.chunks; seq++)
+    await db
+      .insertInto('job_chunks')
+      .values({
+        job_id: job.id,
+        seq,
+        start_index: seq,
+        size: 1,
+        emails: '["x@example.com"]',
+        state: 'pending',
+      })
+      .execute();
+}

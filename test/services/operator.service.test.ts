@@ -20,7 +20,7 @@ import { serviceHealth } from '../../src/services/service-health.service.js';
 import { consumeQuota } from '../../src/services/usage.service.js';
 import { claimChunk } from '../../src/store/chunk.store.js';
 import { registerWorker } from '../../src/store/worker.store.js';
-import { openTestStore, testBackends, type TestStore } from '../kit/store-harness.js';
+import { insertProcessingJob, openTestStore, testBackends, type TestStore } from '../kit/store-harness.js';
 
 const operator = { id: 'mem_operator', email: 'ops@operator.example' };
 
@@ -195,40 +195,7 @@ describe.each(testBackends())('operator console services (%s)', (backend) => {
   it('counts jobs by state, pending and paused chunks, and a lease holder without a worker row with its last heartbeat', async () => {
     const a = await createAccount(store.db, clock, { email: 'a@example.org' });
     const now = clock.now().toISOString();
-    await store.db
-      .insertInto('jobs')
-      .values({
-        id: 'job_1',
-        account_id: a.id,
-        mode: 'test',
-        status: 'processing',
-        total: 2,
-        chunk_size: 1,
-        chunk_count: 2,
-        quota_period_start: null,
-        webhook_url: null,
-        notify_email: 0,
-        error: null,
-        created_at: now,
-        started_at: now,
-        completed_at: null,
-        failed_at: null,
-        results_expire_at: '2026-04-10T12:00:00.000Z',
-        results_deleted_at: null,
-      })
-      .execute();
-    for (const seq of [0, 1])
-      await store.db
-        .insertInto('job_chunks')
-        .values({
-          job_id: 'job_1',
-          seq,
-          start_index: seq,
-          size: 1,
-          emails: '["x@example.com"]',
-          state: 'pending',
-        })
-        .execute();
+    await insertProcessingJob(store.db, { id: 'job_1', accountId: a.id, now, chunks: 2 });
     await claimChunk(store.db, { job_id: 'job_1', seq: 0 }, 'wkr_a', now, '2026-03-10T12:00:30.000Z');
 
     const health = await serviceHealth({ db: store.db, clock, leaseMs: 30_000 });

@@ -15,7 +15,7 @@ import { serviceHealth } from '../../src/services/service-health.service.js';
 import { claimChunk } from '../../src/store/chunk.store.js';
 import { beatWorker, registerWorker, stopWorker } from '../../src/store/worker.store.js';
 import { waitFor } from '../kit/wait-for.js';
-import { openTestStore, testBackends, type TestStore } from '../kit/store-harness.js';
+import { insertProcessingJob, openTestStore, testBackends, type TestStore } from '../kit/store-harness.js';
 
 const LEASE = 30 * SECOND;
 const logger = pino({ level: 'silent' });
@@ -34,39 +34,7 @@ describe.each(testBackends())('worker rows on %s', (backend) => {
   async function queuedJob(): Promise<string> {
     const account = await createAccount(store.db, clock, { email: 'w@example.org' });
     const now = clock.now().toISOString();
-    await store.db
-      .insertInto('jobs')
-      .values({
-        id: 'job_1',
-        account_id: account.id,
-        mode: 'test',
-        status: 'processing',
-        total: 1,
-        chunk_size: 1,
-        chunk_count: 1,
-        quota_period_start: null,
-        webhook_url: null,
-        notify_email: 0,
-        error: null,
-        created_at: now,
-        started_at: now,
-        completed_at: null,
-        failed_at: null,
-        results_expire_at: '2026-04-10T12:00:00.000Z',
-        results_deleted_at: null,
-      })
-      .execute();
-    await store.db
-      .insertInto('job_chunks')
-      .values({
-        job_id: 'job_1',
-        seq: 0,
-        start_index: 0,
-        size: 1,
-        emails: '["x@example.com"]',
-        state: 'pending',
-      })
-      .execute();
+    await insertProcessingJob(store.db, { id: 'job_1', accountId: account.id, now, chunks: 1 });
     return 'job_1';
   }
 
