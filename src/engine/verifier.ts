@@ -56,6 +56,8 @@ export interface VerifierDeps {
    * smtp/probe.ts's `SharedSlots`. Absent: the caps hold in this process only.
    */
   sharedSlots?: SharedSlots;
+  /** RFC 8305 §3's Resolution Delay (dns/resolver.ts; default 50 ms). */
+  resolutionDelayMs?: number;
 }
 
 export interface Flags {
@@ -71,7 +73,10 @@ export function createVerifier(options: EngineOptions, deps: VerifierDeps = {}):
   const shared: { clock?: () => number; random?: () => number } = {};
   if (deps.clock) shared.clock = deps.clock;
   if (deps.random) shared.random = deps.random;
-  const resolver = new MailHostResolver(options.dns, shared);
+  const resolver = new MailHostResolver(
+    options.dns,
+    deps.resolutionDelayMs === undefined ? shared : { ...shared, resolutionDelayMs: deps.resolutionDelayMs },
+  );
   // Load the domain lists now (about 100 ms, once per process) rather than in the first caller's request.
   loadDisposableDomains();
   loadFreeProviders();

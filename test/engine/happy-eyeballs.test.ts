@@ -72,7 +72,8 @@ function verifier(port: number, smtp: Partial<EngineOptions['smtp']> = {}): Veri
   return v;
 }
 
-const TIMEOUT_MS = 4_000;
+// A budget far above what a verification takes here, so that a loaded machine does not run it out.
+const TIMEOUT_MS = 15_000;
 
 describe('Happy Eyeballs (RFC 8305)', () => {
   it('interleaves the families, IPv6 first unless IPv4 is preferred', () => {
@@ -97,8 +98,8 @@ describe('Happy Eyeballs (RFC 8305)', () => {
     const v = verifier(mta6.port, { preferIpv4: true });
     const result = await v.verify('user1@dual.test', { timeoutMs: TIMEOUT_MS, transcript: true });
     expect(result.status).toBe('deliverable');
-    // One Connection Attempt Delay (250 ms) lost to the silent family, not the budget.
-    expect(result.latency_ms).toBeLessThan(1_500);
+    // One connection raced both families (the old code connected to the silent one alone and
+    // spent the budget there).
     const lines = result.transcript!.map((l) => l.text);
     expect(lines).toContain(`[connect mx.dual.test (127.0.0.1, then ::1) port ${mta6.port}]`);
     expect(lines).toContain('[connected to ::1]');
@@ -108,8 +109,9 @@ describe('Happy Eyeballs (RFC 8305)', () => {
     const v = verifier(mta4.port);
     const result = await v.verify('user1@dual.test', { timeoutMs: TIMEOUT_MS, transcript: true });
     expect(result.status).toBe('deliverable');
-    expect(result.latency_ms).toBeLessThan(1_500);
-    expect(result.transcript!.map((l) => l.text)).toContain('[connected to 127.0.0.1]');
+    const lines = result.transcript!.map((l) => l.text);
+    expect(lines).toContain(`[connect mx.dual.test (::1, then 127.0.0.1) port ${mta4.port}]`);
+    expect(lines).toContain('[connected to 127.0.0.1]');
   });
 
   it('keeps the session of the address that won warm for the next verification', async () => {
@@ -132,8 +134,6 @@ describe('Happy Eyeballs (RFC 8305)', () => {
     expect(second.transcript!.map((l) => l.text)).toContain(
       `[connect mx.dual.test (127.0.0.1, then ::1) port ${mta4.port}]`,
     );
-    // No Connection Attempt Delay the second time.
-    expect(second.latency_ms).toBeLessThan(first.latency_ms);
   });
 
   it('uses the preferred family when both answer, and connects once', async () => {
@@ -185,15 +185,15 @@ describe('Resolution Delay (RFC 8305 §3)', () => {
   });
 
   it('starts with IPv4 50 ms after the A answer when the AAAA answer is late', async () => {
-    dns.setTypeDelay('AAAA', 800);
-    // A DNS timeout above the AAAA answer's delay: the old code waited for it.
+    // Far above the Resolution Delay, whatever the machine's load; a DNS timeout above it too:
+    // the old code waited for the AAAA answer and then raced both families.
+    dns.setTypeDelay('AAAA', 3_000);
     const options = kitEngineOptions(dns.address, mta4.port);
-    const v = createVerifier({ ...options, dns: { ...options.dns, timeoutMs: 2_000 } });
+    const v = createVerifier({ ...options, dns: { ...options.dns, timeoutMs: 5_000 } });
     verifiers.push(v);
     const result = await v.verify('user1@late.test', { timeoutMs: TIMEOUT_MS, transcript: true });
     expect(result.status).toBe('deliverable');
-    // Not the 800 ms the AAAA answer took: the MX and A answers, 50 ms, then the dialogue.
-    expect(result.latency_ms).toBeLessThan(500);
+    // IPv4 alone: the connection went out before the AAAA answer came.
     expect(result.transcript!.map((l) => l.text)).toContain(
       `[connect mx.late.test (127.0.0.1) port ${mta4.port}]`,
     );
@@ -211,10 +211,16 @@ describe('Resolution Delay (RFC 8305 §3)', () => {
     expect(lines).toContain('[connected to 127.0.0.1]');
   });
 
-  it('waits up to 50 ms for the AAAA answer, then races both families, IPv6 first', async () => {
+  it('waits up to the Resolution Delay for the AAAA answer, then races both families, IPv6 first', async () => {
     dns.setTypeDelay('AAAA', 20);
     mtaBoth.resetStats();
-    const v = verifier(mtaBoth.port);
+    // A delay far above the AAAA answer's 20 ms, so that a loaded machine cannot turn it late.
+    const options = kitEngineOptions(dns.address, mtaBoth.port);
+    const v = createVerifier(
+      { ...options, smtp: { ...options.smtp, sessions: { idleMs: 5_000 } } },
+      { resolutionDelayMs: 2_000 },
+    );
+    verifiers.push(v);
     const result = await v.verify('user1@late.test', { timeoutMs: TIMEOUT_MS, transcript: true });
     expect(result.status).toBe('deliverable');
     expect(result.transcript!.map((l) => l.text)).toContain(
@@ -234,7 +240,8 @@ function batchEngine(port: number, smtp: Partial<EngineOptions['smtp']> = {}, ca
     perHostConcurrency: cap,
     greylistRetries: 0,
     greylistDelayMs: 10,
-    timeoutMs: 3_000,
+    // Far above any test's time (60 s): a session left waiting at the silent family fails the test.
+    timeoutMs: 120_000,
     recipientsPerTransaction: 5,
     recipientsPerSession: 10,
   });
@@ -259,10 +266,8 @@ describe('Happy Eyeballs in batch sessions', () => {
   it('verifies a batch through IPv6 when the IPv4 connect never completes', async () => {
     // The resolver lists IPv4 first; a batch session used to connect there alone and time out.
     batch6.resetStats();
-    const startedAt = performance.now();
     const results = await batchEngine(batch6.port).verifyMany(LIST);
     expect(results.map((r) => r.status)).toEqual(expected);
-    expect(performance.now() - startedAt).toBeLessThan(2_000);
     expect(Object.keys(batch6.stats().sessionsByHost)).toEqual(['::1']);
   });
 
@@ -272,9 +277,9 @@ describe('Happy Eyeballs in batch sessions', () => {
     const results = await batchEngine(batch6.port, { preferIpv4: true }).verifyMany(LIST);
     const elapsed = performance.now() - startedAt;
     expect(results.map((r) => r.status)).toEqual(expected);
-    // 250 ms for the silent family, not a 3 s step timeout (nor several, one per session).
+    // At least the 250 ms of one Connection Attempt Delay for the silent family; never its step
+    // timeout (120 s, past the test's own time).
     expect(elapsed).toBeGreaterThan(250);
-    expect(elapsed).toBeLessThan(2_000);
     expect(Object.keys(batch6.stats().sessionsByHost)).toEqual(['::1']);
   });
 
@@ -290,15 +295,13 @@ describe('Happy Eyeballs in batch sessions', () => {
         perHostConcurrency: 2,
         greylistRetries: 0,
         greylistDelayMs: 10,
-        timeoutMs: 3_000,
+        timeoutMs: 120_000,
       });
       batches.push(engine);
       const list = ['user1@late.test', 'nobody@late.test', 'user2@late.test'];
-      const startedAt = performance.now();
+      // The AAAA answer's 300 ms, never the step timeout (120 s) at the silent IPv4 address.
       const results = await engine.verifyMany(list);
       expect(results.map((r) => r.status)).toEqual(['deliverable', 'undeliverable', 'deliverable']);
-      // The AAAA answer's 300 ms, not a 3 s step timeout at the silent IPv4 address.
-      expect(performance.now() - startedAt).toBeLessThan(2_000);
     } finally {
       dns.setTypeDelay('AAAA', 0, 'mx.late.test');
     }
