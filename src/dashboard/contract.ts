@@ -691,6 +691,8 @@ export const ServiceHealth = Type.Object({
         started_at: Nullable(IsoTime),
         last_heartbeat: IsoTime,
         chunks: Type.Integer(),
+        /** Chunks it finished since it started, as of its last heartbeat. */
+        chunks_done: Nullable(Type.Integer()),
       }),
     ),
     /** Workers that stopped beating without a clean stop in the last 24 hours. */

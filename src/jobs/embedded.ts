@@ -132,6 +132,7 @@ export function startEmbeddedWorkers(ctx: AppContext, options: BackgroundOptions
     workerId: worker.id,
     kind: options.kind ?? 'embedded',
     leaseMs: config.batch.leaseMs,
+    chunksDone: () => worker.chunksDone,
   });
   deliveries.start(DELIVERY_POLL_MS);
   logger.info({ worker: worker.id }, 'batch workers started');

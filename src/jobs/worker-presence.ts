@@ -1,9 +1,9 @@
 /**
  * A worker process's presence in the store (docs/operators.md, "Service health"): registered at
  * start, beaten every third of the lease by a timer (one UPDATE, off the chunk path), marked
- * stopped on a clean shutdown (services/worker-presence.service.ts). The console lists a worker
- * as live while it beat within the lease (three beats), and counts one that went silent without
- * a clean stop as lost.
+ * stopped on a clean shutdown (services/worker-presence.service.ts), each time with the chunks the
+ * worker finished so far. The console lists a worker as live while it beat within the lease
+ * (three beats), and counts one that went silent without a clean stop as lost.
  */
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
@@ -19,6 +19,8 @@ export interface WorkerPresenceDeps {
   kind: WorkerKind;
   /** The chunk lease (config.batch.leaseMs): the beat comes every third of it. */
   leaseMs: number;
+  /** The chunks the worker finished since it started (Worker.chunksDone), written with each beat. */
+  chunksDone: () => number;
 }
 
 export interface WorkerPresence {
@@ -35,12 +37,12 @@ export function heartbeatEvery(leaseMs: number): number {
 export function startWorkerPresence(deps: WorkerPresenceDeps): WorkerPresence {
   const { logger, workerId, kind } = deps;
   const failed = (err: unknown): void => logger.warn({ err, worker: workerId }, 'worker heartbeat failed');
-  let pending: Promise<void> = registerPresence(deps, workerId, kind).catch(failed);
+  let pending: Promise<void> = registerPresence(deps, workerId, kind, deps.chunksDone()).catch(failed);
   let busy = false;
   const timer = setInterval(() => {
     if (busy) return;
     busy = true;
-    pending = beatPresence(deps, workerId, kind)
+    pending = beatPresence(deps, workerId, kind, deps.chunksDone())
       .catch(failed)
       .finally(() => {
         busy = false;
@@ -50,7 +52,7 @@ export function startWorkerPresence(deps: WorkerPresenceDeps): WorkerPresence {
     async stop() {
       clearInterval(timer);
       await pending;
-      await stopPresence(deps, workerId).catch(failed);
+      await stopPresence(deps, workerId, deps.chunksDone()).catch(failed);
     },
   };
 }

@@ -56,10 +56,19 @@ export class Worker {
   /** Set by the store's wake-up (a job queued, a chunk handed back) until the next claiming round. */
   #workSignalled = false;
   #stopWatchingWork: (() => void) | null = null;
+  #chunksDone = 0;
 
   constructor(options: WorkerOptions) {
     this.#options = options;
     this.id = options.workerId;
+  }
+
+  /**
+   * The chunks this worker finished since it was made: completed with its results, or settled by
+   * failing their job. Not those handed back, nor those whose lease it lost.
+   */
+  get chunksDone(): number {
+    return this.#chunksDone;
   }
 
   /** Claims and processes one chunk; false when there was nothing to do. */
@@ -168,7 +177,8 @@ export class Worker {
   async #run(chunk: ClaimedChunk, controller = new AbortController()): Promise<void> {
     const { begin, verify, complete, release } = this.#options;
     const begun = await begin(chunk, this.id);
-    if (!begun) return;
+    if (begun === 'job-failed') this.#chunksDone++;
+    if (typeof begun === 'string') return;
     const stopHeartbeat = this.#heartbeat(chunk, controller);
     let rows;
     try {
@@ -185,7 +195,7 @@ export class Worker {
     } finally {
       stopHeartbeat();
     }
-    await complete(begun, this.id, rows);
+    if (await complete(begun, this.id, rows)) this.#chunksDone++;
   }
 
   /**

@@ -63,15 +63,18 @@ export interface BegunChunk {
 
 export type VerifiedRows = Awaited<ReturnType<ChunkVerifier>>;
 
+/** Why `begin` left a chunk unverified. */
+export type NotBegun = 'released' | 'job-failed';
+
 export interface ChunkService {
   /** Leases one free chunk to `workerId` until `leaseUntil`; undefined when nothing is free. */
   claim: (workerId: string, leaseUntil: Date, running: RunningChunks) => Promise<ClaimedChunk | undefined>;
   /**
-   * Readies a claimed chunk for verification: null when there is nothing to verify (its job no
-   * longer runs, and the chunk is released; or the job was failed here, for too many attempts or
-   * corrupt data).
+   * Readies a claimed chunk for verification, or says why there is nothing to verify: `released`,
+   * its job no longer runs and the chunk is handed back; `job-failed`, the job was failed here (too
+   * many attempts or corrupt data), which settles the chunk.
    */
-  begin: (chunk: ClaimedChunk, workerId: string) => Promise<BegunChunk | null>;
+  begin: (chunk: ClaimedChunk, workerId: string) => Promise<BegunChunk | NotBegun>;
   /** Verifies a begun chunk through the engine (or test mode); rejects when `signal` aborts. */
   verify: (begun: BegunChunk, signal: AbortSignal) => Promise<VerifiedRows>;
   /**
@@ -116,7 +119,7 @@ export function createChunkService(deps: ChunkServiceDeps): ChunkService {
       const job = await getJob(db, chunk.job_id);
       if (!job || (job.status !== 'queued' && job.status !== 'processing')) {
         await releaseChunk(db, refOf(chunk), workerId);
-        return null;
+        return 'released';
       }
       if (chunk.attempts > MAX_CHUNK_ATTEMPTS) {
         log.warn({ attempts: chunk.attempts }, 'chunk retried past the limit; failing its job');
@@ -125,7 +128,7 @@ export function createChunkService(deps: ChunkServiceDeps): ChunkService {
           job.id,
           `chunk ${chunk.seq} was started ${MAX_CHUNK_ATTEMPTS} times without finishing`,
         );
-        return null;
+        return 'job-failed';
       }
       await markJobProcessing(db, job.id, clock.now().toISOString());
       let emails: string[];
@@ -135,7 +138,7 @@ export function createChunkService(deps: ChunkServiceDeps): ChunkService {
         if (!(err instanceof ChunkDecodeError)) throw err;
         log.error({ err }, 'chunk data is corrupt; failing its job');
         await failJobAndRefund(deps, job.id, `corrupt data in chunk ${chunk.seq}: ${err.message}`);
-        return null;
+        return 'job-failed';
       }
       return {
         chunk,

@@ -29,7 +29,7 @@ export interface ServiceHealth {
     /**
      * Worker processes that beat within the lease (three beats: jobs/worker-presence.ts), idle
      * (`chunks` 0) or busy, plus any lease holder without a row (a worker of an older version:
-     * its kind, host, pid and start unknown, its heartbeat its latest lease renewal).
+     * its kind, host, pid, start and chunks done unknown, its heartbeat its latest lease renewal).
      */
     live: LiveWorker[];
     /** Workers that stopped beating without a clean stop within the last 24 hours. */
@@ -57,6 +57,11 @@ export interface LiveWorker {
   last_heartbeat: string;
   /** Chunks it holds a lease on now. */
   chunks: number;
+  /**
+   * Chunks it finished (completed, or settled by failing their job) since it started, as of its
+   * last heartbeat; null for a lease holder without a row.
+   */
+  chunks_done: number | null;
 }
 
 export interface ServiceHealthDeps {
@@ -85,6 +90,7 @@ export async function serviceHealth(deps: ServiceHealthDeps): Promise<ServiceHea
     started_at: w.started_at,
     last_heartbeat: w.last_heartbeat_at,
     chunks: held.get(w.id)?.chunks ?? 0,
+    chunks_done: w.chunks_done,
   }));
   // A lease holder with a row that is not live is a lost worker whose last lease has not run out
   // yet: counted lost, not listed again.
@@ -103,6 +109,7 @@ export async function serviceHealth(deps: ServiceHealthDeps): Promise<ServiceHea
         started_at: null,
         last_heartbeat: new Date(new Date(h.lease_expires_at).getTime() - deps.leaseMs).toISOString(),
         chunks: h.chunks,
+        chunks_done: null,
       });
   const lostSince = new Date(now.getTime() - WORKER_ROWS_KEPT_MS).toISOString();
   const since = new Date(now.getTime() - FAILING_DELIVERIES_WINDOW_MS).toISOString();

@@ -1,6 +1,7 @@
 /**
  * A worker process's row in the store (docs/operators.md, "Service health"): what it registers at
- * start (kind, host, pid, version), its heartbeats and its clean stop, at the injected clock's time.
+ * start (kind, host, pid, version), its heartbeats and its clean stop, at the injected clock's time,
+ * each with the chunks it finished so far.
  * The timer that beats is jobs/worker-presence.ts's.
  */
 import { readFileSync } from 'node:fs';
@@ -28,8 +29,16 @@ function mailverdictVersion(): string {
   return version;
 }
 
-/** Registers this process's worker `id` as running now (again, if the sweep deleted its row). */
-export function registerPresence(deps: PresenceDeps, id: string, kind: WorkerKind): Promise<void> {
+/**
+ * Registers this process's worker `id` as running now (again, if the sweep deleted its row), with
+ * the chunks it finished so far.
+ */
+export function registerPresence(
+  deps: PresenceDeps,
+  id: string,
+  kind: WorkerKind,
+  chunksDone: number,
+): Promise<void> {
   return registerWorker(deps.db, {
     id,
     kind,
@@ -37,16 +46,25 @@ export function registerPresence(deps: PresenceDeps, id: string, kind: WorkerKin
     pid: process.pid,
     version: mailverdictVersion(),
     started_at: deps.clock.now().toISOString(),
+    chunks_done: chunksDone,
   });
 }
 
-/** One heartbeat; registers the worker again when its row is gone (swept while it was frozen). */
-export async function beatPresence(deps: PresenceDeps, id: string, kind: WorkerKind): Promise<void> {
-  if (!(await beatWorker(deps.db, id, deps.clock.now().toISOString())))
-    await registerPresence(deps, id, kind);
+/**
+ * One heartbeat with the chunks finished so far; registers the worker again when its row is gone
+ * (swept while it was frozen).
+ */
+export async function beatPresence(
+  deps: PresenceDeps,
+  id: string,
+  kind: WorkerKind,
+  chunksDone: number,
+): Promise<void> {
+  if (!(await beatWorker(deps.db, id, deps.clock.now().toISOString(), chunksDone)))
+    await registerPresence(deps, id, kind, chunksDone);
 }
 
 /** A clean shutdown: the console forgets the worker instead of counting it lost. */
-export function stopPresence(deps: PresenceDeps, id: string): Promise<void> {
-  return stopWorker(deps.db, id, deps.clock.now().toISOString());
+export function stopPresence(deps: PresenceDeps, id: string, chunksDone: number): Promise<void> {
+  return stopWorker(deps.db, id, deps.clock.now().toISOString(), chunksDone);
 }

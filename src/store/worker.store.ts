@@ -15,27 +15,34 @@ export async function registerWorker(
     .insertInto('workers')
     .values({ ...worker, last_heartbeat_at: worker.started_at, stopped_at: null })
     .onConflict((oc) =>
-      oc.column('id').doUpdateSet({ last_heartbeat_at: worker.started_at, stopped_at: null }),
+      oc.column('id').doUpdateSet({
+        last_heartbeat_at: worker.started_at,
+        chunks_done: worker.chunks_done,
+        stopped_at: null,
+      }),
     )
     .execute();
 }
 
-/** One heartbeat: false when the row is gone (swept while the process was frozen). */
-export async function beatWorker(db: Executor, id: string, at: string): Promise<boolean> {
+/**
+ * One heartbeat, with the chunks the worker finished so far: false when the row is gone (swept
+ * while the process was frozen).
+ */
+export async function beatWorker(db: Executor, id: string, at: string, chunksDone: number): Promise<boolean> {
   const result = await db
     .updateTable('workers')
-    .set({ last_heartbeat_at: at })
+    .set({ last_heartbeat_at: at, chunks_done: chunksDone })
     .where('id', '=', id)
     .where('stopped_at', 'is', null)
     .executeTakeFirst();
   return Number(result.numUpdatedRows) > 0;
 }
 
-/** A clean shutdown. */
-export async function stopWorker(db: Executor, id: string, at: string): Promise<void> {
+/** A clean shutdown, with the chunks the worker finished in all. */
+export async function stopWorker(db: Executor, id: string, at: string, chunksDone: number): Promise<void> {
   await db
     .updateTable('workers')
-    .set({ stopped_at: at, last_heartbeat_at: at })
+    .set({ stopped_at: at, last_heartbeat_at: at, chunks_done: chunksDone })
     .where('id', '=', id)
     .execute();
 }

@@ -209,6 +209,7 @@ describe('the operator console API', () => {
           started_at: started,
           last_heartbeat: started,
           chunks: 0,
+          chunks_done: 0,
         },
       ]);
       await background.stop();

@@ -91,9 +91,29 @@ describe('the worker loop', () => {
   });
 
   it('does not verify or complete a chunk that begin turned down', async () => {
-    const { worker, calls } = fakeLoop([chunk(0)], { begin: async () => null });
+    const { worker, calls } = fakeLoop([chunk(0), chunk(1)], {
+      begin: async (c) => (c.seq === 0 ? 'released' : 'job-failed'),
+    });
     expect(await worker.runOnce()).toBe(true);
-    expect(calls).toEqual(['claim:0:wkr_test']);
+    expect(await worker.runOnce()).toBe(true);
+    expect(calls).toEqual(['claim:0:wkr_test', 'claim:1:wkr_test']);
+  });
+
+  it('counts the chunks it completed or settled by failing their job, not those released or lost', async () => {
+    const { worker } = fakeLoop([chunk(0), chunk(1), chunk(2), chunk(3), chunk(4)], {
+      begin: async (c) =>
+        c.seq === 1
+          ? 'released'
+          : c.seq === 2
+            ? 'job-failed'
+            : { chunk: c, job: { id: c.job_id, mode: 'test' }, emails: [], repeats: [], log: pino() },
+      // Chunk 3's lease was lost before its results were written.
+      complete: async (begun) => begun.chunk.seq !== 3,
+    });
+    expect(worker.chunksDone).toBe(0);
+    while (await worker.runOnce());
+    // Chunks 0 and 4 completed, chunk 2 settled with its failed job.
+    expect(worker.chunksDone).toBe(3);
   });
 
   it('hands a chunk being verified back on stop(), without completing it', async () => {

@@ -2,7 +2,8 @@
  * `mailverdict worker` processes in the operator console's health (docs/operators.md, "Service
  * health"): a worker shows while idle, with its kind, host and pid; one killed without a clean
  * stop is counted lost once silent for the lease (three beats); one stopped with SIGTERM is
- * neither listed nor lost. A short `MAILVERDICT_WORKER_LEASE` keeps the beats short.
+ * neither listed nor lost; one that finished chunks shows how many once idle, and writes the count
+ * at its clean stop. A short `MAILVERDICT_WORKER_LEASE` keeps the beats short.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
@@ -12,7 +13,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/clock.js';
 import { loadConfig } from '../../src/config.js';
 import { createRuntime, type Runtime } from '../../src/runtime.js';
+import { createAccount } from '../../src/services/accounts.service.js';
+import { intakeAll } from '../../src/services/batch-intake.js';
+import { submitBatch } from '../../src/services/batch.service.js';
+import { plansFromConfig } from '../../src/services/plans.js';
 import { serviceHealth, type ServiceHealth } from '../../src/services/service-health.service.js';
+import { systemResolver } from '../../src/services/webhooks/ssrf.js';
+import { getJob } from '../../src/store/job.store.js';
 import { cleanEnv, killAll, spawnMailverdict, type RunningCommand } from '../kit/cli.js';
 import { waitFor } from '../kit/wait-for.js';
 
@@ -98,5 +105,49 @@ describe('mailverdict worker in the service health', () => {
     expect(now.live.map((w) => w.worker_id)).not.toContain(id);
     await new Promise((r) => setTimeout(r, 2 * LEASE_MS));
     expect((await health()).lost_24h).toBe(lostBefore);
+  });
+
+  it('shows the chunks an idle worker finished since it started, and writes the count at its clean stop', async () => {
+    const config = loadConfig({ dataDir, chunkSize: '10' }, {});
+    const { db, clock } = runtime.ctx;
+    const account = await createAccount(db, clock, { email: 'done@example.org' });
+    const { submission } = await submitBatch(
+      { db, clock, config, plans: plansFromConfig(config), resolveHost: systemResolver },
+      {
+        accountId: account.id,
+        mode: 'test',
+        request: {
+          addresses: intakeAll(
+            Array.from({ length: 25 }, (_, i) => `u${i}@valid.example.com`),
+            config.batch.chunkSize,
+          ),
+          webhookUrl: null,
+          notifyEmail: false,
+        },
+        idempotencyKey: null,
+      },
+    );
+    const worker = await startWorker();
+    const id = worker.first.worker!;
+    await waitFor(
+      'the job completed',
+      async () => ((await getJob(db, submission.job_id))?.status === 'completed' ? true : undefined),
+      20_000,
+      50,
+    );
+    // The beat after the last chunk carries the count: three chunks of ten, idle again.
+    const idle = await waitFor(
+      'an idle beat with the chunks done',
+      async () => {
+        const w = (await health()).live.find((l) => l.worker_id === id);
+        return w?.chunks === 0 && w.chunks_done === 3 ? w : undefined;
+      },
+      20_000,
+      50,
+    );
+    expect(idle).toMatchObject({ kind: 'worker', chunks: 0, chunks_done: 3 });
+    expect((await worker.stop()).code).toBe(0);
+    const row = await db.selectFrom('workers').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+    expect(row).toMatchObject({ chunks_done: 3, stopped_at: expect.any(String) });
   });
 });

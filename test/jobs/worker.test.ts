@@ -1,12 +1,16 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
+import pino from 'pino';
 import { SECOND } from '../../src/clock.js';
+import { startWorkerPresence } from '../../src/jobs/worker-presence.js';
 import type { ChunkVerifier } from '../../src/services/chunk-verifier.js';
 import { MAX_CHUNK_ATTEMPTS } from '../../src/services/chunk.service.js';
+import { serviceHealth } from '../../src/services/service-health.service.js';
 import { claimChunk, completeChunk } from '../../src/store/chunk.store.js';
 import { encodeResults } from '../../src/store/chunk-codec.js';
 import { listJobDeliveries } from '../../src/store/delivery.store.js';
 import { createJobsHarness, fixtureEmails, type JobsHarness, type ResultsJson } from '../kit/jobs-kit.js';
+import { waitFor } from '../kit/wait-for.js';
 
 const closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -216,5 +220,49 @@ describe('worker leases', () => {
     await h.drain();
     expect((await h.job(h.testKey, first)).json().status).toBe('completed');
     expect((await h.job(h.testKey, second)).json().status).toBe('completed');
+  });
+});
+
+describe('chunks done in the service health', () => {
+  it('shows an idle worker with the chunks it completed or settled since it started, after a beat', async () => {
+    const h = await harness();
+    const { db } = h.runtime.ctx;
+    const worker = h.worker;
+    const presence = startWorkerPresence({
+      db,
+      clock: h.clock,
+      logger: pino({ level: 'silent' }),
+      workerId: worker.id,
+      kind: 'worker',
+      leaseMs: 150,
+      chunksDone: () => worker.chunksDone,
+    });
+    closers.push(() => presence.stop());
+    const live = async () =>
+      (await serviceHealth({ db, clock: h.clock, leaseMs: 30 * SECOND })).workers.live.find(
+        (w) => w.worker_id === worker.id,
+      );
+    expect(await waitFor('the registration', live, 5000, 20)).toMatchObject({ chunks: 0, chunks_done: 0 });
+
+    // Three chunks completed, and one settled by failing its job (started past the limit).
+    const completed = await submit(h, 25);
+    const failed = await submit(h, 5);
+    for (let i = 0; i < MAX_CHUNK_ATTEMPTS; i++) {
+      await claimChunk(db, { job_id: failed, seq: 0 }, `wkr_${i}`, nowIso(h), later(h, SECOND));
+      h.advance(SECOND + 1);
+    }
+    expect(await h.drain()).toBe(4);
+    expect((await h.job(h.testKey, completed)).json().status).toBe('completed');
+    expect((await h.job(h.testKey, failed)).json().status).toBe('failed');
+    // Failing a job leaves its chunk's lease to run out: until then the panel counts it held.
+    h.advance(30 * SECOND + 1);
+
+    const idle = await waitFor(
+      'a beat with the chunks done',
+      async () => ((await live())?.chunks_done === 4 ? live() : undefined),
+      5000,
+      20,
+    );
+    expect(idle).toMatchObject({ kind: 'worker', chunks: 0, chunks_done: 4 });
   });
 });

@@ -213,6 +213,7 @@ describe.each(testBackends())('operator console services (%s)', (backend) => {
           started_at: null,
           last_heartbeat: now,
           chunks: 1,
+          chunks_done: null,
         },
       ],
       lost_24h: 0,
@@ -225,11 +226,18 @@ describe.each(testBackends())('operator console services (%s)', (backend) => {
       pid: 7,
       version: '0.1.0',
       started_at: now,
+      chunks_done: 4,
     });
     await claimChunk(store.db, { job_id: 'job_1', seq: 1 }, 'wkr_b', now, '2026-03-10T12:00:30.000Z');
     expect((await serviceHealth({ db: store.db, clock, leaseMs: 30_000 })).workers.live).toEqual([
-      expect.objectContaining({ worker_id: 'wkr_b', kind: 'worker', host: 'node-2', chunks: 1 }),
-      expect.objectContaining({ worker_id: 'wkr_a', kind: null, chunks: 1 }),
+      expect.objectContaining({
+        worker_id: 'wkr_b',
+        kind: 'worker',
+        host: 'node-2',
+        chunks: 1,
+        chunks_done: 4,
+      }),
+      expect.objectContaining({ worker_id: 'wkr_a', kind: null, chunks: 1, chunks_done: null }),
     ]);
     expect(health.deliveries).toEqual({ failed_24h: 0, retrying: 0, last_error: null, last_at: null });
     expect(health.egresses).toBeNull();

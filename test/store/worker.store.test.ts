@@ -47,13 +47,14 @@ describe.each(testBackends())('worker rows on %s', (backend) => {
       pid: 4242,
       version: '0.1.0',
       started_at: clock.now().toISOString(),
+      chunks_done: 0,
     });
 
   it('lists a registered idle worker as live with its kind, host, pid, start and last heartbeat', async () => {
     const started = clock.now().toISOString();
     await register('wkr_idle', 'embedded');
     clock.advance(5 * SECOND);
-    expect(await beatWorker(store.db, 'wkr_idle', clock.now().toISOString())).toBe(true);
+    expect(await beatWorker(store.db, 'wkr_idle', clock.now().toISOString(), 0)).toBe(true);
     expect((await health()).workers).toEqual({
       live: [
         {
@@ -65,6 +66,7 @@ describe.each(testBackends())('worker rows on %s', (backend) => {
           started_at: started,
           last_heartbeat: clock.now().toISOString(),
           chunks: 0,
+          chunks_done: 0,
         },
       ],
       lost_24h: 0,
@@ -97,8 +99,8 @@ describe.each(testBackends())('worker rows on %s', (backend) => {
   it('neither lists nor counts a worker that stopped cleanly, and a beat does not revive it', async () => {
     await register('wkr_gone');
     clock.advance(SECOND);
-    await stopWorker(store.db, 'wkr_gone', clock.now().toISOString());
-    expect(await beatWorker(store.db, 'wkr_gone', clock.now().toISOString())).toBe(false);
+    await stopWorker(store.db, 'wkr_gone', clock.now().toISOString(), 0);
+    expect(await beatWorker(store.db, 'wkr_gone', clock.now().toISOString(), 0)).toBe(false);
     expect((await health()).workers).toEqual({ live: [], lost_24h: 0 });
     clock.advance(HOUR);
     expect((await health()).workers).toEqual({ live: [], lost_24h: 0 });
@@ -107,7 +109,7 @@ describe.each(testBackends())('worker rows on %s', (backend) => {
   it('the sweep deletes the rows of workers not seen for a day, and keeps the others', async () => {
     await register('wkr_old');
     await register('wkr_stopped');
-    await stopWorker(store.db, 'wkr_stopped', clock.now().toISOString());
+    await stopWorker(store.db, 'wkr_stopped', clock.now().toISOString(), 0);
     clock.advance(DAY - SECOND);
     await register('wkr_new');
     clock.advance(2 * SECOND);
@@ -115,11 +117,24 @@ describe.each(testBackends())('worker rows on %s', (backend) => {
     const left = await store.db.selectFrom('workers').select('id').execute();
     expect(left.map((r) => r.id)).toEqual(['wkr_new']);
     // A worker swept while frozen re-registers at its next beat.
-    expect(await beatWorker(store.db, 'wkr_old', clock.now().toISOString())).toBe(false);
+    expect(await beatWorker(store.db, 'wkr_old', clock.now().toISOString(), 0)).toBe(false);
   });
 
-  it('a started presence registers at once, beats on its timer and marks itself stopped', async () => {
+  it('lists the chunks a worker finished, as of its last beat, while it is idle', async () => {
+    await register('wkr_worked');
+    await register('wkr_fresh');
+    clock.advance(5 * SECOND);
+    expect(await beatWorker(store.db, 'wkr_worked', clock.now().toISOString(), 12)).toBe(true);
+    expect(await beatWorker(store.db, 'wkr_fresh', clock.now().toISOString(), 0)).toBe(true);
+    expect((await health()).workers.live).toEqual([
+      expect.objectContaining({ worker_id: 'wkr_fresh', chunks: 0, chunks_done: 0 }),
+      expect.objectContaining({ worker_id: 'wkr_worked', chunks: 0, chunks_done: 12 }),
+    ]);
+  });
+
+  it('a started presence registers at once, beats on its timer with the chunks done and marks itself stopped', async () => {
     const leaseMs = 150;
+    let chunksDone = 0;
     const presence = startWorkerPresence({
       db: store.db,
       clock,
@@ -127,13 +142,20 @@ describe.each(testBackends())('worker rows on %s', (backend) => {
       workerId: 'wkr_timer',
       kind: 'worker',
       leaseMs,
+      chunksDone: () => chunksDone,
     });
+    const row = () =>
+      store.db.selectFrom('workers').selectAll().where('id', '=', 'wkr_timer').executeTakeFirst();
     try {
-      const row = () =>
-        store.db.selectFrom('workers').selectAll().where('id', '=', 'wkr_timer').executeTakeFirst();
       await waitFor('the registration', row, 5000, 20);
-      expect(await row()).toMatchObject({ kind: 'worker', pid: process.pid, stopped_at: null });
+      expect(await row()).toMatchObject({
+        kind: 'worker',
+        pid: process.pid,
+        stopped_at: null,
+        chunks_done: 0,
+      });
       clock.advance(10 * SECOND);
+      chunksDone = 3;
       const beatAt = clock.now().toISOString();
       await waitFor(
         'a heartbeat',
@@ -141,16 +163,21 @@ describe.each(testBackends())('worker rows on %s', (backend) => {
         5000,
         20,
       );
+      expect((await row())?.chunks_done).toBe(3);
       expect(heartbeatEvery(leaseMs)).toBe(50);
-      // Swept while frozen: the next beat registers it again.
+      // Swept while frozen: the next beat registers it again, with its count so far.
       await store.db.deleteFrom('workers').execute();
       await waitFor('the re-registration', row, 5000, 20);
+      expect((await row())?.chunks_done).toBe(3);
     } finally {
       clock.advance(SECOND);
+      chunksDone = 5;
       await presence.stop();
     }
     const stopped = await store.db.selectFrom('workers').selectAll().executeTakeFirstOrThrow();
     expect(stopped.stopped_at).toBe(clock.now().toISOString());
+    // The clean stop writes the final count.
+    expect(stopped.chunks_done).toBe(5);
     await sleep(3 * 50);
     expect((await store.db.selectFrom('workers').selectAll().executeTakeFirstOrThrow()).stopped_at).toBe(
       clock.now().toISOString(),

@@ -17,6 +17,7 @@ import { listSchedulesMigration } from './0011-list-schedules.js';
 import { accountSuspensionMigration } from './0012-account-suspension.js';
 import { workersMigration } from './0013-workers.js';
 import { scheduleStepsMigration } from './0014-schedule-steps.js';
+import { workerChunksDoneMigration } from './0015-worker-chunks-done.js';
 
 export const migrations: Record<string, Migration> = {
   '0001-accounts': accountsMigration,
@@ -33,4 +34,5 @@ export const migrations: Record<string, Migration> = {
   '0012-account-suspension': accountSuspensionMigration,
   '0013-workers': workersMigration,
   '0014-schedule-steps': scheduleStepsMigration,
+  '0015-worker-chunks-done': workerChunksDoneMigration,
 };

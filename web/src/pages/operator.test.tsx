@@ -48,6 +48,7 @@ const HEALTH: ServiceHealth = {
         started_at: '2026-03-10T08:00:00.000Z',
         last_heartbeat: '2026-03-10T11:59:55.000Z',
         chunks: 2,
+        chunks_done: 1840,
       },
       {
         worker_id: 'wkr_idle',
@@ -58,6 +59,18 @@ const HEALTH: ServiceHealth = {
         started_at: '2026-03-10T09:00:00.000Z',
         last_heartbeat: '2026-03-10T11:59:48.000Z',
         chunks: 0,
+        chunks_done: 7,
+      },
+      {
+        worker_id: 'wkr_old',
+        kind: null,
+        host: null,
+        pid: null,
+        version: null,
+        started_at: null,
+        last_heartbeat: '2026-03-10T11:59:50.000Z',
+        chunks: 1,
+        chunks_done: null,
       },
     ],
     lost_24h: 0,
@@ -134,7 +147,12 @@ describe('operator console page', () => {
       consoleServer([account(1)], { ...HEALTH, workers: { ...HEALTH.workers, lost_24h: 2 } }),
     );
     const table = await screen.findByRole('table', { name: 'Workers' });
-    const [, busy, idle] = within(table).getAllByRole('row');
+    const [header, busy, idle, older] = within(table).getAllByRole('row');
+    const doneColumn = within(header!)
+      .getAllByRole('columnheader')
+      .findIndex((h) => h.textContent === 'Chunks done');
+    expect(doneColumn).toBeGreaterThan(0);
+    const doneOf = (row: HTMLElement | undefined) => within(row!).getAllByRole('cell')[doneColumn - 1];
     expect(busy).toHaveTextContent('wkr_abc');
     expect(busy).toHaveTextContent('Embedded (serve)');
     expect(busy).toHaveTextContent('node-1 (101)');
@@ -144,7 +162,13 @@ describe('operator console page', () => {
     expect(idle).toHaveTextContent('node-2 (202)');
     expect(idle).toHaveTextContent('Idle');
     expect(idle).toHaveTextContent('12 seconds ago');
-    expect(screen.getByText(/2 live workers: 1 busy, 1 idle/)).toBeInTheDocument();
+    // Chunks done since start tell an idle worker that has worked from one idle since its start.
+    expect(doneOf(busy)).toHaveTextContent('1,840');
+    expect(doneOf(idle)).toHaveTextContent('7');
+    // A lease holder without a row (an older version) has no count.
+    expect(older).toHaveTextContent('wkr_old');
+    expect(doneOf(older)).toHaveTextContent('—');
+    expect(screen.getByText(/3 live workers: 2 busy, 1 idle/)).toBeInTheDocument();
     expect(screen.getByRole('alert')).toHaveTextContent('2 workers stopped beating without a clean stop');
   });
 

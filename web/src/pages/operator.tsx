@@ -9,8 +9,8 @@
  * "Suspend account"; dialog "Change <email>" with fields "Plan", "Own monthly quota", "Own rate
  * limit", "Overage" and button "Save"; form "Create an account" with fields "Owner's e-mail
  * address", "Plan" and button "Create account", then field "Owner's invitation link"; heading
- * "Service health" with table "Workers" (busy or idle, last heartbeat as relative time) and an alert
- * when workers were lost.
+ * "Service health" with table "Workers" (busy or idle, chunks done since start, last heartbeat as
+ * relative time) and an alert when workers were lost.
  */
 import { useMutation, useQuery } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
@@ -392,6 +392,7 @@ function WorkersTable({ workers, checkedAt }: { workers: ServiceHealth['workers'
                   <th scope="col">Kind</th>
                   <th scope="col">Host (pid)</th>
                   <th scope="col">State</th>
+                  <th scope="col">Chunks done</th>
                   <th scope="col">Started</th>
                   <th scope="col">Last heartbeat</th>
                 </tr>
@@ -409,6 +410,7 @@ function WorkersTable({ workers, checkedAt }: { workers: ServiceHealth['workers'
                         <span className="badge">Idle</span>
                       )}
                     </td>
+                    <td className="num">{w.chunks_done === null ? '—' : formatNumber(w.chunks_done)}</td>
                     <td className="nowrap">{formatDateTime(w.started_at)}</td>
                     <td className="nowrap" title={formatDateTime(w.last_heartbeat)}>
                       {formatAgo(w.last_heartbeat, checkedAt)}
