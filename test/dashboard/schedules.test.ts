@@ -104,6 +104,26 @@ async function tick(d: DashboardHarness) {
   }
 }
 
+/** One tick in each of `processes` schedulers at once, each on its own connection to the store. */
+async function ticksAtOnce(d: DashboardHarness, processes: number) {
+  const { ctx } = d.runtime;
+  const others = Array.from({ length: processes - 1 }, () => openDatabase(ctx.config));
+  try {
+    return await Promise.all(
+      [ctx.db, ...others].map((db) =>
+        createScheduler({
+          db,
+          clock: ctx.clock,
+          config: ctx.config,
+          logger: pino({ level: 'silent' }),
+        }).runOnce(),
+      ),
+    );
+  } finally {
+    for (const o of others) await o.destroy();
+  }
+}
+
 /** Moves the clock; the browser signs in again (the session's idle timeout has passed). */
 async function later(d: DashboardHarness, browser: Browser, ms: number): Promise<void> {
   d.advance(ms);
@@ -321,23 +341,8 @@ describe('lists re-verified on a schedule', SLOW, () => {
     await d.drain();
     await schedule(browser, first.job_id, { every_days: 1 });
     await later(d, browser, DAY);
-    const { ctx } = d.runtime;
-    const others = [openDatabase(ctx.config), openDatabase(ctx.config), openDatabase(ctx.config)];
-    try {
-      const reports = await Promise.all(
-        [ctx.db, ...others].map((db) =>
-          createScheduler({
-            db,
-            clock: ctx.clock,
-            config: ctx.config,
-            logger: pino({ level: 'silent' }),
-          }).runOnce(),
-        ),
-      );
-      expect(reports.reduce((n, r) => n + r.runs, 0)).toBe(1);
-    } finally {
-      for (const o of others) await o.destroy();
-    }
+    const reports = await ticksAtOnce(d, 4);
+    expect(reports.reduce((n, r) => n + r.runs, 0)).toBe(1);
     expect((await history(browser, first.job_id)).map((r) => r.kind)).toEqual(['run', 'upload']);
   });
 
@@ -351,29 +356,14 @@ describe('lists re-verified on a schedule', SLOW, () => {
     for (const i of [3, 140, 249]) verdicts.set(`p${i}@example.com`, 'undeliverable');
     expect((await tick(d)).runs).toBe(1);
     await d.drain();
-    const { ctx } = d.runtime;
-    const others = [openDatabase(ctx.config), openDatabase(ctx.config), openDatabase(ctx.config)];
-    try {
-      const reports = await Promise.all(
-        [ctx.db, ...others].map((db) =>
-          createScheduler({
-            db,
-            clock: ctx.clock,
-            config: ctx.config,
-            logger: pino({ level: 'silent' }),
-          }).runOnce(),
-        ),
-      );
-      expect(reports.reduce((n, r) => n + r.compared, 0)).toBe(1);
-    } finally {
-      for (const o of others) await o.destroy();
-    }
+    const reports = await ticksAtOnce(d, 4);
+    expect(reports.reduce((n, r) => n + r.compared, 0)).toBe(1);
     const runs = await history(browser, first.job_id);
     expect(runs[0]).toMatchObject({
       counts: { deliverable: 247, undeliverable: 3, risky: 0, unknown: 0 },
       changes: { became_undeliverable: 3, became_deliverable: 0 },
     });
-    const run = await ctx.db
+    const run = await d.runtime.ctx.db
       .selectFrom('list_runs')
       .select(['compare_step'])
       .where('job_id', '=', runs[0]!.job_id!)

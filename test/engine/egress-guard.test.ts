@@ -10,6 +10,7 @@ import { Registry } from 'prom-client';
 import { registerEgressMetrics } from '../../src/api/egress-metrics.js';
 import { blocksTheEgress } from '../../src/engine/net/egress.js';
 import { createLocalEgressHealth } from '../../src/engine/net/egress-health.js';
+import type { EgressGuard } from '../../src/engine/net/egress-guard.js';
 import { ReplyParser } from '../../src/engine/smtp/reply.js';
 import type { SmtpReply } from '../../src/engine/smtp/reply.js';
 import { addresses, startGuardWorld, ZONE, type GuardWorld } from '../kit/guard-world.js';
@@ -176,8 +177,11 @@ describe('blocklist re-checks', () => {
     expect(w.logs.find((l) => l.level === 50)?.msg).toMatch(/^every egress rests: probing goes on/);
   });
 
-  it('take a resting egress as the last resort of a host that refused the egresses in service', async () => {
-    // Run-time blocks would degrade the refused egress too: keep them out of this test.
+  /**
+   * Two egresses: 127.0.0.2 listed (the guard rests it), 127.0.0.3 in service but refused by every
+   * host at RCPT. Run-time blocks would degrade the refused egress too: kept out of these tests.
+   */
+  async function refusedInService(): Promise<{ w: GuardWorld; guard: EgressGuard }> {
     const w = (world = await startGuardWorld({
       sourceAddress: '127.0.0.2,127.0.0.3',
       egressBlockHosts: '10',
@@ -187,6 +191,11 @@ describe('blocklist re-checks', () => {
     w.blocked.add(LISTED);
     const guard = w.guard(createLocalEgressHealth(time.now), time.now);
     await guard.tick();
+    return { w, guard };
+  }
+
+  it('take a resting egress as the last resort of a host that refused the egresses in service', async () => {
+    const { w, guard } = await refusedInService();
     const results = await w.engine(guard).verifyMany(addresses(9));
     expect(results.map((r) => r.status)).toEqual(Array(9).fill('deliverable'));
     expect(w.sessions()['127.0.0.2']).toBeGreaterThan(0);
@@ -197,15 +206,7 @@ describe('blocklist re-checks', () => {
     // One address (with the catch-all probe, two refusals: fewer than the three in a row that
     // settle the host's queue): before the fix it went back to the refused egress and settled
     // `unknown` / smtp_blocked there; the CI flake of the test above was the same return, raced.
-    const w = (world = await startGuardWorld({
-      sourceAddress: '127.0.0.2,127.0.0.3',
-      egressBlockHosts: '10',
-    }));
-    const time = clock();
-    w.list('127.0.0.2');
-    w.blocked.add(LISTED);
-    const guard = w.guard(createLocalEgressHealth(time.now), time.now);
-    await guard.tick();
+    const { w, guard } = await refusedInService();
     const [result] = await w.engine(guard).verifyMany(['user0@one.test']);
     expect([result?.status, result?.reason]).toEqual(['deliverable', null]);
     expect(w.sessions()).toEqual({ '127.0.0.3': 1, '127.0.0.2': 1 });
