@@ -374,10 +374,16 @@ function startOfComparison(): Progress {
   };
 }
 
+/** A chunk of the run, decoded: its addresses and their results. */
+interface DecodedChunk {
+  emails: string[];
+  results: ReturnType<typeof decodeResults>;
+}
+
 /** The run's results chunk by chunk, the last one read kept decoded between steps. */
 class ResultCursor {
   #seq = -1;
-  #chunk: { emails: string[]; results: ReturnType<typeof decodeResults> } | null = null;
+  #chunk: DecodedChunk | null = null;
 
   constructor(
     private readonly jobId: string,
@@ -385,10 +391,7 @@ class ResultCursor {
   ) {}
 
   /** Chunk `seq`, decoded; null past the last. */
-  async read(
-    db: Executor,
-    seq: number,
-  ): Promise<{ emails: string[]; results: ReturnType<typeof decodeResults> } | null> {
+  async read(db: Executor, seq: number): Promise<DecodedChunk | null> {
     if (seq >= this.chunkCount) return null;
     if (seq !== this.#seq) {
       const chunk = await readChunk(db, this.jobId, seq);
