@@ -24,13 +24,13 @@ COPY clients/typescript/package.json clients/typescript/
 RUN --mount=type=secret,id=npm_ca \
     if [ -s /run/secrets/npm_ca ]; then export NODE_EXTRA_CA_CERTS=/run/secrets/npm_ca; fi; \
     node -e 'if (+process.versions.node.split(".")[0] < 22) { console.error("mailverdict images need Node >= 22 (Node " + process.version + " given; Node 20 is past its end of life)"); process.exit(1) }' \
-    && npm ci --no-audit --no-fund --ignore-scripts
+    && npm ci --no-audit --no-fund --no-update-notifier --ignore-scripts
 COPY . .
 # Then only what runs: production dependencies, without the packages this Node never loads
 # (better-sqlite3 12 and the sources and other platforms' binaries of 13: about 50 MB), and
 # proof that the store's native module loads in this image's Node.
 RUN npm run build \
-    && npm prune --omit=dev --no-audit --no-fund --ignore-scripts \
+    && npm prune --omit=dev --no-audit --no-fund --no-update-notifier --ignore-scripts \
     && rm -rf node_modules/@mailverdict/client node_modules/better-sqlite3 \
        node_modules/better-sqlite3-v13/deps node_modules/better-sqlite3-v13/src \
        node_modules/better-sqlite3-v13/build \
@@ -42,7 +42,7 @@ RUN npm run build \
 FROM ${NODE_IMAGE}
 # tini as PID 1 (what `docker run --init` adds): it forwards SIGTERM/SIGINT to node and reaps
 # zombies, and a signal that arrives before node listens for it still stops the container.
-RUN apt-get update \
+RUN apt-get -o Acquire::Languages=none update \
     && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends tini \
     && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin \
     && groupadd --system --gid 10001 mailverdict \
