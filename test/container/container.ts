@@ -73,22 +73,27 @@ async function waitJobDone(base: string, key: string, jobId: string): Promise<Re
   });
 }
 
-/** The batch both scenarios submit, with the test key's fixed results (docs/api.md, "Test keys"). */
-const BATCH = [
-  'anna@valid.example.com',
-  'bob@invalid.example.com',
-  'carol@valid.example.com',
-  'dave@disposable.example.com',
-  'erin@invalid.example.com',
-];
-const EXPECTED_ROWS = ['deliverable', 'undeliverable', 'deliverable', 'risky', 'undeliverable'];
+/** Addresses with the test key's fixed results (docs/api.md, "Test keys"): `n` of them, in turn. */
+const FIXTURES = [
+  ['valid', 'deliverable'],
+  ['invalid', 'undeliverable'],
+  ['disposable', 'risky'],
+] as const;
 
-function assertResults(csv: string): void {
+function batchOf(n: number): { emails: string[]; expected: string[] } {
+  const rows = Array.from({ length: n }, (_, i) => {
+    const [domain, status] = FIXTURES[i % FIXTURES.length]!;
+    return { email: `user${i}@${domain}.example.com`, status };
+  });
+  return { emails: rows.map((r) => r.email), expected: rows.map((r) => `${r.email},${r.status}`) };
+}
+
+function assertResults(csv: string, batch: { expected: string[] }): void {
   const lines = csv.trim().split(/\r?\n/);
   assert.equal(lines[0], 'email,status,score,reason');
   assert.deepEqual(
     lines.slice(1).map((l) => l.split(',').slice(0, 2).join(',')),
-    BATCH.map((email, i) => `${email},${EXPECTED_ROWS[i]}`),
+    batch.expected,
   );
 }
 
@@ -161,17 +166,15 @@ async function buildImage(): Promise<void> {
 
   await step('the image: non-root user, volume, port, stop signal, health check, tini', async () => {
     const { stdout } = await podman(['image', 'inspect', IMAGE, '--format', 'json']);
-    const [image] = JSON.parse(stdout) as [{ Config: Record<string, unknown> }];
+    const [image] = JSON.parse(stdout) as [
+      { Config: Record<string, unknown>; Healthcheck?: { Test: string[] } },
+    ];
     const config = image.Config;
     assert.equal(config.User, `${IMAGE_UID}:${IMAGE_UID}`);
     assert.deepEqual(Object.keys(config.Volumes as object), ['/data']);
     assert.deepEqual(Object.keys(config.ExposedPorts as object), ['8080/tcp']);
     assert.equal(config.StopSignal, 'SIGTERM');
-    assert.deepEqual((config.Healthcheck as { Test: string[] }).Test, [
-      'CMD',
-      'node',
-      '/app/dist/cli/healthcheck.js',
-    ]);
+    assert.deepEqual(image.Healthcheck?.Test, ['CMD', 'node', '/app/dist/cli/healthcheck.js']);
     assert.deepEqual(config.Entrypoint, ['/usr/bin/tini', '--', 'node', '/app/dist/cli/main.js']);
     assert.deepEqual(config.Cmd, ['serve']);
   });
@@ -180,6 +183,7 @@ async function buildImage(): Promise<void> {
 // ---- 1. the SQLite default ---------------------------------------------------------------------------
 
 async function sqliteDefault(): Promise<void> {
+  const batch = batchOf(6);
   const volume = `mailverdict-ci-${RUN_ID}`;
   const port = await freeLoopbackPort();
   const base = `http://127.0.0.1:${port}`;
@@ -228,13 +232,13 @@ async function sqliteDefault(): Promise<void> {
       const one = await http('POST', `${base}/v1/verify`, keys.test, { email: 'anna@valid.example.com' });
       assert.equal(one.status, 200, one.body);
       assert.equal(one.json().status, 'deliverable');
-      const submitted = await http('POST', `${base}/v1/verify/batch`, keys.test, { emails: BATCH });
+      const submitted = await http('POST', `${base}/v1/verify/batch`, keys.test, { emails: batch.emails });
       assert.equal(submitted.status, 202, submitted.body);
       const id = submitted.json().job_id as string;
       await waitJobDone(base, keys.test, id);
       const results = await http('GET', `${base}/v1/jobs/${id}/results`, keys.test);
       assert.equal(results.status, 200, results.body);
-      assertResults(results.body);
+      assertResults(results.body, batch);
       return id;
     },
   );
@@ -267,7 +271,11 @@ async function sqliteDefault(): Promise<void> {
 
 // ---- 2. the scaled-out set -----------------------------------------------------------------------------
 
+/** Chunks of the scaled-out batch: the smallest the setting allows, so that there are several. */
+const CHUNK_SIZE = 10;
+
 async function scaledOut(): Promise<void> {
+  const scaledBatch = batchOf(25);
   const database = `mailverdict_ci_${RUN_ID}`;
   const admin = new URL(DATABASE_URL);
   admin.pathname = '/postgres';
@@ -314,7 +322,7 @@ async function scaledOut(): Promise<void> {
     MAILVERDICT_REDIS_KEY_PREFIX: prefix,
     MAILVERDICT_SECRET_KEY_FILE: '/run/secrets/mailverdict_secret_key',
     // Several chunks, so that the worker's count says it did them all.
-    MAILVERDICT_CHUNK_SIZE: '2',
+    MAILVERDICT_CHUNK_SIZE: String(CHUNK_SIZE),
   };
   const secretMount = `${secretFile}:/run/secrets/mailverdict_secret_key:ro`;
   const once = async (args: string[]) =>
@@ -384,7 +392,9 @@ async function scaledOut(): Promise<void> {
       await waitReady(base, api);
       const ready = (await http('GET', `${base}/readyz`)).json();
       note(`/readyz: ${JSON.stringify(ready)}`);
-      const submitted = await http('POST', `${base}/v1/verify/batch`, account.testKey, { emails: BATCH });
+      const submitted = await http('POST', `${base}/v1/verify/batch`, account.testKey, {
+        emails: scaledBatch.emails,
+      });
       assert.equal(submitted.status, 202, submitted.body);
       const id = submitted.json().job_id as string;
       // No worker runs anywhere yet: the job can only wait.
@@ -403,7 +413,7 @@ async function scaledOut(): Promise<void> {
     await waitJobDone(base, account.testKey, jobId);
     const results = await http('GET', `${base}/v1/jobs/${jobId}/results`, account.testKey);
     assert.equal(results.status, 200, results.body);
-    assertResults(results.body);
+    assertResults(results.body, scaledBatch);
     return id;
   });
 
@@ -423,7 +433,7 @@ async function scaledOut(): Promise<void> {
         chunks_done: number;
         stopped: boolean;
       }>('SELECT id, kind, chunks_done, stopped_at IS NOT NULL AS stopped FROM workers');
-      const chunks = Math.ceil(BATCH.length / 2);
+      const chunks = Math.ceil(scaledBatch.emails.length / CHUNK_SIZE);
       assert.deepEqual(rows, [{ id: workerId, kind: 'worker', chunks_done: chunks, stopped: true }]);
       note(`workers in the store: ${JSON.stringify(rows)}`);
     } finally {

@@ -149,7 +149,8 @@ export async function runContainer(
     ...args,
   ]);
   cleanups.push(
-    async () => void (await podman(['rm', '--force', '--time', '0', name], { allowFailure: true })),
+    async () =>
+      void (await podman(['rm', '--force', '--volumes', '--time', '0', name], { allowFailure: true })),
   );
 }
 
