@@ -25,7 +25,11 @@ RUN --mount=type=secret,id=npm_ca \
     if [ -s /run/secrets/npm_ca ]; then export NODE_EXTRA_CA_CERTS=/run/secrets/npm_ca; fi; \
     node -e 'if (+process.versions.node.split(".")[0] < 22) { console.error("mailverdict images need Node >= 22 (Node " + process.version + " given; Node 20 is past its end of life)"); process.exit(1) }' \
     && npm ci --no-audit --no-fund --no-update-notifier --ignore-scripts
-COPY . .
+# What `npm run build` reads, and nothing else: a change to the docs or the tests rebuilds nothing.
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+COPY web ./web
+COPY scripts ./scripts
 # Then only what runs: production dependencies, without the packages this Node never loads
 # (better-sqlite3 12 and the sources and other platforms' binaries of 13: about 50 MB), and
 # proof that the store's native module loads in this image's Node.
@@ -52,7 +56,7 @@ WORKDIR /app
 COPY --from=build /src/package.json ./
 COPY --from=build /src/node_modules ./node_modules
 COPY --from=build /src/dist ./dist
-COPY --from=build /src/docs ./docs
+COPY docs ./docs
 
 # Every setting is an environment variable (docs/configuration.md); these are the image's defaults.
 # MAILVERDICT_PUBLIC_BASE_URL names where users reach the service: set it to your public URL.
