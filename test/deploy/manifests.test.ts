@@ -11,6 +11,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Ajv } from 'ajv';
+import ts from 'typescript';
 import { parse, parseAllDocuments } from 'yaml';
 import { describe, expect, it } from 'vitest';
 
@@ -79,6 +80,41 @@ async function k8sErrors(doc: Manifest): Promise<string | null> {
   }
 }
 
+/**
+ * Fields the Kubernetes API does not know (a misspelt `readinesProbe`, which the API server
+ * drops or refuses): the schemas above allow unknown fields, as kubeconform does without
+ * `-strict`, so each object is also type-checked as an object literal of kubernetes-models'
+ * TypeScript interface for its kind, whose excess-property check names every unknown field.
+ */
+function unknownFields(docs: Manifest[]): string[] {
+  const file = `${K8S_DIR}strict-check.ts`;
+  const source = docs
+    .map((doc, i) => {
+      const module = doc.apiVersion === 'v1' ? 'kubernetes-models/v1' : `kubernetes-models/${doc.apiVersion}`;
+      return `import type { I${doc.kind} as T${i} } from '${module}';\nexport const m${i}: T${i} = ${JSON.stringify(doc)};`;
+    })
+    .join('\n');
+  const options: ts.CompilerOptions = {
+    strict: true,
+    noEmit: true,
+    skipLibCheck: true,
+    types: [],
+    target: ts.ScriptTarget.ES2022,
+    module: ts.ModuleKind.NodeNext,
+    moduleResolution: ts.ModuleResolutionKind.NodeNext,
+  };
+  const host = ts.createCompilerHost(options);
+  const getSourceFile = host.getSourceFile.bind(host);
+  const fileExists = host.fileExists.bind(host);
+  const readFile = host.readFile.bind(host);
+  host.getSourceFile = (name, language, ...rest) =>
+    name === file ? ts.createSourceFile(name, source, language) : getSourceFile(name, language, ...rest);
+  host.fileExists = (name) => name === file || fileExists(name);
+  host.readFile = (name) => (name === file ? source : readFile(name));
+  const program = ts.createProgram([file], options, host);
+  return ts.getPreEmitDiagnostics(program).map((d) => ts.flattenDiagnosticMessageText(d.messageText, ' '));
+}
+
 function podSpec(doc: Manifest): PodSpec {
   return (doc.spec as { template: { spec: PodSpec } }).template.spec;
 }
@@ -112,6 +148,19 @@ describe('the Kubernetes example (deploy/kubernetes)', () => {
     const { selector: _selector, ...withoutSelector } = api.spec!;
     expect(await k8sErrors({ ...api, spec: withoutSelector })).toMatch(/required property selector/);
   });
+
+  it('has no field the Kubernetes API does not know, and a check that finds a misspelt one', () => {
+    const docs = manifests().map((m) => m.doc);
+    expect(unknownFields(docs)).toEqual([]);
+    const api = byKind('Deployment', 'mailverdict-api');
+    const [container] = podSpec(api).containers;
+    const { readinessProbe, ...rest } = container!;
+    const misspelt = structuredClone(api);
+    podSpec(misspelt).containers = [{ ...rest, readinesProbe: readinessProbe } as Container];
+    expect(unknownFields([misspelt])).toEqual([
+      expect.stringMatching(/readinesProbe.* does not exist in type 'IContainer'/),
+    ]);
+  }, 120_000);
 
   it('probes the API on /healthz (liveness, start-up) and /readyz (readiness)', () => {
     const [api] = podSpec(byKind('Deployment', 'mailverdict-api')).containers;
