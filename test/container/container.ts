@@ -386,9 +386,11 @@ async function scaledOut(): Promise<void> {
   };
 
   const jobId = await step(
-    'scaled out: the API container (serve --no-embedded-workers) queues a batch',
+    'scaled out: the API container (serve --no-embedded-workers, read-only root) queues a batch',
     async () => {
-      await runContainer(api, containerEnv, [secretMount], ['serve', '--no-embedded-workers']);
+      await runContainer(api, containerEnv, [secretMount], ['serve', '--no-embedded-workers'], {
+        readOnly: true,
+      });
       await waitReady(base, api);
       const ready = (await http('GET', `${base}/readyz`)).json();
       note(`/readyz: ${JSON.stringify(ready)}`);
@@ -403,8 +405,8 @@ async function scaledOut(): Promise<void> {
     },
   );
 
-  const workerId = await step('scaled out: the worker container does the job', async () => {
-    await runContainer(worker, common, [secretMount], ['worker']);
+  const workerId = await step('scaled out: the worker container (read-only root) does the job', async () => {
+    await runContainer(worker, common, [secretMount], ['worker'], { readOnly: true });
     const id = await waitFor(
       'worker started',
       async () => /mailverdict worker (\S+) running/.exec(await logs(worker))?.[1],

@@ -127,16 +127,21 @@ export async function waitFor<T>(
   }
 }
 
-/** Runs the image detached with host networking, labelled for clean-up. */
+/**
+ * Runs the image detached with host networking, labelled for clean-up. `readOnly`: a read-only
+ * root file system with tmpfs on /tmp, as the Kubernetes example runs its pods.
+ */
 export async function runContainer(
   name: string,
   env: Record<string, string>,
   mounts: string[],
   args: string[],
+  { readOnly = false } = {},
 ) {
   await podman([
     'run',
     '--detach',
+    ...(readOnly ? ['--read-only', '--read-only-tmpfs'] : []),
     '--name',
     name,
     '--label',

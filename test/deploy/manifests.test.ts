@@ -185,6 +185,19 @@ describe('the Kubernetes example (deploy/kubernetes)', () => {
     expect([sealed(api!), sealed(worker!)]).toEqual([true, true]);
   });
 
+  it('gives serve and worker a writable /tmp on their read-only root (large submissions spool there)', () => {
+    for (const doc of [byKind('Deployment', 'mailverdict-api'), byKind('Deployment', 'mailverdict-worker')]) {
+      const spec = podSpec(doc) as PodSpec & { volumes: { name: string; emptyDir?: object }[] };
+      const [container] = spec.containers as (Container & {
+        securityContext: { readOnlyRootFilesystem?: boolean };
+        volumeMounts: { name: string; mountPath: string }[];
+      })[];
+      expect(container!.securityContext.readOnlyRootFilesystem).toBe(true);
+      const tmp = container!.volumeMounts.find((m) => m.mountPath === '/tmp');
+      expect(spec.volumes.find((v) => v.name === tmp?.name)?.emptyDir).toEqual({});
+    }
+  });
+
   it('runs every pod as the image’s non-root user, with a stop grace longer than serve’s 10 s', () => {
     for (const doc of [byKind('Deployment', 'mailverdict-api'), byKind('Deployment', 'mailverdict-worker')]) {
       const spec = podSpec(doc);
