@@ -50,7 +50,8 @@ const NOT_OURS: Record<string, string> = {
       '--scale',
       '--index',
       '--no-deps',
-    ].map((flag) => [flag, 'docker / docker compose (docs/deploy.md)']),
+      '--network',
+    ].map((flag) => [flag, 'docker / podman (docs/deploy.md, docs/benchmarks.md)']),
   ),
   ...Object.fromEntries(
     ['--from-literal', '--for', '--timeout'].map((flag) => [flag, 'kubectl (docs/deploy.md)']),
