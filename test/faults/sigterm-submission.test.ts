@@ -207,7 +207,7 @@ describe('SIGTERM during a 500,000-address submission', () => {
     expect(await storedJobs()).toEqual([
       expect.objectContaining({ id: accepted.job_id, total: TOTAL, chunks: 100, stored: TOTAL }),
     ]);
-  }, 60_000);
+  }, 120_000);
 
   it('answers an upload stalled past the grace 503 with Retry-After, exits, and stores nothing', async () => {
     const serve = await startServe(dataDir, SETTINGS);
@@ -229,5 +229,5 @@ describe('SIGTERM during a 500,000-address submission', () => {
 
     expect(await restartAndSettle(key)).toEqual([]);
     expect(await storedJobs()).toEqual([]);
-  }, 60_000);
+  }, 120_000);
 });

@@ -4,8 +4,13 @@
  * file that runs in plain Node (`@vitest-environment node`) skips all of it.
  */
 import '@testing-library/jest-dom/vitest';
-import { cleanup } from '@testing-library/react';
+import { cleanup, configure } from '@testing-library/react';
 import { afterEach } from 'vitest';
+
+// findBy* and waitFor wait up to 10 s instead of 1 s: a page that renders after its fetches ran
+// out of the default second on a loaded two-core machine (keys and overview, at load 25). A page
+// that never renders still fails.
+configure({ asyncUtilTimeout: 10_000 });
 
 if (typeof document !== 'undefined') {
   afterEach(() => {
