@@ -103,8 +103,9 @@ async function errorOf(response: Response): Promise<ApiCallError> {
 }
 
 export function createApiClient(options: ApiClientOptions): ApiClient {
-  const base = options.url.replace(/\/+$/, '');
-  const shown = displayUrl(base);
+  // fetch refuses a URL with credentials, and an error must not show them: they are dropped.
+  const base = displayUrl(options.url);
+  const shown = base;
   const fetch = options.fetch ?? globalThis.fetch;
   const retries = options.retries ?? 2;
   const maxWait = options.maxRetryAfterSeconds ?? 5;
@@ -171,20 +172,27 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
         else more = true;
       };
       const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+      const requestId = response.headers.get('x-request-id');
+      const cutShort = (why: string) =>
+        new ApiCallError(
+          'connection_failed',
+          `the results ended before the end of the JSON document (${why})`,
+          response.status,
+          requestId,
+          null,
+        );
       try {
         while (!more) {
-          const { done, value } = await reader.read();
-          if (done) break;
-          parser.write(value);
+          let chunk: Awaited<ReturnType<typeof reader.read>>;
+          try {
+            chunk = await reader.read();
+          } catch (err) {
+            throw cutShort(err instanceof Error ? err.message : String(err));
+          }
+          if (chunk.done) break;
+          parser.write(chunk.value);
         }
-        if (!more && !parser.isEnded)
-          throw new ApiCallError(
-            'connection_failed',
-            'the results ended before the end of the JSON document',
-            response.status,
-            response.headers.get('x-request-id'),
-            null,
-          );
+        if (!more && !parser.isEnded) throw cutShort('the connection closed');
       } finally {
         reader.releaseLock();
         await response.body!.cancel().catch(() => undefined);

@@ -156,6 +156,9 @@ describe('mailverdict mcp', () => {
       required: ['id'],
     });
     expect(byName.get_job!.annotations?.readOnlyHint).toBe(true);
+    // docs/mcp.md lists each tool in its table.
+    const page = readFileSync(new URL('../../docs/mcp.md', import.meta.url), 'utf8');
+    for (const name of Object.keys(byName)) expect(page).toMatch(new RegExp(`^\\| \`${name}\` \\|`, 'm'));
     expect(byName.verify_email!.annotations?.readOnlyHint).toBe(false);
   });
 
