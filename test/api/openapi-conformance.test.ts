@@ -4,7 +4,8 @@
  * must be one its operation documents, its Content-Type one of that status's media types, its body
  * valid against that media type's schema and its documented headers valid against theirs. The
  * validator is @hyperjump/json-schema's OpenAPI 3.1 dialect, reading the committed document, so
- * what clients, SDK generators and the MCP tools are built from is what the server does.
+ * what clients, SDK generators and the MCP tools are built from is what the server does. On SQLite,
+ * and on PostgreSQL in CI's PostgreSQL pass (MAILVERDICT_TEST_STORE=postgres).
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,6 +15,7 @@ import { validate } from '@hyperjump/json-schema/openapi-3-1';
 import { BASIC } from '@hyperjump/json-schema/experimental';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanEnv, runCli, spawnMailverdict, spawnServe, type Served } from '../kit/cli.js';
+import { createTestSchema, TEST_SECRET_KEY } from '../kit/store-harness.js';
 import { waitFor } from '../kit/wait-for.js';
 
 const DOCUMENT_PATH = new URL('../../docs/openapi.json', import.meta.url);
@@ -100,6 +102,8 @@ interface Call {
 
 let server: Served;
 let dataDir: string;
+/** The store's settings: SQLite in dataDir, or (MAILVERDICT_TEST_STORE=postgres) a schema of its own. */
+let storeEnv: Record<string, string> = {};
 
 /** Calls the operation on the real server and fails the test when the answer does not conform. */
 async function call(operationId: string, c: Call = {}): Promise<{ status: number; json: () => unknown }> {
@@ -122,7 +126,7 @@ async function call(operationId: string, c: Call = {}): Promise<{ status: number
 
 /** `mailverdict <args> --data-dir <dir> --json` on the running server's store. */
 async function cli(args: string[]): Promise<Record<string, unknown>> {
-  const res = await runCli([...args, '--data-dir', dataDir, '--json'], cleanEnv());
+  const res = await runCli([...args, '--data-dir', dataDir, '--json'], cleanEnv(storeEnv));
   if (res.code !== 0) throw new Error(`mailverdict ${args.join(' ')} exited with ${res.code}: ${res.stderr}`);
   return JSON.parse(res.stdout) as Record<string, unknown>;
 }
@@ -138,6 +142,11 @@ const ORIGIN = 'https://shop.example';
 describe('the real server against docs/openapi.json', () => {
   beforeAll(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'mailverdict-conformance-'));
+    if (process.env.MAILVERDICT_TEST_STORE === 'postgres')
+      storeEnv = {
+        MAILVERDICT_DATABASE_URL: (await createTestSchema()).url,
+        MAILVERDICT_SECRET_KEY: TEST_SECRET_KEY,
+      };
     server = await spawnServe(['--host', '127.0.0.1', '--port', '0', '--data-dir', dataDir], {
       // A generous rate for the bootstrap account, so that only the limited account meets 429s.
       // No embedded worker: a job stays queued until the test starts `mailverdict worker`.
@@ -145,6 +154,7 @@ describe('the real server against docs/openapi.json', () => {
         MAILVERDICT_LOG_LEVEL: 'warn',
         MAILVERDICT_EMBEDDED_WORKERS: 'false',
         MAILVERDICT_PLANS: '{"free":{"rate_limit_per_second":1000}}',
+        ...storeEnv,
       }),
     });
     testKey = server.keys!.test_key;
@@ -276,7 +286,7 @@ describe('the real server against docs/openapi.json', () => {
     expect((await call('cancelJob', { key: testKey, params: { id: queuedId } })).status).toBe(409);
 
     const worker = await spawnMailverdict(['worker', '--data-dir', dataDir], {
-      env: cleanEnv({ MAILVERDICT_LOG_LEVEL: 'warn' }),
+      env: cleanEnv({ MAILVERDICT_LOG_LEVEL: 'warn', ...storeEnv }),
     });
     try {
       await waitFor(
