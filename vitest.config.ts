@@ -13,6 +13,9 @@ export default defineConfig({
     hookTimeout: 60_000,
     // Many suites bind loopback sockets and SQLite files; two cores cannot run many at once.
     maxWorkers: 2,
+    // Password hashes at 2^10 in the `serve` processes tests start (test/kit/password-cost.setup.ts
+    // does the same in the test processes).
+    env: { MAILVERDICT_PASSWORD_HASH_COST: '10' },
     reporters: ['default'],
     projects: [
       {
@@ -21,6 +24,7 @@ export default defineConfig({
           name: 'node',
           include: ['test/**/*.test.ts'],
           globalSetup: ['test/global-setup.ts'],
+          setupFiles: ['test/kit/password-cost.setup.ts'],
           pool: 'forks',
         },
       },
@@ -30,6 +34,7 @@ export default defineConfig({
         test: {
           name: 'client',
           include: ['clients/typescript/test/**/*.test.ts'],
+          setupFiles: ['test/kit/password-cost.setup.ts'],
           pool: 'forks',
         },
       },

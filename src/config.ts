@@ -164,6 +164,8 @@ export interface Config {
   sessionMaxAgeMs: number;
   /** Dashboard sign-ins (and password-reset requests) per client address and second; 0: unlimited. */
   signInRateLimit: number;
+  /** log2 of scrypt's N for new password hashes (services/passwords.ts). */
+  passwordHashCost: number;
   /** Failed sign-ins for one (address, client address) pair per 15 minutes, past which that pair is refused; 0: unlimited. */
   signInFailureLimit: number;
   /** `mailverdict mcp`: the server it calls and the key it calls with (docs/mcp.md). */
@@ -451,6 +453,9 @@ const STORE: readonly CommandName[] = [
   'secrets rotate',
   'operators',
 ];
+/** log2 of scrypt's N for new password hashes: the `passwordHashCost` setting's default and bounds. */
+export const PASSWORD_HASH_COST = { default: 15, min: 10, max: 20 } as const;
+
 /** The service's processes. */
 const SERVICE: readonly CommandName[] = ['serve', 'worker'];
 /** The verification engine: the service, the commands that verify locally, and `doctor`, which checks its set-up. */
@@ -1072,6 +1077,14 @@ export const SETTINGS = {
     help: 'dashboard: sign-ins (and password-reset requests) per client address and second before 429 `rate_limit_exceeded`; `0`: unlimited',
     commands: SERVICE,
   }),
+  passwordHashCost: setting({
+    flag: '--password-hash-cost <log2N>',
+    env: 'MAILVERDICT_PASSWORD_HASH_COST',
+    parser: integer(PASSWORD_HASH_COST.min, PASSWORD_HASH_COST.max),
+    default: PASSWORD_HASH_COST.default,
+    help: "dashboard: the cost of new password hashes, as log2 of scrypt's N (15: 32 MiB and about 0.1-0.2 s per hash on two cores; each step up doubles both). Hashes made at another cost still verify, and a weaker one is remade at the person's next sign-in. Below 15 only for test suites (`serve` warns)",
+    commands: ['serve'],
+  }),
   signInFailureLimit: setting({
     flag: '--sign-in-failure-limit <n>',
     env: 'MAILVERDICT_SIGN_IN_FAILURE_LIMIT',
@@ -1284,6 +1297,7 @@ export function loadConfig(
     sessionIdleTimeoutMs: s.sessionIdleTimeout,
     sessionMaxAgeMs: s.sessionMaxAge,
     signInRateLimit: s.signInRateLimit,
+    passwordHashCost: s.passwordHashCost,
     signInFailureLimit: s.signInFailureLimit,
     mcp: { url: s.url, apiKey: s.apiKey },
   };

@@ -38,6 +38,25 @@ const NOT_OURS: Record<string, string> = {
   '--sign-ins': 'bench/sign-in.bench.ts',
   '--challenges': 'bench/sign-in.bench.ts',
   '--new-browser': 'bench/sign-in.bench.ts',
+  // docs/deploy.md: the container tools' own flags.
+  ...Object.fromEntries(
+    [
+      '--build-arg',
+      '--secret',
+      '--init',
+      '--stop-timeout',
+      '--rm',
+      '--build',
+      '--scale',
+      '--index',
+      '--no-deps',
+      '--network',
+    ].map((flag) => [flag, 'docker / podman (docs/deploy.md, docs/benchmarks.md)']),
+  ),
+  ...Object.fromEntries(
+    ['--from-literal', '--for', '--timeout'].map((flag) => [flag, 'kubectl (docs/deploy.md)']),
+  ),
+  '--omit': 'npm prune (docs/deploy.md)',
   // The dashboard's verdict colours (docs/dashboard.md): CSS custom properties `--verdict-*`.
   '--verdict-': 'CSS custom properties of web/src/styles.css',
   // The widget's CSS custom properties (docs/widget.md, "Styling"), not flags.

@@ -89,6 +89,8 @@ export interface RedisRateLimiterOptions {
   logger: Logger;
   /** Default REDIS_WARN_INTERVAL_MS. */
   warnIntervalMs?: number;
+  /** The warnings' clock in milliseconds (default performance.now; tests drive it by hand). */
+  now?: () => number;
 }
 
 /** The shared limiter; fails open when Redis does not answer. */
@@ -99,7 +101,7 @@ export function createRedisRateLimiter(client: Redis, options: RedisRateLimiterO
     help: 'Requests admitted without a rate-limit check because Redis did not answer.',
     registers: [options.registry],
   });
-  const mayWarn = onceEvery(options.warnIntervalMs ?? REDIS_WARN_INTERVAL_MS);
+  const mayWarn = onceEvery(options.warnIntervalMs ?? REDIS_WARN_INTERVAL_MS, options.now);
   let unlogged = 0;
   return {
     async consume(key, perSecond) {

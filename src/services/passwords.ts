@@ -4,8 +4,9 @@
  * in Node itself, so no native package has to build or ship a binary (argon2 would need one).
  * It runs on libuv's thread pool, off the event loop.
  *
- * Parameters: N = 2^15, r = 8, p = 1 (32 MiB and, measured on this 2-core machine under load,
- * 100-220 ms per hash; N = 2^17, OWASP's figure, took 730 ms and 128 MiB per sign-in). They are
+ * Parameters: N = 2^15 by default (the `passwordHashCost` setting), r = 8, p = 1 (32 MiB and,
+ * measured on this 2-core machine under load, 100-220 ms per hash; N = 2^17, OWASP's figure,
+ * took 730 ms and 128 MiB per sign-in). They are
  * stored with each hash (`scrypt$N$r$p$salt$hash`), so they can be raised later: a hash made
  * with weaker ones still verifies and `needsRehash` says to replace it at the next sign-in.
  * Every password has its own 16-byte random salt; hashes are compared in constant time.
@@ -19,6 +20,7 @@
  */
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
 import PQueue from 'p-queue';
+import { PASSWORD_HASH_COST } from '../config.js';
 import { AppError } from '../errors.js';
 
 interface ScryptParams {
@@ -27,11 +29,27 @@ interface ScryptParams {
   p: number;
 }
 
-const CURRENT: ScryptParams = { N: 2 ** 15, r: 8, p: 1 };
+const costParams = (log2N: number): ScryptParams => ({ N: 2 ** log2N, r: 8, p: 1 });
+let current: ScryptParams = costParams(PASSWORD_HASH_COST.default);
 const SALT_BYTES = 16;
 const KEY_BYTES = 32;
 /** Highest N a stored hash may ask for: a tampered row must not make us allocate gigabytes. */
-const MAX_N = 2 ** 20;
+const MAX_N = 2 ** PASSWORD_HASH_COST.max;
+
+/**
+ * The cost of the hashes this process makes from now on (the `passwordHashCost` setting, set by
+ * `serve` at start-up). Process-wide like the queue below, and for the same reason: what it
+ * spends, the thread pool's time and memory, is the process's. Test suites set 2^10 (about 1 ms
+ * instead of 100-220 ms per hash: the dashboard's route tests ran three times as fast).
+ */
+export function setPasswordHashCost(log2N: number): void {
+  if (!Number.isInteger(log2N) || log2N < PASSWORD_HASH_COST.min || log2N > PASSWORD_HASH_COST.max)
+    throw new RangeError(
+      `password hash cost must be an integer from ${PASSWORD_HASH_COST.min} to ${PASSWORD_HASH_COST.max}`,
+    );
+  current = costParams(log2N);
+  dummy = undefined;
+}
 
 /** Hashes computed at once: the machine's two cores (each takes 32 MiB and 100-220 ms). */
 export const HASH_CONCURRENCY = 2;
@@ -86,8 +104,9 @@ function scryptKey(password: string, salt: Buffer, params: ScryptParams): Promis
 /** The stored form of a new password. */
 export async function hashPassword(password: string): Promise<string> {
   const salt = randomBytes(SALT_BYTES);
-  const key = await derive(password, salt, CURRENT);
-  const { N, r, p } = CURRENT;
+  const params = current;
+  const key = await derive(password, salt, params);
+  const { N, r, p } = params;
   return `scrypt$${N}$${r}$${p}$${salt.toString('base64')}$${key.toString('base64')}`;
 }
 
@@ -126,7 +145,7 @@ export function needsRehash(stored: string): boolean {
   const parsed = parseHash(stored);
   if (parsed === null) return true;
   const { N, r, p } = parsed.params;
-  return N < CURRENT.N || r < CURRENT.r || p < CURRENT.p;
+  return N < current.N || r < current.r || p < current.p;
 }
 
 let dummy: Promise<string> | undefined;

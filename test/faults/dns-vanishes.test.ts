@@ -78,10 +78,9 @@ describe('the DNS server vanishing mid-batch', () => {
     expect(await inFlight).toBe(true);
 
     // Chunks 2 and 3 with nothing listening on the DNS port any more.
-    const started = performance.now();
+    // Refused at once or timed out after 500 ms per lookup: never a hang (a hang would be the
+    // test's own timeout; no measured duration is compared).
     expect(await h.drain()).toBe(2);
-    // Refused at once or timed out after 500 ms per lookup: never a hang.
-    expect(performance.now() - started).toBeLessThan(5_000);
 
     const job = (await h.job(h.liveKey, jobId)).json();
     expect(job).toMatchObject({ status: 'completed', total: 40, processed: 40, invalid: 0 });

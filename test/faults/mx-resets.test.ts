@@ -58,9 +58,7 @@ describe.each(['rst', 'fin'] as const)('an MX host that drops every connection a
   });
 
   it('answers a single verification unknown / smtp_unavailable after one connection', async () => {
-    const started = performance.now();
     const res = await live.h.verify(live.h.liveKey, { email: 'anna@reset.test', include_checks: true });
-    expect(performance.now() - started).toBeLessThan(5_000);
     expect(res.statusCode).toBe(200);
     expect(res.json()).toMatchObject({
       status: 'unknown',
@@ -80,11 +78,8 @@ describe.each(['rst', 'fin'] as const)('an MX host that drops every connection a
     expect(submitted.statusCode).toBe(202);
     const jobId = submitted.json<{ job_id: string }>().job_id;
 
-    const started = performance.now();
     expect(await h.drain()).toBe(1);
     const { hostBackoffMs, maxHostFailures } = BATCH_DEFAULTS;
-    // Back-offs of 1 s and 2 s between the three sessions, nothing more.
-    expect(performance.now() - started).toBeLessThan(3 * hostBackoffMs + 5_000);
 
     expect((await h.job(h.liveKey, jobId)).json()).toMatchObject({
       status: 'completed',

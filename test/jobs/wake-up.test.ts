@@ -1,7 +1,7 @@
 /**
  * Workers start on new work when the store announces it, not at their next poll: each worker here
- * polls every 10 s, and must start within 2 s (a bound for a loaded two-core machine; the
- * latency itself is measured by the benchmark). On PostgreSQL the submission comes from another
+ * polls once an hour, so a chunk started within the test's time was started by the announcement
+ * (no measured duration is compared; the latency itself is measured by the benchmark). On PostgreSQL the submission comes from another
  * process (its own Kysely instance); SQLite announces only this process's own submissions.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -20,8 +20,9 @@ import { storeBackend } from '../../src/store/backend.js';
 import type { Database } from '../../src/store/schema.js';
 import { openTestStore, testBackends, type TestStore } from '../kit/store-harness.js';
 
-const POLL_INTERVAL = 10 * SECOND;
-const BOUND_MS = 2 * SECOND;
+const POLL_INTERVAL = 3600 * SECOND;
+/** Generous for a loaded two-core machine, and far below the poll interval. */
+const BOUND_MS = 30 * SECOND;
 
 const closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -92,7 +93,7 @@ describe.each(testBackends())('worker wake-up on %s', (backend) => {
     return { worker, started };
   }
 
-  async function submit(db: Kysely<Database>, n = 5): Promise<number> {
+  async function submit(db: Kysely<Database>, n = 5): Promise<void> {
     await submitBatch(
       {
         db,
@@ -115,7 +116,6 @@ describe.each(testBackends())('worker wake-up on %s', (backend) => {
         idempotencyKey: null,
       },
     );
-    return performance.now();
   }
 
   it('starts a job submitted after it went idle long before its next poll', async () => {
@@ -123,9 +123,9 @@ describe.each(testBackends())('worker wake-up on %s', (backend) => {
     const { started } = await idleWorker(store.db);
     // PostgreSQL: another process submits; SQLite: this one (an embedded worker).
     const submitter = backend === 'postgres' ? await store.openAnother() : store.db;
-    const submittedAt = await submit(submitter);
+    await submit(submitter);
     await until(() => started.length > 0, 'the chunk to start', BOUND_MS);
-    expect(started[0]! - submittedAt).toBeLessThan(BOUND_MS);
+    expect(started).toHaveLength(1);
   });
 
   if (backend !== 'postgres')
@@ -147,9 +147,8 @@ describe.each(testBackends())('worker wake-up on %s', (backend) => {
       await until(() => stopping.started.length > 0, 'the first worker to take the chunk');
       const { started } = await idleWorker(store.db);
       await stopping.worker.stop();
-      const stoppedAt = performance.now();
       await until(() => started.length > 0, 'the chunk to be resumed', BOUND_MS);
-      expect(started[0]! - stoppedAt).toBeLessThan(BOUND_MS);
+      expect(started).toHaveLength(1);
     },
   );
 });

@@ -16,10 +16,14 @@ export const MAIN = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.u
 /** The built command (`npm run build`). */
 export const BUILT_MAIN = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 
+/** The suite's own settings, which a child keeps: the test password hash cost (vitest.config.ts). */
+const SUITE_SETTINGS = new Set(['MAILVERDICT_PASSWORD_HASH_COST']);
+
 /** Environment without the developer's MAILVERDICT_* settings, plus `extra`. */
 export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('MAILVERDICT_')) env[k] = v;
+  for (const [k, v] of Object.entries(process.env))
+    if (!k.startsWith('MAILVERDICT_') || SUITE_SETTINGS.has(k)) env[k] = v;
   return { ...env, ...extra };
 }
 

@@ -145,7 +145,9 @@ describe.skipIf(skip)('the reputation guard on Redis', () => {
   });
 
   it('brings a degraded egress back when its rest ends', async () => {
-    const { w, r } = await setUp({ egressCheckInterval: 'off', egressBlockRest: '400ms' });
+    // A rest long enough that a loaded machine's slowness cannot end it before b looks (with
+    // 400 ms, b went straight to ok at a load average of 25 and never saw it degraded).
+    const { w, r } = await setUp({ egressCheckInterval: 'off', egressBlockRest: '3s' });
     w.blocked.add(LISTED);
     const [a, b] = [await processGuard(w, r), await processGuard(w, r)];
     await w.engine(a).verifyMany(addresses(90));
@@ -159,7 +161,7 @@ describe.skipIf(skip)('the reputation guard on Redis', () => {
       5000,
       20,
     );
-    await waitFor('b back', async () => (b.statuses()[1]!.state === 'ok' ? true : undefined), 5000, 20);
+    await waitFor('b back', async () => (b.statuses()[1]!.state === 'ok' ? true : undefined), 30_000, 20);
     expect(b.usable(LISTED)).toBe(true);
     const before = w.sessions();
     await w.engine(b).verifyMany(addresses(60));

@@ -2,13 +2,19 @@
  * The password hash's bounded queue (src/services/passwords.ts): what waits, what is refused, and
  * the lane that goes first.
  */
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { PASSWORD_HASH_COST } from '../../src/config.js';
 import {
   HASH_CONCURRENCY,
   HASH_QUEUE_LIMIT,
   hashPassword,
+  needsRehash,
+  setPasswordHashCost,
   verifyPassword,
 } from '../../src/services/passwords.js';
+
+// The queue at the service's own cost (the suite's setup file lowers it for every other test).
+beforeAll(() => setPasswordHashCost(PASSWORD_HASH_COST.default));
 
 const SLOW = { timeout: 60_000 };
 
@@ -46,5 +52,26 @@ describe('the password hash queue', SLOW, () => {
     );
     const outcomes = await Promise.all(all);
     expect(outcomes.filter((o) => o === 'service_unavailable')).toHaveLength(1);
+  });
+});
+
+describe('the password hash cost', () => {
+  it('makes new hashes at the set cost, verifies those of another, and asks to remake only weaker ones', async () => {
+    setPasswordHashCost(10);
+    const weak = await hashPassword('a password');
+    setPasswordHashCost(12);
+    const stronger = await hashPassword('a password');
+    expect(weak.split('$').slice(0, 4)).toEqual(['scrypt', '1024', '8', '1']);
+    expect(stronger.split('$').slice(0, 4)).toEqual(['scrypt', '4096', '8', '1']);
+    expect(await verifyPassword('a password', weak)).toBe(true);
+    expect(await verifyPassword('another', stronger)).toBe(false);
+    expect([needsRehash(weak), needsRehash(stronger)]).toEqual([true, false]);
+    setPasswordHashCost(PASSWORD_HASH_COST.default);
+  });
+
+  it('refuses a cost outside its bounds', () => {
+    expect(() => setPasswordHashCost(PASSWORD_HASH_COST.min - 1)).toThrow(RangeError);
+    expect(() => setPasswordHashCost(PASSWORD_HASH_COST.max + 1)).toThrow(RangeError);
+    expect(() => setPasswordHashCost(12.5)).toThrow(RangeError);
   });
 });

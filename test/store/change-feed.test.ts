@@ -246,13 +246,13 @@ describe.skipIf(!testBackends().includes('postgres'))('the key cache on PostgreS
       await listening(c);
       // The network path is lost without a FIN: bytes stop flowing, no socket closes.
       proxy.freezeOpenConnections();
-      const frozenAt = performance.now();
+      // Heartbeats every 100 ms, given up after 200 ms without an answer; without them a frozen
+      // path is noticed only by TCP's own timeouts (minutes), far past this generous bound.
       await eventually(
         () => (storeBackend(c).changes.changeToken() === null ? true : undefined),
         'the listener to be given up',
-        2000,
+        15_000,
       );
-      expect(performance.now() - frozenAt).toBeLessThan(2000);
       // New connections get through: it comes back.
       await listening(c);
     } finally {

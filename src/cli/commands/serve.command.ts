@@ -13,6 +13,8 @@ import { createJobMetrics } from '../../jobs/job-metrics.js';
 import { join } from 'node:path';
 import { bootstrapFirstAccount, type Bootstrap } from '../../services/bootstrap.service.js';
 import { memberLink } from '../../services/members.service.js';
+import { setPasswordHashCost } from '../../services/passwords.js';
+import { PASSWORD_HASH_COST } from '../../config.js';
 import { startupWarnings } from '../../services/doctor.service.js';
 import { addCommonOptions, waitForSignal, loadProberConfig } from '../cli-support.js';
 import { boundHeapGrowth } from '../heap-growth.js';
@@ -92,8 +94,14 @@ async function runServe(options: Record<string, unknown>): Promise<void> {
   boundHeapGrowth();
   const json = options.json === true;
   const config = await loadProberConfig(options);
+  setPasswordHashCost(config.passwordHashCost);
   const runtime = await createRuntime(config);
   const { ctx } = runtime;
+  if (config.passwordHashCost < PASSWORD_HASH_COST.default)
+    ctx.logger.warn(
+      { passwordHashCost: config.passwordHashCost },
+      `password hashes are made below the default cost (${PASSWORD_HASH_COST.default}): for test suites only`,
+    );
   // The offline part of `mailverdict doctor`: warned about, never a reason not to start.
   for (const warning of startupWarnings(config.engine.smtp)) ctx.logger.warn(warning);
   // The reputation guard: blocklist re-checks and the shared egress states (docs/prober.md).
