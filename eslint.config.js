@@ -7,6 +7,7 @@ import tseslint from 'typescript-eslint';
 // Imports point from the edges to the core and never back:
 //
 //   cli/  api/  dashboard/  jobs/        edges: parse input, call services, format output
+//   mcp/                                 an edge that calls the v1 API over HTTP, never a service
 //   runtime.ts                           composes a process: the store, Redis, both HTTP edges
 //   http/                                what the two HTTP edges share (status table, envelope)
 //   services/                            use cases; they own the ports redis/ implements
@@ -29,6 +30,7 @@ const LAYER = {
   dashboard: into('dashboard/'),
   jobs: into('jobs/'),
   cli: into('cli/'),
+  mcp: into('mcp/'),
   runtime: into('runtime\\.js$'),
   // The command line may open, migrate and copy a store (store/db.ts, migrate.ts, copy.store.ts).
   storeExceptOpening: into('store/(?!(store-errors|db|migrate|copy\\.store)\\.js$)'),
@@ -45,6 +47,7 @@ const WHY = {
   dashboard: EDGE_WHY,
   jobs: EDGE_WHY,
   cli: 'nothing imports the command line',
+  mcp: EDGE_WHY,
   runtime: 'runtime.ts composes processes; nothing it composes imports it',
   engine: 'engine/ knows nothing of accounts, HTTP or storage',
 };
@@ -71,7 +74,7 @@ function layer(name, files, forbidden, { typesFrom = [], ignores = [] } = {}) {
   };
 }
 
-const EDGES = ['api', 'dashboard', 'jobs', 'cli'];
+const EDGES = ['api', 'dashboard', 'jobs', 'cli', 'mcp'];
 const others = (self) => EDGES.filter((e) => e !== self);
 
 const layers = [
@@ -84,6 +87,9 @@ const layers = [
   layer('dashboard', ['src/dashboard/**'], ['store', 'redis', ...others('dashboard'), 'runtime'], {
     typesFrom: ['store'],
   }),
+  // The MCP server is an API client: it reaches accounts, quota and verification only through the
+  // HTTP API (so that a key's scopes and limits hold), never through services, the store or the engine.
+  layer('mcp', ['src/mcp/**'], ['engine', 'store', 'services', 'redis', 'http', ...others('mcp'), 'runtime']),
   layer('jobs', ['src/jobs/**'], ['store', 'redis', 'http', ...others('jobs'), 'runtime'], {
     typesFrom: ['store'],
   }),

@@ -168,6 +168,16 @@ export interface Config {
   passwordHashCost: number;
   /** Failed sign-ins for one (address, client address) pair per 15 minutes, past which that pair is refused; 0: unlimited. */
   signInFailureLimit: number;
+  /** `mailverdict mcp`: the server it calls and the key it calls with (docs/mcp.md). */
+  mcp: McpSettings;
+}
+
+/** What `mailverdict mcp` talks to: a mailverdict server's API, with one of its API keys. */
+export interface McpSettings {
+  /** Base URL, no trailing slash. */
+  url: string;
+  /** null: not given (`mcp` refuses to start). */
+  apiKey: string | null;
 }
 
 /**
@@ -340,6 +350,17 @@ const url = (protocols: string[]): ValueType<string> => ({
   show: withoutCredentials,
 });
 
+/** An API key (`svc_live_…`): one word, never echoed (not in an error, not in help). */
+const apiKey: ValueType<string> = {
+  parse: (raw, name) => {
+    const v = raw.trim();
+    if (!/^[\x21-\x7e]+$/.test(v))
+      throw new ConfigError(`${name} must be an API key (one word, svc_live_… or svc_test_…)`);
+    return v;
+  },
+  show: () => '***',
+};
+
 const json: ValueType<Record<string, unknown>> = {
   parse: (raw, name) => {
     let v: unknown;
@@ -376,7 +397,8 @@ export type CommandName =
   | 'accounts create'
   | 'members invite'
   | 'members reset'
-  | 'operators add';
+  | 'operators add'
+  | 'mcp';
 
 /** What a derived default is computed from. */
 interface BaseSettings {
@@ -1071,6 +1093,23 @@ export const SETTINGS = {
     help: 'dashboard: failed sign-ins for one address from one client address in 15 minutes, past which that pair is refused until the window ends (other clients are only slowed down, never locked out); `0`: unlimited',
     commands: SERVICE,
   }),
+  url: setting({
+    flag: '--url <url>',
+    env: 'MAILVERDICT_URL',
+    parser: url(['http:', 'https:']),
+    default: 'http://127.0.0.1:8080',
+    help: 'the mailverdict server whose API `mcp` calls ([docs/mcp.md](mcp.md))',
+    commands: ['mcp'],
+  }),
+  apiKey: setting<string | null>({
+    flag: '--api-key <key>',
+    env: 'MAILVERDICT_API_KEY',
+    parser: apiKey,
+    default: null,
+    defaultText: 'none (required)',
+    help: 'the API key `mcp` calls the API with (`svc_live_…` or `svc_test_…`): its scopes, quota and rate limit apply. Prefer the environment variable: a flag shows in the process list',
+    commands: ['mcp'],
+  }),
 };
 
 export type SettingKey = keyof typeof SETTINGS;
@@ -1260,6 +1299,7 @@ export function loadConfig(
     signInRateLimit: s.signInRateLimit,
     passwordHashCost: s.passwordHashCost,
     signInFailureLimit: s.signInFailureLimit,
+    mcp: { url: s.url, apiKey: s.apiKey },
   };
 
   for (const proxy of config.engine.smtp.proxies) url(['socks5:', 'socks:']).parse(proxy, '--proxy');

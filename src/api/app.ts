@@ -234,7 +234,16 @@ export function buildApp(options: BuildAppOptions): FastifyInstance {
         title: 'mailverdict API',
         version: '1.0.0',
         description: 'E-mail verification: single addresses, batch jobs and account usage. See docs/api.md.',
+        license: { name: 'MIT', identifier: 'MIT' },
       },
+      // Relative: the mailverdict that serves this document (GET /v1/openapi.json) is the server it
+      // describes, wherever it is deployed; a client of docs/openapi.json gives its own base URL.
+      servers: [
+        {
+          url: '/',
+          description: 'The mailverdict server this document is served by (its --public-base-url).',
+        },
+      ],
       components: {
         securitySchemes: {
           bearerAuth: { type: 'http', scheme: 'bearer', description: 'svc_live_… or svc_test_…' },

@@ -23,11 +23,14 @@ export const publishableResultSchema = {
   },
 } as const;
 
+/** The whole result as a body schema: `headers` belongs to a response, not to a schema (OpenAPI). */
+const { headers: successHeaders, ...verificationResultBody } = verificationResultSchema;
+
 /** The 200 of POST /v1/verify: the whole result for a secret key, the reduced one for a publishable key. */
 export const verifyResponseSchema = {
   description: 'The verification result (a publishable key gets the reduced one).',
-  headers: verificationResultSchema.headers,
-  anyOf: [verificationResultSchema, publishableResultSchema],
+  headers: successHeaders,
+  anyOf: [verificationResultBody, publishableResultSchema],
 } as const;
 
 export function reducedResult(

@@ -104,6 +104,7 @@ export function preflightRoutes(deps: Pick<PublishableDeps, 'db'>): FastifyPlugi
       '/v1/verify',
       {
         schema: {
+          operationId: 'preflightVerify',
           summary: 'CORS preflight of POST /v1/verify (publishable keys)',
           description:
             'Answered 204 with the CORS headers when the Origin is allowed by an active publishable key, 403 `origin_not_allowed` otherwise. See docs/widget.md.',

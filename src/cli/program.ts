@@ -17,6 +17,7 @@ import { registerDoctorCommand } from './commands/doctor.command.js';
 import { registerEgressesCommand } from './commands/egresses.command.js';
 import { registerAuditCommand } from './commands/audit.command.js';
 import { registerSecretsCommand } from './commands/secrets.command.js';
+import { registerMcpCommand } from './commands/mcp.command.js';
 
 export function buildProgram(): Command {
   const program = new Command('mailverdict')
@@ -38,5 +39,6 @@ export function buildProgram(): Command {
   registerEgressesCommand(program);
   registerAuditCommand(program);
   registerSecretsCommand(program);
+  registerMcpCommand(program);
   return program;
 }

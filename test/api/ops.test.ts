@@ -92,6 +92,29 @@ describe('health, metrics and the OpenAPI document', () => {
     expect(doc.paths['/healthz']).toBeUndefined();
   });
 
+  it('names every operation with a stable operationId, and says its licence and server', async () => {
+    const doc = (await h.inject({ method: 'GET', url: '/v1/openapi.json' })).json();
+    const ids: Record<string, string> = {};
+    for (const [path, item] of Object.entries(
+      doc.paths as Record<string, Record<string, { operationId?: string }>>,
+    ))
+      for (const [method, operation] of Object.entries(item))
+        ids[`${method.toUpperCase()} ${path}`] = operation.operationId!;
+    // Generated clients (and the MCP tools) are named after these: renaming one breaks them.
+    expect(ids).toEqual({
+      'POST /v1/verify': 'verifyEmail',
+      'OPTIONS /v1/verify': 'preflightVerify',
+      'GET /v1/account/usage': 'getUsage',
+      'POST /v1/verify/batch': 'submitBatch',
+      'GET /v1/jobs': 'listJobs',
+      'GET /v1/jobs/{id}': 'getJob',
+      'DELETE /v1/jobs/{id}': 'cancelJob',
+      'GET /v1/jobs/{id}/results': 'getJobResults',
+    });
+    expect(doc.info.license).toEqual({ name: 'MIT', identifier: 'MIT' });
+    expect(doc.servers).toEqual([expect.objectContaining({ url: '/' })]);
+  });
+
   it('docs/openapi.json is the document the code generates (run `npm run openapi` when this fails)', async () => {
     const committed = readFileSync(new URL('../../docs/openapi.json', import.meta.url), 'utf8');
     expect(JSON.parse(committed)).toEqual(await buildOpenApiDocument());

@@ -64,18 +64,27 @@ function builtIsFresh(root: string): boolean {
   return fresh;
 }
 
+/** How to run `mailverdict <args>`: node with the built dist/ (when fresh) or the sources through tsx. */
+export function cliCommand(
+  args: string[],
+  options: CliOptions = {},
+): { command: string; args: string[]; cwd: string } {
+  const root = options.root ?? ROOT;
+  const main =
+    options.built === true || builtIsFresh(root)
+      ? [join(root, 'dist/cli/main.js')]
+      : ['--import', 'tsx', join(root, 'src/cli/main.ts')];
+  return { command: process.execPath, args: [...main, ...args], cwd: root };
+}
+
 export function spawnCli(
   args: string[],
   env: NodeJS.ProcessEnv = cleanEnv(),
   options: CliOptions = {},
 ): ChildProcess {
-  const root = options.root ?? ROOT;
-  const command =
-    options.built === true || builtIsFresh(root)
-      ? [join(root, 'dist/cli/main.js')]
-      : ['--import', 'tsx', join(root, 'src/cli/main.ts')];
-  return spawn(process.execPath, [...command, ...args], {
-    cwd: root,
+  const cli = cliCommand(args, options);
+  return spawn(cli.command, cli.args, {
+    cwd: cli.cwd,
     env,
     stdio: ['ignore', 'pipe', options.stderr ?? 'pipe'],
   });

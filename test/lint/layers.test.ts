@@ -52,6 +52,21 @@ describe('import directions', { timeout: 120_000 }, () => {
     expect(messages).toEqual([expect.stringContaining('api must not import dashboard/')]);
   });
 
+  it('refuses an MCP tool that reaches past the API (a service, the engine, the API edge)', async () => {
+    const messages = await refusals(
+      'src/mcp/tools.ts',
+      "import { getUsage } from '../services/usage.service.js';\n" +
+        "import { createVerifier } from '../engine/verifier.js';\n" +
+        "import { verifyBodySchema } from '../api/schemas.js';\n" +
+        'export const all = [getUsage, createVerifier, verifyBodySchema];\n',
+    );
+    expect(messages).toEqual([
+      expect.stringContaining('mcp must not import services/'),
+      expect.stringContaining('mcp must not import engine/'),
+      expect.stringContaining('mcp must not import api/'),
+    ]);
+  });
+
   it('refuses an adapter that imports an edge', async () => {
     const messages = await refusals(
       'src/redis/rate-limiter.ts',

@@ -69,6 +69,7 @@ function batchSubmitRoute(deps: ApiDeps, resolveHost: HostResolver): FastifyPlug
         validatorCompiler: documentedBodyOnly,
         config: { scope: 'batch' },
         schema: {
+          operationId: 'submitBatch',
           summary: 'Submit a batch',
           description:
             'Asynchronous: answers 202 at once. Counts one request against the rate limit and, for live keys, one verification per address against the quota (the whole batch refused with 429 quota_exceeded when it does not fit and the plan has no overage).',
@@ -106,6 +107,7 @@ function registerJobReadRoutes(app: FastifyInstance, deps: ApiDeps): void {
     {
       config: { scope: 'jobs:read' },
       schema: {
+        operationId: 'listJobs',
         summary: 'List batch jobs',
         description: 'The account’s jobs, newest first, paginated with a cursor (beyond the contract).',
         tags: ['batch'],
@@ -126,6 +128,7 @@ function registerJobReadRoutes(app: FastifyInstance, deps: ApiDeps): void {
     {
       config: { scope: 'jobs:read' },
       schema: {
+        operationId: 'getJob',
         summary: 'Poll a batch job',
         tags: ['batch'],
         params: jobParamsSchema,
@@ -144,6 +147,7 @@ function registerJobReadRoutes(app: FastifyInstance, deps: ApiDeps): void {
     {
       config: { scope: 'batch' },
       schema: {
+        operationId: 'cancelJob',
         summary: 'Cancel a batch job',
         description:
           'Cancels a queued or processing job (beyond the contract): it becomes failed with error "cancelled". Unprocessed addresses are given back to the quota; processed ones stay counted.',
@@ -167,6 +171,7 @@ function registerJobReadRoutes(app: FastifyInstance, deps: ApiDeps): void {
     {
       config: { scope: 'jobs:read' },
       schema: {
+        operationId: 'getJobResults',
         summary: 'Download batch results',
         description:
           'CSV (default; header email,status,score,reason, RFC 4180 quoting, empty reason when null) or ?format=json. One row per submitted address, in submission order, streamed.',

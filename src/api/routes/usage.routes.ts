@@ -12,6 +12,7 @@ export function usageRoutes(deps: ApiDeps): FastifyPluginAsync {
       {
         config: { scope: 'usage:read' },
         schema: {
+          operationId: 'getUsage',
           summary: 'Quota and plan usage',
           description: 'Usage of the current billing period. Test keys read the same account usage.',
           tags: ['account'],

@@ -14,6 +14,7 @@ export function verifyRoutes(deps: ApiDeps): FastifyPluginAsync {
         // Publishable keys too (docs/widget.md): from their origins, with the reduced answer.
         config: { scope: 'verify', publishable: true },
         schema: {
+          operationId: 'verifyEmail',
           summary: 'Verify one address',
           description:
             'Synchronous. A live key counts one verification against the quota (before the probe), also when the answer comes from the result cache; a test key returns the fixed test results, is not counted and never uses the cache. `fresh: true` probes even when a cached answer exists. `include_transcript: true` adds `transcript`, the SMTP conversation (never from the cache).',

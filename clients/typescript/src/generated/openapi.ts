@@ -18,397 +18,13 @@ export interface paths {
      * Verify one address
      * @description Synchronous. A live key counts one verification against the quota (before the probe), also when the answer comes from the result cache; a test key returns the fixed test results, is not counted and never uses the cache. `fresh: true` probes even when a cached answer exists. `include_transcript: true` adds `transcript`, the SMTP conversation (never from the cache).
      */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          'application/json': {
-            /** @description The address to verify (RFC 5321, at most 254 characters). */
-            email: string;
-            /**
-             * @description Bound of the SMTP probe in milliseconds.
-             * @default 3000
-             */
-            timeout_ms?: number;
-            /**
-             * @description false: `checks` is an empty object.
-             * @default true
-             */
-            include_checks?: boolean;
-            /**
-             * @description true: probe the address now even when the result cache holds an answer (the new result replaces it). Counted like any verification.
-             * @default false
-             */
-            fresh?: boolean;
-            /**
-             * @description true: the response carries `transcript`, the SMTP conversation of this verification. Implies a probe (the result cache is not read; the new result replaces the cached one, without its transcript). Test keys: an empty transcript.
-             * @default false
-             */
-            include_transcript?: boolean;
-          };
-        };
-      };
-      responses: {
-        /** @description The verification result (a publishable key gets the reduced one). */
-        200: {
-          headers: {
-            /** @description req_<id>, on every response. */
-            'X-Request-Id'?: string;
-            /** @description e.g. "default";r=49;t=1: r requests remaining, t seconds to reset. */
-            RateLimit?: string;
-            /** @description e.g. "default";q=50;w=1: q requests per w seconds. */
-            'RateLimit-Policy'?: string;
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json':
-              | {
-                  /** @description The address as verified: local part as given, domain normalised. */
-                  email: string;
-                  /** @description true only when the mailbox was positively confirmed. */
-                  valid: boolean;
-                  /** @enum {string} */
-                  status: 'deliverable' | 'undeliverable' | 'risky' | 'unknown';
-                  /** @description Quality score; accept >= 60. */
-                  score: number;
-                  disposable: boolean;
-                  catchAll: boolean;
-                  mx: boolean;
-                  /**
-                   * @description null exactly when valid.
-                   * @enum {string|null}
-                   */
-                  reason:
-                    | 'invalid_email_format'
-                    | 'smtp_rejected'
-                    | 'mailbox_full'
-                    | 'catch_all'
-                    | 'disposable_domain'
-                    | 'greylisted'
-                    | 'smtp_blocked'
-                    | 'smtp_unavailable'
-                    | 'smtp_timeout'
-                    | 'smtp_unicode_unsupported'
-                    | 'dns_error'
-                    | 'domain_not_found'
-                    | 'no_mx_records'
-                    | 'null_mx'
-                    | 'test_mode'
-                    | null;
-                  /** @description Server-side processing time in milliseconds. */
-                  latency_ms: number;
-                  /** @description A likely correction of a mistyped domain, or null. */
-                  did_you_mean: string | null;
-                  /** @description Per-check breakdown; {} when include_checks is false. */
-                  checks: {
-                    /** @description RFC 5321 syntax. */
-                    syntax?: {
-                      /** @description null: not run or inconclusive. */
-                      passed: boolean | null;
-                      /** @description Local part as given; null when the syntax failed. */
-                      local: string | null;
-                      /** @description Domain, lower-cased and IDNA-converted; null when the syntax failed. */
-                      domain: string | null;
-                      /** @description Why the syntax check failed; null when it passed. */
-                      error: string | null;
-                    } & {
-                      [key: string]: unknown;
-                    };
-                    /** @description DNS mail hosts. */
-                    mx?: {
-                      /** @description null: not run or inconclusive. */
-                      passed: boolean | null;
-                      records: ({
-                        exchange: string;
-                        priority: number;
-                      } & {
-                        [key: string]: unknown;
-                      })[];
-                      /** @description true: no MX, the domain's own A/AAAA is used. */
-                      implicit: boolean;
-                      /** @description NXDOMAIN, NO_MAIL_HOST, NULL_MX, SERVFAIL, TIMEOUT...; null when found. */
-                      error: string | null;
-                      /**
-                       * @description The mail provider that runs the domain's mail, from its most preferred MX host names (docs/verdicts.md, "Which provider runs the mail"); null for any other.
-                       * @enum {string|null}
-                       */
-                      provider:
-                        | 'google'
-                        | 'microsoft'
-                        | 'yahoo'
-                        | 'apple'
-                        | 'proofpoint'
-                        | 'mimecast'
-                        | 'barracuda'
-                        | 'zoho'
-                        | 'yandex'
-                        | 'mailru'
-                        | 'gmx'
-                        | 'fastmail'
-                        | 'proton'
-                        | null;
-                    } & {
-                      [key: string]: unknown;
-                    };
-                    /** @description SMTP probe. */
-                    smtp?: {
-                      /** @description null: not run or inconclusive. */
-                      passed: boolean | null;
-                      host: string | null;
-                      code: number | null;
-                      enhanced_code: string | null;
-                      message: string | null;
-                      tls: boolean;
-                      duration_ms: number | null;
-                    } & {
-                      [key: string]: unknown;
-                    };
-                    /** @description Known temporary (throw-away) provider. */
-                    disposable?: {
-                      /** @description null: not run or inconclusive. */
-                      passed: boolean | null;
-                      /** @description true: the flag is raised. */
-                      value: boolean;
-                      /**
-                       * @description What raised the flag: domain_list (the domain is on a disposable list), mx_host (its MX host belongs to a disposable provider); null when not raised.
-                       * @enum {string|null}
-                       */
-                      signal: 'domain_list' | 'mx_host' | null;
-                      /** @description For signal mx_host: the MX host that matched; else null. */
-                      mx_host: string | null;
-                    } & {
-                      [key: string]: unknown;
-                    };
-                    /** @description Role address such as info@. */
-                    roleAddress?: {
-                      /** @description null: not run or inconclusive. */
-                      passed: boolean | null;
-                      /** @description true: the flag is raised. */
-                      value: boolean;
-                    } & {
-                      [key: string]: unknown;
-                    };
-                    /** @description Free mailbox provider. */
-                    freeProvider?: {
-                      /** @description null: not run or inconclusive. */
-                      passed: boolean | null;
-                      /** @description true: the flag is raised. */
-                      value: boolean;
-                    } & {
-                      [key: string]: unknown;
-                    };
-                    /** @description Domain accepts every address. */
-                    catchAll?: {
-                      /** @description null: not run or inconclusive. */
-                      passed: boolean | null;
-                      /** @description null: not found out. */
-                      value: boolean | null;
-                    } & {
-                      [key: string]: unknown;
-                    };
-                  };
-                  /** @description Only with include_transcript: every command sent and every reply line received, across every MX host tried, in order. Lines in square brackets are not SMTP: a connection made ([connect host (ip) port n]) or failed, a host not asked, the TLS handshake ([TLS handshake: protocol, cipher]). */
-                  transcript?: {
-                    /**
-                     * @description out: sent by the prober; in: received.
-                     * @enum {string}
-                     */
-                    dir: 'out' | 'in';
-                    /** @description The line without its CRLF. */
-                    text: string;
-                    /** @description Milliseconds since the verification started. */
-                    at_ms: number;
-                  }[];
-                  /** @description true: the answer came from the result cache (an earlier probe of this address for this account, at checked_at); false: it was found out for this request. */
-                  cached?: boolean;
-                  /**
-                   * Format: date-time
-                   * @description When the answer was found out: now for a probe (and a test key), earlier for a cached answer.
-                   */
-                  checked_at?: string;
-                  /** @description Identifier of this request, req_<id>; also in X-Request-Id. */
-                  request_id: string;
-                }
-              | {
-                  /** @enum {string} */
-                  status: 'deliverable' | 'undeliverable' | 'risky' | 'unknown';
-                  /** @description Quality score; accept >= 60. */
-                  score: number;
-                  /**
-                   * @description null exactly when valid.
-                   * @enum {string|null}
-                   */
-                  reason:
-                    | 'invalid_email_format'
-                    | 'smtp_rejected'
-                    | 'mailbox_full'
-                    | 'catch_all'
-                    | 'disposable_domain'
-                    | 'greylisted'
-                    | 'smtp_blocked'
-                    | 'smtp_unavailable'
-                    | 'smtp_timeout'
-                    | 'smtp_unicode_unsupported'
-                    | 'dns_error'
-                    | 'domain_not_found'
-                    | 'no_mx_records'
-                    | 'null_mx'
-                    | 'test_mode'
-                    | null;
-                  /** @description A likely correction of a mistyped domain, or null. */
-                  did_you_mean: string | null;
-                  disposable: boolean;
-                  /** @description Identifier of this request, req_<id>; also in X-Request-Id. */
-                  request_id: string;
-                };
-          };
-        };
-        /** @description invalid_json */
-        400: {
-          headers: {
-            /** @description req_<id>, on every response. */
-            'X-Request-Id'?: string;
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description invalid_api_key | revoked_api_key */
-        401: {
-          headers: {
-            /** @description req_<id>, on every response. */
-            'X-Request-Id'?: string;
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description insufficient_permissions | account_suspended | origin_not_allowed */
-        403: {
-          headers: {
-            /** @description req_<id>, on every response. */
-            'X-Request-Id'?: string;
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description payload_too_large */
-        413: {
-          headers: {
-            /** @description req_<id>, on every response. */
-            'X-Request-Id'?: string;
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description unsupported_media_type */
-        415: {
-          headers: {
-            /** @description req_<id>, on every response. */
-            'X-Request-Id'?: string;
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description invalid_request | invalid_email_format */
-        422: {
-          headers: {
-            /** @description req_<id>, on every response. */
-            'X-Request-Id'?: string;
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description rate_limit_exceeded | quota_exceeded */
-        429: {
-          headers: {
-            /** @description req_<id>, on every response. */
-            'X-Request-Id'?: string;
-            /** @description e.g. "default";r=49;t=1: r requests remaining, t seconds to reset. */
-            RateLimit?: string;
-            /** @description e.g. "default";q=50;w=1: q requests per w seconds. */
-            'RateLimit-Policy'?: string;
-            /** @description rate_limit_exceeded: seconds to wait. */
-            'Retry-After'?: number;
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description internal_error */
-        500: {
-          headers: {
-            /** @description req_<id>, on every response. */
-            'X-Request-Id'?: string;
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    post: operations['verifyEmail'];
     delete?: never;
     /**
      * CORS preflight of POST /v1/verify (publishable keys)
      * @description Answered 204 with the CORS headers when the Origin is allowed by an active publishable key, 403 `origin_not_allowed` otherwise. See docs/widget.md.
      */
-    options: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description The origin may POST /v1/verify. */
-        204: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-        /** @description origin_not_allowed */
-        403: {
-          headers: {
-            /** @description req_<id>, on every response. */
-            'X-Request-Id'?: string;
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description internal_error */
-        500: {
-          headers: {
-            /** @description req_<id>, on every response. */
-            'X-Request-Id'?: string;
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    options: operations['preflightVerify'];
     head?: never;
     patch?: never;
     trace?: never;
@@ -424,110 +40,7 @@ export interface paths {
      * Quota and plan usage
      * @description Usage of the current billing period. Test keys read the same account usage.
      */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Usage of the current billing period. */
-        200: {
-          headers: {
-            /** @description req_<id>, on every response. */
-            'X-Request-Id'?: string;
-            /** @description e.g. "default";r=49;t=1: r requests remaining, t seconds to reset. */
-            RateLimit?: string;
-            /** @description e.g. "default";q=50;w=1: q requests per w seconds. */
-            'RateLimit-Policy'?: string;
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /** @enum {string} */
-              plan: 'free' | 'starter' | 'growth' | 'pro' | 'scale' | 'enterprise';
-              /** Format: date-time */
-              period_start: string;
-              /** Format: date-time */
-              period_end: string;
-              quota: {
-                limit: number;
-                used: number;
-                /** @description max(0, limit - used) */
-                remaining: number;
-                /**
-                 * Format: date-time
-                 * @description Equals period_end.
-                 */
-                reset_at: string;
-              };
-              rate_limit: {
-                per_second: number;
-              };
-              overage: {
-                enabled: boolean;
-                rate_per_verification: number;
-                current_overage_count: number;
-              };
-              /** @description Identifier of this request, req_<id>; also in X-Request-Id. */
-              request_id: string;
-            };
-          };
-        };
-        /** @description invalid_api_key | revoked_api_key */
-        401: {
-          headers: {
-            /** @description req_<id>, on every response. */
-            'X-Request-Id'?: string;
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description insufficient_permissions | account_suspended */
-        403: {
-          headers: {
-            /** @description req_<id>, on every response. */
-            'X-Request-Id'?: string;
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description rate_limit_exceeded */
-        429: {
-          headers: {
-            /** @description req_<id>, on every response. */
-            'X-Request-Id'?: string;
-            /** @description e.g. "default";r=49;t=1: r requests remaining, t seconds to reset. */
-            RateLimit?: string;
-            /** @description e.g. "default";q=50;w=1: q requests per w seconds. */
-            'RateLimit-Policy'?: string;
-            /** @description rate_limit_exceeded: seconds to wait. */
-            'Retry-After'?: number;
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description internal_error */
-        500: {
-          headers: {
-            /** @description req_<id>, on every response. */
-            'X-Request-Id'?: string;
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    get: operations['getUsage'];
     put?: never;
     post?: never;
     delete?: never;
@@ -549,157 +62,7 @@ export interface paths {
      * Submit a batch
      * @description Asynchronous: answers 202 at once. Counts one request against the rate limit and, for live keys, one verification per address against the quota (the whole batch refused with 429 quota_exceeded when it does not fit and the plan has no overage).
      */
-    post: {
-      parameters: {
-        query?: never;
-        header?: {
-          /** @description Optional. Same key and same body within 24 hours: the same job comes back. Same key, different body: 422 idempotency_key_reused. */
-          'idempotency-key'?: string;
-        };
-        path?: never;
-        cookie?: never;
-      };
-      /** @description Read as a stream and checked while it arrives: an unknown field, a value of the wrong type or an over-long entry ends the request with 422 naming it, before the rest is read. At most 150 MiB (413 beyond). */
-      requestBody: {
-        content: {
-          'application/json': {
-            /** @description The addresses, in order, duplicates included. A string that is not a well-formed address is accepted and gets an undeliverable / invalid_email_format row. */
-            emails: string[];
-            /** @description https:// URL called (signed, Standard Webhooks) when the job completes or fails. See docs/webhooks.md. */
-            webhook_url?: string | null;
-            /**
-             * @description E-mail the account's address when the job completes.
-             * @default true
-             */
-            notify_email?: boolean;
-          };
-        };
-      };
-      responses: {
-        /** @description The job was accepted. */
-        202: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /** @description job_<id> */
-              job_id: string;
-              /**
-               * @description queued for a new job; an idempotent replay shows the job’s current status.
-               * @enum {string}
-               */
-              status: 'queued' | 'processing' | 'completed' | 'failed';
-              /** @description Number of addresses accepted (duplicates and malformed strings included). */
-              total: number;
-              /** Format: date-time */
-              created_at: string;
-              /**
-               * Format: date-time
-               * @description created_at + the result retention (72 hours by default).
-               */
-              results_expire_at: string;
-              /** @description Identifier of this request, req_<id>; also in X-Request-Id. */
-              request_id: string;
-            };
-          };
-        };
-        /** @description invalid_json */
-        400: {
-          headers: {
-            /** @description req_<id>, on every response. */
-            'X-Request-Id'?: string;
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description invalid_api_key | revoked_api_key */
-        401: {
-          headers: {
-            /** @description req_<id>, on every response. */
-            'X-Request-Id'?: string;
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description insufficient_permissions | account_suspended */
-        403: {
-          headers: {
-            /** @description req_<id>, on every response. */
-            'X-Request-Id'?: string;
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description payload_too_large */
-        413: {
-          headers: {
-            /** @description req_<id>, on every response. */
-            'X-Request-Id'?: string;
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description unsupported_media_type */
-        415: {
-          headers: {
-            /** @description req_<id>, on every response. */
-            'X-Request-Id'?: string;
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description invalid_request | idempotency_key_reused */
-        422: {
-          headers: {
-            /** @description req_<id>, on every response. */
-            'X-Request-Id'?: string;
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description rate_limit_exceeded | quota_exceeded */
-        429: {
-          headers: {
-            /** @description req_<id>, on every response. */
-            'X-Request-Id'?: string;
-            /** @description e.g. "default";r=49;t=1: r requests remaining, t seconds to reset. */
-            RateLimit?: string;
-            /** @description e.g. "default";q=50;w=1: q requests per w seconds. */
-            'RateLimit-Policy'?: string;
-            /** @description rate_limit_exceeded: seconds to wait. */
-            'Retry-After'?: number;
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description internal_error */
-        500: {
-          headers: {
-            /** @description req_<id>, on every response. */
-            'X-Request-Id'?: string;
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    post: operations['submitBatch'];
     delete?: never;
     options?: never;
     head?: never;
@@ -717,126 +80,7 @@ export interface paths {
      * List batch jobs
      * @description The account’s jobs, newest first, paginated with a cursor (beyond the contract).
      */
-    get: {
-      parameters: {
-        query?: {
-          limit?: number;
-          /** @description next_cursor of the previous page. */
-          cursor?: string;
-        };
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description The account’s jobs, newest first. */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              jobs: {
-                job_id: string;
-                /** @enum {string} */
-                status: 'queued' | 'processing' | 'completed' | 'failed';
-                total: number;
-                /** @description Present once the job has started; grows and never goes back. */
-                processed?: number;
-                /** @description When completed: rows with valid true. */
-                valid?: number;
-                /** @description When completed: rows with status undeliverable. */
-                invalid?: number;
-                /** Format: date-time */
-                created_at: string;
-                /**
-                 * Format: date-time
-                 * @description When completed.
-                 */
-                completed_at?: string;
-                /**
-                 * Format: date-time
-                 * @description When failed (additive to the contract).
-                 */
-                failed_at?: string;
-                /** @description When failed: why ("cancelled" for a cancelled job; see docs/jobs.md). Additive to the contract. */
-                error?: string;
-                /** Format: date-time */
-                results_expire_at: string;
-                /** @description When completed and while the results are retained. */
-                download_url?: string;
-              }[];
-              /** @description Pass as ?cursor= for the next page; null on the last. */
-              next_cursor: string | null;
-              /** @description Identifier of this request, req_<id>; also in X-Request-Id. */
-              request_id: string;
-            };
-          };
-        };
-        /** @description invalid_api_key | revoked_api_key */
-        401: {
-          headers: {
-            /** @description req_<id>, on every response. */
-            'X-Request-Id'?: string;
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description insufficient_permissions | account_suspended */
-        403: {
-          headers: {
-            /** @description req_<id>, on every response. */
-            'X-Request-Id'?: string;
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description invalid_request */
-        422: {
-          headers: {
-            /** @description req_<id>, on every response. */
-            'X-Request-Id'?: string;
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description rate_limit_exceeded */
-        429: {
-          headers: {
-            /** @description req_<id>, on every response. */
-            'X-Request-Id'?: string;
-            /** @description e.g. "default";r=49;t=1: r requests remaining, t seconds to reset. */
-            RateLimit?: string;
-            /** @description e.g. "default";q=50;w=1: q requests per w seconds. */
-            'RateLimit-Policy'?: string;
-            /** @description rate_limit_exceeded: seconds to wait. */
-            'Retry-After'?: number;
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description internal_error */
-        500: {
-          headers: {
-            /** @description req_<id>, on every response. */
-            'X-Request-Id'?: string;
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    get: operations['listJobs'];
     put?: never;
     post?: never;
     delete?: never;
@@ -853,253 +97,14 @@ export interface paths {
       cookie?: never;
     };
     /** Poll a batch job */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          /** @description job_<id> */
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description A batch job. */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              job_id: string;
-              /** @enum {string} */
-              status: 'queued' | 'processing' | 'completed' | 'failed';
-              total: number;
-              /** @description Present once the job has started; grows and never goes back. */
-              processed?: number;
-              /** @description When completed: rows with valid true. */
-              valid?: number;
-              /** @description When completed: rows with status undeliverable. */
-              invalid?: number;
-              /** Format: date-time */
-              created_at: string;
-              /**
-               * Format: date-time
-               * @description When completed.
-               */
-              completed_at?: string;
-              /**
-               * Format: date-time
-               * @description When failed (additive to the contract).
-               */
-              failed_at?: string;
-              /** @description When failed: why ("cancelled" for a cancelled job; see docs/jobs.md). Additive to the contract. */
-              error?: string;
-              /** Format: date-time */
-              results_expire_at: string;
-              /** @description When completed and while the results are retained. */
-              download_url?: string;
-              /** @description Identifier of this request, req_<id>; also in X-Request-Id. */
-              request_id: string;
-            };
-          };
-        };
-        /** @description invalid_api_key | revoked_api_key */
-        401: {
-          headers: {
-            /** @description req_<id>, on every response. */
-            'X-Request-Id'?: string;
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description insufficient_permissions | account_suspended */
-        403: {
-          headers: {
-            /** @description req_<id>, on every response. */
-            'X-Request-Id'?: string;
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description not_found */
-        404: {
-          headers: {
-            /** @description req_<id>, on every response. */
-            'X-Request-Id'?: string;
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description rate_limit_exceeded */
-        429: {
-          headers: {
-            /** @description req_<id>, on every response. */
-            'X-Request-Id'?: string;
-            /** @description e.g. "default";r=49;t=1: r requests remaining, t seconds to reset. */
-            RateLimit?: string;
-            /** @description e.g. "default";q=50;w=1: q requests per w seconds. */
-            'RateLimit-Policy'?: string;
-            /** @description rate_limit_exceeded: seconds to wait. */
-            'Retry-After'?: number;
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description internal_error */
-        500: {
-          headers: {
-            /** @description req_<id>, on every response. */
-            'X-Request-Id'?: string;
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    get: operations['getJob'];
     put?: never;
     post?: never;
     /**
      * Cancel a batch job
      * @description Cancels a queued or processing job (beyond the contract): it becomes failed with error "cancelled". Unprocessed addresses are given back to the quota; processed ones stay counted.
      */
-    delete: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          /** @description job_<id> */
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description A batch job. */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              job_id: string;
-              /** @enum {string} */
-              status: 'queued' | 'processing' | 'completed' | 'failed';
-              total: number;
-              /** @description Present once the job has started; grows and never goes back. */
-              processed?: number;
-              /** @description When completed: rows with valid true. */
-              valid?: number;
-              /** @description When completed: rows with status undeliverable. */
-              invalid?: number;
-              /** Format: date-time */
-              created_at: string;
-              /**
-               * Format: date-time
-               * @description When completed.
-               */
-              completed_at?: string;
-              /**
-               * Format: date-time
-               * @description When failed (additive to the contract).
-               */
-              failed_at?: string;
-              /** @description When failed: why ("cancelled" for a cancelled job; see docs/jobs.md). Additive to the contract. */
-              error?: string;
-              /** Format: date-time */
-              results_expire_at: string;
-              /** @description When completed and while the results are retained. */
-              download_url?: string;
-              /** @description Identifier of this request, req_<id>; also in X-Request-Id. */
-              request_id: string;
-            };
-          };
-        };
-        /** @description invalid_api_key | revoked_api_key */
-        401: {
-          headers: {
-            /** @description req_<id>, on every response. */
-            'X-Request-Id'?: string;
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description insufficient_permissions | account_suspended */
-        403: {
-          headers: {
-            /** @description req_<id>, on every response. */
-            'X-Request-Id'?: string;
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description not_found */
-        404: {
-          headers: {
-            /** @description req_<id>, on every response. */
-            'X-Request-Id'?: string;
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description job_not_cancellable */
-        409: {
-          headers: {
-            /** @description req_<id>, on every response. */
-            'X-Request-Id'?: string;
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description rate_limit_exceeded */
-        429: {
-          headers: {
-            /** @description req_<id>, on every response. */
-            'X-Request-Id'?: string;
-            /** @description e.g. "default";r=49;t=1: r requests remaining, t seconds to reset. */
-            RateLimit?: string;
-            /** @description e.g. "default";q=50;w=1: q requests per w seconds. */
-            'RateLimit-Policy'?: string;
-            /** @description rate_limit_exceeded: seconds to wait. */
-            'Retry-After'?: number;
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description internal_error */
-        500: {
-          headers: {
-            /** @description req_<id>, on every response. */
-            'X-Request-Id'?: string;
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    delete: operations['cancelJob'];
     options?: never;
     head?: never;
     patch?: never;
@@ -1116,159 +121,7 @@ export interface paths {
      * Download batch results
      * @description CSV (default; header email,status,score,reason, RFC 4180 quoting, empty reason when null) or ?format=json. One row per submitted address, in submission order, streamed.
      */
-    get: {
-      parameters: {
-        query?: {
-          format?: 'csv' | 'json';
-        };
-        header?: never;
-        path: {
-          /** @description job_<id> */
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description The results. */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'text/csv': string;
-            'application/json': {
-              job_id: string;
-              results: {
-                /** @description Zero-based position in the submitted list. */
-                index: number;
-                /** @description The address as submitted. */
-                email: string;
-                /** @enum {string} */
-                status: 'deliverable' | 'undeliverable' | 'risky' | 'unknown';
-                score: number;
-                reason: string | null;
-                /**
-                 * @description checks.mx.provider of the result: the mail provider that runs the domain’s mail; null for any other.
-                 * @enum {string|null}
-                 */
-                provider:
-                  | 'google'
-                  | 'microsoft'
-                  | 'yahoo'
-                  | 'apple'
-                  | 'proofpoint'
-                  | 'mimecast'
-                  | 'barracuda'
-                  | 'zoho'
-                  | 'yandex'
-                  | 'mailru'
-                  | 'gmx'
-                  | 'fastmail'
-                  | 'proton'
-                  | null;
-              }[];
-              /** @description Identifier of this request, req_<id>; also in X-Request-Id. */
-              request_id: string;
-            };
-          };
-        };
-        /** @description invalid_api_key | revoked_api_key */
-        401: {
-          headers: {
-            /** @description req_<id>, on every response. */
-            'X-Request-Id'?: string;
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description insufficient_permissions | account_suspended */
-        403: {
-          headers: {
-            /** @description req_<id>, on every response. */
-            'X-Request-Id'?: string;
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description not_found */
-        404: {
-          headers: {
-            /** @description req_<id>, on every response. */
-            'X-Request-Id'?: string;
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description job_not_ready */
-        409: {
-          headers: {
-            /** @description req_<id>, on every response. */
-            'X-Request-Id'?: string;
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description results_expired */
-        410: {
-          headers: {
-            /** @description req_<id>, on every response. */
-            'X-Request-Id'?: string;
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description invalid_request */
-        422: {
-          headers: {
-            /** @description req_<id>, on every response. */
-            'X-Request-Id'?: string;
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description rate_limit_exceeded */
-        429: {
-          headers: {
-            /** @description req_<id>, on every response. */
-            'X-Request-Id'?: string;
-            /** @description e.g. "default";r=49;t=1: r requests remaining, t seconds to reset. */
-            RateLimit?: string;
-            /** @description e.g. "default";q=50;w=1: q requests per w seconds. */
-            'RateLimit-Policy'?: string;
-            /** @description rate_limit_exceeded: seconds to wait. */
-            'Retry-After'?: number;
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description internal_error */
-        500: {
-          headers: {
-            /** @description req_<id>, on every response. */
-            'X-Request-Id'?: string;
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    get: operations['getJobResults'];
     put?: never;
     post?: never;
     delete?: never;
@@ -1297,4 +150,1160 @@ export interface components {
   pathItems: never;
 }
 export type $defs = Record<string, never>;
-export type operations = Record<string, never>;
+export interface operations {
+  verifyEmail: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description The address to verify (RFC 5321, at most 254 characters). */
+          email: string;
+          /**
+           * @description Bound of the SMTP probe in milliseconds.
+           * @default 3000
+           */
+          timeout_ms?: number;
+          /**
+           * @description false: `checks` is an empty object.
+           * @default true
+           */
+          include_checks?: boolean;
+          /**
+           * @description true: probe the address now even when the result cache holds an answer (the new result replaces it). Counted like any verification.
+           * @default false
+           */
+          fresh?: boolean;
+          /**
+           * @description true: the response carries `transcript`, the SMTP conversation of this verification. Implies a probe (the result cache is not read; the new result replaces the cached one, without its transcript). Test keys: an empty transcript.
+           * @default false
+           */
+          include_transcript?: boolean;
+        };
+      };
+    };
+    responses: {
+      /** @description The verification result (a publishable key gets the reduced one). */
+      200: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          /** @description e.g. "default";r=49;t=1: r requests remaining, t seconds to reset. */
+          RateLimit?: string;
+          /** @description e.g. "default";q=50;w=1: q requests per w seconds. */
+          'RateLimit-Policy'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json':
+            | {
+                /** @description The address as verified: local part as given, domain normalised. */
+                email: string;
+                /** @description true only when the mailbox was positively confirmed. */
+                valid: boolean;
+                /** @enum {string} */
+                status: 'deliverable' | 'undeliverable' | 'risky' | 'unknown';
+                /** @description Quality score; accept >= 60. */
+                score: number;
+                disposable: boolean;
+                catchAll: boolean;
+                mx: boolean;
+                /**
+                 * @description null exactly when valid.
+                 * @enum {string|null}
+                 */
+                reason:
+                  | 'invalid_email_format'
+                  | 'smtp_rejected'
+                  | 'mailbox_full'
+                  | 'catch_all'
+                  | 'disposable_domain'
+                  | 'greylisted'
+                  | 'smtp_blocked'
+                  | 'smtp_unavailable'
+                  | 'smtp_timeout'
+                  | 'smtp_unicode_unsupported'
+                  | 'dns_error'
+                  | 'domain_not_found'
+                  | 'no_mx_records'
+                  | 'null_mx'
+                  | 'test_mode'
+                  | null;
+                /** @description Server-side processing time in milliseconds. */
+                latency_ms: number;
+                /** @description A likely correction of a mistyped domain, or null. */
+                did_you_mean: string | null;
+                /** @description Per-check breakdown; {} when include_checks is false. */
+                checks: {
+                  /** @description RFC 5321 syntax. */
+                  syntax?: {
+                    /** @description null: not run or inconclusive. */
+                    passed: boolean | null;
+                    /** @description Local part as given; null when the syntax failed. */
+                    local: string | null;
+                    /** @description Domain, lower-cased and IDNA-converted; null when the syntax failed. */
+                    domain: string | null;
+                    /** @description Why the syntax check failed; null when it passed. */
+                    error: string | null;
+                  } & {
+                    [key: string]: unknown;
+                  };
+                  /** @description DNS mail hosts. */
+                  mx?: {
+                    /** @description null: not run or inconclusive. */
+                    passed: boolean | null;
+                    records: ({
+                      exchange: string;
+                      priority: number;
+                    } & {
+                      [key: string]: unknown;
+                    })[];
+                    /** @description true: no MX, the domain's own A/AAAA is used. */
+                    implicit: boolean;
+                    /** @description NXDOMAIN, NO_MAIL_HOST, NULL_MX, SERVFAIL, TIMEOUT...; null when found. */
+                    error: string | null;
+                    /**
+                     * @description The mail provider that runs the domain's mail, from its most preferred MX host names (docs/verdicts.md, "Which provider runs the mail"); null for any other.
+                     * @enum {string|null}
+                     */
+                    provider:
+                      | 'google'
+                      | 'microsoft'
+                      | 'yahoo'
+                      | 'apple'
+                      | 'proofpoint'
+                      | 'mimecast'
+                      | 'barracuda'
+                      | 'zoho'
+                      | 'yandex'
+                      | 'mailru'
+                      | 'gmx'
+                      | 'fastmail'
+                      | 'proton'
+                      | null;
+                  } & {
+                    [key: string]: unknown;
+                  };
+                  /** @description SMTP probe. */
+                  smtp?: {
+                    /** @description null: not run or inconclusive. */
+                    passed: boolean | null;
+                    host: string | null;
+                    code: number | null;
+                    enhanced_code: string | null;
+                    message: string | null;
+                    tls: boolean;
+                    duration_ms: number | null;
+                  } & {
+                    [key: string]: unknown;
+                  };
+                  /** @description Known temporary (throw-away) provider. */
+                  disposable?: {
+                    /** @description null: not run or inconclusive. */
+                    passed: boolean | null;
+                    /** @description true: the flag is raised. */
+                    value: boolean;
+                    /**
+                     * @description What raised the flag: domain_list (the domain is on a disposable list), mx_host (its MX host belongs to a disposable provider); null when not raised.
+                     * @enum {string|null}
+                     */
+                    signal: 'domain_list' | 'mx_host' | null;
+                    /** @description For signal mx_host: the MX host that matched; else null. */
+                    mx_host: string | null;
+                  } & {
+                    [key: string]: unknown;
+                  };
+                  /** @description Role address such as info@. */
+                  roleAddress?: {
+                    /** @description null: not run or inconclusive. */
+                    passed: boolean | null;
+                    /** @description true: the flag is raised. */
+                    value: boolean;
+                  } & {
+                    [key: string]: unknown;
+                  };
+                  /** @description Free mailbox provider. */
+                  freeProvider?: {
+                    /** @description null: not run or inconclusive. */
+                    passed: boolean | null;
+                    /** @description true: the flag is raised. */
+                    value: boolean;
+                  } & {
+                    [key: string]: unknown;
+                  };
+                  /** @description Domain accepts every address. */
+                  catchAll?: {
+                    /** @description null: not run or inconclusive. */
+                    passed: boolean | null;
+                    /** @description null: not found out. */
+                    value: boolean | null;
+                  } & {
+                    [key: string]: unknown;
+                  };
+                };
+                /** @description Only with include_transcript: every command sent and every reply line received, across every MX host tried, in order. Lines in square brackets are not SMTP: a connection made ([connect host (ip) port n]) or failed, a host not asked, the TLS handshake ([TLS handshake: protocol, cipher]). */
+                transcript?: {
+                  /**
+                   * @description out: sent by the prober; in: received.
+                   * @enum {string}
+                   */
+                  dir: 'out' | 'in';
+                  /** @description The line without its CRLF. */
+                  text: string;
+                  /** @description Milliseconds since the verification started. */
+                  at_ms: number;
+                }[];
+                /** @description true: the answer came from the result cache (an earlier probe of this address for this account, at checked_at); false: it was found out for this request. */
+                cached?: boolean;
+                /**
+                 * Format: date-time
+                 * @description When the answer was found out: now for a probe (and a test key), earlier for a cached answer.
+                 */
+                checked_at?: string;
+                /** @description Identifier of this request, req_<id>; also in X-Request-Id. */
+                request_id: string;
+              }
+            | {
+                /** @enum {string} */
+                status: 'deliverable' | 'undeliverable' | 'risky' | 'unknown';
+                /** @description Quality score; accept >= 60. */
+                score: number;
+                /**
+                 * @description null exactly when valid.
+                 * @enum {string|null}
+                 */
+                reason:
+                  | 'invalid_email_format'
+                  | 'smtp_rejected'
+                  | 'mailbox_full'
+                  | 'catch_all'
+                  | 'disposable_domain'
+                  | 'greylisted'
+                  | 'smtp_blocked'
+                  | 'smtp_unavailable'
+                  | 'smtp_timeout'
+                  | 'smtp_unicode_unsupported'
+                  | 'dns_error'
+                  | 'domain_not_found'
+                  | 'no_mx_records'
+                  | 'null_mx'
+                  | 'test_mode'
+                  | null;
+                /** @description A likely correction of a mistyped domain, or null. */
+                did_you_mean: string | null;
+                disposable: boolean;
+                /** @description Identifier of this request, req_<id>; also in X-Request-Id. */
+                request_id: string;
+              };
+        };
+      };
+      /** @description invalid_json */
+      400: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description invalid_api_key | revoked_api_key */
+      401: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description insufficient_permissions | account_suspended | origin_not_allowed */
+      403: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description payload_too_large */
+      413: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description unsupported_media_type */
+      415: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description invalid_request | invalid_email_format */
+      422: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description rate_limit_exceeded | quota_exceeded */
+      429: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          /** @description e.g. "default";r=49;t=1: r requests remaining, t seconds to reset. */
+          RateLimit?: string;
+          /** @description e.g. "default";q=50;w=1: q requests per w seconds. */
+          'RateLimit-Policy'?: string;
+          /** @description rate_limit_exceeded: seconds to wait. */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description internal_error */
+      500: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  preflightVerify: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The origin may POST /v1/verify. */
+      204: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description origin_not_allowed */
+      403: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description internal_error */
+      500: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  getUsage: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Usage of the current billing period. */
+      200: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          /** @description e.g. "default";r=49;t=1: r requests remaining, t seconds to reset. */
+          RateLimit?: string;
+          /** @description e.g. "default";q=50;w=1: q requests per w seconds. */
+          'RateLimit-Policy'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @enum {string} */
+            plan: 'free' | 'starter' | 'growth' | 'pro' | 'scale' | 'enterprise';
+            /** Format: date-time */
+            period_start: string;
+            /** Format: date-time */
+            period_end: string;
+            quota: {
+              limit: number;
+              used: number;
+              /** @description max(0, limit - used) */
+              remaining: number;
+              /**
+               * Format: date-time
+               * @description Equals period_end.
+               */
+              reset_at: string;
+            };
+            rate_limit: {
+              per_second: number;
+            };
+            overage: {
+              enabled: boolean;
+              rate_per_verification: number;
+              current_overage_count: number;
+            };
+            /** @description Identifier of this request, req_<id>; also in X-Request-Id. */
+            request_id: string;
+          };
+        };
+      };
+      /** @description invalid_api_key | revoked_api_key */
+      401: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description insufficient_permissions | account_suspended */
+      403: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description rate_limit_exceeded */
+      429: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          /** @description e.g. "default";r=49;t=1: r requests remaining, t seconds to reset. */
+          RateLimit?: string;
+          /** @description e.g. "default";q=50;w=1: q requests per w seconds. */
+          'RateLimit-Policy'?: string;
+          /** @description rate_limit_exceeded: seconds to wait. */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description internal_error */
+      500: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  submitBatch: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Optional. Same key and same body within 24 hours: the same job comes back. Same key, different body: 422 idempotency_key_reused. */
+        'idempotency-key'?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    /** @description Read as a stream and checked while it arrives: an unknown field, a value of the wrong type or an over-long entry ends the request with 422 naming it, before the rest is read. At most 150 MiB (413 beyond). */
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description The addresses, in order, duplicates included. A string that is not a well-formed address is accepted and gets an undeliverable / invalid_email_format row. */
+          emails: string[];
+          /** @description https:// URL called (signed, Standard Webhooks) when the job completes or fails. See docs/webhooks.md. */
+          webhook_url?: string | null;
+          /**
+           * @description E-mail the account's address when the job completes.
+           * @default true
+           */
+          notify_email?: boolean;
+        };
+      };
+    };
+    responses: {
+      /** @description The job was accepted. */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description job_<id> */
+            job_id: string;
+            /**
+             * @description queued for a new job; an idempotent replay shows the job’s current status.
+             * @enum {string}
+             */
+            status: 'queued' | 'processing' | 'completed' | 'failed';
+            /** @description Number of addresses accepted (duplicates and malformed strings included). */
+            total: number;
+            /** Format: date-time */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description created_at + the result retention (72 hours by default).
+             */
+            results_expire_at: string;
+            /** @description Identifier of this request, req_<id>; also in X-Request-Id. */
+            request_id: string;
+          };
+        };
+      };
+      /** @description invalid_json */
+      400: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description invalid_api_key | revoked_api_key */
+      401: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description insufficient_permissions | account_suspended */
+      403: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description payload_too_large */
+      413: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description unsupported_media_type */
+      415: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description invalid_request | idempotency_key_reused */
+      422: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description rate_limit_exceeded | quota_exceeded */
+      429: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          /** @description e.g. "default";r=49;t=1: r requests remaining, t seconds to reset. */
+          RateLimit?: string;
+          /** @description e.g. "default";q=50;w=1: q requests per w seconds. */
+          'RateLimit-Policy'?: string;
+          /** @description rate_limit_exceeded: seconds to wait. */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description internal_error */
+      500: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  listJobs: {
+    parameters: {
+      query?: {
+        limit?: number;
+        /** @description next_cursor of the previous page. */
+        cursor?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The account’s jobs, newest first. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            jobs: {
+              job_id: string;
+              /** @enum {string} */
+              status: 'queued' | 'processing' | 'completed' | 'failed';
+              total: number;
+              /** @description Present once the job has started; grows and never goes back. */
+              processed?: number;
+              /** @description When completed: rows with valid true. */
+              valid?: number;
+              /** @description When completed: rows with status undeliverable. */
+              invalid?: number;
+              /** Format: date-time */
+              created_at: string;
+              /**
+               * Format: date-time
+               * @description When completed.
+               */
+              completed_at?: string;
+              /**
+               * Format: date-time
+               * @description When failed (additive to the contract).
+               */
+              failed_at?: string;
+              /** @description When failed: why ("cancelled" for a cancelled job; see docs/jobs.md). Additive to the contract. */
+              error?: string;
+              /** Format: date-time */
+              results_expire_at: string;
+              /** @description When completed and while the results are retained. */
+              download_url?: string;
+            }[];
+            /** @description Pass as ?cursor= for the next page; null on the last. */
+            next_cursor: string | null;
+            /** @description Identifier of this request, req_<id>; also in X-Request-Id. */
+            request_id: string;
+          };
+        };
+      };
+      /** @description invalid_api_key | revoked_api_key */
+      401: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description insufficient_permissions | account_suspended */
+      403: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description invalid_request */
+      422: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description rate_limit_exceeded */
+      429: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          /** @description e.g. "default";r=49;t=1: r requests remaining, t seconds to reset. */
+          RateLimit?: string;
+          /** @description e.g. "default";q=50;w=1: q requests per w seconds. */
+          'RateLimit-Policy'?: string;
+          /** @description rate_limit_exceeded: seconds to wait. */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description internal_error */
+      500: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  getJob: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description job_<id> */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A batch job. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            job_id: string;
+            /** @enum {string} */
+            status: 'queued' | 'processing' | 'completed' | 'failed';
+            total: number;
+            /** @description Present once the job has started; grows and never goes back. */
+            processed?: number;
+            /** @description When completed: rows with valid true. */
+            valid?: number;
+            /** @description When completed: rows with status undeliverable. */
+            invalid?: number;
+            /** Format: date-time */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description When completed.
+             */
+            completed_at?: string;
+            /**
+             * Format: date-time
+             * @description When failed (additive to the contract).
+             */
+            failed_at?: string;
+            /** @description When failed: why ("cancelled" for a cancelled job; see docs/jobs.md). Additive to the contract. */
+            error?: string;
+            /** Format: date-time */
+            results_expire_at: string;
+            /** @description When completed and while the results are retained. */
+            download_url?: string;
+            /** @description Identifier of this request, req_<id>; also in X-Request-Id. */
+            request_id: string;
+          };
+        };
+      };
+      /** @description invalid_api_key | revoked_api_key */
+      401: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description insufficient_permissions | account_suspended */
+      403: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description not_found */
+      404: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description rate_limit_exceeded */
+      429: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          /** @description e.g. "default";r=49;t=1: r requests remaining, t seconds to reset. */
+          RateLimit?: string;
+          /** @description e.g. "default";q=50;w=1: q requests per w seconds. */
+          'RateLimit-Policy'?: string;
+          /** @description rate_limit_exceeded: seconds to wait. */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description internal_error */
+      500: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  cancelJob: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description job_<id> */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A batch job. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            job_id: string;
+            /** @enum {string} */
+            status: 'queued' | 'processing' | 'completed' | 'failed';
+            total: number;
+            /** @description Present once the job has started; grows and never goes back. */
+            processed?: number;
+            /** @description When completed: rows with valid true. */
+            valid?: number;
+            /** @description When completed: rows with status undeliverable. */
+            invalid?: number;
+            /** Format: date-time */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description When completed.
+             */
+            completed_at?: string;
+            /**
+             * Format: date-time
+             * @description When failed (additive to the contract).
+             */
+            failed_at?: string;
+            /** @description When failed: why ("cancelled" for a cancelled job; see docs/jobs.md). Additive to the contract. */
+            error?: string;
+            /** Format: date-time */
+            results_expire_at: string;
+            /** @description When completed and while the results are retained. */
+            download_url?: string;
+            /** @description Identifier of this request, req_<id>; also in X-Request-Id. */
+            request_id: string;
+          };
+        };
+      };
+      /** @description invalid_api_key | revoked_api_key */
+      401: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description insufficient_permissions | account_suspended */
+      403: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description not_found */
+      404: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description job_not_cancellable */
+      409: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description rate_limit_exceeded */
+      429: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          /** @description e.g. "default";r=49;t=1: r requests remaining, t seconds to reset. */
+          RateLimit?: string;
+          /** @description e.g. "default";q=50;w=1: q requests per w seconds. */
+          'RateLimit-Policy'?: string;
+          /** @description rate_limit_exceeded: seconds to wait. */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description internal_error */
+      500: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  getJobResults: {
+    parameters: {
+      query?: {
+        format?: 'csv' | 'json';
+      };
+      header?: never;
+      path: {
+        /** @description job_<id> */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The results. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'text/csv': string;
+          'application/json': {
+            job_id: string;
+            results: {
+              /** @description Zero-based position in the submitted list. */
+              index: number;
+              /** @description The address as submitted. */
+              email: string;
+              /** @enum {string} */
+              status: 'deliverable' | 'undeliverable' | 'risky' | 'unknown';
+              score: number;
+              reason: string | null;
+              /**
+               * @description checks.mx.provider of the result: the mail provider that runs the domain’s mail; null for any other.
+               * @enum {string|null}
+               */
+              provider:
+                | 'google'
+                | 'microsoft'
+                | 'yahoo'
+                | 'apple'
+                | 'proofpoint'
+                | 'mimecast'
+                | 'barracuda'
+                | 'zoho'
+                | 'yandex'
+                | 'mailru'
+                | 'gmx'
+                | 'fastmail'
+                | 'proton'
+                | null;
+            }[];
+            /** @description Identifier of this request, req_<id>; also in X-Request-Id. */
+            request_id: string;
+          };
+        };
+      };
+      /** @description invalid_api_key | revoked_api_key */
+      401: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description insufficient_permissions | account_suspended */
+      403: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description not_found */
+      404: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description job_not_ready */
+      409: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description results_expired */
+      410: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description invalid_request */
+      422: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description rate_limit_exceeded */
+      429: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          /** @description e.g. "default";r=49;t=1: r requests remaining, t seconds to reset. */
+          RateLimit?: string;
+          /** @description e.g. "default";q=50;w=1: q requests per w seconds. */
+          'RateLimit-Policy'?: string;
+          /** @description rate_limit_exceeded: seconds to wait. */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description internal_error */
+      500: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+}
