@@ -4,7 +4,9 @@
  * A bad value throws `ConfigError` naming the setting, and start-up stops with that message.
  * Each setting is one row of SETTINGS: the commands' flags and docs/configuration.md come from it.
  */
+import { isIP } from 'node:net';
 import { hostname } from 'node:os';
+import ipaddr from 'ipaddr.js';
 import { SECOND, MINUTE, HOUR, DAY } from './clock.js';
 import type { BatchEngineOptions } from './engine/batch/types.js';
 import { DEFAULT_PROVIDER_CONCURRENCY, DEFAULT_PROVIDER_SESSIONS_PER_SECOND } from './engine/batch/types.js';
@@ -155,9 +157,9 @@ export interface Config {
   publishable: PublishableDefaults;
   /**
    * Whether X-Forwarded-For names the client (Fastify's trustProxy): false (the socket's peer is
-   * the client), true (trust every hop), a hop count, or the addresses/CIDRs of trusted proxies.
+   * the client), a hop count, or the addresses/CIDRs of trusted proxies. Never "every hop".
    */
-  trustProxy: boolean | number | string[];
+  trustProxy: false | number | string[];
   /** A dashboard session ends after this long without a request (docs/dashboard.md). */
   sessionIdleTimeoutMs: number;
   /** A dashboard session ends this long after sign-in, however much it is used. */
@@ -248,18 +250,46 @@ const sourceAddresses: ValueType<string[]> = {
   },
 };
 
-/** "false", "true", a hop count, or a comma list of proxy addresses / CIDRs. */
-const trustProxy: ValueType<boolean | number | string[]> = {
+/** Names proxy-addr takes for well-known ranges (loopback, link-local, unique local). */
+const PROXY_RANGE_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+
+/** A trusted proxy's address or CIDR (`10.0.0.5`, `10.0.0.0/8`, `2001:db8::/32`), or a range's name. */
+function isProxyAddress(entry: string): boolean {
+  if (PROXY_RANGE_NAMES.includes(entry.toLowerCase())) return true;
+  // Written out in full (node:net), not inet_aton's shorthands such as `10.0.0`.
+  if (isIP(entry.split('/')[0] ?? '') === 0) return false;
+  if (!entry.includes('/')) return true;
+  try {
+    ipaddr.parseCIDR(entry);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** What to set instead, in every refusal of a --trust-proxy value. */
+const trustProxyChoices = (name: string): string =>
+  `set ${name} to the number of proxies in front of mailverdict (${name}${name.startsWith('--') ? ' ' : '='}1 behind one nginx or Caddy that appends the address it saw), or to the addresses/CIDRs of the proxies you run (e.g. 10.0.0.5,10.0.1.0/24); false when no proxy sets X-Forwarded-For`;
+
+/**
+ * `false`, a hop count, or a comma list of proxy addresses / CIDRs. `true` (also the flag alone)
+ * is refused: it believes the left-most X-Forwarded-For entry, which the client writes, so that
+ * every per-client limit would count whatever the client claims (issue 26).
+ */
+const trustProxy: ValueType<false | number | string[]> = {
   parse: (raw, name) => {
     const v = raw.trim().toLowerCase();
     if (['0', 'false', 'no', 'off'].includes(v)) return false;
-    if (['true', 'yes', 'on'].includes(v)) return true;
+    if (['true', 'yes', 'on', ''].includes(v))
+      throw new ConfigError(
+        `${name} ${v === '' ? 'needs a value' : `"${raw}" is refused`}: trusting every hop believes the left-most X-Forwarded-For entry, which the client writes; ${trustProxyChoices(name)}`,
+      );
     if (/^\d+$/.test(v)) return integer(1, 100).parse(v, name);
     const entries = splitList(raw, name);
     for (const e of entries) {
-      if (!/^[0-9a-f:.]+(\/\d{1,3})?$/i.test(e))
+      if (!isProxyAddress(e))
         throw new ConfigError(
-          `${name} must be true, false, a hop count or a list of proxy addresses/CIDRs, got "${e}"`,
+          `${name} "${e}" is not a hop count, an IP address or a CIDR: ${trustProxyChoices(name)}`,
         );
     }
     return entries;
@@ -984,12 +1014,12 @@ export const SETTINGS = {
     help: 'publishable keys: verifications per UTC day of one key, for keys that set none (a page cannot spend the whole quota)',
     commands: ['serve'],
   }),
-  trustProxy: setting({
-    flag: '--trust-proxy [proxies]',
+  trustProxy: setting<false | number | string[]>({
+    flag: '--trust-proxy [hops|proxies]',
     env: 'MAILVERDICT_TRUST_PROXY',
     parser: trustProxy,
     default: false,
-    help: 'believe `X-Forwarded-For` for the client address: `true` (also the flag alone), a hop count, or the proxies’ addresses/CIDRs (comma list); leave `false` unless a proxy you run sets it',
+    help: 'believe `X-Forwarded-For` for the client address: the number of proxies in front (`1` behind one nginx or Caddy), or the proxies’ addresses/CIDRs (comma list); the client is the nearest address not trusted, and one that is not an IP address is refused (400 `invalid_client_address`). `true` and the flag alone are refused: they would believe the client’s own entry. Leave `false` unless a proxy you run sets it ([docs/security.md](security.md#behind-a-reverse-proxy))',
     commands: ['serve'],
   }),
   allowInsecureWebhooks: setting({
