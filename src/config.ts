@@ -79,8 +79,10 @@ export interface PublishableDefaults {
   visitorRateLimit: number;
   /** Requests per second of one key, all visitors together. */
   keyRateLimit: number;
-  /** Verifications per UTC day of one key. */
+  /** Verifications per UTC day of one key whose account has no monthly quota. */
   dailyCap: number;
+  /** Percent of the account's monthly quota one key may spend per UTC day (services/publishable-keys.ts). */
+  dailySharePercent: number;
 }
 
 /** The reputation guard (engine/net/egress-guard.ts; docs/prober.md, "The reputation guard"). */
@@ -612,7 +614,7 @@ export const SETTINGS = {
     parser: json,
     default: {},
     help: 'plan overrides (JSON), e.g. `{"free":{"monthly_quota":500}}`',
-    commands: SERVICE,
+    commands: [...SERVICE, 'keys'],
   }),
   helo: setting({
     flag: '--helo <name>',
@@ -1006,13 +1008,21 @@ export const SETTINGS = {
     help: 'publishable keys: requests per second of one key, all visitors together, for keys that set none',
     commands: ['serve'],
   }),
+  publishableDailyShare: setting({
+    flag: '--publishable-daily-share <percent>',
+    env: 'MAILVERDICT_PUBLISHABLE_DAILY_SHARE',
+    parser: integer(1, 100),
+    default: 2,
+    help: 'publishable keys: the daily cap of a key that sets none, in percent of its account’s monthly quota (at least 1 verification): with 2, one day at the cap spends 2 % of the month and 30 days 60 %, so a stranger who reads the page cannot spend the month ([docs/widget.md](widget.md#limits))',
+    commands: ['serve', 'keys'],
+  }),
   publishableDailyCap: setting({
     flag: '--publishable-daily-cap <n>',
     env: 'MAILVERDICT_PUBLISHABLE_DAILY_CAP',
     parser: integer(1, 100_000_000),
     default: 1000,
-    help: 'publishable keys: verifications per UTC day of one key, for keys that set none (a page cannot spend the whole quota)',
-    commands: ['serve'],
+    help: 'publishable keys: verifications per UTC day of a key that sets none, when its account has no monthly quota (otherwise `--publishable-daily-share` decides)',
+    commands: ['serve', 'keys'],
   }),
   trustProxy: setting<false | number | string[]>({
     flag: '--trust-proxy [hops|proxies]',
@@ -1270,6 +1280,7 @@ export function loadConfig(
       visitorRateLimit: s.publishableVisitorRateLimit,
       keyRateLimit: s.publishableKeyRateLimit,
       dailyCap: s.publishableDailyCap,
+      dailySharePercent: s.publishableDailyShare,
     },
     trustProxy: s.trustProxy,
     sessionIdleTimeoutMs: s.sessionIdleTimeout,

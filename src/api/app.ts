@@ -21,6 +21,8 @@ import Fastify, {
 import secureJsonParse from 'secure-json-parse';
 import type { AppContext } from '../context.js';
 import { AppError } from '../errors.js';
+import { createCapMailer } from '../services/key-cap-mail.js';
+import { tellCapReached } from '../services/key-cap.service.js';
 import { createKeyCache } from '../services/key-cache.js';
 import { createKeyUseRecorder } from '../services/key-usage.service.js';
 import { createStoreUsageCache } from '../services/usage-cache.js';
@@ -226,10 +228,20 @@ export function buildApp(options: BuildAppOptions): FastifyInstance {
     reply.raw.once('close', () => unanswered.delete(reply));
     done();
   });
+  const capMailer = createCapMailer(options.config);
+  if (capMailer !== null) app.addHook('onClose', (_instance, done) => (capMailer.close(), done()));
+  const capDeps = {
+    db: options.db,
+    clock: options.clock,
+    mailer: capMailer,
+    keysLink: `${options.config.publicBaseUrl}/keys`,
+    logger,
+  };
   installAuth(app, {
     ...deps,
     authFailureRateLimit: options.config.authFailureRateLimit,
     publishableDefaults: options.config.publishable,
+    capReached: (keyId, cap) => void tellCapReached(capDeps, keyId, cap),
   });
   // JSON bodies are read by secure-json-parse, saying why it refuses; no text/plain parser (the
   // v1 scope below also refuses any body that is not JSON, the dashboard adds text/csv uploads).
