@@ -162,6 +162,11 @@ export interface Config {
    * the client), a hop count, or the addresses/CIDRs of trusted proxies. Never "every hop".
    */
   trustProxy: false | number | string[];
+  /**
+   * `GET /metrics` apart from the public listener (issue 26): its own listener (`host`, `port`;
+   * then the main one has no /metrics), and/or a bearer token it asks for. Null: neither.
+   */
+  metrics: { listen: { host: string; port: number } | null; token: string | null };
   /** A dashboard session ends after this long without a request (docs/dashboard.md). */
   sessionIdleTimeoutMs: number;
   /** A dashboard session ends this long after sign-in, however much it is used. */
@@ -297,6 +302,29 @@ const trustProxy: ValueType<false | number | string[]> = {
     return entries;
   },
   show: (v) => (Array.isArray(v) ? v.join(',') : String(v)),
+};
+
+/** `host:port` (`[::1]:9464` for IPv6) of a listener. */
+const listenAddress: ValueType<{ host: string; port: number }> = {
+  parse: (raw, name) => {
+    const m = /^\s*(\[[0-9a-f:.]+\]|[^\s:[\]]+):(\d{1,5})\s*$/i.exec(raw);
+    const port = Number(m?.[2]);
+    if (!m || port > 65535)
+      throw new ConfigError(`${name} must be host:port, e.g. 127.0.0.1:9464 or [::1]:9464, got "${raw}"`);
+    return { host: m[1]!.replace(/^\[|\]$/g, ''), port };
+  },
+  show: (v) => (v.host.includes(':') ? `[${v.host}]:${v.port}` : `${v.host}:${v.port}`),
+};
+
+/** A secret token of at least 16 printable characters; shown masked. */
+const token: ValueType<string> = {
+  parse: (raw, name) => {
+    const v = raw.trim();
+    if (!/^[\x21-\x7e]{16,}$/.test(v))
+      throw new ConfigError(`${name} must be at least 16 printable characters without spaces`);
+    return v;
+  },
+  show: () => '***',
 };
 
 const UNITS: Record<string, number> = { ms: 1, s: SECOND, m: MINUTE, h: HOUR, d: DAY };
@@ -1032,6 +1060,24 @@ export const SETTINGS = {
     help: 'believe `X-Forwarded-For` for the client address: the number of proxies in front (`1` behind one nginx or Caddy), or the proxies’ addresses/CIDRs (comma list); the client is the nearest address not trusted, and one that is not an IP address is refused (400 `invalid_client_address`). `true` and the flag alone are refused: they would believe the client’s own entry. Leave `false` unless a proxy you run sets it ([docs/security.md](security.md#behind-a-reverse-proxy))',
     commands: ['serve'],
   }),
+  metricsListen: setting<{ host: string; port: number } | null>({
+    flag: '--metrics-listen <host:port>',
+    env: 'MAILVERDICT_METRICS_LISTEN',
+    parser: listenAddress,
+    default: null,
+    defaultText: 'none (`/metrics` on the main listener)',
+    help: '`GET /metrics` on a listener of its own (e.g. `127.0.0.1:9464`) and no longer on the main one, which a widget or a proxy exposes to the Internet; the way to go behind a proxy ([docs/security.md](security.md#metrics))',
+    commands: ['serve'],
+  }),
+  metricsToken: setting<string | null>({
+    flag: '--metrics-token <token>',
+    env: 'MAILVERDICT_METRICS_TOKEN',
+    parser: token,
+    default: null,
+    defaultText: 'none',
+    help: '`GET /metrics` answers only `Authorization: Bearer <token>` (Prometheus: `authorization: {credentials: …}`); others get 404 as for an unknown route. Prefer the environment variable: a flag shows in the process list',
+    commands: ['serve'],
+  }),
   allowInsecureWebhooks: setting({
     flag: '--allow-insecure-webhooks',
     env: 'MAILVERDICT_ALLOW_INSECURE_WEBHOOKS',
@@ -1283,6 +1329,7 @@ export function loadConfig(
       dailySharePercent: s.publishableDailyShare,
     },
     trustProxy: s.trustProxy,
+    metrics: { listen: s.metricsListen, token: s.metricsToken },
     sessionIdleTimeoutMs: s.sessionIdleTimeout,
     sessionMaxAgeMs: s.sessionMaxAge,
     signInRateLimit: s.signInRateLimit,
