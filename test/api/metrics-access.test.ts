@@ -54,11 +54,12 @@ describe('/metrics', () => {
 
   it('with --metrics-token, answers only the bearer of the token; anyone else gets 404 as for an unknown route', async () => {
     const s = await serving({ metricsToken: TOKEN });
-    for (const headers of [
+    const refused: Record<string, string>[] = [
       {},
       { authorization: 'Bearer wrong-token-0123456789' },
       { authorization: TOKEN },
-    ]) {
+    ];
+    for (const headers of refused) {
       const res = await get(`${s.url}/metrics`, headers);
       expect([headers, res.status, JSON.parse(res.text).error]).toEqual([headers, 404, 'not_found']);
     }
