@@ -4,7 +4,9 @@
  * A bad value throws `ConfigError` naming the setting, and start-up stops with that message.
  * Each setting is one row of SETTINGS: the commands' flags and docs/configuration.md come from it.
  */
+import { isIP } from 'node:net';
 import { hostname } from 'node:os';
+import ipaddr from 'ipaddr.js';
 import { SECOND, MINUTE, HOUR, DAY } from './clock.js';
 import type { BatchEngineOptions } from './engine/batch/types.js';
 import { DEFAULT_PROVIDER_CONCURRENCY, DEFAULT_PROVIDER_SESSIONS_PER_SECOND } from './engine/batch/types.js';
@@ -77,8 +79,10 @@ export interface PublishableDefaults {
   visitorRateLimit: number;
   /** Requests per second of one key, all visitors together. */
   keyRateLimit: number;
-  /** Verifications per UTC day of one key. */
+  /** Verifications per UTC day of one key whose account has no monthly quota. */
   dailyCap: number;
+  /** Percent of the account's monthly quota one key may spend per UTC day (services/publishable-keys.ts). */
+  dailySharePercent: number;
 }
 
 /** The reputation guard (engine/net/egress-guard.ts; docs/prober.md, "The reputation guard"). */
@@ -155,9 +159,14 @@ export interface Config {
   publishable: PublishableDefaults;
   /**
    * Whether X-Forwarded-For names the client (Fastify's trustProxy): false (the socket's peer is
-   * the client), true (trust every hop), a hop count, or the addresses/CIDRs of trusted proxies.
+   * the client), a hop count, or the addresses/CIDRs of trusted proxies. Never "every hop".
    */
-  trustProxy: boolean | number | string[];
+  trustProxy: false | number | string[];
+  /**
+   * `GET /metrics` apart from the public listener (issue 26): its own listener (`host`, `port`;
+   * then the main one has no /metrics), and/or a bearer token it asks for. Null: neither.
+   */
+  metrics: { listen: { host: string; port: number } | null; token: string | null };
   /** A dashboard session ends after this long without a request (docs/dashboard.md). */
   sessionIdleTimeoutMs: number;
   /** A dashboard session ends this long after sign-in, however much it is used. */
@@ -260,23 +269,74 @@ const sourceAddresses: ValueType<string[]> = {
   },
 };
 
-/** "false", "true", a hop count, or a comma list of proxy addresses / CIDRs. */
-const trustProxy: ValueType<boolean | number | string[]> = {
+/** Names proxy-addr takes for well-known ranges (loopback, link-local, unique local). */
+const PROXY_RANGE_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+
+/** A trusted proxy's address or CIDR (`10.0.0.5`, `10.0.0.0/8`, `2001:db8::/32`), or a range's name. */
+function isProxyAddress(entry: string): boolean {
+  if (PROXY_RANGE_NAMES.includes(entry.toLowerCase())) return true;
+  // Written out in full (node:net), not inet_aton's shorthands such as `10.0.0`.
+  if (isIP(entry.split('/')[0] ?? '') === 0) return false;
+  if (!entry.includes('/')) return true;
+  try {
+    ipaddr.parseCIDR(entry);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** What to set instead, in every refusal of a --trust-proxy value. */
+const trustProxyChoices = (name: string): string =>
+  `set ${name} to the number of proxies in front of mailverdict (${name}${name.startsWith('--') ? ' ' : '='}1 behind one nginx or Caddy that appends the address it saw), or to the addresses/CIDRs of the proxies you run (e.g. 10.0.0.5,10.0.1.0/24); false when no proxy sets X-Forwarded-For`;
+
+/**
+ * `false`, a hop count, or a comma list of proxy addresses / CIDRs. `true` (also the flag alone)
+ * is refused: it believes the left-most X-Forwarded-For entry, which the client writes, so that
+ * every per-client limit would count whatever the client claims (issue 26).
+ */
+const trustProxy: ValueType<false | number | string[]> = {
   parse: (raw, name) => {
     const v = raw.trim().toLowerCase();
     if (['0', 'false', 'no', 'off'].includes(v)) return false;
-    if (['true', 'yes', 'on'].includes(v)) return true;
+    if (['true', 'yes', 'on', ''].includes(v))
+      throw new ConfigError(
+        `${name} ${v === '' ? 'needs a value' : `"${raw}" is refused`}: trusting every hop believes the left-most X-Forwarded-For entry, which the client writes; ${trustProxyChoices(name)}`,
+      );
     if (/^\d+$/.test(v)) return integer(1, 100).parse(v, name);
     const entries = splitList(raw, name);
     for (const e of entries) {
-      if (!/^[0-9a-f:.]+(\/\d{1,3})?$/i.test(e))
+      if (!isProxyAddress(e))
         throw new ConfigError(
-          `${name} must be true, false, a hop count or a list of proxy addresses/CIDRs, got "${e}"`,
+          `${name} "${e}" is not a hop count, an IP address or a CIDR: ${trustProxyChoices(name)}`,
         );
     }
     return entries;
   },
   show: (v) => (Array.isArray(v) ? v.join(',') : String(v)),
+};
+
+/** `host:port` (`[::1]:9464` for IPv6) of a listener. */
+const listenAddress: ValueType<{ host: string; port: number }> = {
+  parse: (raw, name) => {
+    const m = /^\s*(\[[0-9a-f:.]+\]|[^\s:[\]]+):(\d{1,5})\s*$/i.exec(raw);
+    const port = Number(m?.[2]);
+    if (!m || port > 65535)
+      throw new ConfigError(`${name} must be host:port, e.g. 127.0.0.1:9464 or [::1]:9464, got "${raw}"`);
+    return { host: m[1]!.replace(/^\[|\]$/g, ''), port };
+  },
+  show: (v) => (v.host.includes(':') ? `[${v.host}]:${v.port}` : `${v.host}:${v.port}`),
+};
+
+/** A secret token of at least 16 printable characters; shown masked. */
+const token: ValueType<string> = {
+  parse: (raw, name) => {
+    const v = raw.trim();
+    if (!/^[\x21-\x7e]{16,}$/.test(v))
+      throw new ConfigError(`${name} must be at least 16 printable characters without spaces`);
+    return v;
+  },
+  show: () => '***',
 };
 
 const UNITS: Record<string, number> = { ms: 1, s: SECOND, m: MINUTE, h: HOUR, d: DAY };
@@ -609,7 +669,7 @@ export const SETTINGS = {
     parser: json,
     default: {},
     help: 'plan overrides (JSON), e.g. `{"free":{"monthly_quota":500}}`',
-    commands: SERVICE,
+    commands: [...SERVICE, 'keys'],
   }),
   helo: setting({
     flag: '--helo <name>',
@@ -1003,20 +1063,46 @@ export const SETTINGS = {
     help: 'publishable keys: requests per second of one key, all visitors together, for keys that set none',
     commands: ['serve'],
   }),
+  publishableDailyShare: setting({
+    flag: '--publishable-daily-share <percent>',
+    env: 'MAILVERDICT_PUBLISHABLE_DAILY_SHARE',
+    parser: integer(1, 100),
+    default: 2,
+    help: 'publishable keys: the daily cap of a key that sets none, in percent of its account’s monthly quota (at least 1 verification): with 2, one day at the cap spends 2 % of the month and 30 days 60 %, so a stranger who reads the page cannot spend the month ([docs/widget.md](widget.md#limits))',
+    commands: ['serve', 'keys'],
+  }),
   publishableDailyCap: setting({
     flag: '--publishable-daily-cap <n>',
     env: 'MAILVERDICT_PUBLISHABLE_DAILY_CAP',
     parser: integer(1, 100_000_000),
     default: 1000,
-    help: 'publishable keys: verifications per UTC day of one key, for keys that set none (a page cannot spend the whole quota)',
-    commands: ['serve'],
+    help: 'publishable keys: verifications per UTC day of a key that sets none, when its account has no monthly quota (otherwise `--publishable-daily-share` decides)',
+    commands: ['serve', 'keys'],
   }),
-  trustProxy: setting({
-    flag: '--trust-proxy [proxies]',
+  trustProxy: setting<false | number | string[]>({
+    flag: '--trust-proxy [hops|proxies]',
     env: 'MAILVERDICT_TRUST_PROXY',
     parser: trustProxy,
     default: false,
-    help: 'believe `X-Forwarded-For` for the client address: `true` (also the flag alone), a hop count, or the proxies’ addresses/CIDRs (comma list); leave `false` unless a proxy you run sets it',
+    help: 'believe `X-Forwarded-For` for the client address: the number of proxies in front (`1` behind one nginx or Caddy), or the proxies’ addresses/CIDRs (comma list); the client is the nearest address not trusted, and one that is not an IP address is refused (400 `invalid_client_address`). `true` and the flag alone are refused: they would believe the client’s own entry. Leave `false` unless a proxy you run sets it ([docs/security.md](security.md#behind-a-reverse-proxy))',
+    commands: ['serve'],
+  }),
+  metricsListen: setting<{ host: string; port: number } | null>({
+    flag: '--metrics-listen <host:port>',
+    env: 'MAILVERDICT_METRICS_LISTEN',
+    parser: listenAddress,
+    default: null,
+    defaultText: 'none (`/metrics` on the main listener)',
+    help: '`GET /metrics` on a listener of its own (e.g. `127.0.0.1:9464`) and no longer on the main one, which a widget or a proxy exposes to the Internet; the way to go behind a proxy ([docs/security.md](security.md#metrics))',
+    commands: ['serve'],
+  }),
+  metricsToken: setting<string | null>({
+    flag: '--metrics-token <token>',
+    env: 'MAILVERDICT_METRICS_TOKEN',
+    parser: token,
+    default: null,
+    defaultText: 'none',
+    help: '`GET /metrics` answers only `Authorization: Bearer <token>` (Prometheus: `authorization: {credentials: …}`); others get 404 as for an unknown route. Prefer the environment variable: a flag shows in the process list',
     commands: ['serve'],
   }),
   allowInsecureWebhooks: setting({
@@ -1292,8 +1378,10 @@ export function loadConfig(
       visitorRateLimit: s.publishableVisitorRateLimit,
       keyRateLimit: s.publishableKeyRateLimit,
       dailyCap: s.publishableDailyCap,
+      dailySharePercent: s.publishableDailyShare,
     },
     trustProxy: s.trustProxy,
+    metrics: { listen: s.metricsListen, token: s.metricsToken },
     sessionIdleTimeoutMs: s.sessionIdleTimeout,
     sessionMaxAgeMs: s.sessionMaxAge,
     signInRateLimit: s.signInRateLimit,

@@ -26,6 +26,7 @@ export const ERROR_CODES = [
   'uri_too_long',
   'headers_too_large',
   'bad_request',
+  'invalid_client_address',
   'request_timeout',
   'internal_error',
   'service_unavailable',

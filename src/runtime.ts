@@ -6,11 +6,14 @@
  * into one server.
  */
 import pino, { type Logger } from 'pino';
-import type { FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import { apiDeps, buildApp, type BuildAppOptions } from './api/app.js';
 import { registerEgressMetrics } from './api/egress-metrics.js';
-import { createMetrics } from './api/metrics.js';
+import { createMetrics, type ApiMetrics } from './api/metrics.js';
+import { metricsRoute } from './api/routes/metrics.routes.js';
+import { isAppError } from './errors.js';
+import { HTTP_STATUS } from './http/errors.js';
 import { systemClock, type Clock } from './clock.js';
 import { ConfigError, type Config } from './config.js';
 import type { AppContext } from './context.js';
@@ -204,6 +207,8 @@ export interface RunningServer {
   /** e.g. http://127.0.0.1:8080 */
   url: string;
   port: number;
+  /** `--metrics-listen`'s listener, e.g. http://127.0.0.1:9464; null when /metrics is on the main one. */
+  metricsUrl: string | null;
   /** Stops accepting, lets in-flight requests finish, then closes the app. */
   close(): Promise<void>;
 }
@@ -233,11 +238,66 @@ export async function startServer(
     readinessChecks: redis === null ? {} : { redis: () => redis.ping() },
     operatorConsole: { egressStatuses: () => runtime.guard.statuses() },
   });
-  await app.listen({ host: config.host, port: config.port });
+  const ops = config.metrics.listen === null ? null : await startMetricsListener(config, metrics, logger);
+  try {
+    await app.listen({ host: config.host, port: config.port });
+  } catch (err) {
+    await ops?.app.close();
+    throw err;
+  }
   const address = app.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : config.port;
-  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
-  return { app, url: `http://${host}:${port}`, port, close: () => closeGracefully(app) };
+  return {
+    app,
+    url: listenerUrl(config.host, port),
+    port,
+    metricsUrl: ops?.url ?? null,
+    close: async () => {
+      await closeGracefully(app);
+      await ops?.app.close();
+    },
+  };
+}
+
+function listenerUrl(host: string, port: number): string {
+  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+}
+
+/**
+ * `--metrics-listen`: /metrics (and nothing else) on a listener of its own, for a private network,
+ * so that the listener the Internet reaches has none (issue 26).
+ */
+async function startMetricsListener(
+  config: Readonly<Config>,
+  metrics: ApiMetrics,
+  logger: Logger,
+): Promise<{ app: FastifyInstance; url: string }> {
+  const listen = config.metrics.listen!;
+  const opsLogger: FastifyBaseLogger = logger;
+  const ops: FastifyInstance = Fastify({
+    loggerInstance: opsLogger,
+    disableRequestLogging: true,
+  });
+  ops.setErrorHandler((err, request, reply) => {
+    const code = isAppError(err) ? err.code : 'internal_error';
+    void reply.code(HTTP_STATUS[code]).send({
+      error: code,
+      message: isAppError(err) ? err.message : 'internal error',
+      request_id: request.id,
+    });
+  });
+  ops.setNotFoundHandler((request, reply) => {
+    void reply.code(404).send({
+      error: 'not_found',
+      message: `no route ${request.method} ${request.url.split('?')[0]}`,
+      request_id: request.id,
+    });
+  });
+  await ops.register(metricsRoute(metrics, config.metrics.token));
+  await ops.listen({ host: listen.host, port: listen.port });
+  const address = ops.server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : listen.port;
+  return { app: ops, url: listenerUrl(listen.host, port) };
 }
 
 /** How long in-flight requests get to finish on shutdown before their connections are cut. */

@@ -110,4 +110,24 @@ describe('config', () => {
       loadConfig({}, { MAILVERDICT_ALLOW_INTERNAL_TARGETS: 'true' }).engine.dns.allowInternalTargets,
     ).toBe(true);
   });
+
+  it('refuses --trust-proxy true and the bare flag, saying to set a hop count or the proxies’ addresses', () => {
+    // Issue 26: `true` believes the left-most X-Forwarded-For entry, which the client writes.
+    for (const value of ['true', true, 'yes'])
+      expect(() => loadConfig({ trustProxy: value }, {})).toThrow(
+        /--trust-proxy .*refused: .*client writes; set --trust-proxy to the number of proxies .*--trust-proxy 1 .*addresses\/CIDRs/,
+      );
+    expect(() => loadConfig({}, { MAILVERDICT_TRUST_PROXY: 'true' })).toThrow(/MAILVERDICT_TRUST_PROXY=1/);
+  });
+
+  it('takes --trust-proxy as a hop count or a list of addresses and CIDRs, and refuses anything else', () => {
+    expect(loadConfig({}, {}).trustProxy).toBe(false);
+    expect(loadConfig({ trustProxy: 'false' }, {}).trustProxy).toBe(false);
+    expect(loadConfig({ trustProxy: '2' }, {}).trustProxy).toBe(2);
+    expect(
+      loadConfig({}, { MAILVERDICT_TRUST_PROXY: '10.0.0.5, 10.0.1.0/24,2001:db8::/32,loopback' }).trustProxy,
+    ).toEqual(['10.0.0.5', '10.0.1.0/24', '2001:db8::/32', 'loopback']);
+    for (const bad of ['proxy.example.net', '10.0.0.0/33', '10.0.0', '999.1.1.1'])
+      expect(() => loadConfig({ trustProxy: bad }, {}), bad).toThrow(ConfigError);
+  });
 });

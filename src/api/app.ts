@@ -9,16 +9,20 @@
  * api/errors.ts.
  */
 import swagger from '@fastify/swagger';
+import { isIP } from 'node:net';
 import Fastify, {
   LogController,
   type FastifyBaseLogger,
   type FastifyInstance,
   type FastifyReply,
+  type FastifyRequest,
   type FastifyPluginAsync,
 } from 'fastify';
 import secureJsonParse from 'secure-json-parse';
 import type { AppContext } from '../context.js';
 import { AppError } from '../errors.js';
+import { createCapMailer } from '../services/key-cap-mail.js';
+import { tellCapReached } from '../services/key-cap.service.js';
 import { createKeyCache } from '../services/key-cache.js';
 import { createKeyUseRecorder } from '../services/key-usage.service.js';
 import { createStoreUsageCache } from '../services/usage-cache.js';
@@ -122,12 +126,26 @@ function parseJsonBody(
   }
 }
 
-/** A hop count becomes the function proxy-addr would compile from it (Fastify's types take no number). */
+/**
+ * A hop count becomes the function proxy-addr would compile from it (Fastify's types take no
+ * number). Never `true`: config.ts refuses it (it would believe the client's own entry).
+ */
 function trustProxyOption(
-  value: boolean | number | readonly string[],
-): boolean | string[] | ((address: string, hop: number) => boolean) {
+  value: false | number | readonly string[],
+): false | string[] | ((address: string, hop: number) => boolean) {
   if (typeof value === 'number') return (_address, hop) => hop < value;
-  return typeof value === 'boolean' ? value : [...value];
+  return value === false ? false : [...value];
+}
+
+/**
+ * Behind a trusted proxy the client address is an entry of X-Forwarded-For: one that is not an IP
+ * address (a proxy that writes something else, or more hops trusted than there are proxies, so
+ * that the client's own text is taken) would key every per-client limit and be written to the
+ * security log and the sessions list as it stands. It is refused instead.
+ */
+function clientAddressError(request: FastifyRequest): string | null {
+  if (isIP(request.ip) !== 0) return null;
+  return 'the client address that X-Forwarded-For gives is not an IP address; the proxy in front of this server must append the address it saw (see --trust-proxy in docs/security.md)';
 }
 
 const JSON_CONTENT_TYPE = /^application\/json\s*(;|$)/i;
@@ -154,7 +172,7 @@ export function buildApp(options: BuildAppOptions): FastifyInstance {
     // Refused below with the error envelope and a request id, like every other response.
     return503OnClosing: false,
     frameworkErrors: frameworkErrorHandler,
-    // Decides request.ip, which keys the failed-authentication limit (docs/security.md).
+    // Decides request.ip, which keys every per-client limit (docs/security.md).
     trustProxy: trustProxyOption(options.config.trustProxy),
     clientErrorHandler: createClientErrorHandler(logger, genReqId),
   });
@@ -165,6 +183,7 @@ export function buildApp(options: BuildAppOptions): FastifyInstance {
   // before its body is read (no 415 for a 404). Hooks that never wait are callback-style: an
   // async hook costs a promise and a turn of the microtask queue per request.
   let closing = false;
+  const behindProxy = options.config.trustProxy !== false;
   app.addHook('preClose', (done) => {
     closing = true;
     done();
@@ -196,6 +215,11 @@ export function buildApp(options: BuildAppOptions): FastifyInstance {
       sendError(request, reply, 'service_unavailable', 'the server is shutting down; retry the request');
       return;
     }
+    const badClient = behindProxy ? clientAddressError(request) : null;
+    if (badClient !== null) {
+      sendError(request, reply, 'invalid_client_address', badClient);
+      return;
+    }
     if (request.is404) {
       sendError(request, reply, 'not_found', `no route ${request.method} ${request.url.split('?')[0]}`);
       return;
@@ -204,10 +228,20 @@ export function buildApp(options: BuildAppOptions): FastifyInstance {
     reply.raw.once('close', () => unanswered.delete(reply));
     done();
   });
+  const capMailer = createCapMailer(options.config);
+  if (capMailer !== null) app.addHook('onClose', (_instance, done) => (capMailer.close(), done()));
+  const capDeps = {
+    db: options.db,
+    clock: options.clock,
+    mailer: capMailer,
+    keysLink: `${options.config.publicBaseUrl}/keys`,
+    logger,
+  };
   installAuth(app, {
     ...deps,
     authFailureRateLimit: options.config.authFailureRateLimit,
     publishableDefaults: options.config.publishable,
+    capReached: (keyId, cap) => void tellCapReached(capDeps, keyId, cap),
   });
   // JSON bodies are read by secure-json-parse, saying why it refuses; no text/plain parser (the
   // v1 scope below also refuses any body that is not JSON, the dashboard adds text/csv uploads).

@@ -14,6 +14,7 @@ import {
   createOriginCheck,
   effectiveLimits,
 } from '../services/publishable-keys.js';
+import { accountLimits, type PlanTable } from '../services/plans.js';
 import { clientKey, type RateLimiter } from '../services/rate-limit.js';
 import type { Executor } from '../store/executor.js';
 import { errorResponses } from './schemas.js';
@@ -29,8 +30,11 @@ declare module 'fastify' {
 export interface PublishableDeps {
   db: Executor;
   clock: Clock;
+  plans: PlanTable;
   rateLimiter: RateLimiter;
   publishableDefaults: PublishableDefaults;
+  /** Tells the owner that a key reached its daily cap (services/key-cap.service.ts); never throws. */
+  capReached: (keyId: string, cap: number) => void;
 }
 
 /** What a browser may read of an answer besides the CORS-safelisted headers. */
@@ -56,7 +60,8 @@ async function consumeLimit(
  * (else `insufficient_permissions`), the `Origin` must be one of the key's (else
  * `origin_not_allowed`); from there on every answer carries the CORS headers for that origin, so
  * that the page can read a 429 as well as a result. Then the visitor's limit (per client address
- * and key), the key's own limit, and the day's cap (in the store, shared by every process).
+ * and key), the key's own limit, and the day's cap (in the store, shared by every process); the
+ * request that reaches the cap tells the owner.
  */
 export async function checkPublishableRequest(
   deps: PublishableDeps,
@@ -77,7 +82,13 @@ export async function checkPublishableRequest(
     .header('access-control-allow-origin', origin)
     .header('vary', 'Origin')
     .header('access-control-expose-headers', EXPOSED_HEADERS);
-  const limits = effectiveLimits(rules, deps.publishableDefaults);
+  // A key without a cap of its own takes one from its account's monthly quota (issue 26).
+  const { quotaLimit } = accountLimits(deps.plans, {
+    plan: key.accountPlan,
+    quota_limit: key.accountQuotaLimit,
+    rate_limit: key.accountRateLimit,
+  });
+  const limits = effectiveLimits(rules, deps.publishableDefaults, quotaLimit);
   await consumeLimit(
     deps,
     reply,
@@ -86,7 +97,8 @@ export async function checkPublishableRequest(
     "this visitor's rate limit",
   );
   await consumeLimit(deps, reply, `pub:key:${key.keyId}`, limits.keyRateLimit, "this key's rate limit");
-  await consumeDailyCap(deps.db, key.keyId, limits.dailyCap, deps.clock.now());
+  if (await consumeDailyCap(deps.db, key.keyId, limits.dailyCap, deps.clock.now()))
+    deps.capReached(key.keyId, limits.dailyCap);
 }
 
 /** How long a browser may keep a preflight's answer (seconds). */

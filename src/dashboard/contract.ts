@@ -301,6 +301,16 @@ export const ScheduleNotice = Type.Object({
   next_run_at: IsoTime,
 });
 
+/** A publishable key at its daily cap today (the overview's notice; issue 26). */
+export const CapNotice = Type.Object({
+  key_id: Type.String(),
+  name: Nullable(Type.String()),
+  display: Type.String(),
+  daily_cap: Type.Integer(),
+  /** The UTC day, YYYY-MM-DD. */
+  day: Type.String(),
+});
+
 /** GET /overview. `daily` covers every day of the current and the previous period (zeros included). */
 export const Overview = Type.Object({
   usage: Usage,
@@ -309,6 +319,7 @@ export const Overview = Type.Object({
   overage_cost: Nullable(Type.Number()),
   latest_jobs: Type.Array(JobItem),
   schedule_notices: Type.Array(ScheduleNotice),
+  cap_notices: Type.Array(CapNotice),
   /** Set while an operator has the account suspended: its keys are refused and its lists paused. */
   suspension: Nullable(Type.Object({ since: IsoTime, reason: Nullable(Type.String()) })),
 });
@@ -334,6 +345,17 @@ export const KeyItem = Type.Object({
   visitor_rate_limit: Nullable(Type.Integer()),
   key_rate_limit: Nullable(Type.Integer()),
   daily_cap: Nullable(Type.Integer()),
+  /** A publishable key's cap in force and what one day at it costs (issue 26); null for a secret key. */
+  cap_cost: Nullable(
+    Type.Object({
+      daily_cap: Type.Integer(),
+      default_cap: Type.Boolean(),
+      monthly_quota: Nullable(Type.Number()),
+      day_percent_of_quota: Nullable(Type.Number()),
+      month_exceeds_quota: Type.Boolean(),
+      warning: Nullable(Type.String()),
+    }),
+  ),
 });
 export type KeyItem = Static<typeof KeyItem>;
 
@@ -376,6 +398,8 @@ export const CreatedKey = Type.Object({
   secret: Type.String(),
   /** Rotation: the key this one replaces (still active until it is revoked). */
   replaces: Type.Optional(Type.String()),
+  /** A publishable key whose daily cap times 30 exceeds the monthly quota: the warning to show. */
+  warning: Nullable(Type.String()),
 });
 export type CreatedKey = Static<typeof CreatedKey>;
 

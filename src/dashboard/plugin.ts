@@ -54,6 +54,7 @@ export function dashboardPlugin(options: DashboardOptions) {
       clock: deps.clock,
       settings: deps.config,
       publicBaseUrl: deps.config.publicBaseUrl,
+      listen: { host: deps.config.host, port: deps.config.port },
       cookie: deps.cookie,
     };
     await app.register(

@@ -5,8 +5,8 @@
  * 1. Cross-site refusal, for every request that can change state (not GET/HEAD/OPTIONS): 403
  *    `csrf_rejected` when the Content-Type is one an HTML form can send
  *    (application/x-www-form-urlencoded, multipart/form-data, text/plain), when `Origin` names
- *    another origin than the service's (its public base URL, or the scheme and Host the request
- *    came to), or when `Sec-Fetch-Site` says cross-site or same-site.
+ *    another origin than the service's own (`ownOrigins`: never from the request's `Host`, which
+ *    the client writes), or when `Sec-Fetch-Site` says cross-site or same-site.
  * 2. The session: the cookie's secret opens a session in the store (services/sessions.service.ts),
  *    or 401 `unauthenticated`. Routes marked `dashboardAccess: 'public'` (sign-in, invitations,
  *    password resets) skip it.
@@ -26,6 +26,7 @@
  * Secure and named `__Host-mv_session` (the browser then refuses it from any subdomain or path).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { defaultPublicBaseUrl } from '../config.js';
 import { AppError } from '../errors.js';
 import {
   actsInAccount,
@@ -83,7 +84,46 @@ export interface GuardDeps {
   clock: Clock;
   settings: SessionSettings;
   publicBaseUrl: string;
+  /** `--host` and `--port`: whether `publicBaseUrl` was configured or is their default. */
+  listen: { host: string; port: number };
   cookie: { name: string; secure: boolean };
+}
+
+const LOOPBACK_NAMES = ['localhost', '127.0.0.1', '[::1]'];
+
+/** An address of the socket as a URL's host: IPv4-mapped IPv6 as IPv4, IPv6 in brackets. */
+function urlHost(address: string): string {
+  const v4 = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (v4) return v4[1]!;
+  return address.includes(':') ? `[${address}]` : address;
+}
+
+/**
+ * The origins of the dashboard's own pages, which `Origin` must name on a state-changing request
+ * (issue 26, item 10). Never the request's `Host`: a client writes it, so a forged `Host` with a
+ * matching `Origin` (DNS rebinding does exactly that from a browser) would pass.
+ *
+ * - `--public-base-url` configured: its origin, and nothing else.
+ * - not configured (its default, `http://<host>:<port>`): that origin, and the address and port
+ *   the connection actually reached (the socket's, not a header; so `--port 0` and `--host
+ *   0.0.0.0` work when browsed by address), with `localhost`, `127.0.0.1` and `[::1]` when that
+ *   address is a loopback one. A dashboard reached by a name (a proxy, a DNS name) needs
+ *   `--public-base-url`, as its links do.
+ */
+export function ownOrigins(
+  deps: Pick<GuardDeps, 'publicBaseUrl' | 'listen'>,
+): (request: FastifyRequest) => Set<string> {
+  const publicOrigin = new URL(deps.publicBaseUrl).origin;
+  const configured = deps.publicBaseUrl !== defaultPublicBaseUrl(deps.listen.host, deps.listen.port);
+  return (request) => {
+    const origins = new Set([publicOrigin]);
+    const { localAddress, localPort } = request.socket;
+    if (configured || localAddress === undefined || localPort === undefined) return origins;
+    const host = urlHost(localAddress);
+    const names = LOOPBACK_NAMES.includes(host) || /^127\./.test(host) ? [host, ...LOOPBACK_NAMES] : [host];
+    for (const name of names) origins.add(`http://${name}:${localPort}`);
+    return origins;
+  };
 }
 
 function refuse(message: string): AppError {
@@ -91,15 +131,12 @@ function refuse(message: string): AppError {
 }
 
 /** Guard 1 of the module comment. */
-function refuseCrossSite(request: FastifyRequest, publicOrigin: string): void {
+function refuseCrossSite(request: FastifyRequest, own: (request: FastifyRequest) => Set<string>): void {
   if (FORM_TYPES.test(request.headers['content-type'] ?? ''))
     throw refuse('the dashboard accepts no form posts; this looks like a request from another site');
   const origin = request.headers.origin;
-  if (origin !== undefined) {
-    const own = `${request.protocol}://${request.headers.host ?? ''}`;
-    if (origin !== publicOrigin && origin !== own)
-      throw refuse(`requests from ${origin} are refused: the dashboard answers its own pages only`);
-  }
+  if (origin !== undefined && !own(request).has(origin))
+    throw refuse(`requests from ${origin} are refused: the dashboard answers its own pages only`);
   const site = request.headers['sec-fetch-site'];
   if (site !== undefined && site !== 'same-origin' && site !== 'none')
     throw refuse('cross-site requests are refused: the dashboard answers its own pages only');
@@ -107,11 +144,11 @@ function refuseCrossSite(request: FastifyRequest, publicOrigin: string): void {
 
 /** Installs the three guards of the module comment on every route of `app`'s scope. */
 export function installGuards(app: FastifyInstance, deps: GuardDeps): void {
-  const publicOrigin = new URL(deps.publicBaseUrl).origin;
+  const own = ownOrigins(deps);
   app.decorateRequest('dashboardSession', null);
   app.addHook('onRequest', async (request) => {
     const changesState = !SAFE_METHODS.has(request.method);
-    if (changesState) refuseCrossSite(request, publicOrigin);
+    if (changesState) refuseCrossSite(request, own);
     if (request.routeOptions.config.dashboardAccess === 'public') return;
     const secret = request.cookies[deps.cookie.name];
     const session = await authenticateSession(deps.db, deps.clock, deps.settings, secret);

@@ -35,6 +35,7 @@ export const HTTP_STATUS: Readonly<Record<ErrorCode, number>> = {
   uri_too_long: 414,
   headers_too_large: 431,
   bad_request: 400,
+  invalid_client_address: 400,
   request_timeout: 408,
   internal_error: 500,
   service_unavailable: 503,

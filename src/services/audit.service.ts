@@ -38,6 +38,8 @@ export const AUDIT_EVENT_TYPES = [
   'password_changed',
   'password_reset',
   'session_ended',
+  // A publishable key reached its daily cap (issue 26): recorded by the product.
+  'publishable_cap_reached',
   // The operator console (docs/operators.md).
   'account_created',
   'account_changed',

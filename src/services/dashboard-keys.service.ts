@@ -19,11 +19,22 @@ import {
   type KeyView,
   type Scope,
 } from './keys.service.js';
-import type { PublishableOptions } from './publishable-keys.js';
+import type { PublishableDefaults } from '../config.js';
+import { accountMonthlyQuota } from './key-cap.service.js';
+import type { PlanTable } from './plans.js';
+import { dailyCapCost, type DailyCapCost, type PublishableOptions } from './publishable-keys.js';
 
 /** A key as the dashboard lists it: its view and its last use (never its secret). */
 export interface AccountKey extends Omit<KeyView, 'account_id' | 'last4'> {
   last_used_at: string | null;
+  /** A publishable key's cap and what one day at it costs the account; null for a secret key. */
+  cap_cost: DailyCapCost | null;
+}
+
+/** What the keys' cap costs are computed from: the plans and the server's publishable defaults. */
+export interface KeySpendDeps {
+  plans: PlanTable;
+  defaults: PublishableDefaults;
 }
 
 export interface AccountKeyList {
@@ -48,9 +59,11 @@ export interface CreatedAccountKey {
   secret: string;
   /** Rotation: the key this one replaces. */
   replaces?: string;
+  /** A publishable key whose cap times 30 days exceeds the monthly quota: what to tell its creator. */
+  warning: string | null;
 }
 
-function toKeyItem(view: KeyView, lastUsedAt: string | null): AccountKey {
+function toKeyItem(view: KeyView, lastUsedAt: string | null, quota: number, spend: KeySpendDeps): AccountKey {
   return {
     id: view.id,
     name: view.name,
@@ -66,15 +79,21 @@ function toKeyItem(view: KeyView, lastUsedAt: string | null): AccountKey {
     visitor_rate_limit: view.visitor_rate_limit,
     key_rate_limit: view.key_rate_limit,
     daily_cap: view.daily_cap,
+    cap_cost: view.publishable ? dailyCapCost(view.daily_cap, spend.defaults, quota) : null,
   };
 }
 
 /** The account's keys, newest first, revoked ones included. */
-export async function listKeyItems(db: Executor, accountId: string): Promise<AccountKeyList> {
+export async function listKeyItems(
+  db: Executor,
+  spend: KeySpendDeps,
+  accountId: string,
+): Promise<AccountKeyList> {
   const views = await listKeys(db, accountId);
   const lastUses = await lastUsesOfAccountKeys(db, accountId);
+  const quota = await accountMonthlyQuota(db, spend.plans, accountId);
   const keys = views
-    .map((v) => toKeyItem(v, lastUses.get(v.id) ?? null))
+    .map((v) => toKeyItem(v, lastUses.get(v.id) ?? null, quota, spend))
     .sort((a, b) =>
       a.created_at === b.created_at ? b.id.localeCompare(a.id) : b.created_at.localeCompare(a.created_at),
     );
@@ -89,6 +108,7 @@ export async function listKeyItems(db: Executor, accountId: string): Promise<Acc
 export async function createKeyItem(
   db: Executor,
   clock: Clock,
+  spend: KeySpendDeps,
   accountId: string,
   body: NewAccountKey,
 ): Promise<CreatedAccountKey> {
@@ -99,7 +119,12 @@ export async function createKeyItem(
     name: body.name,
     ...(body.publishable === undefined ? {} : { publishable: body.publishable }),
   });
-  return { key: toKeyItem(record, null), secret: key };
+  return created(record, key, await accountMonthlyQuota(db, spend.plans, accountId), spend);
+}
+
+function created(record: KeyView, secret: string, quota: number, spend: KeySpendDeps): CreatedAccountKey {
+  const item = toKeyItem(record, null, quota, spend);
+  return { key: item, secret, warning: item.cap_cost?.warning ?? null };
 }
 
 async function requireAccountKey(db: Executor, accountId: string, keyId: string): Promise<KeyView> {
@@ -112,13 +137,15 @@ async function requireAccountKey(db: Executor, accountId: string, keyId: string)
 export async function revokeAccountKey(
   db: Executor,
   clock: Clock,
+  spend: KeySpendDeps,
   accountId: string,
   keyId: string,
 ): Promise<AccountKey> {
   await requireAccountKey(db, accountId, keyId);
   const view = await revokeKey(db, clock, keyId);
   const lastUses = await lastUsesOfAccountKeys(db, accountId);
-  return toKeyItem(view, lastUses.get(view.id) ?? null);
+  const quota = await accountMonthlyQuota(db, spend.plans, accountId);
+  return toKeyItem(view, lastUses.get(view.id) ?? null, quota, spend);
 }
 
 /**
@@ -128,6 +155,7 @@ export async function revokeAccountKey(
 export async function rotateAccountKey(
   db: Executor,
   clock: Clock,
+  spend: KeySpendDeps,
   accountId: string,
   keyId: string,
 ): Promise<CreatedAccountKey> {
@@ -150,5 +178,8 @@ export async function rotateAccountKey(
         }
       : {}),
   });
-  return { key: toKeyItem(record, null), secret: key, replaces: old.id };
+  return {
+    ...created(record, key, await accountMonthlyQuota(db, spend.plans, accountId), spend),
+    replaces: old.id,
+  };
 }

@@ -11,6 +11,7 @@ import { getAccount } from './accounts.service.js';
 import { csvRows } from './csv-export.js';
 import { billingPeriodAt, type BillingPeriod } from './billing-period.js';
 import { latestJobItems, type DashboardJob } from './dashboard-jobs.service.js';
+import { capNotices, type CapNotice } from './key-cap.service.js';
 import { scheduleNotices, type ScheduleNotice } from './list-schedule.service.js';
 import type { JobsDeps } from './jobs.service.js';
 import type { PlanTable } from './plans.js';
@@ -31,6 +32,8 @@ export interface AccountOverview {
   overage_cost: number | null;
   latest_jobs: DashboardJob[];
   schedule_notices: ScheduleNotice[];
+  /** Publishable keys at their daily cap today (issue 26): the page may be spent by strangers. */
+  cap_notices: CapNotice[];
   /** Set while an operator has the account suspended (docs/operators.md): the banner's words. */
   suspension: { since: string; reason: string | null } | null;
 }
@@ -83,6 +86,10 @@ export async function getOverview(deps: OverviewDeps, accountId: string): Promis
     overage_cost: overageCost(usage),
     latest_jobs: await latestJobItems(deps, accountId, LATEST_JOBS),
     schedule_notices: await scheduleNotices(deps.db, accountId),
+    cap_notices: await capNotices(
+      { db: deps.db, clock: deps.clock, plans: deps.plans, defaults: deps.config.publishable },
+      accountId,
+    ),
     suspension:
       account.suspended_at === null
         ? null

@@ -195,6 +195,8 @@ export interface AuthenticatedKey {
   /** The account's plan slug and own rate limit, read in the same query (the rate limiter needs them). */
   accountPlan: string;
   accountRateLimit: number | null;
+  /** The account's own monthly quota (null: its plan's): a publishable key's default daily cap follows it. */
+  accountQuotaLimit: number | null;
   /**
    * The account's suspension, read in the same query: the cache is emptied by the change token
    * when it is suspended or resumed, so it takes effect on the next request in every process.
@@ -244,6 +246,7 @@ export async function authenticateKey(
     prefix: row.prefix,
     accountPlan: row.account_plan,
     accountRateLimit: row.account_rate_limit,
+    accountQuotaLimit: row.account_quota_limit,
     accountSuspension:
       row.account_suspended_at === null
         ? null

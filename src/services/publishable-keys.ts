@@ -84,12 +84,77 @@ export function parsePublishableOptions(options: PublishableOptions): {
   };
 }
 
-/** The limits a request of this key runs under: the key's own, else the server's defaults. */
-export function effectiveLimits(rules: PublishableRules, defaults: PublishableDefaults): PublishableDefaults {
+/** The days a month's quota is compared with a daily cap over: a cap times this must fit the quota. */
+export const DAYS_PER_MONTH = 30;
+
+/**
+ * A key's daily cap when it sets none (issue 26): `dailySharePercent` of the account's monthly
+ * quota (2 % by default: 30 days at the cap spend 60 % of it, one day 2 %), at least 1. An account
+ * without a quota (null, or not finite) gets the server's fixed `dailyCap` (1,000 by default):
+ * a public token is bounded all the same, and no quota can say how much is too much.
+ */
+export function defaultDailyCap(defaults: PublishableDefaults, monthlyQuota: number | null): number {
+  if (monthlyQuota === null || !Number.isFinite(monthlyQuota)) return defaults.dailyCap;
+  return Math.max(1, Math.floor((monthlyQuota * defaults.dailySharePercent) / 100));
+}
+
+/** What a request of this key runs under: the key's own limits, else the server's defaults. */
+export interface EffectiveLimits {
+  visitorRateLimit: number;
+  keyRateLimit: number;
+  dailyCap: number;
+}
+
+/** The limits a request of this key runs under: the key's own, else the defaults (the cap from `monthlyQuota`). */
+export function effectiveLimits(
+  rules: Pick<PublishableRules, 'visitorRateLimit' | 'keyRateLimit' | 'dailyCap'>,
+  defaults: PublishableDefaults,
+  monthlyQuota: number | null,
+): EffectiveLimits {
   return {
     visitorRateLimit: rules.visitorRateLimit ?? defaults.visitorRateLimit,
     keyRateLimit: rules.keyRateLimit ?? defaults.keyRateLimit,
-    dailyCap: rules.dailyCap ?? defaults.dailyCap,
+    dailyCap: rules.dailyCap ?? defaultDailyCap(defaults, monthlyQuota),
+  };
+}
+
+/** What one day at a publishable key's cap costs its account (the keys page, `keys create`). */
+export interface DailyCapCost {
+  /** The cap in force: the key's own, or the default from the quota. */
+  daily_cap: number;
+  /** True when the key sets no cap of its own. */
+  default_cap: boolean;
+  /** The account's monthly quota; null: it has none. */
+  monthly_quota: number | null;
+  /** One day at the cap as a share of the monthly quota (percent, one decimal); null without a quota. */
+  day_percent_of_quota: number | null;
+  /** Whether 30 days at the cap spend more than the monthly quota. */
+  month_exceeds_quota: boolean;
+  /** The warning to show when it does; null otherwise. */
+  warning: string | null;
+}
+
+/**
+ * What one day at the key's cap costs: anyone who reads the page can spend up to the cap every
+ * day, so a cap whose 30 days exceed the monthly quota lets a stranger spend the month.
+ */
+export function dailyCapCost(
+  ownCap: number | null,
+  defaults: PublishableDefaults,
+  monthlyQuota: number | null,
+): DailyCapCost {
+  const quota = monthlyQuota === null || !Number.isFinite(monthlyQuota) ? null : monthlyQuota;
+  const cap = ownCap ?? defaultDailyCap(defaults, quota);
+  const exceeds = quota !== null && cap * DAYS_PER_MONTH > quota;
+  return {
+    daily_cap: cap,
+    default_cap: ownCap === null,
+    monthly_quota: quota,
+    day_percent_of_quota: quota === null || quota === 0 ? null : Math.round((cap / quota) * 1000) / 10,
+    month_exceeds_quota: exceeds,
+    warning: exceeds
+      ? `a daily cap of ${cap} verifications times ${DAYS_PER_MONTH} days is ${cap * DAYS_PER_MONTH}, more than the monthly quota of ${quota}: anyone who reads the page can spend the month's quota with this public key; a cap of ${Math.max(1, Math.floor(quota / DAYS_PER_MONTH))} or less cannot`
+      : null,
   };
 }
 
@@ -107,11 +172,13 @@ export function checkOrigin(rules: PublishableRules, origin: string | undefined)
 /**
  * Counts one verification against the key's daily cap (UTC days), in the store so that every
  * process shares it; past the cap, 429 `rate_limit_exceeded` with a Retry-After to the next day.
+ * Returns true for the one request of the day that reaches the cap (the store's counter gives
+ * `used === cap` to exactly one), so that its owner is told once (issue 26).
  */
-export async function consumeDailyCap(db: Executor, keyId: string, cap: number, now: Date): Promise<void> {
+export async function consumeDailyCap(db: Executor, keyId: string, cap: number, now: Date): Promise<boolean> {
   const day = now.toISOString().slice(0, 10);
   const used = await countKeyDay(db, keyId, day, cap);
-  if (used !== undefined) return;
+  if (used !== undefined) return used === cap;
   const midnight = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1);
   throw new AppError(
     'rate_limit_exceeded',

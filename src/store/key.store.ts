@@ -7,6 +7,8 @@ import type { ApiKeyRow, NewApiKeyRow } from './schema/accounts.schema.js';
 export interface KeyWithAccount extends ApiKeyRow {
   account_plan: string;
   account_rate_limit: number | null;
+  /** The account's own monthly quota (null: its plan's); a publishable key's default cap follows it. */
+  account_quota_limit: number | null;
   /** The account's suspension (docs/operators.md): null while it is active. */
   account_suspended_at: string | null;
   account_suspended_reason: string | null;
@@ -82,6 +84,7 @@ function keyByHashQuery(db: Executor, keyHash: string) {
     .select([
       'accounts.plan as account_plan',
       'accounts.rate_limit as account_rate_limit',
+      'accounts.quota_limit as account_quota_limit',
       'accounts.suspended_at as account_suspended_at',
       'accounts.suspended_reason as account_suspended_reason',
     ])
@@ -127,13 +130,16 @@ export async function revokeKey(db: Executor, id: string, at: string): Promise<A
   return findKeyById(db, id);
 }
 
-/** The allowed origins of every active publishable key (space-separated, one row per key). */
+/** The allowed origins of every active publishable key of an active account (space-separated, one row per key). */
 export async function activePublishableOrigins(db: Executor): Promise<string[]> {
+  // A suspended account's keys count as revoked ones: its pages get no preflight (issue 26).
   const rows = await db
     .selectFrom('api_keys')
-    .select('allowed_origins')
-    .where('publishable', '=', 1)
-    .where('revoked_at', 'is', null)
+    .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
+    .select('api_keys.allowed_origins')
+    .where('api_keys.publishable', '=', 1)
+    .where('api_keys.revoked_at', 'is', null)
+    .where('accounts.suspended_at', 'is', null)
     .execute();
   return rows.flatMap((r) => (r.allowed_origins === null ? [] : [r.allowed_origins]));
 }
@@ -163,4 +169,24 @@ export async function countKeyDay(
     .returning('used')
     .executeTakeFirst();
   return row?.used;
+}
+
+/** What the account's active publishable keys counted on `day` (keys that counted nothing are absent). */
+export async function publishableKeyDays(
+  db: Executor,
+  accountId: string,
+  day: string,
+): Promise<(ApiKeyRow & { used: number })[]> {
+  return db
+    .selectFrom('api_keys')
+    .innerJoin('api_key_days', 'api_key_days.key_id', 'api_keys.id')
+    .selectAll('api_keys')
+    .select('api_key_days.used')
+    .where('api_keys.account_id', '=', accountId)
+    .where('api_keys.publishable', '=', 1)
+    .where('api_keys.revoked_at', 'is', null)
+    .where('api_key_days.day', '=', day)
+    .orderBy('api_keys.created_at')
+    .orderBy('api_keys.id')
+    .execute();
 }

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/config.js';
 import { runInProcess } from './in-process.js';
-import { runCli } from '../kit/cli.js';
+import { cleanEnv, runCli } from '../kit/cli.js';
 
 describe('mailverdict accounts and keys', () => {
   let dir: string;
@@ -88,6 +88,37 @@ describe('mailverdict accounts and keys', () => {
     expect((shown.keys as { status: string }[]).map((k) => k.status)).toEqual(['revoked', 'active']);
     expect(JSON.stringify(shown)).not.toContain(test.key);
   });
+
+  it('shows what one day at a publishable key’s cap costs, and warns when 30 days of it exceed the quota (issue 26)', async () => {
+    const account = await json('accounts', 'create', '--email', 'widget@example.org');
+    const base = ['keys', 'create', '--account', account.id, '--kind', 'live', '--publishable'];
+    const byDefault = await runCli(
+      [...base, '--allowed-origin', 'https://shop.example', '--data-dir', dir, '--json'],
+      cleanEnv(),
+    );
+    expect(byDefault.code).toBe(0);
+    expect(byDefault.stderr).not.toContain('warning');
+    expect(JSON.parse(byDefault.stdout).cap_cost).toMatchObject({
+      daily_cap: 20,
+      default_cap: true,
+      monthly_quota: 1000,
+      day_percent_of_quota: 2,
+      month_exceeds_quota: false,
+    });
+    const greedy = await runCli(
+      [...base, '--allowed-origin', 'https://shop.example', '--daily-cap', '1000', '--data-dir', dir],
+      cleanEnv(),
+    );
+    expect(greedy.code).toBe(0);
+    expect(greedy.stderr).toMatch(/warning: a daily cap of 1000 .*more than the monthly quota of 1000/);
+    expect(greedy.stdout).toContain(
+      'daily cap 1000: one day at the cap is 100 % of the monthly quota of 1000',
+    );
+    const listed = await cli('keys', 'list', '--account', account.id);
+    expect(listed).toContain(
+      'daily cap 20 (default): one day at the cap is 2 % of the monthly quota of 1000, 30 days 60 %',
+    );
+  }, 60_000);
 
   it('creates a publishable key with its allowed origins and limits', async () => {
     const account = await json('accounts', 'create', '--email', 'shop@example.org');

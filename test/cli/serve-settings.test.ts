@@ -33,6 +33,7 @@ describe('mailverdict serve settings', () => {
         '--no-bootstrap',
         '--json',
         '--trust-proxy',
+        '1',
         '--auth-failure-rate-limit',
         '1',
       ],
@@ -58,6 +59,15 @@ describe('mailverdict serve settings', () => {
       child.kill('SIGTERM');
     }
     expect((await once(child, 'exit'))[0]).toBe(0);
+  }, 60_000);
+
+  it('refuses --trust-proxy true with exit code 2 and a message saying what to set instead', async () => {
+    for (const args of [['--trust-proxy', 'true'], ['--trust-proxy']]) {
+      const res = await runCli(['serve', '--port', '0', '--data-dir', dataDir(), ...args], cleanEnv());
+      expect(res.code).toBe(2);
+      expect(res.stderr).toContain('the left-most X-Forwarded-For entry, which the client writes');
+      expect(res.stderr).toContain('--trust-proxy 1 behind one nginx or Caddy');
+    }
   }, 60_000);
 
   it.each([

@@ -76,10 +76,13 @@ describe.skipIf(skipE2e)('the widget end to end, on a page of another origin', {
       shop.url,
       // Every page here is one visitor (127.0.0.1): the default 2 per second would answer some
       // of this suite's quick verifications 429, which the widget rightly shows as no opinion.
-      // The limits themselves are tested in test/api/publishable.test.ts.
+      // The limits themselves are tested in test/api/publishable.test.ts; the daily cap (2 % of
+      // the bootstrap account's quota by default, test/api/publishable-spend.test.ts) too.
       '--visitor-rate-limit',
       '1000',
       '--key-rate-limit',
+      '1000',
+      '--daily-cap',
       '1000',
     );
     key = created.key;

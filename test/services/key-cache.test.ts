@@ -92,6 +92,7 @@ describe('the authenticated-key cache', () => {
       prefix: 'svc_test_',
       accountPlan: 'free',
       accountRateLimit: null,
+      accountQuotaLimit: null,
       accountSuspension: null,
       publishable: null,
     };

@@ -5,7 +5,10 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { systemClock } from '../../clock.js';
 import { recordAudit } from '../../services/audit.service.js';
+import { keyCapCost } from '../../services/key-cap.service.js';
 import { SCOPES, createKey, listKeys, revokeKey } from '../../services/keys.service.js';
+import { plansFromConfig } from '../../services/plans.js';
+import type { DailyCapCost } from '../../services/publishable-keys.js';
 import { AppError } from '../../errors.js';
 import { addCommonOptions, print, withStore, type StoreFlags } from '../cli-support.js';
 
@@ -28,6 +31,16 @@ function int(value: string): number {
   if (!/^\d+$/.test(value) || !Number.isSafeInteger(n))
     throw new InvalidArgumentError(`expected a whole number, got "${value}".`);
   return n;
+}
+
+/** One day at a publishable key's cap, in words (issue 26). */
+function capCostLine(cost: DailyCapCost): string {
+  const cap = `daily cap ${cost.daily_cap}${cost.default_cap ? ' (default)' : ''}`;
+  if (cost.day_percent_of_quota === null || cost.monthly_quota === null)
+    return `${cap}: the account has no monthly quota`;
+  return `${cap}: one day at the cap is ${cost.day_percent_of_quota} % of the monthly quota of ${cost.monthly_quota}, 30 days ${
+    Math.round(cost.day_percent_of_quota * 30 * 10) / 10
+  } %${cost.month_exceeds_quota ? ' (more than the quota: lower the cap)' : ''}`;
 }
 
 export function registerKeysCommand(program: Command): void {
@@ -63,11 +76,15 @@ export function registerKeysCommand(program: Command): void {
         'publishable: requests per second of the key (default: the server’s)',
         int,
       )
-      .option('--daily-cap <n>', 'publishable: verifications per UTC day (default: the server’s)', int),
+      .option(
+        '--daily-cap <n>',
+        'publishable: verifications per UTC day (default: --publishable-daily-share of the account’s monthly quota; a cap whose 30 days exceed the quota is warned about)',
+        int,
+      ),
   ).action(async (flags: CommonFlags & CreateFlags) => {
     if (!flags.publishable && flags.allowedOrigin !== undefined)
       throw new AppError('invalid_request', '--allowed-origin needs --publishable');
-    const created = await withStore(flags, async (db) => {
+    const created = await withStore(flags, async (db, config) => {
       const made = await createKey(db, systemClock, {
         ...(flags.publishable
           ? {
@@ -97,15 +114,25 @@ export function registerKeysCommand(program: Command): void {
         actor: { kind: 'operator' },
         details: { key_id: made.record.id, kind: made.record.kind },
       });
-      return made;
+      // What one day at a publishable key's cap costs, and a warning when 30 of them exceed the quota.
+      const capCost = made.record.publishable
+        ? await keyCapCost(
+            { db, plans: plansFromConfig(config), defaults: config.publishable },
+            made.record.account_id,
+            made.record.daily_cap,
+          )
+        : null;
+      return { ...made, capCost };
     });
     const { id, ...record } = created.record;
-    const out = { id, key: created.key, ...record };
+    const out = { id, key: created.key, ...record, cap_cost: created.capCost };
+    if (created.capCost?.warning) process.stderr.write(`mailverdict: warning: ${created.capCost.warning}\n`);
     print(flags.json, out, () =>
       [
         `created ${out.publishable ? 'publishable ' : ''}${out.kind} key ${out.id} (scopes ${out.scopes.join(',')}${
           out.publishable ? `; origins ${out.allowed_origins.join(' ')}` : ''
         })`,
+        ...(created.capCost === null ? [] : [`  ${capCostLine(created.capCost)}`]),
         `  ${out.key}`,
         'Store it now: it is not shown again.',
       ].join('\n'),
@@ -137,14 +164,25 @@ export function registerKeysCommand(program: Command): void {
       .description("List an account's keys (never their secrets).")
       .requiredOption('--account <account-id>', 'the account'),
   ).action(async (flags: CommonFlags & { account: string }) => {
-    const list = await withStore(flags, (db) => listKeys(db, flags.account));
+    const list = await withStore(flags, async (db, config) => {
+      const spend = { db, plans: plansFromConfig(config), defaults: config.publishable };
+      const views = await listKeys(db, flags.account);
+      return Promise.all(
+        views.map(async (k) => ({
+          ...k,
+          cap_cost: k.publishable ? await keyCapCost(spend, k.account_id, k.daily_cap) : null,
+        })),
+      );
+    });
     print(flags.json, list, () =>
       list.length === 0
         ? 'no keys'
         : list
             .map(
               (k) =>
-                `${k.id}  ${k.display}  ${k.kind}  ${k.status}  ${k.scopes.join(',')}${k.name ? `  ${k.name}` : ''}`,
+                `${k.id}  ${k.display}  ${k.kind}  ${k.status}  ${k.scopes.join(',')}${k.name ? `  ${k.name}` : ''}${
+                  k.cap_cost === null ? '' : `\n    ${capCostLine(k.cap_cost)}`
+                }`,
             )
             .join('\n'),
     );

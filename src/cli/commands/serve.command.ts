@@ -147,10 +147,11 @@ async function runServe(options: Record<string, unknown>): Promise<void> {
         ? `${JSON.stringify({
             event: 'listening',
             url: server.url,
+            ...(server.metricsUrl === null ? {} : { metrics_url: server.metricsUrl }),
             data_dir: config.dataDir,
             ...(bootstrap ? { account_id: bootstrap.account.id, ...keysOut(bootstrap) } : {}),
           })}\n`
-        : `${bootstrap ? (keysFile === null ? bootstrapText(bootstrap, server.url, publicBaseUrl) : bootstrapFileText(bootstrap, keysFile)) : ''}mailverdict listening on ${server.url} (data in ${config.dataDir})\n`;
+        : `${bootstrap ? (keysFile === null ? bootstrapText(bootstrap, server.url, publicBaseUrl) : bootstrapFileText(bootstrap, keysFile)) : ''}mailverdict listening on ${server.url}${server.metricsUrl === null ? '' : `, /metrics on ${server.metricsUrl}`} (data in ${config.dataDir})\n`;
       process.stdout.write(out);
 
       const signal = await waitForSignal();

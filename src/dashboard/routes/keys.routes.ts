@@ -17,6 +17,7 @@ import { loadWidgetAsset } from '../../http/widget-asset.js';
 
 export function keysRoutes(deps: DashboardDeps) {
   const { db, clock } = deps;
+  const spend = { plans: deps.plans, defaults: deps.config.publishable };
   return async (instance: FastifyInstance): Promise<void> => {
     const app = instance.withTypeProvider<TypeBoxTypeProvider>();
     // The widget's snippet for a publishable key (docs/widget.md): its URL and SRI hash.
@@ -27,7 +28,7 @@ export function keysRoutes(deps: DashboardDeps) {
         : { url: `${deps.config.publicBaseUrl}/widget.js`, integrity: asset.integrity };
     };
     app.get('/keys', { schema: { response: { 200: KeyList } } }, async (request) => ({
-      ...(await listKeyItems(db, requireSession(request).accountId)),
+      ...(await listKeyItems(db, spend, requireSession(request).accountId)),
       widget: widget(),
     }));
 
@@ -37,7 +38,7 @@ export function keysRoutes(deps: DashboardDeps) {
       async (request, reply) => {
         const session = requireSession(request);
         await refuseIfSuspended(db, session.accountId);
-        const created = await createKeyItem(db, clock, session.accountId, request.body);
+        const created = await createKeyItem(db, clock, spend, session.accountId, request.body);
         await recordAudit(db, clock, {
           ...byMember(request, session),
           type: 'key_created',
@@ -52,7 +53,7 @@ export function keysRoutes(deps: DashboardDeps) {
       { schema: { params: IdParams, response: { 200: KeyItem } } },
       async (request) => {
         const session = requireSession(request);
-        const revoked = await revokeAccountKey(db, clock, session.accountId, request.params.id);
+        const revoked = await revokeAccountKey(db, clock, spend, session.accountId, request.params.id);
         await recordAudit(db, clock, {
           ...byMember(request, session),
           type: 'key_revoked',
@@ -68,7 +69,7 @@ export function keysRoutes(deps: DashboardDeps) {
       async (request, reply) => {
         const session = requireSession(request);
         await refuseIfSuspended(db, session.accountId);
-        const created = await rotateAccountKey(db, clock, session.accountId, request.params.id);
+        const created = await rotateAccountKey(db, clock, spend, session.accountId, request.params.id);
         await recordAudit(db, clock, {
           ...byMember(request, session),
           type: 'key_rotated',

@@ -23,6 +23,7 @@ function key(n: number, overrides: Partial<KeyItem> = {}): KeyItem {
     visitor_rate_limit: null,
     key_rate_limit: null,
     daily_cap: null,
+    cap_cost: null,
     ...overrides,
   };
 }

@@ -20,7 +20,7 @@ import { useEndpoints } from '../api/endpoints';
 import { Choice } from '../components/choice';
 import { CopyField } from '../components/copy-button';
 import { ConfirmDialog, Dialog } from '../components/dialog';
-import { formatDateTime } from '../components/format';
+import { formatDateTime, formatNumber, plural } from '../components/format';
 import { PageTitle } from '../components/shell';
 import { EmptyState, ErrorMessage, Loading } from '../components/status';
 import { TableScroll } from '../components/table-scroll';
@@ -168,6 +168,24 @@ function CreateKeyDialog({
   );
 }
 
+/**
+ * What one day at a publishable key's cap costs: anyone who reads the page can spend up to it
+ * every day (issue 26).
+ */
+function CapCost({ cost }: { cost: NonNullable<KeyItem['cap_cost']> }) {
+  return (
+    <span className="cap-cost">
+      {' '}
+      Daily cap: {plural(cost.daily_cap, 'verification', 'verifications')}
+      {cost.default_cap ? ' (default)' : ''}; one day at the cap costs{' '}
+      {cost.day_percent_of_quota === null || cost.monthly_quota === null
+        ? 'verifications of an account without a monthly quota'
+        : `${cost.day_percent_of_quota} % of the monthly quota of ${formatNumber(cost.monthly_quota)}`}
+      .
+    </span>
+  );
+}
+
 /** The secret, once. After a rotation it also offers to revoke the key it replaces. */
 function SecretDialog({
   created,
@@ -220,6 +238,12 @@ function SecretDialog({
       </p>
       <CopyField id="new-key-secret" label="Secret" value={created.secret} />
       {created.key.publishable ? <WidgetSnippet widget={widget} secret={created.secret} /> : null}
+      {created.key.cap_cost ? <CapCost cost={created.key.cap_cost} /> : null}
+      {created.warning ? (
+        <p className="notice notice-warn" role="alert">
+          Warning: {created.warning}.
+        </p>
+      ) : null}
       <p className="notice notice-warn">
         This is the only time the secret is shown. Copy it now and keep it somewhere safe: it cannot be shown
         again. If it is lost, create a new key and revoke this one.
@@ -335,6 +359,7 @@ export function KeysPage() {
                   <td className="mono small">
                     {key.scopes.join(', ')}
                     {key.publishable ? <> (publishable: {key.allowed_origins.join(' ')})</> : null}
+                    {key.cap_cost ? <CapCost cost={key.cap_cost} /> : null}
                   </td>
                   <td className="mono small nowrap">{key.display}</td>
                   <td>{formatDateTime(key.created_at)}</td>

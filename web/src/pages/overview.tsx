@@ -70,6 +70,14 @@ function OverviewContent({ overview }: { overview: Overview }) {
           {plural(n.need, 'address', 'addresses')}. Next try: {formatDateTime(n.next_run_at)}.
         </p>
       ))}
+      {overview.cap_notices.map((n) => (
+        <p key={n.key_id} className="notice notice-warn" role="status">
+          The publishable key <Link href="/keys">{n.name ?? n.display}</Link> ({n.display}) reached its daily
+          cap of {plural(n.daily_cap, 'verification', 'verifications')} today: its page cannot verify
+          addresses until 00:00 UTC. A publishable key is public; if this is not your visitors’ traffic, lower
+          its cap, rotate it or revoke it.
+        </p>
+      ))}
       <div className="cards">
         <section className="card" aria-labelledby="plan-title">
           <h2 id="plan-title" className="card-title">

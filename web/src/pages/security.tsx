@@ -107,6 +107,7 @@ const EVENT_LABELS = {
   password_changed: 'Password changed',
   password_reset: 'Password reset',
   session_ended: 'Session ended',
+  publishable_cap_reached: 'Publishable key reached its daily cap',
   account_created: 'Account created',
   account_changed: 'Account changed by the operator',
   account_suspended: 'Account suspended',

@@ -61,6 +61,7 @@ export function overview(
     },
     latest_jobs: overrides.latest_jobs ?? [job()],
     schedule_notices: overrides.schedule_notices ?? [],
+    cap_notices: overrides.cap_notices ?? [],
     suspension: overrides.suspension ?? null,
   };
 }
