@@ -206,9 +206,12 @@ export const TwoFactorEnrolment = Type.Object({
 });
 export type TwoFactorEnrolment = Static<typeof TwoFactorEnrolment>;
 
-/** POST /account/two-factor/enrolment/confirm. */
+/**
+ * POST /account/two-factor/enrolment/confirm: the first code of the new secret and the person's
+ * password (a session alone cannot turn two factors on: issue 26).
+ */
 export const TwoFactorCodeBody = Type.Object(
-  { code: Type.String({ minLength: 1, maxLength: 64 }) },
+  { code: Type.String({ minLength: 1, maxLength: 64 }), password: Type.String({ maxLength: 1024 }) },
   { additionalProperties: false },
 );
 export type TwoFactorCodeBody = Static<typeof TwoFactorCodeBody>;

@@ -50,6 +50,7 @@ async function enrol(d: DashboardHarness, b: Browser): Promise<string> {
   const { secret } = started.json<TwoFactorEnrolment>();
   const confirmed = await b.post('account/two-factor/enrolment/confirm', {
     code: totpCode(secret, d.manualClock.now()),
+    password: PASSWORD,
   });
   expect(confirmed.statusCode).toBe(200);
   return secret;
