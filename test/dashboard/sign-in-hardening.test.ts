@@ -256,3 +256,68 @@ describe('turning two factors on asks for the password (issue 26, 6)', SLOW, () 
     expect(notice.to).toEqual([OWNER]);
   });
 });
+
+describe("an operator's own sessions (issue 26, 8)", SLOW, () => {
+  it('lists and ends them though the operator belongs to no account', async () => {
+    const d = (h = await createDashboardHarness());
+    const ops = await d.signedInOperator('ops@example.org');
+    const list = await ops.get('sessions');
+    expect(list.statusCode).toBe(200);
+    type Item = { id: string; current: boolean };
+    const sessions = list.json<{ sessions: Item[] }>().sessions;
+    // The session its reset link opened, and the one it signed in with.
+    expect(sessions.map((s) => s.current).sort()).toEqual([false, true]);
+    const other = sessions.find((s) => !s.current)!;
+    expect((await ops.request('DELETE', `sessions/${other.id}`)).statusCode).toBe(204);
+    const left = (await ops.get('sessions')).json<{ sessions: Item[] }>().sessions;
+    expect(left.map((s) => s.id)).toEqual([sessions.find((s) => s.current)!.id]);
+    expect((await ops.request('DELETE', `sessions/${left[0]!.id}`)).statusCode).toBe(204);
+    expect((await ops.get('session')).statusCode).toBe(401);
+  });
+});
+
+describe('operator routes and unknown ones answer alike (issue 26, 9)', SLOW, () => {
+  const OPERATOR_ROUTES = [
+    ['GET', 'operator/accounts'],
+    ['GET', 'operator/health'],
+    ['POST', 'operator/accounts'],
+    ['PATCH', 'operator/accounts/acct_x'],
+    ['GET', 'session/operator'],
+  ] as const;
+  const UNKNOWN_ROUTES = [
+    ['GET', 'operator/nothing-here'],
+    ['GET', 'nothing-here'],
+    ['POST', 'nothing-here'],
+    ['PATCH', 'nothing-here/acct_x'],
+    ['GET', 'session/nothing'],
+  ] as const;
+  type Route = readonly ['GET' | 'POST' | 'PATCH', string];
+  const answer = async (b: Browser, [method, path]: Route, headers?: Record<string, string>) => {
+    const res = await b.request(method, path, {
+      ...(method === 'GET' ? {} : { body: {} }),
+      ...(headers === undefined ? {} : { headers }),
+    });
+    return `${res.statusCode} ${errorCode(res)}`;
+  };
+
+  it('gives an anonymous caller the same answers for both, whatever the request', async () => {
+    const d = (h = await createDashboardHarness());
+    const anonymous = d.browser();
+    const answers = async (routes: readonly Route[], headers?: Record<string, string>) =>
+      Promise.all(routes.map((r) => answer(anonymous, r, headers)));
+    for (const headers of [undefined, { origin: 'https://evil.example' }]) {
+      const operator = await answers(OPERATOR_ROUTES, headers);
+      const unknown = await answers(UNKNOWN_ROUTES, headers);
+      expect(new Set(unknown)).toEqual(new Set(operator));
+    }
+    expect(await answer(anonymous, ['GET', 'operator/accounts'])).toBe('401 unauthenticated');
+    expect(await answer(anonymous, ['GET', 'nothing-here'])).toBe('401 unauthenticated');
+  });
+
+  it('gives a signed-in member 404 for both', async () => {
+    const d = (h = await createDashboardHarness());
+    const { browser: member } = await d.signedIn();
+    for (const route of [...OPERATOR_ROUTES, ...UNKNOWN_ROUTES])
+      expect(await answer(member, route), route.join(' ')).toBe('404 not_found');
+  });
+});
