@@ -351,12 +351,6 @@ const UNUSABLE_LINK =
 export interface InvitationDetails {
   email: string;
   expires_at: string;
-  /**
-   * The address has a password already (it is a person of this or another service account): the
-   * page asks them to sign in and accept, and never offers to choose a password. Told only to
-   * whoever holds the link, which was sent to that address.
-   */
-  sign_in_required: boolean;
 }
 
 export async function describeInvitation(
@@ -366,7 +360,9 @@ export async function describeInvitation(
 ): Promise<InvitationDetails> {
   const found = await findUsableToken(db, hashToken(token), 'invitation', clock.now().toISOString());
   if (!found) throw new AppError('not_found', UNUSABLE_LINK);
-  return { email: found.email, expires_at: found.expires_at, sign_in_required: found.has_password };
+  // Nothing of whether the address has a password: the owner who invited it holds the link too,
+  // and would learn that the address is a person of another account (issue 26).
+  return { email: found.email, expires_at: found.expires_at };
 }
 
 const SIGN_IN_FIRST =
@@ -398,9 +394,11 @@ export async function acceptLink(
   const tokenHash = hashToken(input.token);
   const usable = await findUsableToken(db, tokenHash, input.kind, clock.now().toISOString());
   if (!usable) throw new AppError('not_found', UNUSABLE_LINK);
+  // The password's strength first: a weak one is refused alike whether the address has a
+  // password or not (issue 26).
+  refuseWeakPassword(input.password, usable.email);
   if (input.kind === 'invitation' && usable.has_password)
     throw new AppError('unauthenticated', SIGN_IN_FIRST);
-  refuseWeakPassword(input.password, usable.email);
   // Hashed before the transaction: a SQLite write lock is not held for the hash's 100+ ms.
   const passwordHash = await hashPassword(input.password);
   return db.transaction().execute(async (trx) => {

@@ -205,7 +205,6 @@ describe('dashboard invitations and password resets', SLOW, () => {
     expect(shown.json()).toEqual({
       email: 'new@example.org',
       expires_at: issued.expiresAt,
-      sign_in_required: false,
     });
     const accepted = await b.post('invitations/accept', { token: issued.token, password: 'a new password' });
     expect(accepted.statusCode).toBe(200);

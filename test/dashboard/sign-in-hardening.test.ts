@@ -321,3 +321,31 @@ describe('operator routes and unknown ones answer alike (issue 26, 9)', SLOW, ()
       expect(await answer(member, route), route.join(' ')).toBe('404 not_found');
   });
 });
+
+describe('the invitation preview tells an owner nothing of other accounts (issue 26, 4)', SLOW, () => {
+  it('answers for a person of another account and an operator as for a brand-new address', async () => {
+    const d = (h = await createDashboardHarness());
+    const { browser: owner } = await d.signedIn();
+    const other = await d.createOtherAccount();
+    await d.addMember('dana@example.org', { accountId: other.accountId });
+    await d.signedInOperator('ops@example.org');
+    const shapes: Record<string, unknown> = {};
+    for (const email of ['new@example.org', 'dana@example.org', 'ops@example.org']) {
+      // The next second: each address's two link requests start a fresh per-client allowance.
+      d.manualClock.advance(SECOND);
+      const invited = await owner.post('members', { email });
+      expect(invited.statusCode).toBe(201);
+      const { link, expires_at } = invited.json<{ link: string; expires_at: string }>();
+      const token = link.split('#')[1]!;
+      const preview = await d.browser().post('invitations/preview', { token });
+      expect(preview.statusCode).toBe(200);
+      expect(preview.json()).toEqual({ email, expires_at });
+      // A weak password is refused alike, before anything is said of the address.
+      const weak = await d.browser().post('invitations/accept', { token, password: 'password12' });
+      shapes[email] = [weak.statusCode, errorCode(weak)];
+    }
+    expect(shapes['dana@example.org']).toEqual(shapes['new@example.org']);
+    expect(shapes['ops@example.org']).toEqual(shapes['new@example.org']);
+    expect(shapes['new@example.org']).toEqual([422, 'weak_password']);
+  });
+});
