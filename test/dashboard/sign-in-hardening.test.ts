@@ -17,6 +17,7 @@ import type {
 } from '../../src/dashboard/contract.js';
 import { totpCode } from '../../src/services/two-factor.service.js';
 import { SECOND_FACTOR_ALERT_AFTER } from '../../src/services/sign-in-alerts.js';
+import { isDeviceOf } from '../../src/services/sign-in-device.js';
 import { startMailSink, type MailSink } from '../kit/mail-sink.js';
 import { waitFor } from '../kit/wait-for.js';
 import {
@@ -347,5 +348,38 @@ describe('the invitation preview tells an owner nothing of other accounts (issue
     expect(shapes['dana@example.org']).toEqual(shapes['new@example.org']);
     expect(shapes['ops@example.org']).toEqual(shapes['new@example.org']);
     expect(shapes['new@example.org']).toEqual([422, 'weak_password']);
+  });
+});
+
+describe('the device cookie changes at each sign-in (issue 26, also)', SLOW, () => {
+  it('gives a new one at each sign-in, and the one presented stops lifting the delay', async () => {
+    const d = (h = await createDashboardHarness({ flags: { signInRateLimit: '0' } }));
+    await d.addMember(OWNER, { role: 'owner' });
+    const signInWith = async (device: string | undefined): Promise<string> => {
+      const res = await d.app.inject({
+        method: 'POST',
+        url: '/dashboard/api/session',
+        headers: {
+          origin: d.origin,
+          'content-type': 'application/json',
+          ...(device === undefined ? {} : { cookie: `mv_device=${device}` }),
+        },
+        payload: JSON.stringify({ email: OWNER, password: PASSWORD }),
+      });
+      expect(res.statusCode).toBe(200);
+      const set = [res.headers['set-cookie'] ?? []].flat().find((c) => c.startsWith('mv_device='))!;
+      return set.slice('mv_device='.length).split(';')[0]!;
+    };
+    const first = await signInWith(undefined);
+    const second = await signInWith(first);
+    expect(second).not.toBe(first);
+    const { db } = d.runtime.ctx;
+    const person = await db
+      .selectFrom('people')
+      .selectAll()
+      .where('email', '=', OWNER)
+      .executeTakeFirstOrThrow();
+    expect(await isDeviceOf(db, d.clock, person, first)).toBe(false);
+    expect(await isDeviceOf(db, d.clock, person, second)).toBe(true);
   });
 });

@@ -36,7 +36,7 @@ import {
 } from '../../services/two-factor.service.js';
 import { recordPasswordStep, recordWrongSecondFactor } from '../../services/sign-in-alerts.js';
 import { createSignInChallenge } from '../../services/sign-in-challenge.js';
-import { deviceTokenOf } from '../../services/sign-in-device.js';
+import { rotateDeviceToken } from '../../services/sign-in-device.js';
 import { recordAudit, recordPersonAudit } from '../../services/audit.service.js';
 import type { Executor } from '../../store/executor.js';
 import { byMember, originOf } from '../audit-origin.js';
@@ -133,7 +133,7 @@ export function sessionRoutes(deps: DashboardDeps, guard: GuardDeps) {
    * A new session for the person, in place of any the browser held (a new id at every sign-in),
    * acting in `memberId`'s account. The sign-in is complete here, so it is recorded here (after
    * the second factor, for a person with two factors; issue 16), in that account's log, and the
-   * browser gets the person's device cookie (services/sign-in-device.ts).
+   * browser gets a new device cookie of the person's (services/sign-in-device.ts).
    */
   async function openSession(
     request: FastifyRequest,
@@ -146,7 +146,8 @@ export function sessionRoutes(deps: DashboardDeps, guard: GuardDeps) {
     await endSession(db, request.cookies[guard.cookie.name]);
     const session = await createSession(db, clock, settings, personId, memberId, originOf(request));
     setSessionCookie(reply, guard, session, clock.now());
-    const device = await deviceTokenOf(db, personId);
+    // A new device token at each sign-in; the one the browser held is spent (issue 26).
+    const device = await rotateDeviceToken(db, clock, personId, request.cookies[deviceCookieName(guard)]);
     if (device !== null) setDeviceCookie(reply, guard, device);
     const opened = await authenticateSession(db, clock, settings, session.secret);
     if (opened.accountId !== null && opened.memberId !== null)
