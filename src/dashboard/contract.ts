@@ -138,14 +138,14 @@ export const SecondFactorBody = Type.Object(
 export type SecondFactorBody = Static<typeof SecondFactorBody>;
 
 /**
- * POST /invitations/preview: what the invitation page shows before it is accepted.
- * `sign_in_required`: the address has a password already, so the page asks to sign in and then
- * accept (POST /invitations/join); the link never sets an existing person's password.
+ * POST /invitations/preview: what the invitation page shows before it is accepted. Whether the
+ * address has a password here is not said (the inviting owner holds the link too; issue 26): a
+ * person who has one signs in and accepts (POST /invitations/join); the link never sets an
+ * existing person's password (POST /invitations/accept answers 401 for such an address).
  */
 export const InvitationPreview = Type.Object({
   email: Type.String(),
   expires_at: IsoTime,
-  sign_in_required: Type.Boolean(),
 });
 export type InvitationPreview = Static<typeof InvitationPreview>;
 
@@ -206,9 +206,12 @@ export const TwoFactorEnrolment = Type.Object({
 });
 export type TwoFactorEnrolment = Static<typeof TwoFactorEnrolment>;
 
-/** POST /account/two-factor/enrolment/confirm. */
+/**
+ * POST /account/two-factor/enrolment/confirm: the first code of the new secret and the person's
+ * password (a session alone cannot turn two factors on: issue 26).
+ */
 export const TwoFactorCodeBody = Type.Object(
-  { code: Type.String({ minLength: 1, maxLength: 64 }) },
+  { code: Type.String({ minLength: 1, maxLength: 64 }), password: Type.String({ maxLength: 1024 }) },
   { additionalProperties: false },
 );
 export type TwoFactorCodeBody = Static<typeof TwoFactorCodeBody>;

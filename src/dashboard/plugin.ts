@@ -81,8 +81,10 @@ export function dashboardPlugin(options: DashboardOptions) {
         await api.register(jobsRoutes(deps));
         await api.register(auditRoutes(deps));
         await api.register(operatorRoutes(deps));
-        // Unknown dashboard routes (and known ones with another method) in the dashboard's envelope.
-        api.all('/*', { config: { dashboardAccess: 'public' }, schema: { hide: true } }, async (request) => {
+        // Unknown dashboard routes (and known ones with another method) in the dashboard's envelope,
+        // behind the same guards as every route that needs a session: without one they answer 401
+        // as an operator route does, so an anonymous caller cannot tell the two apart (issue 26).
+        api.all('/*', { schema: { hide: true } }, async (request) => {
           throw new AppError('not_found', `no route ${request.method} ${request.url.split('?')[0]}`);
         });
       },

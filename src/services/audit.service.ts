@@ -22,6 +22,9 @@ import { randomBase62 } from './ids.js';
 export const AUDIT_EVENT_TYPES = [
   'sign_in',
   'sign_in_failed',
+  // Between a correct password and the second factor (issue 26).
+  'sign_in_password_ok',
+  'sign_in_second_factor_failed',
   'invitation_created',
   'invitation_accepted',
   'invitation_revoked',

@@ -1,5 +1,7 @@
 /**
- * The e-mails that carry a dashboard link: an invitation, a password reset. Sent through the
+ * The e-mails of a dashboard person: the ones that carry a link (an invitation, a password reset)
+ * and the security notices (issue 26: wrong second factors after a correct password, two factors
+ * turned on). Sent through the
  * configured SMTP relay with nodemailer, as job notifications are (jobs/notify.ts); without a
  * relay there is no mailer and the link is only shown (CLI, the inviter's screen).
  */
@@ -8,9 +10,27 @@ import type { Config } from '../config.js';
 import { SECOND } from '../clock.js';
 import type { MemberTokenKind } from '../store/schema/dashboard.schema.js';
 
+/** What a security notice tells its person (never a secret; the client address is not one). */
+export type SecurityNotice =
+  | {
+      /** Wrong second factors after a correct password: someone may know the password. */
+      kind: 'second_factor_failures';
+      failures: number;
+      clientIp: string | null;
+      at: string;
+    }
+  | {
+      /** Two-factor sign-in was turned on (a stolen session could otherwise do it unseen). */
+      kind: 'two_factor_enabled';
+      clientIp: string | null;
+      at: string;
+    };
+
 export interface MemberMailer {
   /** Sends the link; rejects when the relay does not take the message. */
   send(to: string, kind: MemberTokenKind, link: string, expiresAt: string): Promise<void>;
+  /** Sends a security notice; rejects when the relay does not take the message. */
+  sendNotice(to: string, notice: SecurityNotice): Promise<void>;
   close(): void;
 }
 
@@ -28,6 +48,10 @@ export function createMemberMailer(config: Pick<Config, 'smtpRelayUrl' | 'notify
   return {
     async send(to, kind, link, expiresAt) {
       const message = memberMessage(kind, link, expiresAt);
+      await transport.sendMail({ from: config.notifyFrom, to, subject: message.subject, text: message.text });
+    },
+    async sendNotice(to, notice) {
+      const message = noticeMessage(notice);
       await transport.sendMail({ from: config.notifyFrom, to, subject: message.subject, text: message.text });
     },
     close: () => transport.close(),
@@ -58,5 +82,33 @@ export function memberMessage(
   return {
     subject: kind === 'invitation' ? 'Your mailverdict invitation' : 'Reset your mailverdict password',
     text: `${[...lines, '', `The link works once, until ${expiresAt}.`].join('\n')}\n`,
+  };
+}
+
+export function noticeMessage(notice: SecurityNotice): { subject: string; text: string } {
+  const from = notice.clientIp === null ? '' : ` from ${notice.clientIp}`;
+  const lines =
+    notice.kind === 'second_factor_failures'
+      ? [
+          `Someone signed in to your mailverdict dashboard account with your password${from}, then gave`,
+          `${notice.failures} wrong two-factor codes (last at ${notice.at}).`,
+          '',
+          'If it was not you, your password is known to someone else: change it now (Settings,',
+          '"Password"). Your second factor kept them out so far.',
+        ]
+      : [
+          `Two-factor sign-in was turned on for your mailverdict dashboard account${from}`,
+          `at ${notice.at}.`,
+          '',
+          'If it was not you, someone holds one of your sessions: sign in, end your other sessions',
+          '(Settings, "Sessions"), change your password, and ask the operator to reset your second',
+          'factor if you cannot sign in.',
+        ];
+  return {
+    subject:
+      notice.kind === 'second_factor_failures'
+        ? 'Wrong two-factor codes after your mailverdict password'
+        : 'Two-factor sign-in turned on for your mailverdict account',
+    text: `${lines.join('\n')}\n`,
   };
 }

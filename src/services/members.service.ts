@@ -38,6 +38,7 @@ import {
 import { findPersonByEmail, findPersonById, insertPerson, setPersonPassword } from '../store/person.store.js';
 import type { MemberRole, MemberTokenKind, PersonRow } from '../store/schema/dashboard.schema.js';
 import { deletePersonSessions } from '../store/session.store.js';
+import { deletePersonChallenges } from '../store/two-factor.store.js';
 import { createAccount, getAccount, type NewAccount } from './accounts.service.js';
 import { FAILURE_WINDOW_MS, failureKey, forgetAttempts, reserveAttempt } from './failure-budget.js';
 import { randomBase62 } from './ids.js';
@@ -205,7 +206,7 @@ export interface MembersDeps {
   clock: Clock;
   config: Pick<Config, 'publicBaseUrl'>;
   /** Null: no relay configured, links are only shown. */
-  mailer: MemberMailer | null;
+  mailer: Pick<MemberMailer, 'send' | 'close'> | null;
   logger: Pick<Logger, 'warn'>;
 }
 
@@ -350,12 +351,6 @@ const UNUSABLE_LINK =
 export interface InvitationDetails {
   email: string;
   expires_at: string;
-  /**
-   * The address has a password already (it is a person of this or another service account): the
-   * page asks them to sign in and accept, and never offers to choose a password. Told only to
-   * whoever holds the link, which was sent to that address.
-   */
-  sign_in_required: boolean;
 }
 
 export async function describeInvitation(
@@ -365,7 +360,9 @@ export async function describeInvitation(
 ): Promise<InvitationDetails> {
   const found = await findUsableToken(db, hashToken(token), 'invitation', clock.now().toISOString());
   if (!found) throw new AppError('not_found', UNUSABLE_LINK);
-  return { email: found.email, expires_at: found.expires_at, sign_in_required: found.has_password };
+  // Nothing of whether the address has a password: the owner who invited it holds the link too,
+  // and would learn that the address is a person of another account (issue 26).
+  return { email: found.email, expires_at: found.expires_at };
 }
 
 const SIGN_IN_FIRST =
@@ -380,8 +377,8 @@ export interface AcceptedLink {
 
 /**
  * Uses a link with a new password: a new person's invitation (they join the account and choose
- * their password) or a password reset (the person's password changes and every session of theirs
- * ends; it joins no account: a pending invitation is accepted only through its own link). An
+ * their password) or a password reset (the person's password changes and every session and open
+ * sign-in challenge of theirs ends; it joins no account: a pending invitation is accepted only through its own link). An
  * invitation for a person who has a password already is refused with 401 `unauthenticated`
  * (sign in, then `joinWithInvitation`). 404 `not_found` for a link that cannot be used, the same
  * whatever the cause.
@@ -397,9 +394,11 @@ export async function acceptLink(
   const tokenHash = hashToken(input.token);
   const usable = await findUsableToken(db, tokenHash, input.kind, clock.now().toISOString());
   if (!usable) throw new AppError('not_found', UNUSABLE_LINK);
+  // The password's strength first: a weak one is refused alike whether the address has a
+  // password or not (issue 26).
+  refuseWeakPassword(input.password, usable.email);
   if (input.kind === 'invitation' && usable.has_password)
     throw new AppError('unauthenticated', SIGN_IN_FIRST);
-  refuseWeakPassword(input.password, usable.email);
   // Hashed before the transaction: a SQLite write lock is not held for the hash's 100+ ms.
   const passwordHash = await hashPassword(input.password);
   return db.transaction().execute(async (trx) => {
@@ -422,7 +421,11 @@ export async function acceptLink(
       member = (await findMemberById(trx, found.member_id)) ?? null;
     }
     await deleteUnusedTokens(trx, { personId: found.person_id });
-    if (input.kind === 'password_reset') await deletePersonSessions(trx, found.person_id);
+    if (input.kind === 'password_reset') {
+      await deletePersonSessions(trx, found.person_id);
+      // A sign-in half done with the old password ends too (issue 26).
+      await deletePersonChallenges(trx, found.person_id);
+    }
     const person = await findPersonById(trx, found.person_id);
     if (!person) throw new AppError('not_found', UNUSABLE_LINK);
     return { person, member };
@@ -490,7 +493,8 @@ export async function removeMemberByEmail(
 
 /**
  * Changes the signed-in person's password after checking the current one (401
- * `invalid_credentials`); the person's other sessions end, the one asking stays.
+ * `invalid_credentials`); the person's other sessions and open sign-in challenges end, the one
+ * asking stays.
  */
 export async function changePassword(
   db: Executor,
@@ -516,5 +520,7 @@ export async function changePassword(
   await db.transaction().execute(async (trx) => {
     await setPersonPassword(trx, person.id, passwordHash);
     await deletePersonSessions(trx, person.id, input.keepSessionId);
+    // A challenge earned with the old password (someone who knew it) ends with it (issue 26).
+    await deletePersonChallenges(trx, person.id);
   });
 }

@@ -384,7 +384,7 @@ export async function signIn(
   const person = await findPersonByEmail(db, email);
   // A browser that completed a sign-in as this person before is not slowed by failures from
   // elsewhere (sign-in-device.ts).
-  const known = person !== undefined && isDeviceOf(db, person, input.device);
+  const known = person !== undefined && (await isDeviceOf(db, clock, person, input.device));
   const delay = known ? 0 : signInDelayMs(await countAttempts(db, addressKey, now));
   if (delay > 0) await (deps.sleep ?? sleepFor)(delay);
   const stored = person?.password_hash ?? (await dummyHash());

@@ -18,7 +18,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { Secret, TOTP } from 'otpauth';
 import QRCode from 'qrcode';
 import { MINUTE, type Clock } from '../clock.js';
-import { AppError } from '../errors.js';
+import { AppError, isAppError } from '../errors.js';
 import type { Executor } from '../store/executor.js';
 import {
   findPersonByEmail,
@@ -132,6 +132,11 @@ export async function twoFactorStatus(
   };
 }
 
+/** The person's recovery codes not used yet. */
+export async function countRecoveryCodes(db: Executor, personId: string): Promise<number> {
+  return countUnusedRecoveryCodes(db, personId);
+}
+
 /** Whether the member signs in with two factors. */
 export async function hasTwoFactor(db: Executor, personId: string): Promise<boolean> {
   return ((await findTwoFactor(db, personId))?.enabled_at ?? null) !== null;
@@ -187,10 +192,40 @@ async function reserveCodeAttempt(db: Executor, clock: Clock, input: CodeCheck):
 }
 
 /**
- * Confirms an enrolment with the first valid code: TOTP is on, and the ten recovery codes are
- * returned, this once (only their hashes are kept).
+ * The person's own password, asked before turning two factors on or off: checked under the same
+ * budget as a password change's (a session left open elsewhere cannot guess it). 401
+ * `invalid_credentials` when wrong.
  */
-export async function confirmEnrolment(db: Executor, clock: Clock, input: CodeCheck): Promise<string[]> {
+async function checkOwnPassword(
+  db: Executor,
+  clock: Clock,
+  input: { personId: string; password: string; failureLimit: number },
+): Promise<void> {
+  const passwordKey = failureKey(`password-change:${input.personId}`);
+  await reserveAttempt(
+    db,
+    passwordKey,
+    { limit: input.failureLimit, windowMs: FAILURE_WINDOW_MS, what: 'wrong current passwords' },
+    clock.now(),
+  );
+  const person = await findPersonById(db, input.personId);
+  if (!person?.password_hash || !(await verifyPassword(input.password, person.password_hash)))
+    throw new AppError('invalid_credentials', 'the password is not correct');
+  await forgetAttempts(db, passwordKey);
+}
+
+/**
+ * Confirms an enrolment with the person's password and the first valid code: TOTP is on, and the
+ * ten recovery codes are returned, this once (only their hashes are kept). The password first: a
+ * stolen session cannot turn two factors on with its holder's secret and lock the person out
+ * (issue 26).
+ */
+export async function confirmEnrolment(
+  db: Executor,
+  clock: Clock,
+  input: CodeCheck & { password: string },
+): Promise<string[]> {
+  await checkOwnPassword(db, clock, input);
   const key = await reserveCodeAttempt(db, clock, input);
   const row = await findTwoFactor(db, input.personId);
   if (!row || row.enabled_at !== null)
@@ -208,17 +243,30 @@ export async function confirmEnrolment(db: Executor, clock: Clock, input: CodeCh
   return codes;
 }
 
+/** Which second factor a code is: an authenticator's TOTP code or a recovery code. */
+export type SecondFactorKind = 'totp' | 'recovery_code';
+
+export function secondFactorKind(code: string): SecondFactorKind {
+  return isTotpCode(code) ? 'totp' : 'recovery_code';
+}
+
 /**
  * Checks a second factor of a member with TOTP on: a TOTP code not taken before, or an unused
- * recovery code (used up by this). 401 `invalid_credentials` otherwise, counted.
+ * recovery code (used up by this); which of the two passed. 401 `invalid_credentials` otherwise,
+ * counted.
  */
-export async function checkSecondFactor(db: Executor, clock: Clock, input: CodeCheck): Promise<void> {
+export async function checkSecondFactor(
+  db: Executor,
+  clock: Clock,
+  input: CodeCheck,
+): Promise<SecondFactorKind> {
   const key = await reserveCodeAttempt(db, clock, input);
   const row = await findTwoFactor(db, input.personId);
   if (!row || row.enabled_at === null) throw new AppError('invalid_credentials', WRONG_CODE);
   const now = clock.now();
+  const kind = secondFactorKind(input.code);
   let accepted: boolean;
-  if (isTotpCode(input.code)) {
+  if (kind === 'totp') {
     const step = matchingStep(row.secret, input.code.replace(/\s/g, ''), now);
     accepted = step !== null && (await takeStep(db, input.personId, step, null));
   } else {
@@ -226,6 +274,7 @@ export async function checkSecondFactor(db: Executor, clock: Clock, input: CodeC
   }
   if (!accepted) throw new AppError('invalid_credentials', WRONG_CODE);
   await forgetAttempts(db, key);
+  return kind;
 }
 
 /**
@@ -248,19 +297,8 @@ export async function disableTwoFactor(
       'invalid_request',
       'this account requires two-factor sign-in, so it cannot be turned off; the owner can lift the requirement',
     );
-  // The password is checked under the same budget as a password change's (a session left open
-  // elsewhere cannot guess it), then the code under its own.
-  const passwordKey = failureKey(`password-change:${input.personId}`);
-  await reserveAttempt(
-    db,
-    passwordKey,
-    { limit: input.failureLimit, windowMs: FAILURE_WINDOW_MS, what: 'wrong current passwords' },
-    clock.now(),
-  );
-  const person = await findPersonById(db, input.personId);
-  if (!person?.password_hash || !(await verifyPassword(input.password, person.password_hash)))
-    throw new AppError('invalid_credentials', 'the password is not correct');
-  await forgetAttempts(db, passwordKey);
+  // The password under its budget, then the code under its own.
+  await checkOwnPassword(db, clock, input);
   await checkSecondFactor(db, clock, input);
   await deleteTwoFactor(db, input.personId);
 }
@@ -332,19 +370,36 @@ const CHALLENGE_ENDED = 'this sign-in has expired or was completed already; sign
 
 /**
  * Completes a sign-in with its second factor: the member the challenge was issued to, whose code
- * is checked (and counted) as `checkSecondFactor` does. The challenge is used up by a success;
- * a wrong code leaves it for another try until it expires. 401 `unauthenticated` for a challenge
- * that is unknown, expired or used.
+ * is checked (and counted) as `checkSecondFactor` does, and which factor passed. The challenge is
+ * used up by a success; a wrong code leaves it for another try until it expires, and is told to
+ * `onWrongCode` (the security log and the person's e-mail, sign-in-alerts.ts) before the 401. 401
+ * `unauthenticated` for a challenge that is unknown, expired or used, or ended by a new password.
  */
 export async function completeChallenge(
   db: Executor,
   clock: Clock,
-  input: { challenge: string; code: string; failureLimit: number },
-): Promise<string> {
+  input: {
+    challenge: string;
+    code: string;
+    failureLimit: number;
+    onWrongCode?: (personId: string, kind: SecondFactorKind) => Promise<void>;
+  },
+): Promise<{ personId: string; kind: SecondFactorKind }> {
   const id = challengeId(input.challenge);
   const personId = await findChallenge(db, id, clock.now().toISOString());
   if (personId === undefined) throw new AppError('unauthenticated', CHALLENGE_ENDED);
-  await checkSecondFactor(db, clock, { personId, code: input.code, failureLimit: input.failureLimit });
+  let kind: SecondFactorKind;
+  try {
+    kind = await checkSecondFactor(db, clock, {
+      personId,
+      code: input.code,
+      failureLimit: input.failureLimit,
+    });
+  } catch (err) {
+    if (isAppError(err) && err.code === 'invalid_credentials')
+      await input.onWrongCode?.(personId, secondFactorKind(input.code));
+    throw err;
+  }
   if (!(await deleteChallenge(db, id))) throw new AppError('unauthenticated', CHALLENGE_ENDED);
-  return personId;
+  return { personId, kind };
 }

@@ -131,6 +131,15 @@ export async function deleteChallenge(db: Executor, id: string): Promise<boolean
   return res.numDeletedRows > 0n;
 }
 
+/**
+ * Ends every open sign-in challenge of the person (a new password: a challenge earned with the
+ * old one must not complete; issue 26).
+ */
+export async function deletePersonChallenges(db: Executor, personId: string): Promise<number> {
+  const res = await db.deleteFrom('sign_in_challenges').where('person_id', '=', personId).executeTakeFirst();
+  return Number(res.numDeletedRows);
+}
+
 export async function deleteExpiredChallenges(db: Executor, now: string): Promise<void> {
   await db.deleteFrom('sign_in_challenges').where('expires_at', '<=', now).execute();
 }

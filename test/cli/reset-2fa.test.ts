@@ -73,6 +73,7 @@ describe('mailverdict members reset-2fa', SLOW, () => {
       await confirmEnrolment(db, systemClock, {
         personId: person.id,
         code: totpCode(secret, new Date()),
+        password: PASSWORD,
         failureLimit: 0,
       });
       await createSession(db, systemClock, loadConfig({ dataDir: dir }, {}), person.id, member!.id);

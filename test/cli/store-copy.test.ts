@@ -209,6 +209,7 @@ describe.skipIf(!backends.includes('postgres'))('mailverdict store copy into Pos
     await confirmEnrolment(db, h.clock, {
       personId: person.id,
       code: totpCode(enrolment.secret, h.clock.now()),
+      password: 'a long password',
       failureLimit: 10,
     });
     await issueChallenge(db, h.clock, person.id);

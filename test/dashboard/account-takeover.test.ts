@@ -15,7 +15,7 @@ import {
 } from '../../src/services/passwords.js';
 import { signIn, MAX_SIGN_IN_DELAY_MS } from '../../src/services/sessions.service.js';
 import { RESET_MAILS_PER_HOUR } from '../../src/services/members.service.js';
-import { deviceTokenOf, isDeviceOf } from '../../src/services/sign-in-device.js';
+import { isDeviceOf, rotateDeviceToken } from '../../src/services/sign-in-device.js';
 import { setPersonPassword } from '../../src/store/person.store.js';
 import { insertMemberToken } from '../../src/store/member.store.js';
 import { hashToken } from '../../src/services/members.service.js';
@@ -320,7 +320,7 @@ describe("a browser that signed in as the person before is not slowed by others'
         ...(p.device === undefined ? {} : { device: p.device }),
       });
     const { person } = await owner();
-    const device = (await deviceTokenOf(db, person.id))!;
+    const device = (await rotateDeviceToken(db, h.clock, person.id, undefined))!;
     const attack = async (from: number): Promise<void> => {
       for (let client = from; client < from + 3; client++)
         for (let i = 0; i < 3; i++)
@@ -340,7 +340,11 @@ describe("a browser that signed in as the person before is not slowed by others'
       .select('id')
       .where('email', '=', 'other@example.org')
       .executeTakeFirstOrThrow();
-    for (const token of [(await deviceTokenOf(db, other.id))!, device.slice(1) + 'A', undefined]) {
+    for (const token of [
+      (await rotateDeviceToken(db, h.clock, other.id, undefined))!,
+      device.slice(1) + 'A',
+      undefined,
+    ]) {
       delays.length = 0;
       await expect(owner({ password: 'wrong', device: token })).rejects.toMatchObject({
         code: 'invalid_credentials',
@@ -359,7 +363,7 @@ describe("a browser that signed in as the person before is not slowed by others'
       password: PASSWORD,
       clientIp: '127.0.0.40',
     });
-    const device = (await deviceTokenOf(db, first.person.id))!;
+    const device = (await rotateDeviceToken(db, h.clock, first.person.id, undefined))!;
     const stored = first.person.password_hash!;
     const guesses = Array.from({ length: HASH_CONCURRENCY + HASH_QUEUE_LIMIT }, () =>
       verifyPassword('a guess', stored),
@@ -386,15 +390,15 @@ describe("a browser that signed in as the person before is not slowed by others'
       .selectAll()
       .where('email', '=', 'owner@example.org')
       .executeTakeFirstOrThrow();
-    const device = (await deviceTokenOf(db, person.id))!;
-    expect(isDeviceOf(db, person, device)).toBe(true);
+    const device = (await rotateDeviceToken(db, h.clock, person.id, undefined))!;
+    expect(await isDeviceOf(db, h.clock, person, device)).toBe(true);
     await setPersonPassword(db, person.id, await hashPassword('a brand new password'));
     const changed = await db
       .selectFrom('people')
       .selectAll()
       .where('id', '=', person.id)
       .executeTakeFirstOrThrow();
-    expect(isDeviceOf(db, changed, device)).toBe(false);
+    expect(await isDeviceOf(db, h.clock, changed, device)).toBe(false);
   });
 
   it('sets the device cookie, HttpOnly, at a complete sign-in only', async () => {
@@ -422,7 +426,7 @@ describe("a browser that signed in as the person before is not slowed by others'
       .selectAll()
       .where('email', '=', 'owner@example.org')
       .executeTakeFirstOrThrow();
-    expect(isDeviceOf(db, person, set.slice('mv_device='.length).split(';')[0])).toBe(true);
+    expect(await isDeviceOf(db, d.clock, person, set.slice('mv_device='.length).split(';')[0])).toBe(true);
   });
 });
 

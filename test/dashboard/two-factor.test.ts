@@ -55,7 +55,10 @@ async function enrol(d: DashboardHarness, b: Browser): Promise<{ secret: string;
   const started = await b.post('account/two-factor/enrolment');
   expect(started.statusCode).toBe(200);
   const { secret } = started.json<TwoFactorEnrolment>();
-  const confirmed = await b.post('account/two-factor/enrolment/confirm', { code: code(d, secret) });
+  const confirmed = await b.post('account/two-factor/enrolment/confirm', {
+    code: code(d, secret),
+    password: PASSWORD,
+  });
   expect(confirmed.statusCode).toBe(200);
   return { secret, recovery: confirmed.json<RecoveryCodes>().recovery_codes };
 }
@@ -91,11 +94,17 @@ describe('turning two-factor sign-in on', SLOW, () => {
     // Not on until a code proves the app has the secret.
     expect((await b.get('account/two-factor')).json<TwoFactorStatus>().enabled).toBe(false);
 
-    const wrong = await b.post('account/two-factor/enrolment/confirm', { code: '000000' });
+    const wrong = await b.post('account/two-factor/enrolment/confirm', {
+      code: '000000',
+      password: PASSWORD,
+    });
     expect(wrong.statusCode).toBe(401);
     expect(errorCode(wrong)).toBe('invalid_credentials');
 
-    const ok = await b.post('account/two-factor/enrolment/confirm', { code: code(d, enrolment.secret) });
+    const ok = await b.post('account/two-factor/enrolment/confirm', {
+      code: code(d, enrolment.secret),
+      password: PASSWORD,
+    });
     expect(ok.statusCode).toBe(200);
     const { recovery_codes } = ok.json<RecoveryCodes>();
     expect(recovery_codes).toHaveLength(10);

@@ -73,7 +73,7 @@ describe.skipIf(skipE2e)('dashboard end to end: the operator console', { timeout
     const { secret } = (await started.json()) as TwoFactorEnrolment;
     const confirmed = await context.request.post('/dashboard/api/account/two-factor/enrolment/confirm', {
       headers,
-      data: { code: totpCode(secret, new Date()) },
+      data: { code: totpCode(secret, new Date()), password: PASSWORD },
     });
     expect(confirmed.status()).toBe(200);
     return context.newPage();

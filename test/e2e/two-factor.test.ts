@@ -1,7 +1,7 @@
 /**
  * Two-factor sign-in in Chromium against a real `serve`: a member turns TOTP on from the settings
  * page (the QR code the server drew shows as an image under the page's CSP; the code is computed
- * here from the secret the page shows), keeps the recovery codes, and signs in with the password
+ * here from the secret the page shows; the password is asked with it), keeps the recovery codes, and signs in with the password
  * and then a code.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -41,6 +41,7 @@ describe.skipIf(skipE2e)('dashboard end to end: two-factor sign-in', { timeout: 
 
     const enrolledAt = Date.now();
     await page.getByLabel('Code from the app').fill(totpCode(secret, new Date(enrolledAt)));
+    await page.getByLabel('Your password').fill(PASSWORD);
     await page.getByRole('button', { name: 'Confirm' }).click();
     const codes = page.getByRole('list', { name: 'Recovery codes' }).getByRole('listitem');
     await codes.first().waitFor();

@@ -210,6 +210,7 @@ export async function createDashboardHarness(
       const { secret } = started.json<TwoFactorEnrolment>();
       const confirmed = await b.post('account/two-factor/enrolment/confirm', {
         code: totpCode(secret, clock.now()),
+        password: PASSWORD,
       });
       if (confirmed.statusCode !== 200) throw new Error(`enrolment answered ${confirmed.statusCode}`);
       return b;

@@ -9,7 +9,7 @@ import { endOwnSession, listOwnSessions } from '../../services/session-list.serv
 import { AuditPage, AuditQuery, IdParams, SessionList } from '../contract.js';
 import { originOf } from '../audit-origin.js';
 import type { DashboardDeps } from '../deps.js';
-import { requireSession } from '../security.js';
+import { requirePerson, requireSession } from '../security.js';
 
 export function auditRoutes(deps: DashboardDeps) {
   const { db, clock } = deps;
@@ -31,12 +31,14 @@ export function auditRoutes(deps: DashboardDeps) {
         .send(csv);
     });
 
+    // A person's own, whatever account the session acts in, or none (an operator who belongs to
+    // no account lists and ends theirs too: issue 26).
     app.get('/sessions', { schema: { response: { 200: SessionList } } }, async (request) => ({
-      sessions: await listOwnSessions(db, clock, requireSession(request)),
+      sessions: await listOwnSessions(db, clock, requirePerson(request)),
     }));
 
     app.delete('/sessions/:id', { schema: { params: IdParams } }, async (request, reply) => {
-      await endOwnSession(db, clock, requireSession(request), request.params.id, originOf(request));
+      await endOwnSession(db, clock, requirePerson(request), request.params.id, originOf(request));
       return reply.code(204).send();
     });
   };

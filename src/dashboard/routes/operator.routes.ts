@@ -1,7 +1,7 @@
 /**
  * The operator console's API (docs/operators.md): every account, changing and creating one, and
- * the service's health. Operators only: every route's preHandler asks requireOperator, which
- * answers 404 to everyone else.
+ * the service's health. Operators only: every route's onRequest hook asks requireOperator (after
+ * the session guard, before the body is read), which answers 404 to everyone else.
  */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
@@ -33,7 +33,9 @@ export function operatorRoutes(deps: DashboardDeps) {
   };
   return async (instance: FastifyInstance): Promise<void> => {
     const app = instance.withTypeProvider<TypeBoxTypeProvider>();
-    app.addHook('preHandler', async (request) => {
+    // Before the body is read and validated: a member's malformed request answers 404 as a
+    // well-formed one does, never a 422 that would show the route exists (issue 26).
+    app.addHook('onRequest', async (request) => {
       requireOperator(request);
     });
 

@@ -27,9 +27,16 @@ import {
   type DashboardSession,
   type PersonSession,
 } from '../../services/sessions.service.js';
-import { completeChallenge, hasTwoFactor, issueChallenge } from '../../services/two-factor.service.js';
+import {
+  completeChallenge,
+  countRecoveryCodes,
+  hasTwoFactor,
+  issueChallenge,
+  type SecondFactorKind,
+} from '../../services/two-factor.service.js';
+import { recordPasswordStep, recordWrongSecondFactor } from '../../services/sign-in-alerts.js';
 import { createSignInChallenge } from '../../services/sign-in-challenge.js';
-import { deviceTokenOf } from '../../services/sign-in-device.js';
+import { rotateDeviceToken } from '../../services/sign-in-device.js';
 import { recordAudit, recordPersonAudit } from '../../services/audit.service.js';
 import type { Executor } from '../../store/executor.js';
 import { byMember, originOf } from '../audit-origin.js';
@@ -126,18 +133,21 @@ export function sessionRoutes(deps: DashboardDeps, guard: GuardDeps) {
    * A new session for the person, in place of any the browser held (a new id at every sign-in),
    * acting in `memberId`'s account. The sign-in is complete here, so it is recorded here (after
    * the second factor, for a person with two factors; issue 16), in that account's log, and the
-   * browser gets the person's device cookie (services/sign-in-device.ts).
+   * browser gets a new device cookie of the person's (services/sign-in-device.ts).
    */
   async function openSession(
     request: FastifyRequest,
     reply: FastifyReply,
     personId: string,
     memberId: string | null,
+    /** The second factor that completed the sign-in (none: the password, or a link, alone). */
+    secondFactor: SecondFactorKind | null = null,
   ): Promise<SessionView> {
     await endSession(db, request.cookies[guard.cookie.name]);
     const session = await createSession(db, clock, settings, personId, memberId, originOf(request));
     setSessionCookie(reply, guard, session, clock.now());
-    const device = await deviceTokenOf(db, personId);
+    // A new device token at each sign-in; the one the browser held is spent (issue 26).
+    const device = await rotateDeviceToken(db, clock, personId, request.cookies[deviceCookieName(guard)]);
     if (device !== null) setDeviceCookie(reply, guard, device);
     const opened = await authenticateSession(db, clock, settings, session.secret);
     if (opened.accountId !== null && opened.memberId !== null)
@@ -146,6 +156,18 @@ export function sessionRoutes(deps: DashboardDeps, guard: GuardDeps) {
         type: 'sign_in',
         actor: { kind: 'member', memberId: opened.memberId, email: opened.email },
         origin: originOf(request),
+        // A recovery code says so, with what is left of them (issue 26).
+        ...(secondFactor === null
+          ? {}
+          : {
+              details:
+                secondFactor === 'recovery_code'
+                  ? {
+                      second_factor: secondFactor,
+                      recovery_codes_left: await countRecoveryCodes(db, personId),
+                    }
+                  : { second_factor: secondFactor },
+            }),
       });
     return toSessionView(db, opened);
   }
@@ -159,8 +181,11 @@ export function sessionRoutes(deps: DashboardDeps, guard: GuardDeps) {
     reply: FastifyReply,
     personId: string,
     memberId: string | null,
+    /** The person whose password passed at sign-in: the step is logged (issue 26). */
+    passwordStepOf?: { id: string; email: string },
   ): Promise<SessionView | FastifyReply> {
     if (!(await hasTwoFactor(db, personId))) return openSession(request, reply, personId, memberId);
+    if (passwordStepOf !== undefined) await recordPasswordStep(db, clock, passwordStepOf, originOf(request));
     const { challenge, expiresAt } = await issueChallenge(db, clock, personId);
     const body: SecondFactorChallenge = { second_factor_required: true, challenge, expires_at: expiresAt };
     return reply.code(202).send(body);
@@ -243,7 +268,7 @@ export function sessionRoutes(deps: DashboardDeps, guard: GuardDeps) {
             device: request.cookies[deviceCookieName(guard)],
           },
         );
-        return signInOrChallenge(request, reply, person.id, memberId);
+        return signInOrChallenge(request, reply, person.id, memberId, person);
       },
     );
 
@@ -267,12 +292,15 @@ export function sessionRoutes(deps: DashboardDeps, guard: GuardDeps) {
       { config: PUBLIC, schema: { body: SecondFactorBody, response: { 200: SessionView } } },
       async (request, reply) => {
         await limitClient(deps, 'second-factor', request);
-        const personId = await completeChallenge(db, clock, {
+        const origin = originOf(request);
+        const alerts = { db, clock, mailer: deps.mailer, logger: request.log };
+        const { personId, kind } = await completeChallenge(db, clock, {
           challenge: request.body.challenge,
           code: request.body.code,
           failureLimit: settings.signInFailureLimit,
+          onWrongCode: (person, wrong) => recordWrongSecondFactor(alerts, person, wrong, origin),
         });
-        return openSession(request, reply, personId, await startingMembershipOf(db, clock, personId));
+        return openSession(request, reply, personId, await startingMembershipOf(db, clock, personId), kind);
       },
     );
 

@@ -1,6 +1,7 @@
 /**
  * A member's second factor (docs/dashboard.md, "Two-factor sign-in"): its state, turning TOTP on
- * (a secret and its QR code, then a first code, which returns the recovery codes once), turning it
+ * (a secret and its QR code, then a first code with the password, which returns the recovery codes
+ * once and e-mails the person), turning it
  * off (password and a code), and the owner's requirement for the whole account. The sign-in's
  * second step is in session.routes.ts.
  */
@@ -25,7 +26,8 @@ import type { DashboardDeps } from '../deps.js';
 import { requirePerson, requireSession } from '../security.js';
 import { actsInAccount, type PersonSession } from '../../services/sessions.service.js';
 import { recordAudit } from '../../services/audit.service.js';
-import { byMember } from '../audit-origin.js';
+import { byMember, originOf } from '../audit-origin.js';
+import { noticeTwoFactorEnabled } from '../../services/sign-in-alerts.js';
 
 /** Open to a member whose account requires two factors before they have them (security.ts). */
 const ENROLMENT = { dashboardAccess: 'enrolment' } as const;
@@ -69,9 +71,17 @@ export function twoFactorRoutes(deps: DashboardDeps) {
         const codes = await confirmEnrolment(db, clock, {
           personId: session.personId,
           code: request.body.code,
+          password: request.body.password,
           failureLimit,
         });
         await recordInCurrentAccount(request, session, 'two_factor_enabled');
+        // The person learns of it by e-mail too (with a relay): a session is not the person.
+        noticeTwoFactorEnabled(
+          { mailer: deps.mailer, logger: request.log },
+          session.email,
+          originOf(request),
+          clock.now(),
+        );
         return { recovery_codes: codes };
       },
     );

@@ -48,17 +48,21 @@ describe('a person in several accounts', () => {
     expect(screen.queryByLabelText('Account')).toBeNull();
   });
 
-  it('asks a person who has a password to sign in before joining, and offers no password field', async () => {
+  it('asks a person who has a password to sign in before joining, once setting one is refused', async () => {
     window.history.replaceState(null, '', '/accept-invite#tok');
     const server = new FakeServer({
       'GET /session': failure(401, 'unauthenticated', 'No session.'),
-      'POST /invitations/preview': ok({
-        email: 'owner@example.com',
-        expires_at: '2026-01-04T00:00:00.000Z',
-        sign_in_required: true,
-      }),
+      'POST /invitations/preview': ok({ email: 'owner@example.com', expires_at: '2026-01-04T00:00:00.000Z' }),
+      'POST /invitations/accept': failure(401, 'unauthenticated', 'this address has a password already'),
     });
-    renderApp('/accept-invite', server);
+    const app = renderApp('/accept-invite', server);
+    // The preview says nothing of a password: both ways in are offered.
+    expect(
+      await screen.findByRole('link', { name: 'I have a password here: sign in to accept' }),
+    ).toBeInTheDocument();
+    await app.user.type(screen.getByLabelText('New password'), 'a new password here');
+    await app.user.type(screen.getByLabelText('Repeat the password'), 'a new password here');
+    await app.user.click(screen.getByRole('button', { name: 'Set password and sign in' }));
     expect(await screen.findByRole('link', { name: 'Sign in to accept' })).toBeInTheDocument();
     expect(screen.queryByLabelText('New password')).toBeNull();
   });
@@ -68,11 +72,7 @@ describe('a person in several accounts', () => {
     const server = new FakeServer({
       'GET /session': ok(session({ person: { id: 'per_1', email: 'owner@example.com', operator: false } })),
       'GET /overview': ok(overview()),
-      'POST /invitations/preview': ok({
-        email: 'owner@example.com',
-        expires_at: '2026-01-04T00:00:00.000Z',
-        sign_in_required: true,
-      }),
+      'POST /invitations/preview': ok({ email: 'owner@example.com', expires_at: '2026-01-04T00:00:00.000Z' }),
       'POST /invitations/join': ok(twoAccounts()),
     });
     const app = renderApp('/accept-invite', server);

@@ -91,6 +91,8 @@ export function SessionsSection() {
 const EVENT_LABELS = {
   sign_in: 'Signed in',
   sign_in_failed: 'Sign-in failed',
+  sign_in_password_ok: 'Password accepted, second factor asked',
+  sign_in_second_factor_failed: 'Wrong two-factor code',
   invitation_created: 'Invitation made',
   invitation_accepted: 'Invitation accepted',
   invitation_revoked: 'Invitation revoked',

@@ -5,7 +5,10 @@
  *
  * An invitation to an address that has a password already (a person of another account) never
  * sets one: the page asks them to sign in (the token waits in memory, never in a URL) and then
- * offers "Join the account", which adds the membership to the signed-in person.
+ * offers "Join the account", which adds the membership to the signed-in person. The preview does
+ * not say whether the address has a password (the inviting owner could read it; issue 26): the
+ * page offers both, and switches to signing in when setting a password answers 401, or when the
+ * browser is signed in as the invited address already.
  *
  * Accessible names: heading "Join mailverdict" or "Choose a new password"; fields "New password",
  * "Repeat the password"; button "Set password and sign in".
@@ -161,6 +164,7 @@ export function SetPasswordPage({ mode }: { mode: 'invite' | 'reset' }) {
   const [password, setPassword] = useState('');
   const [repeat, setRepeat] = useState('');
   const [problem, setProblem] = useState<string | null>(null);
+  const session = useSession();
 
   const invitation = useQuery({
     queryKey: ['invitation', token],
@@ -228,7 +232,12 @@ export function SetPasswordPage({ mode }: { mode: 'invite' | 'reset' }) {
     );
   }
 
-  if (mode === 'invite' && invitation.data?.sign_in_required) {
+  // Whether the address has a password is not told by the preview (it would tell the inviting
+  // owner too; issue 26): the page learns it from its own session, or from the accept's 401.
+  const hasPassword = accept.error instanceof ApiError && accept.error.code === 'unauthenticated';
+  const signedInAsInvited =
+    invitation.data !== undefined && session.data?.person.email === invitation.data.email;
+  if (mode === 'invite' && invitation.data && (hasPassword || signedInAsInvited)) {
     return (
       <AuthFrame title={title}>
         <JoinWithSignIn token={token} email={invitation.data.email} />
@@ -264,6 +273,16 @@ export function SetPasswordPage({ mode }: { mode: 'invite' | 'reset' }) {
           Set password and sign in
         </button>
       </form>
+      {mode === 'invite' ? (
+        <p className="auth-links">
+          <Link
+            href="/sign-in?next=%2Faccept-invite"
+            onClick={() => client.setQueryData(PENDING_INVITATION, token)}
+          >
+            I have a password here: sign in to accept
+          </Link>
+        </p>
+      ) : null}
     </AuthFrame>
   );
 }

@@ -3,6 +3,7 @@ import { describe, expect, it, vi } from 'vitest';
 import type { SignInBody } from '../api/contract';
 import { FakeServer, failure, ok, session } from '../test/fake-server';
 import { renderApp } from '../test/render';
+import { safeNext } from './sign-in';
 
 // The widget itself is ALTCHA's (driven in Chromium by test/e2e/sign-in-challenge.test.ts): here a
 // stand-in whose button "solves" with a payload of its own (a new one at each render).
@@ -100,5 +101,28 @@ describe('the proof of work at sign-in', () => {
     expect(await screen.findByRole('alert')).toHaveTextContent('solve the proof-of-work challenge');
     expect(fake.callsTo('POST', '/session')).toHaveLength(3);
     expect(screen.getByRole('button', { name: 'Sign in' })).toBeEnabled();
+  });
+});
+
+describe('where sign-in goes next (issue 26, 7)', () => {
+  const ORIGIN = 'https://verify.example.net';
+  it('keeps a path of this site, with its query and fragment', () => {
+    expect(safeNext('?next=%2Fkeys%3Fpage%3D2%23top', ORIGIN)).toBe('/keys?page=2#top');
+  });
+  it('sends anything the URL parser would take to another origin to /', () => {
+    for (const next of [
+      '/%09/evil.example/',
+      '/%0A/evil.example/',
+      '/%0D%0A/evil.example/',
+      '//evil.example/',
+      '/%5Cevil.example/',
+      'https://evil.example/',
+      'javascript:alert(1)',
+    ])
+      expect(safeNext(`?next=${next}`, ORIGIN), next).toBe('/');
+  });
+  it('never gives back a path that starts with //', () => {
+    expect(safeNext('?next=/.//evil.example/', ORIGIN)).toBe('/evil.example/');
+    expect(safeNext('', ORIGIN)).toBe('/');
   });
 });

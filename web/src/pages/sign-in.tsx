@@ -32,10 +32,24 @@ const AUTO_RESUBMITS = 2;
 const isChallengeRequired = (error: unknown): boolean =>
   error instanceof ApiError && error.code === 'challenge_required';
 
-/** Where to go after signing in: only a path of this site, never another origin. */
-export function safeNext(search: string): string {
+/**
+ * Where to go after signing in: only a path of this site, never another origin. `next` is resolved
+ * against the page's origin as the browser's URL parser does (it drops tabs and newlines and reads
+ * `\` as `/`, so `/<tab>/evil.example/` is `//evil.example/`; issue 26), and whatever lands
+ * elsewhere goes to `/`. The path given back never starts with `//`, which history.replaceState
+ * would read as another host.
+ */
+export function safeNext(search: string, origin: string = window.location.origin): string {
   const next = new URLSearchParams(search).get('next');
-  return next && next.startsWith('/') && !next.startsWith('//') && !next.startsWith('/\\') ? next : '/';
+  if (next === null || !next.startsWith('/')) return '/';
+  let url: URL;
+  try {
+    url = new URL(next, origin);
+  } catch {
+    return '/';
+  }
+  if (url.origin !== origin) return '/';
+  return `/${url.pathname.replace(/^\/+/, '')}${url.search}${url.hash}`;
 }
 
 function SecondStep({ challenge, onRestart }: { challenge: string; onRestart: () => void }) {

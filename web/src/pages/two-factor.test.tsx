@@ -82,6 +82,7 @@ describe('two-factor sign-in', () => {
     expect(qr.getAttribute('src')).toMatch(/^data:image\/svg\+xml;base64,/);
     expect(screen.getByLabelText('Secret key')).toHaveValue('JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP');
     await user.type(screen.getByLabelText('Code from the app'), '654321');
+    await user.type(screen.getByLabelText('Your password'), 'correct horse battery');
     await user.click(screen.getByRole('button', { name: 'Confirm' }));
     const list = await screen.findByRole('list', { name: 'Recovery codes' });
     expect(
@@ -94,6 +95,7 @@ describe('two-factor sign-in', () => {
     expect(screen.queryByRole('list', { name: 'Recovery codes' })).not.toBeInTheDocument();
     expect(server.callsTo('POST', '/account/two-factor/enrolment/confirm')[0]?.body).toEqual({
       code: '654321',
+      password: 'correct horse battery',
     });
   });
 

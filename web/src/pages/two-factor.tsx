@@ -1,12 +1,12 @@
 /**
  * Two-factor sign-in on the settings page, and the page a member sees when the account requires
  * two factors they do not have yet: turning TOTP on (the QR code the server drew, the secret to
- * type by hand, a first code), the ten recovery codes shown once, turning it off (password and a
+ * type by hand, a first code and the password), the ten recovery codes shown once, turning it off (password and a
  * code), and, for the owner, requiring it of every member.
  *
  * Accessible names: heading "Two-factor sign-in"; button "Turn on two-factor sign-in"; image
- * "QR code for your authenticator app"; field "Secret key"; field "Code from the app", button
- * "Confirm"; list "Recovery codes", button "I have saved the codes"; fields "Password" and
+ * "QR code for your authenticator app"; field "Secret key"; fields "Code from the app" and "Your
+ * password" (a session alone cannot turn it on), button "Confirm"; list "Recovery codes", button "I have saved the codes"; fields "Password" and
  * "Code from the app or a recovery code", button "Turn off two-factor sign-in"; buttons "Require
  * two-factor sign-in" and "Stop requiring two-factor sign-in". Required page: heading "Turn on
  * two-factor sign-in".
@@ -51,12 +51,14 @@ function Enrol({ onEnabled }: { onEnabled: (codes: string[]) => void }) {
   const api = useEndpoints();
   const [enrolment, setEnrolment] = useState<TwoFactorEnrolment | null>(null);
   const [code, setCode] = useState('');
+  const [password, setPassword] = useState('');
   const start = useMutation({ mutationFn: api.startTwoFactor, onSuccess: setEnrolment });
   const confirm = useMutation({
     mutationFn: api.confirmTwoFactor,
     onSuccess: (answer) => {
       setEnrolment(null);
       setCode('');
+      setPassword('');
       onEnabled(answer.recovery_codes);
     },
   });
@@ -81,7 +83,7 @@ function Enrol({ onEnabled }: { onEnabled: (codes: string[]) => void }) {
   }
   const submit = (event: FormEvent) => {
     event.preventDefault();
-    if (code.trim() !== '') confirm.mutate({ code: code.trim() });
+    if (code.trim() !== '') confirm.mutate({ code: code.trim(), password });
   };
   return (
     <form className="form form-narrow" onSubmit={submit} noValidate>
@@ -102,6 +104,18 @@ function Enrol({ onEnabled }: { onEnabled: (codes: string[]) => void }) {
         value={code}
         onChange={setCode}
       />
+      <div className="field">
+        <label htmlFor="two-factor-on-password">Your password</label>
+        <input
+          id="two-factor-on-password"
+          className="input"
+          type="password"
+          autoComplete="current-password"
+          required
+          value={password}
+          onChange={(event) => setPassword(event.target.value)}
+        />
+      </div>
       <ErrorMessage action="Could not turn it on" error={confirm.error} />
       <button type="submit" className="button button-primary" disabled={confirm.isPending}>
         Confirm
