@@ -130,6 +130,8 @@ export interface Config {
   logLevel: string;
   /** Create an account and print a live and a test key on a brand-new data directory. */
   bootstrap: boolean;
+  /** The plan of the bootstrap account (services/plans.ts; checked by createRuntime). */
+  bootstrapPlan: string;
   resultRetentionMs: number;
   /** How long the security log's entries are kept (services/audit.service.ts). */
   auditRetentionMs: number;
@@ -573,8 +575,16 @@ export const SETTINGS = {
     env: 'MAILVERDICT_BOOTSTRAP',
     parser: boolean,
     default: true,
-    help: 'create an account, its keys and the owner’s dashboard invitation on a brand-new data directory (the flag turns it off)',
-    commands: SERVICE,
+    help: 'on a store without an account, create the operator’s account, its keys and the owner’s dashboard invitation once the server listens; `--no-bootstrap` creates nothing',
+    commands: ['serve'],
+  }),
+  bootstrapPlan: setting({
+    flag: '--bootstrap-plan <slug>',
+    env: 'MAILVERDICT_BOOTSTRAP_PLAN',
+    parser: string,
+    default: 'unlimited',
+    help: 'the plan of the account the first start creates, the operator’s own: `unlimited` has no monthly quota; any plan of `--plans`',
+    commands: ['serve'],
   }),
   plans: setting({
     flag: '--plans <json>',
@@ -1166,6 +1176,7 @@ export function loadConfig(
     testDomain: s.testDomain,
     logLevel: s.logLevel,
     bootstrap: s.bootstrap,
+    bootstrapPlan: s.bootstrapPlan,
     resultRetentionMs: s.resultRetention,
     auditRetentionMs: s.auditRetention,
     idempotencyTtlMs: s.idempotencyTtl,

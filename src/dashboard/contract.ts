@@ -245,10 +245,11 @@ export const Usage = Type.Object({
   plan: Type.String(),
   period_start: IsoTime,
   period_end: IsoTime,
+  /** `limit` and `remaining` null: no quota (plan `unlimited`). */
   quota: Type.Object({
-    limit: Type.Integer(),
+    limit: Nullable(Type.Integer()),
     used: Type.Integer(),
-    remaining: Type.Integer(),
+    remaining: Nullable(Type.Integer()),
     reset_at: IsoTime,
   }),
   rate_limit: Type.Object({ per_second: Type.Integer() }),
@@ -613,7 +614,8 @@ export const OperatorAccount = Type.Object({
     period_start: IsoTime,
     period_end: IsoTime,
     used: Type.Integer(),
-    limit: Type.Integer(),
+    /** null: no quota. */
+    limit: Nullable(Type.Integer()),
     overage_count: Type.Integer(),
   }),
   /** Active keys. */

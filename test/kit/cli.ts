@@ -5,7 +5,7 @@
  * line; `spawnMailverdict` does the same for any long-running command (`worker`).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -60,21 +60,54 @@ function builtIsFresh(root: string): boolean {
   return fresh;
 }
 
+/** Node's arguments that run the command: the built one when fresh, else the sources through tsx. */
+function commandArgs(root: string, options: CliOptions): string[] {
+  return options.built === true || builtIsFresh(root)
+    ? [join(root, 'dist/cli/main.js')]
+    : ['--import', 'tsx', join(root, 'src/cli/main.ts')];
+}
+
 export function spawnCli(
   args: string[],
   env: NodeJS.ProcessEnv = cleanEnv(),
   options: CliOptions = {},
 ): ChildProcess {
   const root = options.root ?? ROOT;
-  const command =
-    options.built === true || builtIsFresh(root)
-      ? [join(root, 'dist/cli/main.js')]
-      : ['--import', 'tsx', join(root, 'src/cli/main.ts')];
+  const command = commandArgs(root, options);
   return spawn(process.execPath, [...command, ...args], {
     cwd: root,
     env,
     stdio: ['ignore', 'pipe', options.stderr ?? 'pipe'],
   });
+}
+
+/** Where util-linux's `script` is, which runs a command on a pseudo-terminal; null without it. */
+export const SCRIPT_COMMAND: string | null =
+  ['/usr/bin/script', '/bin/script'].find((p) => existsSync(p)) ?? null;
+
+const shellQuote = (arg: string): string => `'${arg.replaceAll("'", "'\\''")}'`;
+
+/**
+ * `mailverdict <args>` with its stdin, stdout and stderr on a pseudo-terminal (`script -qefc`), as
+ * a person at a terminal runs it: what the command writes arrives on the child's stdout, with
+ * CRLF line ends. Throws when `script` is missing (check SCRIPT_COMMAND first).
+ */
+export function spawnInTerminal(
+  args: string[],
+  env: NodeJS.ProcessEnv = cleanEnv(),
+  options: CliOptions = {},
+): ChildProcess {
+  if (SCRIPT_COMMAND === null) throw new Error('util-linux script is not installed');
+  const root = options.root ?? ROOT;
+  const line = [process.execPath, ...commandArgs(root, options), ...args].map(shellQuote).join(' ');
+  const child = spawn(SCRIPT_COMMAND, ['-qefc', line, '/dev/null'], {
+    cwd: root,
+    env,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  running.add(child);
+  child.once('exit', () => running.delete(child));
+  return child;
 }
 
 export interface CliResult {
