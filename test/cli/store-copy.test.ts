@@ -222,7 +222,7 @@ describe.skipIf(!backends.includes('postgres'))('mailverdict store copy into Pos
     });
     await countKeyDay(db, widgetKey.record.id, '2026-03-10', 10);
     const upload = await uploadList(
-      { db, clock: h.clock, config, plans, resolveHost: async () => [] },
+      { db, clock: h.clock, config, plans, resolveHost: async () => [], usageCache: null },
       {
         accountId: h.accountId,
         name: 'list.csv',
@@ -242,7 +242,7 @@ describe.skipIf(!backends.includes('postgres'))('mailverdict store copy into Pos
     await setSchedule({ db, clock: h.clock, config }, h.accountId, upload.id, 1);
     await db.updateTable('list_schedule_rows').set({ statuses: '["undeliverable"]' }).execute();
     h.advance(DAY);
-    const tickDeps = { db, clock: h.clock, config, plans, resolveHost: async () => [] };
+    const tickDeps = { db, clock: h.clock, config, plans, resolveHost: async () => [], usageCache: null };
     expect((await runScheduledLists(tickDeps)).runs).toBe(1);
     expect(await h.drain()).toBe(1);
     expect((await runScheduledLists(tickDeps)).compared).toBe(1);

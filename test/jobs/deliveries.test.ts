@@ -252,7 +252,14 @@ describe('webhook delivery', () => {
     let answer = '93.184.215.14';
     const resolveHost: HostResolver = async () => [{ address: answer, family: 4 }];
     const { submission } = await submitBatch(
-      { db: ctx.db, clock: ctx.clock, config: ctx.config, plans: plansFromConfig(ctx.config), resolveHost },
+      {
+        db: ctx.db,
+        clock: ctx.clock,
+        config: ctx.config,
+        plans: plansFromConfig(ctx.config),
+        resolveHost,
+        usageCache: null,
+      },
       {
         accountId: h.accountId,
         mode: 'test',
@@ -283,7 +290,14 @@ describe('webhook delivery', () => {
       host === 'hooks.invalid' ? [{ address: '127.0.0.1', family: 4 }] : [];
     const { ctx } = h.runtime;
     const { submission } = await submitBatch(
-      { db: ctx.db, clock: ctx.clock, config: ctx.config, plans: plansFromConfig(ctx.config), resolveHost },
+      {
+        db: ctx.db,
+        clock: ctx.clock,
+        config: ctx.config,
+        plans: plansFromConfig(ctx.config),
+        resolveHost,
+        usageCache: null,
+      },
       {
         accountId: h.accountId,
         mode: 'test',
