@@ -376,7 +376,8 @@ export type CommandName =
   | 'accounts create'
   | 'members invite'
   | 'members reset'
-  | 'operators add';
+  | 'operators add'
+  | 'keys create';
 
 /** What a derived default is computed from. */
 interface BaseSettings {
@@ -457,7 +458,7 @@ export const SETTINGS = {
     parser: integer(0, 65535),
     default: 8080,
     help: 'port to listen on; `0`: any free port',
-    commands: SERVICE,
+    commands: ['serve'],
   }),
   host: setting({
     flag: '--host <address>',
@@ -465,7 +466,7 @@ export const SETTINGS = {
     parser: string,
     default: '127.0.0.1',
     help: 'address to listen on',
-    commands: SERVICE,
+    commands: ['serve'],
   }),
   dataDir: setting({
     flag: '--data-dir <dir>',
@@ -534,8 +535,8 @@ export const SETTINGS = {
     parser: url(['http:', 'https:']),
     default: ({ host, port }) => defaultPublicBaseUrl(host, port),
     defaultText: 'http://<host>:<port>',
-    help: 'absolute base of links: `download_url`, the dashboard invitation and password-reset links',
-    commands: LINKS,
+    help: 'absolute base of links: `download_url`, the dashboard invitation and password-reset links, the widget’s address in the snippet of `keys create --publishable`',
+    commands: [...LINKS, 'keys create'],
   }),
   redisUrl: setting<string | null>({
     flag: '--redis-url <url>',
@@ -575,7 +576,7 @@ export const SETTINGS = {
     env: 'MAILVERDICT_BOOTSTRAP',
     parser: boolean,
     default: true,
-    help: 'on a store without an account, create the operator’s account, its keys and the owner’s dashboard invitation once the server listens; `--no-bootstrap` creates nothing',
+    help: 'create nothing on a store without an account; without the flag, `serve` creates the operator’s account, its keys and the owner’s dashboard invitation once it listens (and completes them on the next start when a start failed before showing the keys)',
     commands: ['serve'],
   }),
   bootstrapPlan: setting({
@@ -864,7 +865,7 @@ export const SETTINGS = {
     parser: duration,
     default: 1 * SECOND,
     help: 'how far `GET /v1/account/usage` may lag counts made by *other* processes (a process’s own counts show at once); `0` turns the cache off',
-    commands: SERVICE,
+    commands: ['serve'],
   }),
   concurrency: setting({
     flag: '--concurrency <n>',
@@ -959,8 +960,8 @@ export const SETTINGS = {
     env: 'MAILVERDICT_EMBEDDED_WORKERS',
     parser: boolean,
     default: true,
-    help: 'run batch workers inside `serve` (the flag turns them off)',
-    commands: SERVICE,
+    help: 'run no batch workers inside `serve`: only the API and the dashboard (run `mailverdict worker` processes beside it); without the flag, `serve` runs them too',
+    commands: ['serve'],
   }),
   authFailureRateLimit: setting({
     flag: '--auth-failure-rate-limit <n>',
@@ -1042,7 +1043,7 @@ export const SETTINGS = {
     parser: duration,
     default: 12 * HOUR,
     help: 'dashboard: a session unused this long ends ([docs/dashboard.md](dashboard.md#sessions))',
-    commands: SERVICE,
+    commands: ['serve'],
   }),
   sessionMaxAge: setting({
     flag: '--session-max-age <duration>',
@@ -1050,7 +1051,7 @@ export const SETTINGS = {
     parser: duration,
     default: 7 * DAY,
     help: 'dashboard: a session ends this long after sign-in, however much it is used',
-    commands: SERVICE,
+    commands: ['serve'],
   }),
   signInRateLimit: setting({
     flag: '--sign-in-rate-limit <n>',
@@ -1058,7 +1059,7 @@ export const SETTINGS = {
     parser: integer(0, 100_000),
     default: 5,
     help: 'dashboard: sign-ins (and password-reset requests) per client address and second before 429 `rate_limit_exceeded`; `0`: unlimited',
-    commands: SERVICE,
+    commands: ['serve'],
   }),
   signInFailureLimit: setting({
     flag: '--sign-in-failure-limit <n>',
@@ -1066,7 +1067,7 @@ export const SETTINGS = {
     parser: integer(0, 100_000),
     default: 10,
     help: 'dashboard: failed sign-ins for one address from one client address in 15 minutes, past which that pair is refused until the window ends (other clients are only slowed down, never locked out); `0`: unlimited',
-    commands: SERVICE,
+    commands: ['serve'],
   }),
 };
 

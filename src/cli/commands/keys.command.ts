@@ -7,6 +7,7 @@ import { systemClock } from '../../clock.js';
 import { recordAudit } from '../../services/audit.service.js';
 import { SCOPES, createKey, listKeys, revokeKey } from '../../services/keys.service.js';
 import { AppError } from '../../errors.js';
+import { loadWidgetAsset, widgetSnippet } from '../../services/widget-asset.js';
 import { addCommonOptions, print, withStore, type StoreFlags } from '../cli-support.js';
 
 type CommonFlags = StoreFlags;
@@ -67,7 +68,7 @@ export function registerKeysCommand(program: Command): void {
   ).action(async (flags: CommonFlags & CreateFlags) => {
     if (!flags.publishable && flags.allowedOrigin !== undefined)
       throw new AppError('invalid_request', '--allowed-origin needs --publishable');
-    const created = await withStore(flags, async (db) => {
+    const { made: created, publicBaseUrl } = await withStore(flags, async (db, config) => {
       const made = await createKey(db, systemClock, {
         ...(flags.publishable
           ? {
@@ -97,17 +98,37 @@ export function registerKeysCommand(program: Command): void {
         actor: { kind: 'operator' },
         details: { key_id: made.record.id, kind: made.record.kind },
       });
-      return made;
+      return { made, publicBaseUrl: config.publicBaseUrl };
     });
     const { id, ...record } = created.record;
-    const out = { id, key: created.key, ...record };
+    // A publishable key goes into a page: the snippet the keys page shows, pinned by its integrity hash.
+    const asset = record.publishable ? loadWidgetAsset() : null;
+    const snippet =
+      asset && widgetSnippet({ url: `${publicBaseUrl}/widget.js`, integrity: asset.integrity }, created.key);
+    const out = {
+      id,
+      key: created.key,
+      ...record,
+      ...(record.publishable ? { widget_snippet: snippet, widget_integrity: asset?.integrity ?? null } : {}),
+    };
     print(flags.json, out, () =>
       [
         `created ${out.publishable ? 'publishable ' : ''}${out.kind} key ${out.id} (scopes ${out.scopes.join(',')}${
           out.publishable ? `; origins ${out.allowed_origins.join(' ')}` : ''
         })`,
         `  ${out.key}`,
-        'Store it now: it is not shown again.',
+        ...(!record.publishable
+          ? ['Store it now: it is not shown again.']
+          : snippet === null
+            ? [
+                'It goes into web pages (not a secret). The widget is not built here (npm run build), so there is no snippet.',
+              ]
+            : [
+                'It goes into web pages, it is not a secret. Add this to the signup page (the integrity hash pins',
+                'this build of the widget; after an upgrade the dashboard’s keys page shows the new one):',
+                '',
+                snippet,
+              ]),
       ].join('\n'),
     );
   });
