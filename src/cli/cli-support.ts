@@ -16,7 +16,6 @@ import {
 import { DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS, MIN_TIMEOUT_MS } from '../engine/types.js';
 import { isAppError } from '../errors.js';
 import { discoverHostIdentity } from '../services/host-identity.service.js';
-import { checkSecretKeys } from '../services/secrets.service.js';
 import type { Executor } from '../store/executor.js';
 import { openDatabase } from '../store/db.js';
 import { migrateToLatest } from '../store/migrate.js';
@@ -138,8 +137,6 @@ export async function withStore<T>(
   const db = openDatabase(config);
   try {
     await migrateToLatest(db);
-    // As serve and worker do: the wrong key stops the command with the reason (exit 2).
-    await checkSecretKeys(db);
     return await fn(db, config);
   } catch (err) {
     // A bad value given on the command line is a usage error (exit 2), like a bad setting.

@@ -519,6 +519,8 @@ export type Invitation = Static<typeof Invitation>;
 
 /** GET /settings. The webhook secret itself comes only from POST /settings/webhook-secret/reveal. */
 export const Settings = Type.Object({
+  /** The account's id, for the command line (`mailverdict keys create --account …`). */
+  account_id: Type.String(),
   notification_email: Type.String(),
   webhook_secret_hint: Type.String({ description: 'The last characters of the secret.' }),
   relay_configured: Type.Boolean(),
