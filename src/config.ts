@@ -134,6 +134,8 @@ export interface Config {
   logLevel: string;
   /** Create an account and print a live and a test key on a brand-new data directory. */
   bootstrap: boolean;
+  /** The plan of the bootstrap account (services/plans.ts; checked by createRuntime). */
+  bootstrapPlan: string;
   resultRetentionMs: number;
   /** How long the security log's entries are kept (services/audit.service.ts). */
   auditRetentionMs: number;
@@ -458,7 +460,8 @@ export type CommandName =
   | 'members invite'
   | 'members reset'
   | 'operators add'
-  | 'mcp';
+  | 'mcp'
+  | 'keys create';
 
 /** What a derived default is computed from. */
 interface BaseSettings {
@@ -542,7 +545,7 @@ export const SETTINGS = {
     parser: integer(0, 65535),
     default: 8080,
     help: 'port to listen on; `0`: any free port',
-    commands: SERVICE,
+    commands: ['serve'],
   }),
   host: setting({
     flag: '--host <address>',
@@ -550,7 +553,7 @@ export const SETTINGS = {
     parser: string,
     default: '127.0.0.1',
     help: 'address to listen on',
-    commands: SERVICE,
+    commands: ['serve'],
   }),
   dataDir: setting({
     flag: '--data-dir <dir>',
@@ -619,8 +622,8 @@ export const SETTINGS = {
     parser: url(['http:', 'https:']),
     default: ({ host, port }) => defaultPublicBaseUrl(host, port),
     defaultText: 'http://<host>:<port>',
-    help: 'absolute base of links: `download_url`, the dashboard invitation and password-reset links',
-    commands: LINKS,
+    help: 'absolute base of links: `download_url`, the dashboard invitation and password-reset links, the widget’s address in the snippet of `keys create --publishable`',
+    commands: [...LINKS, 'keys create'],
   }),
   redisUrl: setting<string | null>({
     flag: '--redis-url <url>',
@@ -660,8 +663,16 @@ export const SETTINGS = {
     env: 'MAILVERDICT_BOOTSTRAP',
     parser: boolean,
     default: true,
-    help: 'create an account, its keys and the owner’s dashboard invitation on a brand-new data directory (the flag turns it off)',
-    commands: SERVICE,
+    help: 'create nothing on a store without an account; without the flag, `serve` creates the operator’s account, its keys and the owner’s dashboard invitation once it listens (and completes them on the next start when a start failed before showing the keys)',
+    commands: ['serve'],
+  }),
+  bootstrapPlan: setting({
+    flag: '--bootstrap-plan <slug>',
+    env: 'MAILVERDICT_BOOTSTRAP_PLAN',
+    parser: string,
+    default: 'unlimited',
+    help: 'the plan of the account the first start creates, the operator’s own: `unlimited` has no monthly quota; any plan of `--plans`',
+    commands: ['serve'],
   }),
   plans: setting({
     flag: '--plans <json>',
@@ -941,7 +952,7 @@ export const SETTINGS = {
     parser: duration,
     default: 1 * SECOND,
     help: 'how far `GET /v1/account/usage` may lag counts made by *other* processes (a process’s own counts show at once); `0` turns the cache off',
-    commands: SERVICE,
+    commands: ['serve'],
   }),
   concurrency: setting({
     flag: '--concurrency <n>',
@@ -1036,8 +1047,8 @@ export const SETTINGS = {
     env: 'MAILVERDICT_EMBEDDED_WORKERS',
     parser: boolean,
     default: true,
-    help: 'run batch workers inside `serve` (the flag turns them off)',
-    commands: SERVICE,
+    help: 'run no batch workers inside `serve`: only the API and the dashboard (run `mailverdict worker` processes beside it); without the flag, `serve` runs them too',
+    commands: ['serve'],
   }),
   authFailureRateLimit: setting({
     flag: '--auth-failure-rate-limit <n>',
@@ -1145,7 +1156,7 @@ export const SETTINGS = {
     parser: duration,
     default: 12 * HOUR,
     help: 'dashboard: a session unused this long ends ([docs/dashboard.md](dashboard.md#sessions))',
-    commands: SERVICE,
+    commands: ['serve'],
   }),
   sessionMaxAge: setting({
     flag: '--session-max-age <duration>',
@@ -1153,7 +1164,7 @@ export const SETTINGS = {
     parser: duration,
     default: 7 * DAY,
     help: 'dashboard: a session ends this long after sign-in, however much it is used',
-    commands: SERVICE,
+    commands: ['serve'],
   }),
   signInRateLimit: setting({
     flag: '--sign-in-rate-limit <n>',
@@ -1161,7 +1172,7 @@ export const SETTINGS = {
     parser: integer(0, 100_000),
     default: 5,
     help: 'dashboard: sign-ins (and password-reset requests) per client address and second before 429 `rate_limit_exceeded`; `0`: unlimited',
-    commands: SERVICE,
+    commands: ['serve'],
   }),
   passwordHashCost: setting({
     flag: '--password-hash-cost <log2N>',
@@ -1177,7 +1188,7 @@ export const SETTINGS = {
     parser: integer(0, 100_000),
     default: 10,
     help: 'dashboard: failed sign-ins for one address from one client address in 15 minutes, past which that pair is refused until the window ends (other clients are only slowed down, never locked out); `0`: unlimited',
-    commands: SERVICE,
+    commands: ['serve'],
   }),
   url: setting({
     flag: '--url <url>',
@@ -1304,6 +1315,7 @@ export function loadConfig(
     testDomain: s.testDomain,
     logLevel: s.logLevel,
     bootstrap: s.bootstrap,
+    bootstrapPlan: s.bootstrapPlan,
     resultRetentionMs: s.resultRetention,
     auditRetentionMs: s.auditRetention,
     idempotencyTtlMs: s.idempotencyTtl,

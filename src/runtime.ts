@@ -32,7 +32,7 @@ import { createRedisRateLimiter } from './redis/rate-limiter.js';
 import { createRedisResultStore } from './redis/result-store.js';
 import type { MemberMailer } from './services/member-mail.js';
 import type { OperatorConsoleOptions } from './dashboard/deps.js';
-import { plansFromConfig } from './services/plans.js';
+import { PLAN_SLUGS, isPlanSlug, plansFromConfig } from './services/plans.js';
 import { resultCacheFromSettings } from './services/result-cache.js';
 import { checkSecretKeys, sealLegacySecrets, type ResealCounts } from './services/secrets.service.js';
 import { openDatabase } from './store/db.js';
@@ -41,8 +41,6 @@ import { MISSING_KEY_MESSAGE, secretKeyConfigured } from './store/secret-keys.js
 
 export interface Runtime {
   ctx: AppContext;
-  /** True when this process created the store (a new SQLite file, or an empty PostgreSQL schema). */
-  freshStore: boolean;
   /** The process's Redis connection when `config.redisUrl` is set (shared rate limits); else null. */
   redis: Redis | null;
   /** Per-MX-host slots and back-off shared through Redis by every worker on it; null without Redis. */
@@ -83,14 +81,17 @@ export async function createRuntime(
 ): Promise<Runtime> {
   // Fail fast on bad plan overrides, before anything is opened.
   plansFromConfig(config);
+  if (!isPlanSlug(config.bootstrapPlan))
+    throw new ConfigError(
+      `--bootstrap-plan / MAILVERDICT_BOOTSTRAP_PLAN must be one of ${PLAN_SLUGS.join(', ')}, got "${config.bootstrapPlan}"`,
+    );
   // Processes on several hosts must share one key: none made up here (docs/security.md).
   if (config.databaseUrl !== null && !secretKeyConfigured(config.secrets))
     throw new ConfigError(MISSING_KEY_MESSAGE);
   const db = openDatabase(config);
-  let freshStore: boolean;
   let sealed: ResealCounts;
   try {
-    freshStore = (await migrateToLatest(db)).created;
+    await migrateToLatest(db);
     await checkSecretKeys(db);
     sealed = await sealLegacySecrets(db);
   } catch (err) {
@@ -159,7 +160,6 @@ export async function createRuntime(
   let closed: Promise<void> | undefined;
   return {
     ctx,
-    freshStore,
     redis,
     coordination,
     guard,

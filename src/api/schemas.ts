@@ -232,9 +232,9 @@ export const usageSchema = {
       type: 'object',
       required: ['limit', 'used', 'remaining', 'reset_at'],
       properties: {
-        limit: { type: 'integer' },
+        limit: nullable('integer', 'Verifications a month; null: no quota (plan `unlimited`).'),
         used: { type: 'integer' },
-        remaining: { type: 'integer', description: 'max(0, limit - used)' },
+        remaining: nullable('integer', 'max(0, limit - used); null: no quota.'),
         reset_at: { type: 'string', format: 'date-time', description: 'Equals period_end.' },
       },
     },

@@ -45,14 +45,23 @@ export function settingsOf(path: string): [string, Setting<unknown>][] {
   );
 }
 
-/** Markdown of the table's help (`code`, [links](…)) as plain text for `--help`. */
+/**
+ * Markdown of the table's help (`code`, *emphasis*, [links](…)) as plain text for `--help`: a
+ * link keeps its text, and a link whose text is the document's name leaves nothing twice.
+ */
 export function plainText(markdown: string): string {
   return markdown.replace(/\[([^\]]+)\]\([^)]+\)/g, '$1').replace(/[`*]/g, '');
 }
 
-/** The setting as a commander option; its help names the environment variable and the default. */
+/**
+ * The setting as a commander option; its help names the environment variable and the default.
+ * A `--no-…` flag's help says what the flag does, and that the variable set to false does the same.
+ */
 export function settingOption(s: Setting<unknown>): Option {
-  const option = new Option(s.flag, `${plainText(s.help)} (env ${s.env}; default ${defaultText(s)})`);
+  const env = s.flag.startsWith('--no-')
+    ? `env ${s.env}=false does the same`
+    : `env ${s.env}; default ${defaultText(s)}`;
+  const option = new Option(s.flag, plainText(`${s.help} (${env})`));
   return s.parser.repeatable ? option.argParser(collect) : option;
 }
 

@@ -248,10 +248,11 @@ export const Usage = Type.Object({
   plan: Type.String(),
   period_start: IsoTime,
   period_end: IsoTime,
+  /** `limit` and `remaining` null: no quota (plan `unlimited`). */
   quota: Type.Object({
-    limit: Type.Integer(),
+    limit: Nullable(Type.Integer()),
     used: Type.Integer(),
-    remaining: Type.Integer(),
+    remaining: Nullable(Type.Integer()),
     reset_at: IsoTime,
   }),
   rate_limit: Type.Object({ per_second: Type.Integer() }),
@@ -545,6 +546,8 @@ export type Invitation = Static<typeof Invitation>;
 
 /** GET /settings. The webhook secret itself comes only from POST /settings/webhook-secret/reveal. */
 export const Settings = Type.Object({
+  /** The account's id, for the command line (`mailverdict keys create --account …`). */
+  account_id: Type.String(),
   notification_email: Type.String(),
   webhook_secret_hint: Type.String({ description: 'The last characters of the secret.' }),
   relay_configured: Type.Boolean(),
@@ -640,7 +643,8 @@ export const OperatorAccount = Type.Object({
     period_start: IsoTime,
     period_end: IsoTime,
     used: Type.Integer(),
-    limit: Type.Integer(),
+    /** null: no quota. */
+    limit: Nullable(Type.Integer()),
     overage_count: Type.Integer(),
   }),
   /** Active keys. */

@@ -30,6 +30,8 @@ export function createScheduler(
     config: ctx.config,
     plans: plansFromConfig(ctx.config),
     resolveHost: systemResolver,
+    // The worker's scheduled runs: usage reads (API, dashboard) see them within the cache's TTL.
+    usageCache: null,
     logger,
     mailer,
   };

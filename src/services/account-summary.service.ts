@@ -5,15 +5,15 @@ import { getAccount, toAccountView, type AccountView } from './accounts.service.
 import { listKeys, type KeyView } from './keys.service.js';
 import type { PlanTable } from './plans.js';
 import { getUsage, getUsageHistory, type AccountUsage } from './usage.service.js';
-import { webhookSecretFor } from './webhooks/secret.js';
 
-/** Later issues add fields here (e.g. the account's webhook secret). */
+/**
+ * Usage and keys, never a secret (issue 25): the webhook signing secret is read on the
+ * dashboard's settings page, whose reveal is written to the security log.
+ */
 export interface AccountSummary extends AccountView {
   usage: AccountUsage;
   usage_history: Awaited<ReturnType<typeof getUsageHistory>>;
   keys: KeyView[];
-  /** Signs this account's webhooks (docs/webhooks.md). */
-  webhook_secret: string;
 }
 
 export async function accountSummary(
@@ -28,6 +28,5 @@ export async function accountSummary(
     usage: await getUsage(db, { accountId, now: clock.now(), plans }),
     usage_history: await getUsageHistory(db, accountId),
     keys: await listKeys(db, accountId),
-    webhook_secret: await webhookSecretFor(db, accountId),
   };
 }

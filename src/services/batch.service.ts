@@ -58,8 +58,12 @@ export interface SubmitDeps {
   config: Readonly<Config>;
   plans: PlanTable;
   resolveHost: HostResolver;
-  /** Emptied for the account when this process counts or refunds (services/usage-cache.ts). */
-  usageCache?: UsageCache;
+  /**
+   * Emptied for the account when this process counts or refunds (services/usage-cache.ts), so
+   * that its next usage read shows the batch. Required (issue 25: the v1 route had left it out);
+   * null only in a process that answers no usage reads (a worker).
+   */
+  usageCache: UsageCache | null;
 }
 
 export interface SubmitInput {
@@ -170,7 +174,7 @@ async function storeBatch(deps: SubmitDeps, input: SubmitInput): Promise<SubmitO
         count: total,
         now,
         plans: deps.plans,
-        usageCache: deps.usageCache,
+        ...(deps.usageCache === null ? {} : { usageCache: deps.usageCache }),
         source: 'batch',
       });
       await setJobQuotaPeriod(trx, jobId, consumed.periodStart);

@@ -63,7 +63,12 @@ export interface CreatedAccountKey {
   warning: string | null;
 }
 
-function toKeyItem(view: KeyView, lastUsedAt: string | null, quota: number, spend: KeySpendDeps): AccountKey {
+function toKeyItem(
+  view: KeyView,
+  lastUsedAt: string | null,
+  quota: number | null,
+  spend: KeySpendDeps,
+): AccountKey {
   return {
     id: view.id,
     name: view.name,
@@ -122,7 +127,12 @@ export async function createKeyItem(
   return created(record, key, await accountMonthlyQuota(db, spend.plans, accountId), spend);
 }
 
-function created(record: KeyView, secret: string, quota: number, spend: KeySpendDeps): CreatedAccountKey {
+function created(
+  record: KeyView,
+  secret: string,
+  quota: number | null,
+  spend: KeySpendDeps,
+): CreatedAccountKey {
   const item = toKeyItem(record, null, quota, spend);
   return { key: item, secret, warning: item.cap_cost?.warning ?? null };
 }

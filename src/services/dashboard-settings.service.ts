@@ -14,6 +14,8 @@ import { webhookSecretFor } from './webhooks/secret.js';
 
 /** The settings page's values; the webhook secret itself only through `webhookSecretFor`. */
 export interface AccountSettings {
+  /** The account's id, which the command line asks for (`keys create --account`; issue 25). */
+  account_id: string;
   notification_email: string;
   webhook_secret_hint: string;
   relay_configured: boolean;
@@ -30,6 +32,7 @@ export async function getSettings(
   const account = await getAccount(db, accountId);
   const secret = await webhookSecretFor(db, accountId);
   return {
+    account_id: account.id,
     notification_email: account.email,
     webhook_secret_hint: `…${secret.slice(-HINT_LENGTH)}`,
     relay_configured: relayConfigured,

@@ -32,12 +32,15 @@ export interface CapDeps {
   defaults: PublishableDefaults;
 }
 
-/** The account's monthly quota, which a key without a cap of its own takes its cap from. */
+/**
+ * The account's monthly quota, which a key without a cap of its own takes its cap from; null for
+ * an account without one (the `unlimited` plan), whose keys take `--publishable-daily-cap`.
+ */
 export async function accountMonthlyQuota(
   db: Executor,
   plans: PlanTable,
   accountId: string,
-): Promise<number> {
+): Promise<number | null> {
   const account = await getAccount(db, accountId);
   return accountLimits(plans, account).quotaLimit;
 }

@@ -35,7 +35,13 @@ import {
   useToken,
   type MemberWithEmail,
 } from '../store/member.store.js';
-import { findPersonByEmail, findPersonById, insertPerson, setPersonPassword } from '../store/person.store.js';
+import {
+  findPersonByEmail,
+  findPersonById,
+  insertPerson,
+  listPendingMemberships,
+  setPersonPassword,
+} from '../store/person.store.js';
 import type { MemberRole, MemberTokenKind, PersonRow } from '../store/schema/dashboard.schema.js';
 import { deletePersonSessions } from '../store/session.store.js';
 import { deletePersonChallenges } from '../store/two-factor.store.js';
@@ -342,6 +348,25 @@ export async function requestPasswordReset(deps: MembersDeps, rawEmail: string):
     return issueToken(trx, deps.clock, { kind: 'password_reset', person }, { replace: false });
   });
   return issued === null ? null : mailLink(deps, 'password_reset', issued);
+}
+
+/**
+ * Why a password reset would not help this address (issue 25): a person who never set a password
+ * and has invitations pending joins no account by a reset link; a new invitation link does it
+ * (`members invite` on the pending membership replaces its link, owner or member). Null when a
+ * reset is the right link (the person has a password, or no pending invitation).
+ */
+export async function pendingInsteadOfReset(
+  db: Executor,
+  rawEmail: string,
+): Promise<{ email: string; pending: { account_id: string; role: MemberRole }[] } | null> {
+  const email = normalizeEmail(rawEmail);
+  const person = await findPersonByEmail(db, email);
+  if (!person || person.password_hash !== null) return null;
+  const pending = await listPendingMemberships(db, person.id);
+  return pending.length === 0
+    ? null
+    : { email, pending: pending.map((p) => ({ account_id: p.account_id, role: p.role })) };
 }
 
 const UNUSABLE_LINK =

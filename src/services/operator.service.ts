@@ -38,7 +38,13 @@ export interface OperatorAccount {
   overage_enabled: boolean;
   /** Whether overage is the account's own setting rather than its plan's. */
   overage_own: boolean;
-  usage: { period_start: string; period_end: string; used: number; limit: number; overage_count: number };
+  usage: {
+    period_start: string;
+    period_end: string;
+    used: number;
+    limit: number | null;
+    overage_count: number;
+  };
   keys: number;
   members: number;
   created_at: string;

@@ -6,12 +6,13 @@
 import type { Config } from '../config.js';
 import { ConfigError } from '../config.js';
 
-export const PLAN_SLUGS = ['free', 'starter', 'growth', 'pro', 'scale', 'enterprise'] as const;
+export const PLAN_SLUGS = ['free', 'starter', 'growth', 'pro', 'scale', 'enterprise', 'unlimited'] as const;
 export type PlanSlug = (typeof PLAN_SLUGS)[number];
 
 export interface Plan {
   slug: PlanSlug;
-  monthlyQuota: number;
+  /** Verifications a month; null: no quota (nothing is ever refused or counted as overage). */
+  monthlyQuota: number | null;
   ratePerSecond: number;
   overageEnabled: boolean;
   /** Price of one verification beyond the quota, in the operator's currency. */
@@ -63,6 +64,14 @@ export const DEFAULT_PLANS: PlanTable = Object.freeze({
     overageEnabled: true,
     overageRatePerVerification: 0.002,
   },
+  // The operator's own account on a self-hosted server (the first start's, `--bootstrap-plan`).
+  unlimited: {
+    slug: 'unlimited',
+    monthlyQuota: null,
+    ratePerSecond: 100,
+    overageEnabled: false,
+    overageRatePerVerification: 0,
+  },
 });
 
 export function isPlanSlug(value: string): value is PlanSlug {
@@ -90,12 +99,15 @@ export function resolvePlans(overrides: Readonly<Record<string, unknown>>): Plan
       const where = `MAILVERDICT_PLANS: ${slug}.${field}`;
       switch (field) {
         case 'monthly_quota':
+          // null: no quota.
+          if (value !== null && (!Number.isInteger(value) || (value as number) < 0))
+            throw new ConfigError(`${where} must be a non-negative integer or null (no quota)`);
+          plan.monthlyQuota = value as number | null;
+          break;
         case 'rate_limit_per_second':
-          if (!Number.isInteger(value) || (value as number) < (field === 'monthly_quota' ? 0 : 1))
-            throw new ConfigError(
-              `${where} must be a ${field === 'monthly_quota' ? 'non-negative' : 'positive'} integer`,
-            );
-          plan[OVERRIDE_FIELDS[field]] = value as number;
+          if (!Number.isInteger(value) || (value as number) < 1)
+            throw new ConfigError(`${where} must be a positive integer`);
+          plan.ratePerSecond = value as number;
           break;
         case 'overage_enabled':
           if (typeof value !== 'boolean') throw new ConfigError(`${where} must be true or false`);
@@ -130,7 +142,8 @@ export function plansFromConfig(config: Pick<Config, 'planOverrides'>): PlanTabl
 /** What an account is allowed, after its own overrides. */
 export interface AccountLimits {
   plan: PlanSlug;
-  quotaLimit: number;
+  /** null: no quota. */
+  quotaLimit: number | null;
   ratePerSecond: number;
   overageEnabled: boolean;
   overageRatePerVerification: number;

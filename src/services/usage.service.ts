@@ -25,7 +25,8 @@ import { accountLimits, type PlanSlug, type PlanTable } from './plans.js';
 export interface QuotaConsumption {
   periodStart: string;
   periodEnd: string;
-  limit: number;
+  /** null: the account has no quota. */
+  limit: number | null;
   used: number;
   overageCount: number;
 }
@@ -80,6 +81,11 @@ export async function consumeQuota(
   }
 }
 
+/** Said in every over-quota message: who can change it, and how (issue 25). */
+export const RAISE_QUOTA =
+  "The service's operator raises an account's quota: `mailverdict accounts set-plan ACCOUNT_ID --plan unlimited` " +
+  '(or another plan), `--quota-limit` on `accounts create`, or the operator console at /operator';
+
 async function countQuota(
   db: Executor,
   input: { accountId: string; count: number; now: Date; plans: PlanTable; source?: UsageSource },
@@ -96,14 +102,17 @@ async function countQuota(
     overageAllowed: limits.overageEnabled,
   });
   if (!row) {
+    // Only a quota refuses (addUsage always counts without one).
+    const limit = limits.quotaLimit ?? 0;
     const current = await findPeriod(db, key);
-    const remaining = Math.max(0, limits.quotaLimit - (current?.used ?? 0));
+    const remaining = Math.max(0, limit - (current?.used ?? 0));
     throw new AppError(
       'quota_exceeded',
-      input.count === 1
-        ? `the monthly quota of ${limits.quotaLimit} verifications is used up; it resets at ${period.end.toISOString()}`
-        : `${input.count} verifications requested but only ${remaining} remain of the monthly quota of ${limits.quotaLimit}; it resets at ${period.end.toISOString()}`,
-      { limit: limits.quotaLimit, remaining, resetAt: period.end.toISOString() },
+      (input.count === 1
+        ? `the monthly quota of ${limit} verifications is used up; it resets at ${period.end.toISOString()}`
+        : `${input.count} verifications requested but only ${remaining} remain of the monthly quota of ${limit}; it resets at ${period.end.toISOString()}`) +
+        `. ${RAISE_QUOTA}`,
+      { limit, remaining, resetAt: period.end.toISOString() },
     );
   }
   await addDayUsage(db, {
@@ -164,7 +173,8 @@ export interface AccountUsage {
   plan: PlanSlug;
   period_start: string;
   period_end: string;
-  quota: { limit: number; used: number; remaining: number; reset_at: string };
+  /** `limit` and `remaining` null: the account has no quota (plan `unlimited`). */
+  quota: { limit: number | null; used: number; remaining: number | null; reset_at: string };
   rate_limit: { per_second: number };
   overage: { enabled: boolean; rate_per_verification: number; current_overage_count: number };
 }
@@ -196,7 +206,7 @@ export async function getUsage(
     quota: {
       limit: limits.quotaLimit,
       used,
-      remaining: Math.max(0, limits.quotaLimit - used),
+      remaining: limits.quotaLimit === null ? null : Math.max(0, limits.quotaLimit - used),
       reset_at: periodEnd,
     },
     rate_limit: { per_second: limits.ratePerSecond },

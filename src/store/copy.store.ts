@@ -34,6 +34,7 @@ export interface CopiedTable {
 export const COPIED_TABLES = [
   { name: 'accounts', key: ['id'], pageSize: 500 },
   { name: 'api_keys', key: ['id'], pageSize: 500 },
+  { name: 'bootstrap', key: ['id'], pageSize: 500 },
   { name: 'usage_periods', key: ['account_id', 'period_start'], pageSize: 500 },
   { name: 'jobs', key: ['id'], pageSize: 500 },
   { name: 'job_chunks', key: ['job_id', 'seq'], pageSize: 16 },

@@ -82,3 +82,18 @@ export async function listPersonMemberships(
     .execute();
   return rows.map((r) => ({ ...r, joined_at: r.joined_at! }));
 }
+
+/** The person's pending invitations (memberships not joined yet), oldest first. */
+export async function listPendingMemberships(
+  db: Executor,
+  personId: string,
+): Promise<{ member_id: string; account_id: string; role: MemberRole }[]> {
+  return db
+    .selectFrom('members')
+    .select(['id as member_id', 'account_id', 'role'])
+    .where('person_id', '=', personId)
+    .where('joined_at', 'is', null)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
+}

@@ -4,6 +4,7 @@
  */
 import type { AccountTables } from './schema/accounts.schema.js';
 import type { AuditTables } from './schema/audit.schema.js';
+import type { BootstrapTables } from './schema/bootstrap.schema.js';
 import type { DashboardTables } from './schema/dashboard.schema.js';
 import type { JobTables } from './schema/jobs.schema.js';
 import type { ListScheduleTables } from './schema/list-schedule.schema.js';
@@ -16,4 +17,5 @@ export type Database = AccountTables &
   TwoFactorTables &
   AuditTables &
   ListScheduleTables &
-  WorkerTables;
+  WorkerTables &
+  BootstrapTables;

@@ -104,9 +104,18 @@ export async function listPeriods(db: Executor, accountId: string): Promise<Usag
  */
 export async function addUsage(
   db: Executor,
-  key: PeriodKey & { count: number; limit: number; overageAllowed: boolean },
+  key: PeriodKey & { count: number; limit: number | null; overageAllowed: boolean },
 ): Promise<UsagePeriodRow | undefined> {
   const { count, limit } = key;
+  // No quota: every count fits, none is overage.
+  if (limit === null)
+    return db
+      .updateTable('usage_periods')
+      .set({ used: sql<number>`used + ${count}` })
+      .where('account_id', '=', key.accountId)
+      .where('period_start', '=', key.periodStart)
+      .returningAll()
+      .executeTakeFirst();
   let query = db
     .updateTable('usage_periods')
     .set({

@@ -88,4 +88,37 @@ describe('quota on live keys', () => {
     expect(usage.quota.used).toBe(100);
     expect(usage.overage.current_overage_count).toBe(70);
   });
+
+  const batch = (h: Harness, key: string, emails: string[]) =>
+    h.inject({
+      method: 'POST',
+      url: '/v1/verify/batch',
+      headers: { authorization: `Bearer ${key}` },
+      payload: { emails },
+    });
+  const addresses = (n: number) => Array.from({ length: n }, (_, i) => `p${i}@nx-domain.test`);
+
+  it("a batch shows in the same process's next usage read, however long the usage cache keeps reads (issue 25)", async () => {
+    h = await createHarness({ account: { plan: 'free', quotaLimit: 10 }, flags: { usageCacheTtl: '1h' } });
+    // A first read fills this process's usage cache.
+    expect((await h.usage(h.liveKey)).json().quota).toMatchObject({ used: 0, remaining: 10 });
+    expect((await batch(h, h.liveKey, addresses(3))).statusCode).toBe(202);
+    expect((await h.usage(h.liveKey)).json().quota).toMatchObject({ limit: 10, used: 3, remaining: 7 });
+  });
+
+  it('the over-quota message says how the operator raises the quota', async () => {
+    const h = await setup('free', 2);
+    const refused = await batch(h, h.liveKey, addresses(3));
+    expect(refused.statusCode).toBe(429);
+    expect(refused.json().message).toContain('mailverdict accounts set-plan');
+    expect(refused.json().message).toContain('/operator');
+  });
+
+  it('plan unlimited has no quota: a batch larger than any plan is taken, counted, never overage', async () => {
+    h = await createHarness({ account: { plan: 'unlimited' } });
+    expect((await batch(h, h.liveKey, addresses(1_200))).statusCode).toBe(202);
+    const usage = (await h.usage(h.liveKey)).json();
+    expect(usage).toMatchObject({ plan: 'unlimited', quota: { limit: null, used: 1_200, remaining: null } });
+    expect(usage.overage.current_overage_count).toBe(0);
+  });
 });

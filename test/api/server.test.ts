@@ -7,7 +7,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/clock.js';
 import { loadConfig } from '../../src/config.js';
 import { createRuntime, startServer, type RunningServer, type Runtime } from '../../src/runtime.js';
-import { bootstrapFirstAccount, type Bootstrap } from '../../src/services/bootstrap.service.js';
+import {
+  bootstrapDelivered,
+  bootstrapFirstAccount,
+  type Bootstrap,
+} from '../../src/services/bootstrap.service.js';
 import { startDnsServer } from '../kit/dns-server.js';
 import { startSmtpServers } from '../kit/smtp-servers.js';
 
@@ -50,7 +54,8 @@ describe('the API on a real socket', () => {
     expect(((await usage.json()) as { quota: { used: number } }).quota.used).toBe(0);
   });
 
-  it('bootstraps only once', async () => {
+  it('bootstraps only once: once its keys were shown, a later start creates and replaces nothing', async () => {
+    expect(await bootstrapDelivered(runtime.ctx.db, systemClock, keys, 'terminal')).toBe(true);
     expect(await bootstrapFirstAccount(runtime.ctx.db, systemClock)).toBeNull();
   });
 });

@@ -1,10 +1,11 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/config.js';
 import { runInProcess } from './in-process.js';
-import { cleanEnv, runCli } from '../kit/cli.js';
+import { cleanEnv, ROOT, runCli } from '../kit/cli.js';
 
 describe('mailverdict accounts and keys', () => {
   let dir: string;
@@ -87,6 +88,31 @@ describe('mailverdict accounts and keys', () => {
     expect(shown.usage.rate_limit.per_second).toBe(77);
     expect((shown.keys as { status: string }[]).map((k) => k.status)).toEqual(['revoked', 'active']);
     expect(JSON.stringify(shown)).not.toContain(test.key);
+    // Usage and keys, never secrets (issue 25): no webhook signing secret, in JSON or text.
+    expect(shown).not.toHaveProperty('webhook_secret');
+    expect(JSON.stringify(shown)).not.toContain('whsec_');
+    const text = await cli('accounts', 'show', account.id);
+    expect(text).not.toContain('whsec_');
+    expect(text).toContain('webhook signing secret: not shown here');
+  });
+
+  it('lists the accounts as JSON and text', async () => {
+    const first = await json('accounts', 'create', '--email', 'list-one@example.org');
+    const second = await json('accounts', 'create', '--email', 'list-two@example.org', '--plan', 'unlimited');
+    const listed = (await json('accounts', 'list')) as {
+      id: string;
+      email: string;
+      plan: string;
+      usage: { limit: number | null };
+    }[];
+    const ours = listed.filter((a) => a.id === first.id || a.id === second.id);
+    expect(ours.map((a) => [a.email, a.plan, a.usage.limit]).sort()).toEqual([
+      ['list-one@example.org', 'free', 1000],
+      ['list-two@example.org', 'unlimited', null],
+    ]);
+    const text = await cli('accounts', 'list');
+    expect(text).toContain(`${first.id}  list-one@example.org  free  0/1000 used`);
+    expect(text).toContain(`${second.id}  list-two@example.org  unlimited  0 used`);
   });
 
   it('shows what one day at a publishable key’s cap costs, and warns when 30 days of it exceed the quota (issue 26)', async () => {
@@ -140,6 +166,32 @@ describe('mailverdict accounts and keys', () => {
       '500',
     );
     expect(key.key).toMatch(/^svc_live_pub_[0-9A-Za-z]{40}$/);
+    // The snippet the keys page shows, pinned to the built widget by its hash (issue 25).
+    const built = readFileSync(join(ROOT, 'dist/widget/widget.js'));
+    const integrity = `sha384-${createHash('sha384').update(built).digest('base64')}`;
+    expect(key.widget_integrity).toBe(integrity);
+    expect(key.widget_snippet).toBe(
+      [
+        `<script src="http://127.0.0.1:8080/widget.js" integrity="${integrity}" crossorigin="anonymous"`,
+        `  data-key="${key.key}" defer></script>`,
+        '<input type="email" name="email" autocomplete="email" data-mailverdict>',
+      ].join('\n'),
+    );
+    const asText = await cli(
+      'keys',
+      'create',
+      '--account',
+      account.id,
+      '--kind',
+      'test',
+      '--publishable',
+      '--allowed-origin',
+      'https://shop.example',
+      '--public-base-url',
+      'https://verify.example.com',
+    );
+    expect(asText).toContain(`<script src="https://verify.example.com/widget.js" integrity="${integrity}"`);
+    expect(asText).not.toContain('Store it now');
     expect(key).toMatchObject({
       publishable: true,
       scopes: ['verify'],
@@ -149,7 +201,7 @@ describe('mailverdict accounts and keys', () => {
       daily_cap: 500,
     });
     const listed = JSON.parse(await cli('keys', 'list', '--account', account.id, '--json')) as unknown[];
-    expect(listed).toHaveLength(1);
+    expect(listed).toHaveLength(2);
     expect(JSON.stringify(listed)).not.toContain(key.key);
     await expect(
       cli(

@@ -22,6 +22,7 @@ import { uploadList } from '../../src/services/uploads.service.js';
 import { runScheduledLists } from '../../src/services/list-runs.service.js';
 import { setSchedule } from '../../src/services/list-schedule.service.js';
 import { DAY } from '../../src/clock.js';
+import { insertBootstrap } from '../../src/store/bootstrap.store.js';
 import { recordKeyUse } from '../../src/store/key-usage.store.js';
 import { countKeyDay } from '../../src/store/key.store.js';
 import { addSignInFailure } from '../../src/store/session.store.js';
@@ -222,8 +223,15 @@ describe.skipIf(!backends.includes('postgres'))('mailverdict store copy into Pos
       publishable: { allowedOrigins: ['https://shop.example'] },
     });
     await countKeyDay(db, widgetKey.record.id, '2026-03-10', 10);
+    // The first start's row (migration 0016), as a bootstrap leaves it once delivered.
+    await insertBootstrap(db, {
+      account_id: h.accountId,
+      live_key_id: widgetKey.record.id,
+      test_key_id: widgetKey.record.id,
+      created_at: h.clock.now().toISOString(),
+    });
     const upload = await uploadList(
-      { db, clock: h.clock, config, plans, resolveHost: async () => [] },
+      { db, clock: h.clock, config, plans, resolveHost: async () => [], usageCache: null },
       {
         accountId: h.accountId,
         name: 'list.csv',
@@ -243,7 +251,7 @@ describe.skipIf(!backends.includes('postgres'))('mailverdict store copy into Pos
     await setSchedule({ db, clock: h.clock, config }, h.accountId, upload.id, 1);
     await db.updateTable('list_schedule_rows').set({ statuses: '["undeliverable"]' }).execute();
     h.advance(DAY);
-    const tickDeps = { db, clock: h.clock, config, plans, resolveHost: async () => [] };
+    const tickDeps = { db, clock: h.clock, config, plans, resolveHost: async () => [], usageCache: null };
     expect((await runScheduledLists(tickDeps)).runs).toBe(1);
     expect(await h.drain()).toBe(1);
     expect((await runScheduledLists(tickDeps)).compared).toBe(1);

@@ -143,12 +143,13 @@ describe('dashboard members', SLOW, () => {
 });
 
 describe('dashboard settings', SLOW, () => {
-  it('shows the notification address and a hint of the webhook secret, never the secret', async () => {
+  it('shows the account id, the notification address and a hint of the webhook secret, never the secret', async () => {
     h = await createDashboardHarness();
     const { browser } = await h.signedIn();
     const res = await browser.get(`${API}/settings`);
     const secret = await webhookSecretFor(h.runtime.ctx.db, h.accountId);
     expect(res.json<Settings>()).toEqual({
+      account_id: h.accountId,
       notification_email: 'owner@example.org',
       webhook_secret_hint: `…${secret.slice(-4)}`,
       relay_configured: false,

@@ -132,19 +132,21 @@ describe('webhook delivery', () => {
     expect(delivery).toMatchObject({ state: 'delivered', attempts: 1, last_status_code: 200 });
   });
 
-  it('signs with the secret that `accounts show` prints, created once and kept', async () => {
+  it('signs with the secret the dashboard reveals, created once and kept; `accounts show` carries none', async () => {
     const h = await harness();
     const { ctx } = h.runtime;
-    const shown = await accountSummary(ctx.db, h.clock, plansFromConfig(ctx.config), h.accountId);
-    expect(shown.webhook_secret).toMatch(/^whsec_/);
+    const secret = await webhookSecretFor(ctx.db, h.accountId);
+    expect(secret).toMatch(/^whsec_/);
     const rx = await startReceiver();
     closers.push(() => rx.close());
     await completedJob(h, { webhook_url: rx.url, notify_email: false });
     await runner(h).runOnce();
     const { headers, body } = rx.received[0]!;
-    expect(verifyWebhookSignature(shown.webhook_secret, headers as never, body)).toBe(true);
-    const again = await accountSummary(ctx.db, h.clock, plansFromConfig(ctx.config), h.accountId);
-    expect(again.webhook_secret).toBe(shown.webhook_secret);
+    expect(verifyWebhookSignature(secret, headers as never, body)).toBe(true);
+    expect(await webhookSecretFor(ctx.db, h.accountId)).toBe(secret);
+    const shown = await accountSummary(ctx.db, h.clock, plansFromConfig(ctx.config), h.accountId);
+    expect(JSON.stringify(shown)).not.toContain(secret);
+    expect(JSON.stringify(shown)).not.toContain('whsec_');
   });
 
   it('keeps the secret sealed in the store: its column holds neither the secret nor any part of it', async () => {
@@ -250,7 +252,14 @@ describe('webhook delivery', () => {
     let answer = '93.184.215.14';
     const resolveHost: HostResolver = async () => [{ address: answer, family: 4 }];
     const { submission } = await submitBatch(
-      { db: ctx.db, clock: ctx.clock, config: ctx.config, plans: plansFromConfig(ctx.config), resolveHost },
+      {
+        db: ctx.db,
+        clock: ctx.clock,
+        config: ctx.config,
+        plans: plansFromConfig(ctx.config),
+        resolveHost,
+        usageCache: null,
+      },
       {
         accountId: h.accountId,
         mode: 'test',
@@ -281,7 +290,14 @@ describe('webhook delivery', () => {
       host === 'hooks.invalid' ? [{ address: '127.0.0.1', family: 4 }] : [];
     const { ctx } = h.runtime;
     const { submission } = await submitBatch(
-      { db: ctx.db, clock: ctx.clock, config: ctx.config, plans: plansFromConfig(ctx.config), resolveHost },
+      {
+        db: ctx.db,
+        clock: ctx.clock,
+        config: ctx.config,
+        plans: plansFromConfig(ctx.config),
+        resolveHost,
+        usageCache: null,
+      },
       {
         accountId: h.accountId,
         mode: 'test',

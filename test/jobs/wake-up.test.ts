@@ -101,6 +101,7 @@ describe.each(testBackends())('worker wake-up on %s', (backend) => {
         config: config(),
         plans: resolvePlans({}),
         resolveHost: () => Promise.reject(new Error('no webhook here')),
+        usageCache: null,
       },
       {
         accountId,

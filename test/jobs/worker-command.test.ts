@@ -31,7 +31,14 @@ describe('mailverdict worker', () => {
     try {
       const account = await createAccount(ctx.db, ctx.clock, { email: 'w@example.org' });
       const { submission } = await submitBatch(
-        { db: ctx.db, clock: ctx.clock, config, plans: plansFromConfig(config), resolveHost: systemResolver },
+        {
+          db: ctx.db,
+          clock: ctx.clock,
+          config,
+          plans: plansFromConfig(config),
+          resolveHost: systemResolver,
+          usageCache: null,
+        },
         {
           accountId: account.id,
           mode: 'test',

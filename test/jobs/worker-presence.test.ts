@@ -112,7 +112,7 @@ describe('mailverdict worker in the service health', () => {
     const { db, clock } = runtime.ctx;
     const account = await createAccount(db, clock, { email: 'done@example.org' });
     const { submission } = await submitBatch(
-      { db, clock, config, plans: plansFromConfig(config), resolveHost: systemResolver },
+      { db, clock, config, plans: plansFromConfig(config), resolveHost: systemResolver, usageCache: null },
       {
         accountId: account.id,
         mode: 'test',

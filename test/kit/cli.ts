@@ -5,7 +5,7 @@
  * line; `spawnMailverdict` does the same for any long-running command (`worker`).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -88,6 +88,35 @@ export function spawnCli(
     env,
     stdio: ['ignore', 'pipe', options.stderr ?? 'pipe'],
   });
+}
+
+/** Where util-linux's `script` is, which runs a command on a pseudo-terminal; null without it. */
+export const SCRIPT_COMMAND: string | null =
+  ['/usr/bin/script', '/bin/script'].find((p) => existsSync(p)) ?? null;
+
+const shellQuote = (arg: string): string => `'${arg.replaceAll("'", "'\\''")}'`;
+
+/**
+ * `mailverdict <args>` with its stdin, stdout and stderr on a pseudo-terminal (`script -qefc`), as
+ * a person at a terminal runs it: what the command writes arrives on the child's stdout, with
+ * CRLF line ends. Throws when `script` is missing (check SCRIPT_COMMAND first).
+ */
+export function spawnInTerminal(
+  args: string[],
+  env: NodeJS.ProcessEnv = cleanEnv(),
+  options: CliOptions = {},
+): ChildProcess {
+  if (SCRIPT_COMMAND === null) throw new Error('util-linux script is not installed');
+  const cli = cliCommand(args, options);
+  const line = [cli.command, ...cli.args].map(shellQuote).join(' ');
+  const child = spawn(SCRIPT_COMMAND, ['-qefc', line, '/dev/null'], {
+    cwd: cli.cwd,
+    env,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  running.add(child);
+  child.once('exit', () => running.delete(child));
+  return child;
 }
 
 export interface CliResult {

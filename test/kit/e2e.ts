@@ -105,7 +105,13 @@ export async function startDashboard(settings: Record<string, string> = {}): Pro
         dns.address,
         '--allow-internal-targets',
       ],
-      { built: true, env: cleanEnv({ MAILVERDICT_LOG_LEVEL: 'warn', ...settings }), withinMs: 30_000 },
+      {
+        built: true,
+        // The suites (and the screenshots) show a customer's dashboard, with a quota to gauge: the
+        // `free` plan, not the operator's own `unlimited` of a real first start.
+        env: cleanEnv({ MAILVERDICT_LOG_LEVEL: 'warn', MAILVERDICT_BOOTSTRAP_PLAN: 'free', ...settings }),
+        withinMs: 30_000,
+      },
     );
   } catch (error) {
     await cleanUp();

@@ -86,7 +86,15 @@ function batchSubmitRoute(deps: ApiDeps, resolveHost: HostResolver): FastifyPlug
         const auth = requireAuth(request);
         const header = request.headers['idempotency-key'];
         const { submission, replayed } = await submitBatch(
-          { db: deps.db, clock: deps.clock, config: deps.config, plans: deps.plans, resolveHost },
+          {
+            db: deps.db,
+            clock: deps.clock,
+            config: deps.config,
+            plans: deps.plans,
+            resolveHost,
+            // This process's next GET /v1/account/usage shows the batch (docs/api.md).
+            usageCache: deps.usageCache,
+          },
           {
             accountId: auth.accountId,
             mode: auth.kind,

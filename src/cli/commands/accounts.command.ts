@@ -1,5 +1,5 @@
 /**
- * `mailverdict accounts create|set-plan|suspend|resume|show`: account administration on the
+ * `mailverdict accounts create|set-plan|suspend|resume|list|show`: account administration on the
  * local store. Changes go through services/operator.service.ts, as the operator console's do, so
  * both record them in the account's security log the same way.
  */
@@ -7,7 +7,12 @@ import type { Command } from 'commander';
 import { systemClock } from '../../clock.js';
 import pino from 'pino';
 import { getAccount, toAccountView, type AccountChanges } from '../../services/accounts.service.js';
-import { CLI_OPERATOR, changeOperatorAccount } from '../../services/operator.service.js';
+import {
+  CLI_OPERATOR,
+  MAX_LISTED_ACCOUNTS,
+  changeOperatorAccount,
+  listOperatorAccounts,
+} from '../../services/operator.service.js';
 import { recordAudit } from '../../services/audit.service.js';
 import { createOwnedAccount } from '../../services/members.service.js';
 import { accountSummary } from '../../services/account-summary.service.js';
@@ -114,7 +119,34 @@ export function registerAccountsCommand(program: Command): void {
   });
 
   addCommonOptions(
-    accounts.command('show').description('Show an account with its usage and keys.').argument('<account-id>'),
+    accounts
+      .command('list')
+      .description(
+        `List the accounts, newest first (at most ${MAX_LISTED_ACCOUNTS}): id, owner address, plan, usage, keys, members.`,
+      ),
+  ).action(async (flags: CommonFlags) => {
+    const list = await withStore(flags, (db, config) =>
+      listOperatorAccounts({ db, clock: systemClock, plans: plansFromConfig(config) }),
+    );
+    print(flags.json, list, () =>
+      list.length === 0
+        ? 'no accounts (`mailverdict accounts create --email ADDRESS` makes one)'
+        : list
+            .map(
+              (a) =>
+                `${a.id}  ${a.email}  ${a.plan}  ${a.usage.used}${a.usage.limit === null ? '' : `/${a.usage.limit}`} used  ` +
+                `${a.keys} key${a.keys === 1 ? '' : 's'}  ${a.members} member${a.members === 1 ? '' : 's'}  ` +
+                `created ${a.created_at}${a.suspended ? '  SUSPENDED' : ''}`,
+            )
+            .join('\n'),
+    );
+  });
+
+  addCommonOptions(
+    accounts
+      .command('show')
+      .description('Show an account with its usage and keys (never a secret).')
+      .argument('<account-id>'),
   ).action(async (id: string, flags: CommonFlags) => {
     const summary = await withStore(flags, (db, config) =>
       accountSummary(db, systemClock, plansFromConfig(config), id),
@@ -123,12 +155,14 @@ export function registerAccountsCommand(program: Command): void {
       [
         `account ${summary.id} <${summary.email}>, plan ${summary.plan}, created ${summary.created_at}`,
         `period ${summary.usage.period_start} - ${summary.usage.period_end}: ` +
-          `${summary.usage.quota.used} of ${summary.usage.quota.limit} used` +
+          (summary.usage.quota.limit === null
+            ? `${summary.usage.quota.used} used (no quota)`
+            : `${summary.usage.quota.used} of ${summary.usage.quota.limit} used`) +
           (summary.usage.overage.current_overage_count > 0
             ? `, ${summary.usage.overage.current_overage_count} overage`
             : ''),
         `rate limit ${summary.usage.rate_limit.per_second}/s, overage ${summary.usage.overage.enabled ? 'allowed' : 'not allowed'}`,
-        `webhook secret: ${summary.webhook_secret}`,
+        'webhook signing secret: not shown here; the owner reveals it on the dashboard’s settings page (logged)',
         `keys: ${summary.keys.filter((k) => k.status === 'active').length} active of ${summary.keys.length}`,
         ...summary.keys.map(
           (k) => `  ${k.id}  ${k.display}  ${k.status}  ${k.scopes.join(',')}${k.name ? `  ${k.name}` : ''}`,

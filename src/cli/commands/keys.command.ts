@@ -10,6 +10,7 @@ import { SCOPES, createKey, listKeys, revokeKey } from '../../services/keys.serv
 import { plansFromConfig } from '../../services/plans.js';
 import type { DailyCapCost } from '../../services/publishable-keys.js';
 import { AppError } from '../../errors.js';
+import { loadWidgetAsset, widgetSnippet } from '../../services/widget-asset.js';
 import { addCommonOptions, print, withStore, type StoreFlags } from '../cli-support.js';
 
 type CommonFlags = StoreFlags;
@@ -84,7 +85,7 @@ export function registerKeysCommand(program: Command): void {
   ).action(async (flags: CommonFlags & CreateFlags) => {
     if (!flags.publishable && flags.allowedOrigin !== undefined)
       throw new AppError('invalid_request', '--allowed-origin needs --publishable');
-    const created = await withStore(flags, async (db, config) => {
+    const { made: created, publicBaseUrl } = await withStore(flags, async (db, config) => {
       const made = await createKey(db, systemClock, {
         ...(flags.publishable
           ? {
@@ -122,11 +123,23 @@ export function registerKeysCommand(program: Command): void {
             made.record.daily_cap,
           )
         : null;
-      return { ...made, capCost };
+      return { made: { ...made, capCost }, publicBaseUrl: config.publicBaseUrl };
     });
     const { id, ...record } = created.record;
-    const out = { id, key: created.key, ...record, cap_cost: created.capCost };
-    if (created.capCost?.warning) process.stderr.write(`mailverdict: warning: ${created.capCost.warning}\n`);
+    // A publishable key goes into a page: the snippet the keys page shows, pinned by its integrity hash.
+    const asset = record.publishable ? loadWidgetAsset() : null;
+    const snippet =
+      asset && widgetSnippet({ url: `${publicBaseUrl}/widget.js`, integrity: asset.integrity }, created.key);
+    const out = {
+      id,
+      key: created.key,
+      ...record,
+      cap_cost: created.capCost,
+      ...(record.publishable ? { widget_snippet: snippet, widget_integrity: asset?.integrity ?? null } : {}),
+    };
+    if (created.capCost?.warning)
+      process.stderr.write(`mailverdict: warning: ${created.capCost.warning}
+`);
     print(flags.json, out, () =>
       [
         `created ${out.publishable ? 'publishable ' : ''}${out.kind} key ${out.id} (scopes ${out.scopes.join(',')}${
@@ -134,7 +147,18 @@ export function registerKeysCommand(program: Command): void {
         })`,
         ...(created.capCost === null ? [] : [`  ${capCostLine(created.capCost)}`]),
         `  ${out.key}`,
-        'Store it now: it is not shown again.',
+        ...(!record.publishable
+          ? ['Store it now: it is not shown again.']
+          : snippet === null
+            ? [
+                'It goes into web pages (not a secret). The widget is not built here (npm run build), so there is no snippet.',
+              ]
+            : [
+                'It goes into web pages, it is not a secret. Add this to the signup page (the integrity hash pins',
+                'this build of the widget; after an upgrade the dashboard’s keys page shows the new one):',
+                '',
+                snippet,
+              ]),
       ].join('\n'),
     );
   });

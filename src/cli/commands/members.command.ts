@@ -13,12 +13,27 @@ import { systemClock } from '../../clock.js';
 import {
   inviteMember,
   listMembers,
+  pendingInsteadOfReset,
   removeMemberByEmail,
   requestPasswordReset,
 } from '../../services/members.service.js';
 import { resetTwoFactorByEmail } from '../../services/two-factor.service.js';
 import { addCommonOptions, print, withStore, type StoreFlags } from '../cli-support.js';
 import { linkJson, linkText, withMembers, type LinkFlags } from '../member-links.js';
+
+/**
+ * What `members reset` says for a person who never set a password: a reset link would join no
+ * account, a new invitation link does (the owner of a new account who lost their first link).
+ */
+function inviteInsteadText(instead: NonNullable<Awaited<ReturnType<typeof pendingInsteadOfReset>>>): string {
+  return [
+    `${instead.email} has never set a password, so a reset link would join no account. A new invitation link does`,
+    '(the earlier one stops working):',
+    ...instead.pending.map(
+      (p) => `  mailverdict members invite --account ${p.account_id} --email ${instead.email}   # ${p.role}`,
+    ),
+  ].join('\n');
+}
 
 export function registerMembersCommand(program: Command): void {
   const members = program
@@ -29,7 +44,7 @@ export function registerMembersCommand(program: Command): void {
     members
       .command('invite')
       .description(
-        'Invite an address to the account: prints the one-time link where the person sets a password.',
+        'Invite an address to the account: prints the one-time link where the person sets a password. Again for an invitation not yet used (the owner’s too): a new link replaces the earlier one.',
       )
       .requiredOption('--account <account-id>', 'the account')
       .requiredOption('--email <address>', 'the person to invite'),
@@ -53,14 +68,16 @@ export function registerMembersCommand(program: Command): void {
     members
       .command('reset')
       .description(
-        'Print a one-time link that sets a new password for a member (their sessions end when it is used).',
+        'Print a one-time link that sets a new password for a member (their sessions end when it is used). For someone who never set a password (an owner who lost the first link), it names the `members invite` that prints a new invitation link.',
       )
       .requiredOption('--email <address>', 'the member'),
   ).action(async (flags: LinkFlags) => {
-    const { sent, config } = await withMembers(flags, async (deps, config) => ({
-      sent: await requestPasswordReset(deps, flags.email),
-      config,
-    }));
+    const { sent, config, instead } = await withMembers(flags, async (deps, config) => {
+      const instead = await pendingInsteadOfReset(deps.db, flags.email);
+      if (instead !== null) return { sent: null, config, instead };
+      return { sent: await requestPasswordReset(deps, flags.email), config, instead };
+    });
+    if (instead !== null) throw new Error(inviteInsteadText(instead));
     if (sent === null)
       throw new AppError('not_found', `${flags.email.trim()} is not a member of any account`);
     print(flags.json, linkJson(sent), () => linkText(`password reset for ${sent.email}.`, sent, config));

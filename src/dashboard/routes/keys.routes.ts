@@ -13,7 +13,7 @@ import { refuseIfSuspended } from '../../services/accounts.service.js';
 import { byMember } from '../audit-origin.js';
 import type { DashboardDeps } from '../deps.js';
 import { requireSession } from '../security.js';
-import { loadWidgetAsset } from '../../http/widget-asset.js';
+import { loadWidgetAsset } from '../../services/widget-asset.js';
 
 export function keysRoutes(deps: DashboardDeps) {
   const { db, clock } = deps;

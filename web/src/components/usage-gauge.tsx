@@ -7,6 +7,18 @@ import { formatNumber, formatPercent } from './format';
  */
 export function UsageGauge({ usage }: { usage: Usage }) {
   const { limit, used, remaining } = usage.quota;
+  // Plan `unlimited` (the operator's own account): nothing to fill, the count alone.
+  if (limit === null || remaining === null)
+    return (
+      <div className="gauge">
+        <p className="gauge-legend">
+          <span>{formatNumber(used)} verifications used this period</span>
+          <span>
+            <strong>No monthly quota</strong>
+          </span>
+        </p>
+      </div>
+    );
   const shown = Math.min(used, limit);
   const ratio = limit > 0 ? shown / limit : 1;
   const level = ratio >= 1 ? 'full' : ratio >= 0.8 ? 'high' : 'ok';

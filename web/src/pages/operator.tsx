@@ -244,7 +244,8 @@ function AccountsTable({ accounts, plans }: { accounts: OperatorAccount[]; plans
                 </th>
                 <td>{account.plan}</td>
                 <td>
-                  {formatNumber(account.usage.used)} of {formatNumber(account.usage.limit)}
+                  {formatNumber(account.usage.used)} of{' '}
+                  {account.usage.limit === null ? 'no quota' : formatNumber(account.usage.limit)}
                   {account.usage.overage_count > 0 ? ` (+${formatNumber(account.usage.overage_count)})` : ''}
                 </td>
                 <td>{formatNumber(account.keys)}</td>

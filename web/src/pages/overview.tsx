@@ -24,6 +24,12 @@ import { JobsTable } from './jobs-table';
 
 function OverageText({ usage, cost }: { usage: Usage; cost: number | null }) {
   const { overage, quota } = usage;
+  if (quota.limit === null)
+    return (
+      <p>
+        <strong>Not needed.</strong> This account has no monthly quota: live verifications never stop for it.
+      </p>
+    );
   if (!overage.enabled) {
     return (
       <p>

@@ -61,7 +61,13 @@ export function blockingProblem(
   if (analysis.addresses > MAX_ADDRESSES) {
     return `This list has ${formatNumber(analysis.addresses)} addresses; a list can have at most ${formatNumber(MAX_ADDRESSES)}. Split it into smaller files.`;
   }
-  if (mode === 'live' && usage && !usage.overage.enabled && analysis.addresses > usage.quota.remaining) {
+  if (
+    mode === 'live' &&
+    usage &&
+    usage.quota.remaining !== null &&
+    !usage.overage.enabled &&
+    analysis.addresses > usage.quota.remaining
+  ) {
     return `This list needs ${plural(analysis.addresses, 'verification')} but ${formatNumber(usage.quota.remaining)} remain this period, and your plan has no overage. Submit a smaller list, use test mode, or wait for the quota to reset.`;
   }
   return null;
@@ -78,6 +84,8 @@ function QuotaLine({
 }) {
   if (mode === 'test') return <>Test mode: nothing is counted against the quota.</>;
   if (!usage) return <>Uses {plural(analysis.addresses, 'verification')} of the quota.</>;
+  if (usage.quota.remaining === null)
+    return <>Uses {plural(analysis.addresses, 'verification')}; this account has no monthly quota.</>;
   const beyond = analysis.addresses - usage.quota.remaining;
   return (
     <>

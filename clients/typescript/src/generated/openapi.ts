@@ -560,16 +560,17 @@ export interface operations {
         content: {
           'application/json': {
             /** @enum {string} */
-            plan: 'free' | 'starter' | 'growth' | 'pro' | 'scale' | 'enterprise';
+            plan: 'free' | 'starter' | 'growth' | 'pro' | 'scale' | 'enterprise' | 'unlimited';
             /** Format: date-time */
             period_start: string;
             /** Format: date-time */
             period_end: string;
             quota: {
-              limit: number;
+              /** @description Verifications a month; null: no quota (plan `unlimited`). */
+              limit: number | null;
               used: number;
-              /** @description max(0, limit - used) */
-              remaining: number;
+              /** @description max(0, limit - used); null: no quota. */
+              remaining: number | null;
               /**
                * Format: date-time
                * @description Equals period_end.

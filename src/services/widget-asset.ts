@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-/** dist/widget/widget.js of this package, from src/http (tsx) and dist/http (built) alike. */
+/** dist/widget/widget.js of this package, from src/services (tsx) and dist/services (built) alike. */
 export const DEFAULT_WIDGET_FILE = fileURLToPath(new URL('../../dist/widget/widget.js', import.meta.url));
 
 /**
@@ -40,4 +40,17 @@ export function loadWidgetAsset(file: string = DEFAULT_WIDGET_FILE): WidgetAsset
   // A missing build is looked for again on the next request (a build may land meanwhile).
   if (asset !== null) loaded.set(file, asset);
   return asset;
+}
+
+/**
+ * What a page adds to use the widget with a publishable key: the script tag pinned to this build
+ * by its integrity hash, and an address field. The dashboard's keys page shows the same
+ * (web/src/pages/widget-snippet.tsx `snippetFor`); `keys create --publishable` prints it.
+ */
+export function widgetSnippet(widget: { url: string; integrity: string }, key: string): string {
+  return [
+    `<script src="${widget.url}" integrity="${widget.integrity}" crossorigin="anonymous"`,
+    `  data-key="${key}" defer></script>`,
+    '<input type="email" name="email" autocomplete="email" data-mailverdict>',
+  ].join('\n');
 }
