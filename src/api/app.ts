@@ -233,7 +233,8 @@ export function buildApp(options: BuildAppOptions): FastifyInstance {
       info: {
         title: 'mailverdict API',
         version: '1.0.0',
-        description: 'E-mail verification: single addresses, batch jobs and account usage. See docs/api.md.',
+        description:
+          'E-mail verification: single addresses, batch jobs and account usage. See [docs/api.md](/docs/api.md).',
       },
       components: {
         securitySchemes: {

@@ -291,7 +291,7 @@ describe.skipIf(skipE2e)('the widget end to end, on a page of another origin', {
 
   it('marks the field itself with a ring of its own colour for each status', async () => {
     const ring = (page: Page) =>
-      page.evaluate("getComputedStyle(document.getElementById('email')).boxShadow");
+      page.evaluate<string>("getComputedStyle(document.getElementById('email')).boxShadow");
     const stalled = await signupPage(`${shop.url}/stall`);
     await expect(ring(stalled)).resolves.toBe('none');
     await email(stalled).fill(`x@valid.${TEST_DOMAIN}`);
