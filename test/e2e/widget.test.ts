@@ -358,7 +358,7 @@ describe.skipIf(skipE2e)('the widget end to end, on a page of another origin', {
     await create.getByLabel('Allowed origins').fill(shop.url);
     await create.getByRole('button', { name: 'Create key' }).click();
     const shown = page.getByRole('dialog', { name: 'Your new API key' });
-    const secret = await shown.getByLabel('Secret').inputValue();
+    const secret = await shown.getByLabel('Publishable key').inputValue();
     expect(secret).toMatch(/^svc_live_pub_/);
     const snippet = await shown.getByRole('textbox', { name: 'Snippet' }).inputValue();
     expect(snippet).toContain(`integrity="${integrity}"`);

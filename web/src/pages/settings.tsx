@@ -354,11 +354,31 @@ function PasswordSection() {
   );
 }
 
+/**
+ * The account's id, for its owner: the command line names an account by it (`keys create
+ * --account acct_…`, `members reset`), and it showed nowhere else (issue 25).
+ */
+function AccountSection() {
+  const session = useSession().data;
+  if (session?.member?.role !== 'owner' || !session.account) return null;
+  return (
+    <section className="panel" aria-labelledby="account-title">
+      <h2 id="account-title">Account</h2>
+      <CopyField id="account-id" label="Account id" value={session.account.id} />
+      <p className="hint">
+        The command line names the account by it, e.g.{' '}
+        <code>mailverdict keys create --account {session.account.id}</code>.
+      </p>
+    </section>
+  );
+}
+
 export function SettingsPage() {
   const settings = useSettings();
   return (
     <>
       <PageTitle title="Settings">Settings</PageTitle>
+      <AccountSection />
       <Members />
       {settings.isPending ? <Loading what="the settings" /> : null}
       <ErrorMessage action="Could not load the settings" error={settings.data ? null : settings.error} />
