@@ -66,6 +66,20 @@ describe('uploading a list', () => {
     expect(within(preview).getByRole('cell', { name: 'grace@example.com' })).toBeInTheDocument();
   });
 
+  it('says a duplicate is verified once for every copy, and mentions the quota only for a live list', async () => {
+    const { user } = renderApp('/lists', server({ used: 0, limit: 10_000 }));
+    const form = await choose(user, CSV);
+    expect(form).toHaveTextContent(
+      'An address that appears more than once is verified once, and every copy gets its answer; each copy still counts against the quota.',
+    );
+    await user.click(within(form).getByRole('radio', { name: 'Test' }));
+    expect(form).toHaveTextContent(
+      'An address that appears more than once gets the same answer on every copy.',
+    );
+    expect(form).not.toHaveTextContent(/counts? against the quota/);
+    expect(stat('Quota')).toBe('Test mode: nothing is counted against the quota.');
+  });
+
   it('sends the file as CSV with the chosen column, header and mode, then opens the job', async () => {
     const fake = server();
     const app = renderApp('/lists', fake);

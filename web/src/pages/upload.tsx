@@ -315,7 +315,11 @@ export function UploadList() {
         </div>
         <Stats analysis={analysis} mode={mode} usage={usage} />
         {analysis.duplicates > 0 ? (
-          <p className="hint">Duplicates are verified (and counted) each time they appear.</p>
+          <p className="hint">
+            {mode === 'test'
+              ? 'An address that appears more than once gets the same answer on every copy.'
+              : 'An address that appears more than once is verified once, and every copy gets its answer; each copy still counts against the quota.'}
+          </p>
         ) : null}
         <Preview analysis={analysis} />
         <div className="form-row">
