@@ -58,11 +58,12 @@ export function blockingProblem(
   if (analysis.addresses === analysis.invalid) {
     return 'No e-mail addresses found in that column. Choose the column that holds them.';
   }
-  if (analysis.addresses > MAX_ADDRESSES) {
-    return `This list has ${formatNumber(analysis.addresses)} addresses; a list can have at most ${formatNumber(MAX_ADDRESSES)}. Split it into smaller files.`;
+  // Every row is a row of the job (one without an address comes back as invalid), so rows count.
+  if (analysis.rows > MAX_ADDRESSES) {
+    return `This list has ${formatNumber(analysis.rows)} rows; a list can have at most ${formatNumber(MAX_ADDRESSES)}. Split it into smaller files.`;
   }
-  if (mode === 'live' && usage && !usage.overage.enabled && analysis.addresses > usage.quota.remaining) {
-    return `This list needs ${plural(analysis.addresses, 'verification')} but ${formatNumber(usage.quota.remaining)} remain this period, and your plan has no overage. Submit a smaller list, use test mode, or wait for the quota to reset.`;
+  if (mode === 'live' && usage && !usage.overage.enabled && analysis.rows > usage.quota.remaining) {
+    return `This list needs ${plural(analysis.rows, 'verification')} but ${formatNumber(usage.quota.remaining)} remain this period, and your plan has no overage. Submit a smaller list, use test mode, or wait for the quota to reset.`;
   }
   return null;
 }
@@ -77,12 +78,12 @@ function QuotaLine({
   usage?: Usage;
 }) {
   if (mode === 'test') return <>Test mode: nothing is counted against the quota.</>;
-  if (!usage) return <>Uses {plural(analysis.addresses, 'verification')} of the quota.</>;
-  const beyond = analysis.addresses - usage.quota.remaining;
+  if (!usage) return <>Uses {plural(analysis.rows, 'verification')} of the quota.</>;
+  const beyond = analysis.rows - usage.quota.remaining;
   return (
     <>
-      Uses {plural(analysis.addresses, 'verification')} of the {formatNumber(usage.quota.remaining)} remaining
-      this period.
+      Uses {plural(analysis.rows, 'verification')} of the {formatNumber(usage.quota.remaining)} remaining this
+      period.
       {beyond > 0 && usage.overage.enabled
         ? ` ${plural(beyond, 'verification')} will be billed as overage (${usage.overage.rate_per_verification} each).`
         : ''}
