@@ -65,9 +65,12 @@ describe.skipIf(skipE2e)('every page fits a 390 px phone', { timeout: 120_000 },
       ['sign-in', '/sign-in', 'Sign in'],
       ['forgot password', '/forgot-password', 'Reset your password'],
       ['expired invitation', '/accept-invite#not-a-real-token', 'Join mailverdict'],
+      ['expired reset link', '/reset-password#not-a-real-token', 'Choose a new password'],
+      ['unusable address link', '/confirm-email#not-a-real-token', 'Confirm your new address'],
     ] as const) {
       await page.goto(path);
       await page.getByRole('heading', { name: title, level: 1 }).waitFor();
+      if (path.startsWith('/confirm-email')) await page.getByRole('alert').waitFor();
       await fits(page, name, found);
     }
     await page.goto('/sign-in');
