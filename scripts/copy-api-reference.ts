@@ -1,17 +1,21 @@
 /**
- * Part of `npm run build`: copies Scalar's standalone bundle (a development dependency) to
- * dist/api-reference/scalar.js, which `serve` gives at /docs/scalar.js (src/dashboard/api-reference.ts).
+ * Part of `npm run build`: copies the API reference's renderer (swagger-ui-dist's browser bundle
+ * and stylesheet, a development dependency) to dist/api-reference/, which `serve` gives at
+ * /docs/swagger-ui-bundle.js and /docs/swagger-ui.css (src/dashboard/api-reference.ts), each with
+ * a gzipped copy beside it for browsers that accept gzip (@fastify/static's preCompressed).
  */
 import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { join } from 'node:path';
 import { constants, gzipSync } from 'node:zlib';
-import { BUILT_BUNDLE, installedBundle } from '../src/dashboard/api-reference.js';
+import { BUILT_DIR, RENDERER_FILES, installedRenderer } from '../src/dashboard/api-reference.js';
 
-const bundle = installedBundle();
-if (bundle === null) throw new Error('@scalar/api-reference is not installed: run `npm ci`');
-mkdirSync(dirname(BUILT_BUNDLE), { recursive: true });
-copyFileSync(bundle, BUILT_BUNDLE);
-// Served instead to browsers that accept gzip (@fastify/static's preCompressed): 4.9 MB -> 1.4 MB.
-const gzipped = gzipSync(readFileSync(bundle), { level: constants.Z_BEST_COMPRESSION });
-writeFileSync(`${BUILT_BUNDLE}.gz`, gzipped);
-process.stdout.write(`copied ${bundle} to ${BUILT_BUNDLE} (and .gz, ${gzipped.length} bytes)\n`);
+const source = installedRenderer();
+if (source === null) throw new Error('swagger-ui-dist is not installed: run `npm ci`');
+mkdirSync(BUILT_DIR, { recursive: true });
+for (const file of RENDERER_FILES) {
+  const from = join(source, file);
+  copyFileSync(from, join(BUILT_DIR, file));
+  const gzipped = gzipSync(readFileSync(from), { level: constants.Z_BEST_COMPRESSION });
+  writeFileSync(join(BUILT_DIR, `${file}.gz`), gzipped);
+  process.stdout.write(`copied ${from} to ${BUILT_DIR} (and .gz, ${gzipped.length} bytes)\n`);
+}

@@ -267,7 +267,8 @@ export function buildApp(options: BuildAppOptions): FastifyInstance {
       info: {
         title: 'mailverdict API',
         version: '1.0.0',
-        description: 'E-mail verification: single addresses, batch jobs and account usage. See docs/api.md.',
+        description:
+          'E-mail verification: single addresses, batch jobs and account usage. See [docs/api.md](/docs/api.md).',
         license: { name: 'MIT', identifier: 'MIT' },
       },
       // Relative: the mailverdict that serves this document (GET /v1/openapi.json) is the server it

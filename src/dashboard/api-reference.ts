@@ -1,18 +1,24 @@
 /**
- * The interactive API reference at `/docs`: Scalar's standalone bundle (@scalar/api-reference)
+ * The interactive API reference at `/docs`: Swagger UI's browser bundle (swagger-ui-dist)
  * rendering the served OpenAPI document (`GET /v1/openapi.json`), from this server only.
  *
- * - The bundle is copied to dist/api-reference/scalar.js by `npm run build`
- *   (scripts/copy-api-reference.ts), so an installation needs no Scalar package at run time; a
- *   checkout that has not been built serves it from node_modules.
- * - Nothing comes from another host: Scalar's default fonts (fonts.scalar.com), telemetry, AI
- *   agent and request proxy are turned off in /docs/init.js; "Test request" calls this origin.
+ * - The renderer shows the product and nothing of its vendor: no top bar, no sign-up or demo
+ *   offer (Swagger UI's `BaseLayout`, without the standalone preset's top bar). Its "Try it out"
+ *   calls this origin, with the key the reader types under "Authorize".
+ * - The two files (swagger-ui-bundle.js, swagger-ui.css) are copied to dist/api-reference/ by
+ *   `npm run build` (scripts/copy-api-reference.ts), so an installation needs no renderer package
+ *   at run time; a checkout that has not been built serves them from node_modules.
+ * - Nothing comes from another host: the online spec validator (validator.swagger.io, whose
+ *   badge Swagger UI loads by default) is turned off in /docs/init.js.
  * - The dashboard's CSP (security.ts) applies, with inline styles allowed on this page only
  *   (DOCS_CONTENT_SECURITY_POLICY; docs/security.md). No inline script.
+ * - `/docs/api.md` gives docs/api.md as text, so that the document's "See docs/api.md" is a link
+ *   that works on any installation.
  */
 import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { basename, dirname, join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance } from 'fastify';
@@ -20,15 +26,22 @@ import { CONTENT_SECURITY_POLICY } from './security.js';
 
 export const DOCS_PATH = '/docs';
 
-/** dist/api-reference/scalar.js of this package, from src/dashboard (tsx) and dist/dashboard alike. */
-export const BUILT_BUNDLE = fileURLToPath(new URL('../../dist/api-reference/scalar.js', import.meta.url));
+/** The renderer's files the page loads, as named in swagger-ui-dist and in dist/api-reference/. */
+export const RENDERER_FILES = ['swagger-ui-bundle.js', 'swagger-ui.css'] as const;
 
-/** Scalar's standalone bundle in node_modules (a development dependency), or null. */
-export function installedBundle(): string | null {
+/** dist/api-reference/ of this package, from src/dashboard (tsx) and dist/dashboard alike. */
+export const BUILT_DIR = fileURLToPath(new URL('../../dist/api-reference/', import.meta.url));
+
+/** docs/api.md of this package (the package ships docs/), from src/dashboard and dist/dashboard. */
+const API_GUIDE = fileURLToPath(new URL('../../docs/api.md', import.meta.url));
+
+const hasAll = (dir: string): boolean => RENDERER_FILES.every((file) => existsSync(join(dir, file)));
+
+/** swagger-ui-dist's folder in node_modules (a development dependency), or null. */
+export function installedRenderer(): string | null {
   try {
-    const entry = createRequire(import.meta.url).resolve('@scalar/api-reference');
-    const bundle = join(dirname(entry), 'browser', 'standalone.js');
-    return existsSync(bundle) ? bundle : null;
+    const dir = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
+    return hasAll(dir) ? dir : null;
   } catch {
     return null;
   }
@@ -36,22 +49,27 @@ export function installedBundle(): string | null {
 
 const CONFIGURATION = {
   url: '/v1/openapi.json',
-  withDefaultFonts: false,
-  defaultOpenAllTags: true,
-  telemetry: false,
-  agent: { disabled: true },
+  dom_id: '#reference',
+  // The page with the operations only: the standalone preset's top bar is not loaded.
+  layout: 'BaseLayout',
+  deepLinking: true,
+  // No badge from validator.swagger.io: nothing is asked of another host.
+  validatorUrl: null,
+  docExpansion: 'list',
+  defaultModelsExpandDepth: 0,
+  displayRequestDuration: true,
+  persistAuthorization: false,
 };
 
 /**
- * /docs/init.js, a file since the CSP allows no inline script. It runs before the bundle: Zod
- * (inside Scalar) probes for eval with `Function('')` unless told to run without it, and that
- * probe is a CSP violation under `script-src 'self'`; `jitless` is Zod's own setting for pages
- * that forbid eval. Scalar then starts once the document (and so the bundle after it) is in.
+ * /docs/init.js, a file since the CSP allows no inline script; it runs once the document, and so
+ * the bundle before it, is in.
  */
 const INIT_SCRIPT =
-  `globalThis.__zod_globalConfig = Object.assign(globalThis.__zod_globalConfig || {}, { jitless: true });\n` +
   `document.addEventListener('DOMContentLoaded', function () {\n` +
-  `  Scalar.createApiReference('#reference', ${JSON.stringify(CONFIGURATION)});\n` +
+  `  window.ui = SwaggerUIBundle(Object.assign(${JSON.stringify(CONFIGURATION)}, {\n` +
+  `    presets: [SwaggerUIBundle.presets.apis],\n` +
+  `  }));\n` +
   `});\n`;
 
 const PAGE = `<!doctype html>
@@ -61,11 +79,12 @@ const PAGE = `<!doctype html>
     <meta name="viewport" content="width=device-width, initial-scale=1" />
     <title>API reference · mailverdict</title>
     <link rel="icon" href="/favicon.svg" type="image/svg+xml" />
+    <link rel="stylesheet" href="${DOCS_PATH}/swagger-ui.css" />
   </head>
   <body>
     <main id="reference"></main>
+    <script src="${DOCS_PATH}/swagger-ui-bundle.js"></script>
     <script src="${DOCS_PATH}/init.js"></script>
-    <script src="${DOCS_PATH}/scalar.js"></script>
   </body>
 </html>
 `;
@@ -73,11 +92,11 @@ const PAGE = `<!doctype html>
 const kebab = (name: string) => name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 
 /**
- * The dashboard's CSP with `style-src 'self' 'unsafe-inline'` (docs/security.md): Scalar inserts
- * <style> elements (its theme and toasts, besides the stylesheet that could take a nonce) and sets
- * style attributes, all from its own script. Scripts stay `'self'` only, and the page shows
- * nothing but this server's own OpenAPI document, so there is no markup for an attacker to
- * style. Tested in Chromium: no other directive is needed (test/e2e/api-reference.test.ts).
+ * The dashboard's CSP with `style-src 'self' 'unsafe-inline'` (docs/security.md): Swagger UI sets
+ * style attributes from its own script (its collapsing sections, the syntax highlighter). Scripts
+ * stay `'self'` only, and the page shows nothing but this server's own OpenAPI document, so there
+ * is no markup for an attacker to style. Tested in Chromium: no other directive is needed
+ * (test/e2e/api-reference.test.ts).
  */
 export const DOCS_CONTENT_SECURITY_POLICY = Object.entries({
   ...CONTENT_SECURITY_POLICY,
@@ -88,16 +107,17 @@ export const DOCS_CONTENT_SECURITY_POLICY = Object.entries({
 
 const NOT_BUILT =
   'The API reference is not built in this installation: run `npm run build` (it writes ' +
-  'dist/api-reference/scalar.js). The OpenAPI document itself is at /v1/openapi.json.\n';
+  'dist/api-reference/). The OpenAPI document itself is at /v1/openapi.json.\n';
 
-/** `/docs`, `/docs/scalar.js` and `/docs/init.js`, in the dashboard's scope (its headers and CSP). */
-export function apiReferencePlugin(
-  bundle: string | null = existsSync(BUILT_BUNDLE) ? BUILT_BUNDLE : installedBundle(),
-) {
+/**
+ * `/docs`, its start script, the renderer's two files from `dir`, and `/docs/api.md`, in the
+ * dashboard's scope (its headers and CSP).
+ */
+export function apiReferencePlugin(dir: string | null = hasAll(BUILT_DIR) ? BUILT_DIR : installedRenderer()) {
   return async (app: FastifyInstance): Promise<void> => {
     const options = { schema: { hide: true } };
     app.get(DOCS_PATH, options, async (_request, reply) => {
-      if (bundle === null)
+      if (dir === null)
         return reply
           .code(503)
           .type('text/plain; charset=utf-8')
@@ -112,18 +132,20 @@ export function apiReferencePlugin(
     app.get(`${DOCS_PATH}/init.js`, options, async (_request, reply) =>
       reply.header('cache-control', 'no-cache').type('text/javascript; charset=utf-8').send(INIT_SCRIPT),
     );
-    if (bundle !== null) {
-      // Only reply.sendFile (ETag, Last-Modified): the name is not hashed, so it is revalidated.
-      // preCompressed: scalar.js.gz, written by the build, to browsers that accept gzip.
-      await app.register(fastifyStatic, {
-        root: dirname(bundle),
-        serve: false,
-        index: false,
-        preCompressed: true,
-      });
-      app.get(`${DOCS_PATH}/scalar.js`, options, async (_request, reply) =>
-        reply.header('cache-control', 'no-cache').sendFile(basename(bundle), { cacheControl: false }),
+    // Only reply.sendFile (ETag, Last-Modified): the names are not hashed, so they are revalidated.
+    // preCompressed: the .gz copies the build writes, to browsers that accept gzip.
+    // As text, which every browser shows (text/markdown is offered as a download).
+    app.get(`${DOCS_PATH}/api.md`, options, async (_request, reply) =>
+      reply
+        .header('cache-control', 'no-cache')
+        .type('text/plain; charset=utf-8')
+        .send(await readFile(API_GUIDE, 'utf8')),
+    );
+    if (dir === null) return;
+    await app.register(fastifyStatic, { root: dir, serve: false, index: false, preCompressed: true });
+    for (const file of RENDERER_FILES)
+      app.get(`${DOCS_PATH}/${file}`, options, async (_request, reply) =>
+        reply.header('cache-control', 'no-cache').sendFile(file, dir, { cacheControl: false }),
       );
-    }
   };
 }

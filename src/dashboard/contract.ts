@@ -184,6 +184,35 @@ export const ChangePasswordBody = Type.Object(
 );
 export type ChangePasswordBody = Static<typeof ChangePasswordBody>;
 
+/** POST /account/email: the person's new sign-in address, with their password. */
+export const ChangeEmailBody = Type.Object(
+  { password: Type.String({ maxLength: 1024 }), email: Type.String({ maxLength: 320 }) },
+  { additionalProperties: false },
+);
+export type ChangeEmailBody = Static<typeof ChangeEmailBody>;
+
+/** Changed at once (no relay), or a link e-mailed to the new address confirms it (a relay). */
+export const EmailChangeResult = Type.Union([
+  Type.Object({ status: Type.Literal('changed'), email: Type.String() }),
+  Type.Object({
+    status: Type.Literal('confirm_by_link'),
+    email: Type.String(),
+    /** False: the relay did not take the e-mail; ask again later. */
+    emailed: Type.Boolean(),
+    expires_at: IsoTime,
+  }),
+]);
+export type EmailChangeResult = Static<typeof EmailChangeResult>;
+
+/** POST /email-changes/accept: the token of the link e-mailed to the new address. */
+export const ConfirmEmailBody = Type.Object(
+  { token: Type.String({ minLength: 1, maxLength: 200 }) },
+  { additionalProperties: false },
+);
+export type ConfirmEmailBody = Static<typeof ConfirmEmailBody>;
+export const ConfirmEmailResult = Type.Object({ email: Type.String() });
+export type ConfirmEmailResult = Static<typeof ConfirmEmailResult>;
+
 // ---- two-factor sign-in ----------------------------------------------------------------------
 
 /** GET /account/two-factor. */

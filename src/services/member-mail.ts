@@ -1,7 +1,7 @@
 /**
- * The e-mails of a dashboard person: the ones that carry a link (an invitation, a password reset)
- * and the security notices (issue 26: wrong second factors after a correct password, two factors
- * turned on). Sent through the
+ * The e-mails of a dashboard person: the ones that carry a link (an invitation, a password reset,
+ * the confirmation of a new sign-in address) and the security notices (issue 26: wrong second
+ * factors after a correct password, two factors turned on). Sent through the
  * configured SMTP relay with nodemailer, as job notifications are (jobs/notify.ts); without a
  * relay there is no mailer and the link is only shown (CLI, the inviter's screen).
  */
@@ -26,9 +26,12 @@ export type SecurityNotice =
       at: string;
     };
 
+/** What a dashboard link e-mail is for. */
+export type MemberMailKind = MemberTokenKind | 'email_change';
+
 export interface MemberMailer {
   /** Sends the link; rejects when the relay does not take the message. */
-  send(to: string, kind: MemberTokenKind, link: string, expiresAt: string): Promise<void>;
+  send(to: string, kind: MemberMailKind, link: string, expiresAt: string): Promise<void>;
   /** Sends a security notice; rejects when the relay does not take the message. */
   sendNotice(to: string, notice: SecurityNotice): Promise<void>;
   close(): void;
@@ -59,10 +62,24 @@ export function createMemberMailer(config: Pick<Config, 'smtpRelayUrl' | 'notify
 }
 
 export function memberMessage(
-  kind: MemberTokenKind,
+  kind: MemberMailKind,
   link: string,
   expiresAt: string,
 ): { subject: string; text: string } {
+  if (kind === 'email_change')
+    return {
+      subject: 'Confirm your new mailverdict sign-in address',
+      text: `${[
+        'Someone signed in to a mailverdict dashboard asked to sign in with this address from now on.',
+        '',
+        'Open this link to confirm it:',
+        link,
+        '',
+        'If it was not you, ignore this message: nothing changes.',
+        '',
+        `The link works once, until ${expiresAt}.`,
+      ].join('\n')}\n`,
+    };
   const lines =
     kind === 'invitation'
       ? [

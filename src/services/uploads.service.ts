@@ -7,7 +7,10 @@
  * v1) plus one chunk of other cells.
  *
  * The cells are stored as they came: nothing is neutralised at upload; the download does it
- * (services/csv-export.ts). Rows whose address cell is empty are skipped (nothing to verify).
+ * (services/csv-export.ts). Every row becomes a row of the job and comes back in the download: a
+ * row whose address cell is empty is verified as the empty string, which is `undeliverable` /
+ * `invalid_email_format` like any malformed address (it was skipped, and left the download one
+ * row short of the file: 191 rows in, 190 out).
  * The upload's rows are written under the upload's id while the file streams in, and tied to
  * the job inside the submission's transaction; an upload that fails or is refused (quota) is
  * deleted, and one whose process died before it was tied is deleted by a later upload after a day.
@@ -74,6 +77,8 @@ interface ReadOutcome {
   intake: BatchIntake;
   header: string[] | null;
   columnCount: number;
+  /** Rows with something in the address column (the others are verified as empty addresses). */
+  addresses: number;
 }
 
 /** Reads the CSV, feeding addresses to the intake and storing the other cells chunk by chunk. */
@@ -102,6 +107,7 @@ async function readInto(
   let header: string[] | null = null;
   let columnCount = 0;
   let row = 0;
+  let addresses = 0;
   let seq = 0;
   let pending: string[][] = [];
   const flush = async (): Promise<void> => {
@@ -145,7 +151,7 @@ async function readInto(
           continue;
         }
         const email = (record[input.emailColumn] ?? '').trim();
-        if (email === '') continue;
+        if (email !== '') addresses++;
         if (intake.total >= MAX_BATCH_ADDRESSES)
           refuse(
             new AppError(
@@ -174,7 +180,7 @@ async function readInto(
     throw refusal ?? error;
   });
   if (pending.length > 0) await flush();
-  return { intake, header, columnCount };
+  return { intake, header, columnCount, addresses };
 }
 
 function parseError(err: unknown): unknown {
@@ -216,7 +222,7 @@ export async function uploadList(deps: SubmitDeps, input: UploadInput): Promise<
         throw parseError(err);
       },
     );
-    if (read.intake.total === 0) {
+    if (read.addresses === 0) {
       read.intake.discard();
       throw new AppError(
         'invalid_request',

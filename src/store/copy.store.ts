@@ -42,6 +42,7 @@ export const COPIED_TABLES = [
   { name: 'job_deliveries', key: ['id'], pageSize: 500 },
   { name: 'job_delivery_attempts', key: ['delivery_id', 'attempt'], pageSize: 500 },
   { name: 'people', key: ['id'], pageSize: 500 },
+  { name: 'email_changes', key: ['token_hash'], pageSize: 500 },
   { name: 'members', key: ['id'], pageSize: 500 },
   { name: 'dashboard_sessions', key: ['id'], pageSize: 500 },
   { name: 'member_tokens', key: ['token_hash'], pageSize: 500 },

@@ -5,7 +5,13 @@
  */
 import type { Insertable } from 'kysely';
 import type { Executor } from './executor.js';
-import type { MemberRole, PeopleTable, PersonRow } from './schema/dashboard.schema.js';
+import type {
+  EmailChangeRow,
+  EmailChangesTable,
+  MemberRole,
+  PeopleTable,
+  PersonRow,
+} from './schema/dashboard.schema.js';
 
 export async function insertPerson(db: Executor, row: Insertable<PeopleTable>): Promise<PersonRow> {
   return db.insertInto('people').values(row).returningAll().executeTakeFirstOrThrow();
@@ -24,6 +30,48 @@ export async function setPersonPassword(db: Executor, id: string, passwordHash: 
     .updateTable('people')
     .set({ password_hash: passwordHash })
     .where('id', '=', id)
+    .executeTakeFirst();
+  return res.numUpdatedRows === 1n;
+}
+
+/** Sets the person's sign-in address (lower-cased by the caller); whether the row changed. */
+export async function setPersonEmail(db: Executor, id: string, email: string): Promise<boolean> {
+  const res = await db.updateTable('people').set({ email }).where('id', '=', id).executeTakeFirst();
+  return res.numUpdatedRows === 1n;
+}
+
+/** A pending change of address (migration 0023); the person's earlier pending ones stop working. */
+export async function insertEmailChange(db: Executor, row: Insertable<EmailChangesTable>): Promise<void> {
+  await db
+    .deleteFrom('email_changes')
+    .where('person_id', '=', row.person_id)
+    .where('used_at', 'is', null)
+    .execute();
+  await db.insertInto('email_changes').values(row).execute();
+}
+
+/** The unused, unexpired change of the link's token. */
+export async function findUsableEmailChange(
+  db: Executor,
+  tokenHash: string,
+  now: string,
+): Promise<EmailChangeRow | undefined> {
+  return db
+    .selectFrom('email_changes')
+    .selectAll()
+    .where('token_hash', '=', tokenHash)
+    .where('used_at', 'is', null)
+    .where('expires_at', '>', now)
+    .executeTakeFirst();
+}
+
+/** Marks the change used; false when another request used it first. */
+export async function useEmailChange(db: Executor, tokenHash: string, now: string): Promise<boolean> {
+  const res = await db
+    .updateTable('email_changes')
+    .set({ used_at: now })
+    .where('token_hash', '=', tokenHash)
+    .where('used_at', 'is', null)
     .executeTakeFirst();
   return res.numUpdatedRows === 1n;
 }

@@ -5,6 +5,7 @@
  * download is). Also: what is refused, quota and refunds, retention, other accounts' jobs.
  */
 import { parse } from 'csv-parse/sync';
+import { readSheet } from 'read-excel-file/node';
 import { afterEach, describe, expect, it } from 'vitest';
 import { HOUR } from '../../src/clock.js';
 import type { JobDetail, JobItem, JobList } from '../../src/dashboard/contract.js';
@@ -149,20 +150,45 @@ describe('dashboard lists', SLOW, () => {
     expect(out.slice(1).map((r) => r[1])).toEqual([`'=HYPERLINK("http://evil.example")`, `'+1 555`]);
   });
 
-  it('reads a file without a header row, skips rows with no address and pads short rows', async () => {
+  it('reads a file without a header row, gives back a row with no address with its verdict, and pads short rows', async () => {
     const { d, browser } = await setUp();
     const csv = 'Ann,ann@valid.example.com,vip\nnobody,,\nBob,bob@invalid.example.com\n';
     const res = await upload(browser, csv, { header: false, name: 'plain list.txt' });
     const job = res.json<JobItem>();
-    expect(job.total).toBe(2);
+    expect(job.total).toBe(3);
     await d.drain();
     const download = await browser.get(`${API}/jobs/${job.job_id}/download`);
     expect(download.headers['content-disposition']).toBe('attachment; filename="plain_list-all.csv"');
     expect(parseCsv(download.body)).toEqual([
       ['column_1', 'email', 'column_3', 'status', 'score', 'reason', 'did_you_mean', 'provider'],
       ['Ann', 'ann@valid.example.com', 'vip', 'deliverable', '99', '', '', ''],
+      ['nobody', '', '', 'undeliverable', '0', 'invalid_email_format', '', ''],
       ['Bob', 'bob@invalid.example.com', '', 'undeliverable', '0', 'smtp_rejected', '', ''],
     ]);
+  });
+
+  it('gives back every uploaded row, empty and malformed addresses with their verdicts, in CSV and XLSX', async () => {
+    const { d, browser } = await setUp();
+    // 191 rows, as in the report: 188 addresses, two empty cells and one malformed address,
+    // across chunks of 10.
+    const rows = Array.from({ length: 191 }, (_, i) => [
+      `row ${i}`,
+      i === 7 || i === 150 ? '' : i === 99 ? 'not an address' : `user${i}@${KINDS[i % 3]}.example.com`,
+    ]);
+    const csv = ['name,email', ...rows.map((r) => r.join(','))].join('\n');
+    const job = (await upload(browser, csv)).json<JobItem>();
+    expect(job.total).toBe(191);
+    await d.drain();
+    const download = parseCsv((await browser.get(`${API}/jobs/${job.job_id}/download`)).body);
+    expect(download).toHaveLength(192);
+    expect(download.slice(1).map((r) => r[0])).toEqual(rows.map((r) => r[0]));
+    for (const i of [7, 150, 99])
+      expect(download[i + 1]!.slice(0, 4)).toEqual([`row ${i}`, rows[i]![1], 'undeliverable', '0']);
+    expect(download[8]![4]).toBe('invalid_email_format');
+    const xlsx = await browser.get(`${API}/jobs/${job.job_id}/download?format=xlsx`);
+    expect(xlsx.statusCode).toBe(200);
+    const sheet = await readSheet<string>(xlsx.rawPayload, { parseNumber: (text) => text });
+    expect(sheet.map((row) => row.map((c) => (c === null ? '' : String(c))))).toEqual(download);
   });
 
   it('refuses a file with no address in the column, storing nothing', async () => {

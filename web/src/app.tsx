@@ -25,6 +25,7 @@ import { SecurityLogPage } from './pages/security';
 import { SignInPage } from './pages/sign-in';
 import { TwoFactorRequiredPage } from './pages/two-factor';
 import { VerifyPage } from './pages/verify';
+import { ConfirmEmailPage } from './pages/confirm-email';
 
 /** Client errors are answers, not hiccups: only network failures and 5xx are retried (twice). */
 function retry(failures: number, error: unknown): boolean {
@@ -145,6 +146,7 @@ export function App() {
       <Route path="/reset-password">
         <SetPasswordPage mode="reset" />
       </Route>
+      <Route path="/confirm-email" component={ConfirmEmailPage} />
       <Route>
         <SignedIn />
       </Route>

@@ -6,9 +6,11 @@
  *
  * Suggests a correction for a mistyped domain while the visitor types (in the browser, with the
  * engine's own suggester), verifies the address on blur with the publishable key, marks the
- * input (`data-mailverdict-status`), says the verdict in an aria-live region, and blocks the
- * form's submission for the statuses in `data-block`. Every failure (network, 429, time-out)
- * means no opinion: the form is never blocked by the widget being unable to answer.
+ * input (`data-mailverdict-status` and a coloured ring), says the verdict in an aria-live region,
+ * and blocks the form's submission for the statuses in `data-block`. A submission made before
+ * the verdict is in (Enter straight after typing) waits for it, at most `data-submit-wait` ms.
+ * Every failure (network, 429, time-out) means no opinion: the form is never blocked by the
+ * widget being unable to answer.
  *
  * It talks to one host only: the one it was loaded from (the script's own src).
  */
@@ -28,14 +30,22 @@ const MESSAGES = {
   deliverable: '',
   risky: 'This address may not receive mail.',
   undeliverable: 'This address cannot receive mail.',
-  disposable: 'Please use a permanent address, not a disposable one.',
+  disposable: 'This is a disposable address. Please use a permanent one.',
   unknown: '',
   suggest: 'Did you mean {suggestion}?',
   fix: 'Use {suggestion}',
 } as const;
 type MessageName = keyof typeof MESSAGES;
 
+// The field's own mark, one colour per status (a ring, so that the page's border and focus
+// outline stay its own); --mailverdict-mark-width: 0 turns it off.
 const STYLE = `
+input[data-mailverdict-status]{box-shadow:0 0 0 var(--mailverdict-mark-width,2px) var(--mailverdict-mark-color)}
+input[data-mailverdict-status=checking]{--mailverdict-mark-color:var(--mailverdict-color-checking,#0b57d0)}
+input[data-mailverdict-status=deliverable]{--mailverdict-mark-color:var(--mailverdict-color-ok,#1b6e20)}
+input[data-mailverdict-status=risky]{--mailverdict-mark-color:var(--mailverdict-color-warning,#7a4a00)}
+input[data-mailverdict-status=undeliverable]{--mailverdict-mark-color:var(--mailverdict-color-error,#b00020)}
+input[data-mailverdict-status=unknown]{--mailverdict-mark-color:var(--mailverdict-color-unknown,#6b6b6b)}
 .mailverdict-message{display:block;min-height:1.2em;margin-top:var(--mailverdict-gap,.25rem);font-size:var(--mailverdict-font-size,.875em);color:var(--mailverdict-color,inherit)}
 .mailverdict-message[data-status=deliverable]{color:var(--mailverdict-color-ok,#1b6e20)}
 .mailverdict-message[data-status=risky]{color:var(--mailverdict-color-warning,#7a4a00)}
@@ -61,6 +71,107 @@ function installStyle(): void {
 
 let ids = 0;
 
+/** What the form's submit handler needs of each attached input. */
+interface Gate {
+  input: HTMLInputElement;
+  /** A verdict for the current value blocks the submission. */
+  blocked(): boolean;
+  /** The current value still needs a verdict (not asked yet, or in flight). */
+  undecided(): boolean;
+  /** Verifies now (or joins the request in flight), resolved at the latest after `data-submit-wait`. */
+  settle(): Promise<void>;
+  /** Says why the submission was refused and puts the focus back in the field. */
+  refuse(): void;
+}
+
+const gates = new Set<Gate>();
+/** Forms whose submission waits for a verdict, with the button that submitted them. */
+const waiting = new WeakMap<HTMLFormElement, HTMLElement | null>();
+/** Forms being submitted again by the widget after their verdicts came in. */
+const released = new WeakSet<HTMLFormElement>();
+
+function gatesOf(form: HTMLFormElement): Gate[] {
+  const found: Gate[] = [];
+  for (const gate of gates) {
+    if (!gate.input.isConnected) gates.delete(gate);
+    else if (gate.input.form === form) found.push(gate);
+  }
+  return found;
+}
+
+/** Submits `form` again as `submitter` did, through the page's own handlers this time. */
+function resubmit(form: HTMLFormElement, submitter: HTMLElement | null): void {
+  released.add(form);
+  try {
+    if (typeof form.requestSubmit !== 'function') form.submit();
+    else if (submitter?.isConnected && (submitter as HTMLButtonElement).form === form)
+      form.requestSubmit(submitter);
+    else form.requestSubmit();
+  } finally {
+    released.delete(form);
+  }
+}
+
+/**
+ * Every submission of a form with an attached input, before the page's own handlers (React's
+ * onSubmit among them) see it: a blocking verdict cancels it; a value with no verdict yet (Enter
+ * or a click straight after typing) holds it until the verdict comes or the wait ends, then it
+ * is submitted again unless the verdict blocks. A wait that ends with no verdict never blocks.
+ */
+function onSubmit(event: SubmitEvent): void {
+  const form = event.target;
+  if (!(form instanceof HTMLFormElement) || released.has(form)) return;
+  const mine = gatesOf(form);
+  const stop = (): void => {
+    event.preventDefault();
+    event.stopImmediatePropagation();
+  };
+  const refusing = mine.find((gate) => gate.blocked());
+  if (refusing) {
+    stop();
+    refusing.refuse();
+    return;
+  }
+  const pending = mine.filter((gate) => gate.undecided());
+  if (pending.length === 0) return;
+  stop();
+  const already = waiting.has(form);
+  waiting.set(form, event.submitter);
+  if (already) return;
+  void Promise.all(pending.map((gate) => gate.settle())).then(() => {
+    const submitter = waiting.get(form) ?? null;
+    waiting.delete(form);
+    const refused = gatesOf(form).find((gate) => gate.blocked());
+    if (refused) refused.refuse();
+    else resubmit(form, submitter);
+  });
+}
+
+let originReported = false;
+
+/**
+ * A fetch that failed without an answer is a network error or a CORS refusal, which a page cannot
+ * tell apart. If the widget's own file (served to every origin) answers, the server is up, so the
+ * verification was refused for this page's origin: say so once, in words a developer can act on.
+ */
+async function reportRefusedOrigin(scriptUrl: string, key: string): Promise<void> {
+  if (originReported) return;
+  originReported = true;
+  try {
+    const res = await fetch(scriptUrl, { method: 'HEAD', credentials: 'omit', cache: 'no-store' });
+    if (!res.ok) return;
+  } catch {
+    return;
+  }
+  const origin = location.origin;
+  console.error(
+    `mailverdict widget: ${new URL(scriptUrl).origin} refused verifications from this page's origin ${origin}. ` +
+      `Add ${origin} to the allowed origins of the publishable key ${key.slice(0, 17)}… ` +
+      `(dashboard: API keys; command line: keys create --publishable --allowed-origin ${origin}). ` +
+      'Until then the widget gives no opinion and never blocks the form.',
+  );
+}
+
 /** Sets an input's value the way typing does, so that frameworks (React) see the change. */
 function setValue(input: HTMLInputElement, value: string): void {
   Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, 'value')?.set?.call(input, value);
@@ -68,19 +179,21 @@ function setValue(input: HTMLInputElement, value: string): void {
   input.dispatchEvent(new Event('change', { bubbles: true }));
 }
 
-function attach(input: HTMLInputElement, endpoint: string, key: string): void {
+function attach(input: HTMLInputElement, scriptUrl: string, endpoint: string, key: string): void {
   if (input.dataset.mailverdictReady !== undefined) return;
   input.dataset.mailverdictReady = '';
   const attr = (name: string): string | undefined =>
     input.getAttribute(name) ?? script?.getAttribute(name) ?? undefined;
   const message = (name: MessageName, suggestion = ''): string =>
-    (attr(`data-msg-${name}`) ?? MESSAGES[name]).replace('{suggestion}', suggestion);
+    // A function, so that `$&`, `$'` or `` $` `` in an address are not replacement patterns.
+    (attr(`data-msg-${name}`) ?? MESSAGES[name]).replace('{suggestion}', () => suggestion);
   const number = (name: string, fallback: number): number => {
     const n = Number(attr(name));
     return Number.isFinite(n) && n >= 0 && attr(name) !== undefined ? n : fallback;
   };
   const debounceMs = number('data-debounce', 300);
   const timeoutMs = number('data-timeout', 10_000);
+  const submitWaitMs = number('data-submit-wait', 3000);
   const blocking = new Set((attr('data-block') ?? 'undeliverable').split(/[\s,]+/).filter(Boolean));
 
   // The region the verdict is said in: the page's own (data-mailverdict-message) or one of ours.
@@ -100,6 +213,8 @@ function attach(input: HTMLInputElement, endpoint: string, key: string): void {
   let verdict: Verdict | null = null;
   let verifiedValue = '';
   let inFlight: AbortController | null = null;
+  /** The verification running now, and the value it is for. */
+  let running: { value: string; done: Promise<void> } | null = null;
   let timer: ReturnType<typeof setTimeout> | undefined;
 
   // One button per input, reused: a verdict arriving between the press and the release of the
@@ -152,8 +267,11 @@ function attach(input: HTMLInputElement, endpoint: string, key: string): void {
       say('', '', suggestion);
       return;
     }
+    // A disposable address receives mail: saying it "may not" would be wrong, so it says why.
     const text =
-      verdict.disposable && blocking.has('disposable') ? message('disposable') : message(verdict.status);
+      verdict.disposable && verdict.status !== 'undeliverable'
+        ? message('disposable')
+        : message(verdict.status);
     say(text, blocked() ? 'blocked' : verdict.status, suggestion);
   };
 
@@ -173,6 +291,7 @@ function attach(input: HTMLInputElement, endpoint: string, key: string): void {
     setStatus('checking');
     say(message('checking'), 'checking', localSuggestion(value));
     let answer: Verdict | null = null;
+    let refused = false;
     try {
       const res = await fetch(endpoint, {
         method: 'POST',
@@ -182,14 +301,16 @@ function attach(input: HTMLInputElement, endpoint: string, key: string): void {
         credentials: 'omit',
       });
       if (res.ok) answer = (await res.json()) as Verdict;
-    } catch {
-      // A network error or a time-out: no opinion.
+    } catch (error) {
+      // A network error, a CORS refusal or a time-out: no opinion.
+      refused = !controller.signal.aborted && error instanceof TypeError;
     } finally {
       clearTimeout(timeout);
     }
     // Cancelled by a newer value (a time-out leaves it in flight: it ends as no opinion).
     if (inFlight !== controller) return;
     inFlight = null;
+    if (refused) void reportRefusedOrigin(scriptUrl, key);
     // Anything but an answer (429, 5xx, time-out) is `unknown`, which never blocks.
     verdict = answer ?? { status: 'unknown', disposable: false, did_you_mean: null };
     verifiedValue = value;
@@ -198,9 +319,17 @@ function attach(input: HTMLInputElement, endpoint: string, key: string): void {
     input.dispatchEvent(new CustomEvent('mailverdict:result', { bubbles: true, detail: { ...verdict } }));
   };
 
+  const check = (): Promise<void> => {
+    const value = input.value.trim();
+    if (running?.value === value && inFlight !== null) return running.done;
+    const done = verify();
+    running = { value, done };
+    return done;
+  };
+
   const schedule = (delay: number): void => {
     clearTimeout(timer);
-    timer = setTimeout(() => void verify(), delay);
+    timer = setTimeout(() => void check(), delay);
   };
 
   input.addEventListener('input', () => {
@@ -218,19 +347,28 @@ function attach(input: HTMLInputElement, endpoint: string, key: string): void {
   });
   input.addEventListener('blur', () => schedule(debounceMs));
 
-  const form = input.form;
-  form?.addEventListener(
-    'submit',
-    (event) => {
-      if (!blocked()) return;
-      // Before the page's own handlers (React's onSubmit among them) see it.
-      event.preventDefault();
-      event.stopImmediatePropagation();
+  gates.add({
+    input,
+    blocked,
+    undecided: () => {
+      const value = input.value.trim();
+      return value !== '' && input.checkValidity() && !(verdict !== null && verifiedValue === value);
+    },
+    settle: () => {
+      clearTimeout(timer);
+      return new Promise<void>((resolve) => {
+        const wait = setTimeout(resolve, submitWaitMs);
+        void check().finally(() => {
+          clearTimeout(wait);
+          resolve();
+        });
+      });
+    },
+    refuse: () => {
       show();
       input.focus();
     },
-    true,
-  );
+  });
 }
 
 function start(): void {
@@ -242,9 +380,11 @@ function start(): void {
   }
   const endpoint = new URL('v1/verify', new URL('.', script.src)).href;
   installStyle();
+  // Capture at the document: before any handler of the form itself or of a framework's root.
+  document.addEventListener('submit', onSubmit, true);
   const scan = (root: ParentNode): void =>
     root.querySelectorAll<HTMLInputElement>('input[type=email][data-mailverdict]').forEach((input) => {
-      attach(input, endpoint, key);
+      attach(input, script.src, endpoint, key);
     });
   scan(document);
   // Inputs rendered later (React, a dialog) are attached when they appear.

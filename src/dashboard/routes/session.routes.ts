@@ -38,11 +38,16 @@ import { recordPasswordStep, recordWrongSecondFactor } from '../../services/sign
 import { createSignInChallenge } from '../../services/sign-in-challenge.js';
 import { rotateDeviceToken } from '../../services/sign-in-device.js';
 import { recordAudit, recordPersonAudit } from '../../services/audit.service.js';
+import { confirmEmailChange, requestEmailChange } from '../../services/email-change.service.js';
 import type { Executor } from '../../store/executor.js';
 import { byMember, originOf } from '../audit-origin.js';
 import type { MemberTokenKind } from '../../store/schema/dashboard.schema.js';
 import {
+  ChangeEmailBody,
   ChangePasswordBody,
+  ConfirmEmailBody,
+  ConfirmEmailResult,
+  EmailChangeResult,
   CSRF_HEADER,
   ForgotPasswordBody,
   InvitationPreview,
@@ -406,5 +411,28 @@ export function sessionRoutes(deps: DashboardDeps, guard: GuardDeps) {
         });
       return reply.code(204).send();
     });
+
+    app.post(
+      '/account/email',
+      { schema: { body: ChangeEmailBody, response: { 200: EmailChangeResult } } },
+      async (request) => {
+        const session = requirePerson(request);
+        return requestEmailChange(
+          { db, clock, config: deps.config, mailer: deps.mailer, logger: request.log },
+          {
+            personId: session.personId,
+            password: request.body.password,
+            newEmail: request.body.email,
+            failureLimit: settings.signInFailureLimit,
+          },
+        );
+      },
+    );
+
+    app.post(
+      '/email-changes/accept',
+      { config: PUBLIC, schema: { body: ConfirmEmailBody, response: { 200: ConfirmEmailResult } } },
+      async (request) => confirmEmailChange(db, clock, request.body.token),
+    );
   };
 }

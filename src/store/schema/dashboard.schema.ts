@@ -19,6 +19,19 @@ export interface PeopleTable {
   operator_since: string | null;
 }
 
+/** A change of a person's sign-in address waiting for the new address's link (migration 0023). */
+export interface EmailChangesTable {
+  /** Hex SHA-256 of the one-time token in the link. */
+  token_hash: string;
+  person_id: string;
+  /** Lower-cased: the address the link sets. */
+  new_email: string;
+  created_at: string;
+  expires_at: string;
+  used_at: string | null;
+}
+export type EmailChangeRow = Selectable<EmailChangesTable>;
+
 /** A membership (migration 0010): a person in an account, with a role there. */
 export interface MembersTable {
   /** `mem_<base62>`. */
@@ -121,6 +134,7 @@ export interface SignInFailuresTable {
 
 export interface DashboardTables {
   people: PeopleTable;
+  email_changes: EmailChangesTable;
   members: MembersTable;
   dashboard_sessions: DashboardSessionsTable;
   member_tokens: MemberTokensTable;

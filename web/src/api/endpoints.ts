@@ -9,7 +9,11 @@ import type { ApiClient } from './client';
 import type {
   AuditPage,
   AuditQuery,
+  ChangeEmailBody,
   ChangePasswordBody,
+  ConfirmEmailBody,
+  ConfirmEmailResult,
+  EmailChangeResult,
   CreatedOperatorAccount,
   CreateOperatorAccountBody,
   OperatorAccount,
@@ -82,6 +86,10 @@ export function endpoints(api: ApiClient) {
       api.request<SessionView | SecondFactorChallenge>('/password-resets/accept', { method: 'POST', body }),
     changePassword: (body: ChangePasswordBody) =>
       api.request<void>('/account/password', { method: 'POST', body }),
+    changeEmail: (body: ChangeEmailBody) =>
+      api.request<EmailChangeResult>('/account/email', { method: 'POST', body }),
+    confirmEmailChange: (body: ConfirmEmailBody) =>
+      api.request<ConfirmEmailResult>('/email-changes/accept', { method: 'POST', body }),
 
     // ---- two-factor sign-in
     twoFactor: () => api.request<TwoFactorStatus>('/account/two-factor'),

@@ -1,7 +1,9 @@
 /**
  * Counts as horizontal bars in plain HTML: a list of label, number, share and a bar, readable
  * by a screen reader as it is (no canvas, no alternative needed). A bar is its share of the
- * total (34 % fills a third of the track), never scaled to the largest count.
+ * total (34 % fills a third of the track), never scaled to the largest count. The total is the
+ * bars' sum unless given: a list's counts by reason are shares of the list's rows, not of the rows
+ * that have a reason, so that every share on a list's page has the same base.
  */
 import { useId } from 'react';
 import { formatNumber, formatPercent } from './format';
@@ -14,8 +16,8 @@ export interface Bar {
   tone?: string;
 }
 
-export function CountBars({ title, bars }: { title: string; bars: Bar[] }) {
-  const total = bars.reduce((sum, bar) => sum + bar.count, 0);
+export function CountBars({ title, bars, total: base }: { title: string; bars: Bar[]; total?: number }) {
+  const total = base ?? bars.reduce((sum, bar) => sum + bar.count, 0);
   const titleId = useId();
   return (
     <figure className="bars" aria-labelledby={titleId}>

@@ -26,9 +26,10 @@ export interface ListAnalysis {
   detected: ColumnChoice;
   /** The first data rows. */
   preview: string[][];
-  /** Data rows (blank lines skipped, the header row excluded). */
+  /** Data rows (blank lines skipped, the header row excluded): each is a row of the job (one
+   *  without an address comes back `invalid_email_format`), and what a live job counts. */
   rows: number;
-  /** Rows with something in the address column: what a live job counts against the quota. */
+  /** Rows with something in the address column. */
   addresses: number;
   /** Addresses seen earlier in the list (compared trimmed and case-insensitively). */
   duplicates: number;

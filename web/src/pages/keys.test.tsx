@@ -86,6 +86,11 @@ describe('API keys page', () => {
     await user.click(within(form).getByRole('button', { name: 'Create key' }));
 
     const shown = await screen.findByRole('dialog', { name: 'Your new API key' });
+    // Not a secret: where it goes, and no "keep it somewhere safe".
+    expect(within(shown).getByLabelText('Publishable key')).toHaveValue('svc_live_pub_SECRET1');
+    expect(shown).toHaveTextContent('goes in your web pages');
+    expect(shown).toHaveTextContent('only from https://shop.example');
+    expect(shown).not.toHaveTextContent(/somewhere safe/i);
     const snippet = within(shown).getByLabelText('Snippet');
     expect(snippet).toHaveValue(
       [

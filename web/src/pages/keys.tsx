@@ -236,18 +236,36 @@ function SecretDialog({
       <p>
         <strong>{keyName(created.key)}</strong> ({created.key.kind === 'live' ? 'live' : 'test'} key)
       </p>
-      <CopyField id="new-key-secret" label="Secret" value={created.secret} />
-      {created.key.publishable ? <WidgetSnippet widget={widget} secret={created.secret} /> : null}
-      {created.key.cap_cost ? <CapCost cost={created.key.cap_cost} /> : null}
-      {created.warning ? (
-        <p className="notice notice-warn" role="alert">
-          Warning: {created.warning}.
-        </p>
-      ) : null}
-      <p className="notice notice-warn">
-        This is the only time the secret is shown. Copy it now and keep it somewhere safe: it cannot be shown
-        again. If it is lost, create a new key and revoke this one.
-      </p>
+      {created.key.publishable ? (
+        <>
+          {/* A publishable key is public by design: no "keep it safe", but where it goes. */}
+          <p>
+            A publishable key goes in your web pages, in the widget&rsquo;s script tag below: anyone can read
+            it there, and that is expected. It verifies addresses only, only from{' '}
+            {created.key.allowed_origins.join(', ')}, within its per-visitor and daily limits.
+          </p>
+          <CopyField id="new-key-secret" label="Publishable key" value={created.secret} />
+          <WidgetSnippet widget={widget} secret={created.secret} />
+          {created.key.cap_cost ? <CapCost cost={created.key.cap_cost} /> : null}
+          {created.warning ? (
+            <p className="notice notice-warn" role="alert">
+              Warning: {created.warning}.
+            </p>
+          ) : null}
+          <p className="hint">
+            It is shown only now (only its hash is kept): copy the snippet before closing. If it is lost,
+            create another publishable key.
+          </p>
+        </>
+      ) : (
+        <>
+          <CopyField id="new-key-secret" label="Secret" value={created.secret} />
+          <p className="notice notice-warn">
+            This is the only time the secret is shown. Copy it now and keep it somewhere safe: it cannot be
+            shown again. If it is lost, create a new key and revoke this one.
+          </p>
+        </>
+      )}
       {replaced ? (
         <p>
           The old key <strong>{keyName(replaced)}</strong> ({replaced.display}) still works. Revoke it once

@@ -62,8 +62,10 @@ describe('a list’s page', () => {
       ['bars-fill tone-undeliverable', '10%'],
       ['bars-fill tone-unknown', '5%'],
     ]);
-    // 150 of 300 reasons: half the track, not a full bar for the largest.
-    expect(fills(screen.getByRole('figure', { name: 'By reason' }))[0]![1]).toBe('50%');
+    // 150 of the list's 1,000 rows (not of the 300 rows with a reason): the same base as the verdicts.
+    const byReason = screen.getByRole('figure', { name: 'By reason' });
+    expect(fills(byReason).map(([, width]) => width)).toEqual(['15%', '8%', '5%', '2%']);
+    expect(within(byReason).getAllByRole('listitem')[0]).toHaveTextContent('150 (15%)');
   });
 
   it('chooses the safe-to-send rows in one click, the corrected addresses and XLSX', async () => {
@@ -153,6 +155,18 @@ describe('a list’s page', () => {
     );
     expect(await screen.findByRole('heading', { name: 'List not found' })).toBeInTheDocument();
     expect(screen.getByRole('alert')).toHaveTextContent('No list of this account has that id.');
+  });
+
+  it('does not say that the runs of a test-mode list count against the quota', async () => {
+    const test = { ...done, job: job({ name: 'March leads', mode: 'test' }) };
+    renderApp(
+      '/lists/job_1',
+      new FakeServer({ 'GET /jobs/:id': ok(test), 'GET /jobs/:id/history': ok({ runs: [] }) }),
+    );
+    await screen.findByText(
+      /Each run is a new job of this list, in test mode: nothing is counted against the quota\./,
+    );
+    expect(document.body).not.toHaveTextContent(/counts against the quota/);
   });
 
   it('puts the list on a schedule and shows each run with what changed', async () => {

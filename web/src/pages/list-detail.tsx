@@ -32,6 +32,8 @@ function Counts({ detail }: { detail: JobDetail }) {
     count: counts.by_status[verdict] ?? 0,
     tone: `tone-${verdict}`,
   }));
+  // One base for every share on the page: the list's rows (every row has a verdict).
+  const rows = byStatus.reduce((sum, bar) => sum + bar.count, 0);
   const byReason = Object.entries(counts.by_reason)
     .sort((a, b) => b[1] - a[1])
     .map(([reason, count]) => ({
@@ -41,8 +43,8 @@ function Counts({ detail }: { detail: JobDetail }) {
     }));
   return (
     <div className="grid-2">
-      <CountBars title="By verdict" bars={byStatus} />
-      <CountBars title="By reason" bars={byReason} />
+      <CountBars title="By verdict" bars={byStatus} total={rows} />
+      <CountBars title="By reason" bars={byReason} total={rows} />
     </div>
   );
 }

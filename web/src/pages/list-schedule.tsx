@@ -40,8 +40,9 @@ export function ListSchedule({ detail }: { detail: JobDetail }) {
           ? `Re-verified every ${plural(schedule.every_days, 'day')}. Next run: ${formatDateTime(schedule.next_run_at)}.`
           : 'Not re-verified on a schedule.'}{' '}
         <span className="muted small">
-          Each run is a new job of this list and counts against the quota; a run the remaining quota cannot
-          cover is skipped.
+          {job.mode === 'test'
+            ? 'Each run is a new job of this list, in test mode: nothing is counted against the quota.'
+            : 'Each run is a new job of this list and counts against the quota; a run the remaining quota cannot cover is skipped.'}
         </span>
       </p>
       <form className="form form-inline" onSubmit={submit}>

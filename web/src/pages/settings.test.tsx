@@ -70,6 +70,15 @@ function settingsServer() {
 }
 
 describe('settings page', () => {
+  it("shows the owner the account's id, which the command line needs", async () => {
+    renderApp('/settings', settingsServer());
+    const section = (await screen.findByRole('heading', { name: 'Account' })).closest(
+      'section',
+    ) as HTMLElement;
+    expect(within(section).getByLabelText('Account id')).toHaveValue('acc_1');
+    expect(section).toHaveTextContent('mailverdict keys create --account acc_1');
+  });
+
   it('invites a member and shows the link to pass on', async () => {
     const server = settingsServer();
     const { user } = renderApp('/settings', server);
@@ -78,7 +87,8 @@ describe('settings page', () => {
     expect(await screen.findByLabelText('Invitation link')).toHaveValue(
       'http://127.0.0.1:8080/accept-invite#tok123',
     );
-    await user.click(screen.getByRole('button', { name: 'Copy' }));
+    const members = screen.getByRole('heading', { name: 'Members' }).closest('section') as HTMLElement;
+    await user.click(within(members).getByRole('button', { name: 'Copy' }));
     expect(await navigator.clipboard.readText()).toBe('http://127.0.0.1:8080/accept-invite#tok123');
     const table = screen.getByRole('table', { name: 'Members' });
     const row = (await within(table).findByRole('rowheader', { name: 'carol@example.com' })).closest(

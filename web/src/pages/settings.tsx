@@ -291,6 +291,83 @@ function NotificationSection({ settings }: { settings: Settings }) {
   );
 }
 
+/**
+ * The person's sign-in address (any member's own: it is the person's, in every account). The
+ * password is asked; with a relay the new address confirms by the link e-mailed to it.
+ */
+function EmailSection() {
+  const api = useEndpoints();
+  const invalidate = useInvalidate();
+  const current = useSession().data?.person.email ?? '';
+  const [email, setEmail] = useState('');
+  const [password, setPassword] = useState('');
+  const change = useMutation({
+    mutationFn: api.changeEmail,
+    onSuccess: async (result) => {
+      setPassword('');
+      if (result.status === 'changed') {
+        setEmail('');
+        await invalidate(keys.session);
+      }
+    },
+  });
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    change.mutate({ email, password });
+  };
+  const result = change.data;
+  return (
+    <section className="panel" aria-labelledby="email-title">
+      <h2 id="email-title">Sign-in address</h2>
+      <p>
+        You sign in with <strong>{current}</strong>.
+      </p>
+      <form className="form form-narrow" onSubmit={submit}>
+        <div className="field">
+          <label htmlFor="email-new">New address</label>
+          <input
+            id="email-new"
+            className="input"
+            type="email"
+            autoComplete="email"
+            required
+            value={email}
+            onChange={(event) => setEmail(event.target.value)}
+          />
+        </div>
+        <div className="field">
+          <label htmlFor="email-password">Your password</label>
+          <input
+            id="email-password"
+            className="input"
+            type="password"
+            autoComplete="current-password"
+            required
+            value={password}
+            onChange={(event) => setPassword(event.target.value)}
+          />
+        </div>
+        <ErrorMessage action="Could not change the address" error={change.error} />
+        {result?.status === 'changed' ? (
+          <p className="notice notice-ok" role="status">
+            You sign in with {result.email} from now on.
+          </p>
+        ) : null}
+        {result?.status === 'confirm_by_link' ? (
+          <p className={`notice ${result.emailed ? 'notice-info' : 'notice-error'}`} role="status">
+            {result.emailed
+              ? `A link was e-mailed to ${result.email}: open it to confirm the address. Until then you sign in with ${current}.`
+              : `The mail relay did not take the e-mail to ${result.email}; nothing changed. Try again later.`}
+          </p>
+        ) : null}
+        <button type="submit" className="button button-primary" disabled={change.isPending}>
+          Change address
+        </button>
+      </form>
+    </section>
+  );
+}
+
 function PasswordSection() {
   const api = useEndpoints();
   const [current, setCurrent] = useState('');
@@ -354,11 +431,31 @@ function PasswordSection() {
   );
 }
 
+/**
+ * The account's id, for its owner: the command line names an account by it (`keys create
+ * --account acct_…`, `members reset`), and it showed nowhere else (issue 25).
+ */
+function AccountSection() {
+  const session = useSession().data;
+  if (session?.member?.role !== 'owner' || !session.account) return null;
+  return (
+    <section className="panel" aria-labelledby="account-title">
+      <h2 id="account-title">Account</h2>
+      <CopyField id="account-id" label="Account id" value={session.account.id} />
+      <p className="hint">
+        The command line names the account by it, e.g.{' '}
+        <code>mailverdict keys create --account {session.account.id}</code>.
+      </p>
+    </section>
+  );
+}
+
 export function SettingsPage() {
   const settings = useSettings();
   return (
     <>
       <PageTitle title="Settings">Settings</PageTitle>
+      <AccountSection />
       <Members />
       {settings.isPending ? <Loading what="the settings" /> : null}
       <ErrorMessage action="Could not load the settings" error={settings.data ? null : settings.error} />
@@ -368,6 +465,7 @@ export function SettingsPage() {
           <NotificationSection settings={settings.data} />
         </>
       ) : null}
+      <EmailSection />
       <PasswordSection />
       <TwoFactorSection />
       <SessionsSection />

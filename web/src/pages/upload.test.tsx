@@ -59,11 +59,26 @@ describe('uploading a list', () => {
     expect(stat('Duplicates')).toBe('1');
     expect(stat('Look invalid')).toBe('1');
     expect(stat('Without an address')).toBe('1');
-    expect(stat('Quota')).toMatch(/Uses 5 verifications of the 10 remaining this period\./);
+    // Six rows, one without an address: it comes back too (invalid), so it counts.
+    expect(stat('Quota')).toMatch(/Uses 6 verifications of the 10 remaining this period\./);
     const preview = within(form).getByRole('table', { name: /Preview/ });
     expect(within(preview).getAllByRole('row')).toHaveLength(7);
     expect(within(preview).getByRole('columnheader', { name: /Email \(addresses\)/ })).toBeInTheDocument();
     expect(within(preview).getByRole('cell', { name: 'grace@example.com' })).toBeInTheDocument();
+  });
+
+  it('says a duplicate is verified once for every copy, and mentions the quota only for a live list', async () => {
+    const { user } = renderApp('/lists', server({ used: 0, limit: 10_000 }));
+    const form = await choose(user, CSV);
+    expect(form).toHaveTextContent(
+      'An address that appears more than once is verified once, and every copy gets its answer; each copy still counts against the quota.',
+    );
+    await user.click(within(form).getByRole('radio', { name: 'Test' }));
+    expect(form).toHaveTextContent(
+      'An address that appears more than once gets the same answer on every copy.',
+    );
+    expect(form).not.toHaveTextContent(/counts? against the quota/);
+    expect(stat('Quota')).toBe('Test mode: nothing is counted against the quota.');
   });
 
   it('sends the file as CSV with the chosen column, header and mode, then opens the job', async () => {
@@ -106,7 +121,7 @@ describe('uploading a list', () => {
     const { user } = renderApp('/lists', server({ used: 998, limit: 1_000, overage: false }));
     const form = await choose(user, CSV);
     expect(within(form).getByRole('alert')).toHaveTextContent(
-      'This list needs 5 verifications but 2 remain this period, and your plan has no overage.',
+      'This list needs 6 verifications but 2 remain this period, and your plan has no overage.',
     );
     expect(within(form).getByRole('button', { name: 'Start verification' })).toBeDisabled();
     await user.click(within(form).getByRole('radio', { name: 'Test' }));
@@ -116,7 +131,7 @@ describe('uploading a list', () => {
   it('says what overage a live list will cost beyond the quota', async () => {
     const { user } = renderApp('/lists', server({ used: 9_998, limit: 10_000, overage: true }));
     await choose(user, CSV);
-    expect(stat('Quota')).toMatch(/3 verifications will be billed as overage \(0\.008 each\)/);
+    expect(stat('Quota')).toMatch(/4 verifications will be billed as overage \(0\.008 each\)/);
   });
 
   it('turns pasted addresses into a one-column CSV', async () => {

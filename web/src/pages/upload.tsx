@@ -58,17 +58,18 @@ export function blockingProblem(
   if (analysis.addresses === analysis.invalid) {
     return 'No e-mail addresses found in that column. Choose the column that holds them.';
   }
-  if (analysis.addresses > MAX_ADDRESSES) {
-    return `This list has ${formatNumber(analysis.addresses)} addresses; a list can have at most ${formatNumber(MAX_ADDRESSES)}. Split it into smaller files.`;
+  // Every row is a row of the job (one without an address comes back as invalid), so rows count.
+  if (analysis.rows > MAX_ADDRESSES) {
+    return `This list has ${formatNumber(analysis.rows)} rows; a list can have at most ${formatNumber(MAX_ADDRESSES)}. Split it into smaller files.`;
   }
   if (
     mode === 'live' &&
     usage &&
     usage.quota.remaining !== null &&
     !usage.overage.enabled &&
-    analysis.addresses > usage.quota.remaining
+    analysis.rows > usage.quota.remaining
   ) {
-    return `This list needs ${plural(analysis.addresses, 'verification')} but ${formatNumber(usage.quota.remaining)} remain this period, and your plan has no overage. Submit a smaller list, use test mode, or wait for the quota to reset.`;
+    return `This list needs ${plural(analysis.rows, 'verification')} but ${formatNumber(usage.quota.remaining)} remain this period, and your plan has no overage. Submit a smaller list, use test mode, or wait for the quota to reset.`;
   }
   return null;
 }
@@ -83,14 +84,14 @@ function QuotaLine({
   usage?: Usage;
 }) {
   if (mode === 'test') return <>Test mode: nothing is counted against the quota.</>;
-  if (!usage) return <>Uses {plural(analysis.addresses, 'verification')} of the quota.</>;
+  if (!usage) return <>Uses {plural(analysis.rows, 'verification')} of the quota.</>;
   if (usage.quota.remaining === null)
-    return <>Uses {plural(analysis.addresses, 'verification')}; this account has no monthly quota.</>;
-  const beyond = analysis.addresses - usage.quota.remaining;
+    return <>Uses {plural(analysis.rows, 'verification')}; this account has no monthly quota.</>;
+  const beyond = analysis.rows - usage.quota.remaining;
   return (
     <>
-      Uses {plural(analysis.addresses, 'verification')} of the {formatNumber(usage.quota.remaining)} remaining
-      this period.
+      Uses {plural(analysis.rows, 'verification')} of the {formatNumber(usage.quota.remaining)} remaining this
+      period.
       {beyond > 0 && usage.overage.enabled
         ? ` ${plural(beyond, 'verification')} will be billed as overage (${usage.overage.rate_per_verification} each).`
         : ''}
@@ -323,7 +324,11 @@ export function UploadList() {
         </div>
         <Stats analysis={analysis} mode={mode} usage={usage} />
         {analysis.duplicates > 0 ? (
-          <p className="hint">Duplicates are verified (and counted) each time they appear.</p>
+          <p className="hint">
+            {mode === 'test'
+              ? 'An address that appears more than once gets the same answer on every copy.'
+              : 'An address that appears more than once is verified once, and every copy gets its answer; each copy still counts against the quota.'}
+          </p>
         ) : null}
         <Preview analysis={analysis} />
         <div className="form-row">
