@@ -56,6 +56,23 @@ const check = <P extends Record<string, unknown>>(description: string, details: 
 const flagCheck = (description: string) =>
   check(description, { value: { type: 'boolean', description: 'true: the flag is raised.' } });
 
+const historyEventSchema = {
+  type: 'object',
+  required: ['type', 'at', 'source'],
+  properties: {
+    type: {
+      type: 'string',
+      description: 'delivered, hard_bounce, soft_bounce, complaint, unsubscribed, opened, clicked.',
+    },
+    at: { type: 'string', format: 'date-time', description: 'When it happened.' },
+    source: {
+      type: 'string',
+      description: 'Where it came from: api, message, upload, ses, sendgrid, mailgun, postmark.',
+    },
+  },
+  additionalProperties: false,
+} as const;
+
 const checksSchema = {
   type: 'object',
   description: 'Per-check breakdown; {} when include_checks is false.',
@@ -107,6 +124,19 @@ const checksSchema = {
     catchAll: check('Domain accepts every address.', {
       value: nullable('boolean', 'null: not found out.'),
     }),
+    history: {
+      ...check(
+        "What the account's own delivery outcomes say about the address (docs/outcomes.md); live keys only. passed: false when an outcome decided the verdict (previously_bounced, complained), true when a delivery or engagement is on record with no hard bounce after it, null otherwise.",
+        {
+          events: {
+            type: 'array',
+            description: 'The latest event of each type, newest first; empty when the account has none.',
+            items: historyEventSchema,
+          },
+          decided_by: { ...historyEventSchema, type: ['object', 'null'] },
+        },
+      ),
+    },
   },
 } as const;
 
@@ -196,7 +226,12 @@ export const verificationResultSchema = {
     disposable: { type: 'boolean' },
     catchAll: { type: 'boolean' },
     mx: { type: 'boolean' },
-    reason: { type: ['string', 'null'], enum: [...REASONS, null], description: 'null exactly when valid.' },
+    reason: {
+      type: ['string', 'null'],
+      enum: [...REASONS, null],
+      description:
+        "null exactly when valid, except allowed_by_filter (valid, the account's allow filter decided).",
+    },
     latency_ms: { type: 'integer', description: 'Server-side processing time in milliseconds.' },
     did_you_mean: {
       type: ['string', 'null'],
@@ -296,3 +331,94 @@ export const BODY_ERRORS: readonly ErrorCode[] = [
   'payload_too_large',
   'invalid_request',
 ];
+
+/** POST /v1/outcomes (docs/outcomes.md). Value errors are refused per event; shape errors refuse the request. */
+export const outcomesBodySchema = {
+  type: 'object',
+  required: ['events'],
+  additionalProperties: false,
+  properties: {
+    events: {
+      type: 'array',
+      maxItems: 10_000,
+      description: 'At most 10,000 events.',
+      items: {
+        type: 'object',
+        required: ['email', 'type'],
+        additionalProperties: false,
+        properties: {
+          email: { type: 'string', maxLength: 1000, description: 'The recipient the outcome is about.' },
+          type: {
+            type: 'string',
+            maxLength: 100,
+            description:
+              'delivered, hard_bounce, soft_bounce, complaint, unsubscribed, opened or clicked; another value is refused (invalid_type).',
+          },
+          at: {
+            type: 'string',
+            maxLength: 100,
+            description:
+              'When it happened, ISO 8601 with a time zone (2026-03-10T12:00:00Z); default now. Give it for idempotency.',
+          },
+          detail: {
+            type: 'string',
+            maxLength: 10_000,
+            description: 'A diagnostic such as the bounce status and text; kept to 300 characters.',
+          },
+          source_id: {
+            type: 'string',
+            maxLength: 1000,
+            description:
+              "Your mail system's id of the event or message (at most 200 characters); part of the event's identity.",
+          },
+        },
+      },
+    },
+  },
+} as const;
+
+export const outcomesReportSchema = {
+  type: 'object',
+  description: 'What was taken and what was refused.',
+  headers: SUCCESS_HEADERS,
+  required: ['taken', 'duplicates', 'refused', 'refusals', 'request_id'],
+  properties: {
+    taken: { type: 'integer', description: 'Events accepted (stored now, or already held).' },
+    duplicates: { type: 'integer', description: 'Of those, events the account already held.' },
+    refused: { type: 'integer' },
+    refusals: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['index', 'reason', 'message'],
+        properties: {
+          index: { type: 'integer', description: 'Position of the event in `events`, from 0.' },
+          reason: {
+            type: 'string',
+            enum: ['invalid_email', 'invalid_type', 'invalid_at', 'expired', 'invalid_source_id'],
+          },
+          message: { type: 'string' },
+        },
+        additionalProperties: false,
+      },
+    },
+    request_id: requestId,
+  },
+} as const;
+
+export const outcomesEraseQuerySchema = {
+  type: 'object',
+  required: ['email'],
+  additionalProperties: false,
+  properties: { email: { type: 'string', maxLength: 254, description: 'The address to forget.' } },
+} as const;
+
+export const outcomesEraseSchema = {
+  type: 'object',
+  headers: SUCCESS_HEADERS,
+  required: ['deleted', 'request_id'],
+  properties: {
+    deleted: { type: 'integer', description: 'Events deleted (0 with a test key, which stores none).' },
+    request_id: requestId,
+  },
+} as const;

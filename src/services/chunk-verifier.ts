@@ -15,6 +15,10 @@
  * Live jobs share the result cache of single verifications (services/result-cache.ts): an address
  * the job's account verified recently is answered from it without a probe, and what the engine
  * finds out is kept in it for later requests and jobs.
+ *
+ * Before either, the account's delivery outcomes are read for the addresses about to be probed
+ * (one read per group, services/outcomes/history.ts): a suppressed address (hard bounce,
+ * complaint) is answered from them and costs the mail servers nothing.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { HOUR, SECOND } from '../clock.js';
@@ -22,6 +26,8 @@ import type { BatchEngine } from '../engine/batch/types.js';
 import type { EngineCoordination, SharedCache, SlotLease } from '../engine/coordination.js';
 import type { VerificationResult, Verifier } from '../engine/types.js';
 import type { ResultCache } from './result-cache.js';
+import { suppressedResult } from './outcomes/account-verdict.js';
+import type { HistoryLookup } from './outcomes/history.js';
 import { testModeResult } from './test-mode.js';
 import { addressKey, type ResultRow } from '../store/chunk-codec.js';
 import type { JobMode } from '../store/schema/jobs.schema.js';
@@ -56,6 +62,8 @@ export interface ChunkVerifierDeps {
   sharedPollMs?: number;
   /** The process's result cache (AppContext.resultCache); absent or null: every address is probed. */
   resultCache?: ResultCache | null;
+  /** The accounts' delivery outcomes (services/outcomes/history.ts); absent or null: none are read. */
+  history?: HistoryLookup | null;
 }
 
 /** Jobs whose repeated-address results are kept; a worker runs at most a few jobs at once. */
@@ -222,14 +230,29 @@ export function createChunkVerifier(deps: ChunkVerifierDeps): ChunkVerifier {
     const probe = async (indexes: readonly number[]): Promise<void> => {
       if (indexes.length === 0) return;
       let toProbe = indexes;
+      if (deps.history && job.accountId !== undefined) {
+        const histories = await deps.history(
+          job.accountId,
+          toProbe.map((i) => emails[i]!),
+        );
+        signal.throwIfAborted();
+        const rest: number[] = [];
+        toProbe.forEach((index, k) => {
+          const history = histories[k]!;
+          if (history.suppression === null) rest.push(index);
+          else rows[index] = toRow(suppressedResult(deps.verifier.verifyOffline(emails[index]!), history));
+        });
+        if (rest.length === 0) return;
+        toProbe = rest;
+      }
       if (cached) {
         const hits = await cached.cache.lookUp(
           cached.accountId,
-          indexes.map((i) => emails[i]!),
+          toProbe.map((i) => emails[i]!),
         );
         signal.throwIfAborted();
         const misses: number[] = [];
-        indexes.forEach((index, k) => {
+        toProbe.forEach((index, k) => {
           const hit = hits[k];
           if (hit) rows[index] = toRow(hit.result);
           else misses.push(index);

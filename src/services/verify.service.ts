@@ -10,6 +10,12 @@
  * (a cached answer has no conversation, and an old one would not be this request's); its result
  * replaces the cached one as with `fresh`, without the conversation: the cache never holds one.
  * A test key's conversation is empty: nothing crossed the wire.
+ *
+ * A live verification reads the account's delivery outcomes for the address first (one indexed
+ * read, services/outcomes/history.ts): a hard bounce or a complaint answers at once, with no cache
+ * look-up and no network check (docs/outcomes.md, "Suppression"); otherwise the answer, cached or
+ * probed, carries `checks.history`. The cache holds the engine's result without it, so a cached
+ * answer always shows the history as it is now.
  */
 import type { Clock } from '../clock.js';
 import type { TranscriptLine, VerificationResult, Verifier } from '../engine/types.js';
@@ -22,6 +28,8 @@ import { testModeResult } from './test-mode.js';
 import { consumeQuota } from './usage.service.js';
 import type { UsageCache } from './usage-cache.js';
 import type { ResultCache } from './result-cache.js';
+import { suppressedResult, withHistory } from './outcomes/account-verdict.js';
+import { historyOf, NO_HISTORY } from './outcomes/history.js';
 
 /** The contract's limit on `email` (RFC 5321's 256-octet path minus the angle brackets). */
 export const MAX_ADDRESS_LENGTH = 254;
@@ -92,10 +100,15 @@ export async function verifyOne(deps: VerifyDeps, input: VerifyInput): Promise<V
     plans: deps.plans,
     usageCache: deps.usageCache,
   });
+  const [history = NO_HISTORY] = await historyOf(deps.db, input.accountId, [input.email]);
+  if (history.suppression !== null) {
+    const result = suppressedResult(deps.verifier.verifyOffline(input.email), history);
+    return { result, cached: false, checkedAt: deps.clock.now(), ...withTranscript(input, []) };
+  }
   const cache = deps.resultCache;
   if (cache && input.fresh !== true && input.transcript !== true) {
     const [hit] = await cache.lookUp(input.accountId, [input.email]);
-    if (hit) return { result: hit.result, cached: true, checkedAt: hit.checkedAt };
+    if (hit) return { result: withHistory(hit.result, history), cached: true, checkedAt: hit.checkedAt };
   }
   const { transcript, ...result } = await deps.verifier.verify(input.email, {
     timeoutMs: input.timeoutMs,
@@ -103,7 +116,12 @@ export async function verifyOne(deps: VerifyDeps, input: VerifyInput): Promise<V
   });
   const checkedAt = deps.clock.now();
   await cache?.store(input.accountId, [result], checkedAt);
-  return { result, cached: false, checkedAt, ...withTranscript(input, transcript ?? []) };
+  return {
+    result: withHistory(result, history),
+    cached: false,
+    checkedAt,
+    ...withTranscript(input, transcript ?? []),
+  };
 }
 
 function withTranscript(input: VerifyInput, transcript: TranscriptLine[]): { transcript?: TranscriptLine[] } {

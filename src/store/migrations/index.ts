@@ -18,6 +18,7 @@ import { accountSuspensionMigration } from './0012-account-suspension.js';
 import { workersMigration } from './0013-workers.js';
 import { scheduleStepsMigration } from './0014-schedule-steps.js';
 import { workerChunksDoneMigration } from './0015-worker-chunks-done.js';
+import { outcomesMigration } from './0019-outcomes.js';
 
 export const migrations: Record<string, Migration> = {
   '0001-accounts': accountsMigration,
@@ -35,4 +36,5 @@ export const migrations: Record<string, Migration> = {
   '0013-workers': workersMigration,
   '0014-schedule-steps': scheduleStepsMigration,
   '0015-worker-chunks-done': workerChunksDoneMigration,
+  '0019-outcomes': outcomesMigration,
 };
