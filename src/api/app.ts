@@ -42,6 +42,7 @@ import { jobsRoutes } from './routes/jobs.routes.js';
 import { metricsRoutes } from './routes/metrics.routes.js';
 import { openapiRoutes } from './routes/openapi.routes.js';
 import { outcomesRoutes } from './routes/outcomes.routes.js';
+import { filtersRoutes } from './routes/filters.routes.js';
 import { usageRoutes } from './routes/usage.routes.js';
 import { verifyRoutes } from './routes/verify.routes.js';
 import { widgetRoutes } from './routes/widget.routes.js';
@@ -94,6 +95,7 @@ function routePlugins(deps: ApiDeps): FastifyPluginAsync[] {
     usageRoutes(deps),
     jobsRoutes(deps),
     outcomesRoutes(deps),
+    filtersRoutes(deps),
   ];
 }
 

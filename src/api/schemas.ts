@@ -124,6 +124,15 @@ const checksSchema = {
     catchAll: check('Domain accepts every address.', {
       value: nullable('boolean', 'null: not found out.'),
     }),
+    filter: check(
+      'The account\'s filter that decided the verdict (docs/outcomes.md, "Filters"); present only then.',
+      {
+        id: { type: 'string' },
+        action: { type: 'string', enum: ['allow', 'block'] },
+        match: { type: 'string', enum: ['email', 'domain', 'mx', 'tld'] },
+        value: { type: 'string' },
+      },
+    ),
     history: {
       ...check(
         "What the account's own delivery outcomes say about the address (docs/outcomes.md); live keys only. passed: false when an outcome decided the verdict (previously_bounced, complained), true when a delivery or engagement is on record with no hard bounce after it, null otherwise.",
@@ -421,4 +430,60 @@ export const outcomesEraseSchema = {
     deleted: { type: 'integer', description: 'Events deleted (0 with a test key, which stores none).' },
     request_id: requestId,
   },
+} as const;
+
+const filterProperties = {
+  id: { type: 'string', description: 'flt_<id>' },
+  action: { type: 'string', enum: ['allow', 'block'] },
+  match: { type: 'string', enum: ['email', 'domain', 'mx', 'tld'] },
+  value: { type: 'string', description: 'Normalised: lower-case, IDNA.' },
+  created_at: { type: 'string', format: 'date-time' },
+} as const;
+
+/** POST /v1/filters (docs/outcomes.md, "Filters"). */
+export const filterBodySchema = {
+  type: 'object',
+  required: ['action', 'match', 'value'],
+  additionalProperties: false,
+  properties: {
+    action: { type: 'string', enum: ['allow', 'block'] },
+    match: {
+      type: 'string',
+      enum: ['email', 'domain', 'mx', 'tld'],
+      description:
+        'email: the address; domain: the domain or any subdomain of it; tld: the top-level domain; mx: an MX host of the domain is this host or under it.',
+    },
+    value: { type: 'string', minLength: 1, maxLength: 254 },
+  },
+} as const;
+
+export const filterSchema = {
+  type: 'object',
+  headers: SUCCESS_HEADERS,
+  required: ['id', 'action', 'match', 'value', 'created_at', 'request_id'],
+  properties: { ...filterProperties, request_id: requestId },
+} as const;
+
+export const filterListSchema = {
+  type: 'object',
+  headers: SUCCESS_HEADERS,
+  required: ['filters', 'request_id'],
+  properties: {
+    filters: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['id', 'action', 'match', 'value', 'created_at'],
+        properties: filterProperties,
+      },
+    },
+    request_id: requestId,
+  },
+} as const;
+
+export const filterDeletedSchema = {
+  type: 'object',
+  headers: SUCCESS_HEADERS,
+  required: ['id', 'deleted', 'request_id'],
+  properties: { id: { type: 'string' }, deleted: { type: 'boolean', enum: [true] }, request_id: requestId },
 } as const;

@@ -128,9 +128,19 @@ export interface HistoryCheck extends Check {
   decided_by: HistoryEvent | null;
 }
 
+/** The account's filter that decided the verdict (docs/outcomes.md, "Filters"); set by the service. */
+export interface FilterCheck extends Check {
+  id: string;
+  action: 'allow' | 'block';
+  match: 'email' | 'domain' | 'mx' | 'tld';
+  value: string;
+}
+
 export interface Checks {
   /** Only on live verifications through the service (docs/outcomes.md). */
   history?: HistoryCheck;
+  /** Only when one of the account's filters decided (docs/outcomes.md). */
+  filter?: FilterCheck;
   syntax: SyntaxCheck;
   mx: MxCheck;
   smtp: SmtpCheck;
@@ -265,6 +275,12 @@ export interface Verifier {
   verify(email: string, options?: VerifyOptions): Promise<VerificationResult>;
   /** Syntax and offline list checks only; no network. Status unknown / reason test_mode unless the offline checks decide. */
   verifyOffline(email: string): VerificationResult;
+  /**
+   * Syntax, lists and the DNS look-up of the mail hosts, no SMTP: what a caller needs to match
+   * the MX hosts (`checks.mx.records`) before deciding whether to probe. Its verdict is the one
+   * of a verification whose probe did not run.
+   */
+  verifyMailHosts(email: string): Promise<VerificationResult>;
   /** Closes sockets and timers. */
   close(): Promise<void>;
   /** The single verifications' SMTP sessions: open per host, opened, reused, closed by the server. */

@@ -14,7 +14,7 @@ import type { EngineCoordination } from '../engine/coordination.js';
 import type { EgressGate } from '../engine/net/egress.js';
 import { systemResolver, type HostResolver } from '../services/webhooks/ssrf.js';
 import { createChunkVerifier } from '../services/chunk-verifier.js';
-import { storeHistoryLookup } from '../services/outcomes/history.js';
+import { accountLookup } from '../services/outcomes/account-data.js';
 import { DeliveryRunner } from './delivery-runner.js';
 import type { JobMetrics } from './job-metrics.js';
 import { createMailNotifier } from './notify.js';
@@ -101,7 +101,7 @@ export function startEmbeddedWorkers(ctx: AppContext, options: BackgroundOptions
       testModeChunkDelayMs: config.batch.testModeChunkDelayMs,
       coordination,
       resultCache: ctx.resultCache ?? null,
-      history: storeHistoryLookup(ctx.db),
+      accountData: accountLookup(ctx),
     }),
     ...(options.metrics ? { metrics: options.metrics } : {}),
   });

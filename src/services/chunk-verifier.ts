@@ -16,9 +16,9 @@
  * the job's account verified recently is answered from it without a probe, and what the engine
  * finds out is kept in it for later requests and jobs.
  *
- * Before either, the account's delivery outcomes are read for the addresses about to be probed
- * (one read per group, services/outcomes/history.ts): a suppressed address (hard bounce,
- * complaint) is answered from them and costs the mail servers nothing.
+ * Before either, the account's filters and delivery outcomes are read for the addresses about to
+ * be probed (one read of each per group, services/outcomes/account-data.ts): an address a filter
+ * or a suppression (hard bounce, complaint) decides costs the mail servers nothing.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { HOUR, SECOND } from '../clock.js';
@@ -26,8 +26,7 @@ import type { BatchEngine } from '../engine/batch/types.js';
 import type { EngineCoordination, SharedCache, SlotLease } from '../engine/coordination.js';
 import type { VerificationResult, Verifier } from '../engine/types.js';
 import type { ResultCache } from './result-cache.js';
-import { suppressedResult } from './outcomes/account-verdict.js';
-import type { HistoryLookup } from './outcomes/history.js';
+import type { AccountLookup } from './outcomes/account-data.js';
 import { testModeResult } from './test-mode.js';
 import { addressKey, type ResultRow } from '../store/chunk-codec.js';
 import type { JobMode } from '../store/schema/jobs.schema.js';
@@ -62,8 +61,8 @@ export interface ChunkVerifierDeps {
   sharedPollMs?: number;
   /** The process's result cache (AppContext.resultCache); absent or null: every address is probed. */
   resultCache?: ResultCache | null;
-  /** The accounts' delivery outcomes (services/outcomes/history.ts); absent or null: none are read. */
-  history?: HistoryLookup | null;
+  /** The accounts' filters and delivery outcomes (services/outcomes/account-data.ts); absent or null: none are read. */
+  accountData?: AccountLookup | null;
 }
 
 /** Jobs whose repeated-address results are kept; a worker runs at most a few jobs at once. */
@@ -230,17 +229,17 @@ export function createChunkVerifier(deps: ChunkVerifierDeps): ChunkVerifier {
     const probe = async (indexes: readonly number[]): Promise<void> => {
       if (indexes.length === 0) return;
       let toProbe = indexes;
-      if (deps.history && job.accountId !== undefined) {
-        const histories = await deps.history(
+      if (deps.accountData && job.accountId !== undefined) {
+        const decisions = await deps.accountData(
           job.accountId,
           toProbe.map((i) => emails[i]!),
         );
         signal.throwIfAborted();
         const rest: number[] = [];
         toProbe.forEach((index, k) => {
-          const history = histories[k]!;
-          if (history.suppression === null) rest.push(index);
-          else rows[index] = toRow(suppressedResult(deps.verifier.verifyOffline(emails[index]!), history));
+          const decision = decisions[k]!;
+          if ('result' in decision) rows[index] = toRow(decision.result);
+          else rest.push(index);
         });
         if (rest.length === 0) return;
         toProbe = rest;

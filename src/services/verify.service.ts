@@ -11,9 +11,9 @@
  * replaces the cached one as with `fresh`, without the conversation: the cache never holds one.
  * A test key's conversation is empty: nothing crossed the wire.
  *
- * A live verification reads the account's delivery outcomes for the address first (one indexed
- * read, services/outcomes/history.ts): a hard bounce or a complaint answers at once, with no cache
- * look-up and no network check (docs/outcomes.md, "Suppression"); otherwise the answer, cached or
+ * A live verification asks the account's own data first (services/outcomes/account-data.ts): a
+ * filter, a hard bounce or a complaint answers at once, with no cache look-up and no network check
+ * (docs/outcomes.md); otherwise the answer, cached or
  * probed, carries `checks.history`. The cache holds the engine's result without it, so a cached
  * answer always shows the history as it is now.
  */
@@ -28,8 +28,9 @@ import { testModeResult } from './test-mode.js';
 import { consumeQuota } from './usage.service.js';
 import type { UsageCache } from './usage-cache.js';
 import type { ResultCache } from './result-cache.js';
-import { suppressedResult, withHistory } from './outcomes/account-verdict.js';
-import { historyOf, NO_HISTORY } from './outcomes/history.js';
+import { decideByAccount } from './outcomes/account-data.js';
+import { withHistory } from './outcomes/account-verdict.js';
+import { NO_HISTORY } from './outcomes/history.js';
 
 /** The contract's limit on `email` (RFC 5321's 256-octet path minus the angle brackets). */
 export const MAX_ADDRESS_LENGTH = 254;
@@ -100,11 +101,15 @@ export async function verifyOne(deps: VerifyDeps, input: VerifyInput): Promise<V
     plans: deps.plans,
     usageCache: deps.usageCache,
   });
-  const [history = NO_HISTORY] = await historyOf(deps.db, input.accountId, [input.email]);
-  if (history.suppression !== null) {
-    const result = suppressedResult(deps.verifier.verifyOffline(input.email), history);
-    return { result, cached: false, checkedAt: deps.clock.now(), ...withTranscript(input, []) };
-  }
+  const [decision] = await decideByAccount(deps, input.accountId, [input.email]);
+  if (decision && 'result' in decision)
+    return {
+      result: decision.result,
+      cached: false,
+      checkedAt: deps.clock.now(),
+      ...withTranscript(input, []),
+    };
+  const history = decision?.history ?? NO_HISTORY;
   const cache = deps.resultCache;
   if (cache && input.fresh !== true && input.transcript !== true) {
     const [hit] = await cache.lookUp(input.accountId, [input.email]);

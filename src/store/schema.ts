@@ -7,7 +7,7 @@ import type { AuditTables } from './schema/audit.schema.js';
 import type { DashboardTables } from './schema/dashboard.schema.js';
 import type { JobTables } from './schema/jobs.schema.js';
 import type { ListScheduleTables } from './schema/list-schedule.schema.js';
-import type { OutcomeTables } from './schema/outcomes.schema.js';
+import type { FilterTables, OutcomeTables } from './schema/outcomes.schema.js';
 import type { TwoFactorTables } from './schema/two-factor.schema.js';
 import type { WorkerTables } from './schema/worker.schema.js';
 
@@ -18,4 +18,5 @@ export type Database = AccountTables &
   AuditTables &
   ListScheduleTables &
   WorkerTables &
-  OutcomeTables;
+  OutcomeTables &
+  FilterTables;

@@ -15,7 +15,7 @@ import { sweepOnce } from '../../src/jobs/sweep.js';
 import { createRuntime } from '../../src/runtime.js';
 import { createChunkVerifier, type ChunkVerifier } from '../../src/services/chunk-verifier.js';
 import { createKey } from '../../src/services/keys.service.js';
-import { storeHistoryLookup } from '../../src/services/outcomes/history.js';
+import { accountLookup } from '../../src/services/outcomes/account-data.js';
 import { createHarness, errorOf, type Harness } from '../kit/api-harness.js';
 import { createJobsHarness, type JobsHarness, type ResultsJson } from '../kit/jobs-kit.js';
 import { startSmtpServers, type SmtpKit } from '../kit/smtp-servers.js';
@@ -329,7 +329,7 @@ describe('suppression in batch jobs', () => {
       testDomain: ctx.config.testDomain,
       testModeChunkDelayMs: 0,
       resultCache: ctx.resultCache ?? null,
-      history: storeHistoryLookup(ctx.db),
+      accountData: accountLookup(ctx),
     });
   });
   afterAll(async () => {

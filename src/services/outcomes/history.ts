@@ -32,13 +32,6 @@ export interface AddressHistory {
 export const NO_HISTORY: AddressHistory = Object.freeze({ events: [], suppression: null, evidence: null });
 
 /** The history of each of `emails` in the account (an unparsable address has none). One read. */
-export type HistoryLookup = (accountId: string, emails: readonly string[]) => Promise<AddressHistory[]>;
-
-/** The lookup on a store. */
-export function storeHistoryLookup(db: Executor): HistoryLookup {
-  return (accountId, emails) => historyOf(db, accountId, emails);
-}
-
 export async function historyOf(
   db: Executor,
   accountId: string,

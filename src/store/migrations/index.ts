@@ -19,6 +19,7 @@ import { workersMigration } from './0013-workers.js';
 import { scheduleStepsMigration } from './0014-schedule-steps.js';
 import { workerChunksDoneMigration } from './0015-worker-chunks-done.js';
 import { outcomesMigration } from './0019-outcomes.js';
+import { filtersMigration } from './0020-filters.js';
 
 export const migrations: Record<string, Migration> = {
   '0001-accounts': accountsMigration,
@@ -37,4 +38,5 @@ export const migrations: Record<string, Migration> = {
   '0014-schedule-steps': scheduleStepsMigration,
   '0015-worker-chunks-done': workerChunksDoneMigration,
   '0019-outcomes': outcomesMigration,
+  '0020-filters': filtersMigration,
 };

@@ -27,3 +27,24 @@ export interface OutcomeTables {
 }
 
 export type OutcomeEventRow = Selectable<OutcomeEventsTable>;
+
+export type FilterAction = 'allow' | 'block';
+export type FilterMatch = 'email' | 'domain' | 'mx' | 'tld';
+
+/** An account's allow and block filters (migration 0020; docs/outcomes.md, "Filters"). */
+export interface AccountFiltersTable {
+  /** `flt_<base62>`. */
+  id: string;
+  account_id: string;
+  action: FilterAction;
+  match: FilterMatch;
+  /** Normalised (services/outcomes/filters.service.ts): lower-case, IDNA. */
+  value: string;
+  created_at: string;
+}
+
+export interface FilterTables {
+  account_filters: AccountFiltersTable;
+}
+
+export type AccountFilterRow = Selectable<AccountFiltersTable>;

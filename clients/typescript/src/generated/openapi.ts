@@ -215,6 +215,19 @@ export interface paths {
                     } & {
                       [key: string]: unknown;
                     };
+                    /** @description The account's filter that decided the verdict (docs/outcomes.md, "Filters"); present only then. */
+                    filter?: {
+                      /** @description null: not run or inconclusive. */
+                      passed: boolean | null;
+                      id: string;
+                      /** @enum {string} */
+                      action: 'allow' | 'block';
+                      /** @enum {string} */
+                      match: 'email' | 'domain' | 'mx' | 'tld';
+                      value: string;
+                    } & {
+                      [key: string]: unknown;
+                    };
                     /** @description What the account's own delivery outcomes say about the address (docs/outcomes.md); live keys only. passed: false when an outcome decided the verdict (previously_bounced, complained), true when a delivery or engagement is on record with no hard bounce after it, null otherwise. */
                     history?: {
                       /** @description null: not run or inconclusive. */
@@ -1541,6 +1554,376 @@ export interface paths {
         };
         /** @description invalid_request | invalid_email_format */
         422: {
+          headers: {
+            /** @description req_<id>, on every response. */
+            'X-Request-Id'?: string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorBody'];
+          };
+        };
+        /** @description rate_limit_exceeded */
+        429: {
+          headers: {
+            /** @description req_<id>, on every response. */
+            'X-Request-Id'?: string;
+            /** @description e.g. "default";r=49;t=1: r requests remaining, t seconds to reset. */
+            RateLimit?: string;
+            /** @description e.g. "default";q=50;w=1: q requests per w seconds. */
+            'RateLimit-Policy'?: string;
+            /** @description rate_limit_exceeded: seconds to wait. */
+            'Retry-After'?: number;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorBody'];
+          };
+        };
+        /** @description internal_error */
+        500: {
+          headers: {
+            /** @description req_<id>, on every response. */
+            'X-Request-Id'?: string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorBody'];
+          };
+        };
+      };
+    };
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/filters': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List filters
+     * @description The account's allow and block filters, oldest first.
+     */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            /** @description req_<id>, on every response. */
+            'X-Request-Id'?: string;
+            /** @description e.g. "default";r=49;t=1: r requests remaining, t seconds to reset. */
+            RateLimit?: string;
+            /** @description e.g. "default";q=50;w=1: q requests per w seconds. */
+            'RateLimit-Policy'?: string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              filters: {
+                /** @description flt_<id> */
+                id: string;
+                /** @enum {string} */
+                action: 'allow' | 'block';
+                /** @enum {string} */
+                match: 'email' | 'domain' | 'mx' | 'tld';
+                /** @description Normalised: lower-case, IDNA. */
+                value: string;
+                /** Format: date-time */
+                created_at: string;
+              }[];
+              /** @description Identifier of this request, req_<id>; also in X-Request-Id. */
+              request_id: string;
+            };
+          };
+        };
+        /** @description invalid_api_key | revoked_api_key */
+        401: {
+          headers: {
+            /** @description req_<id>, on every response. */
+            'X-Request-Id'?: string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorBody'];
+          };
+        };
+        /** @description insufficient_permissions | account_suspended */
+        403: {
+          headers: {
+            /** @description req_<id>, on every response. */
+            'X-Request-Id'?: string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorBody'];
+          };
+        };
+        /** @description rate_limit_exceeded */
+        429: {
+          headers: {
+            /** @description req_<id>, on every response. */
+            'X-Request-Id'?: string;
+            /** @description e.g. "default";r=49;t=1: r requests remaining, t seconds to reset. */
+            RateLimit?: string;
+            /** @description e.g. "default";q=50;w=1: q requests per w seconds. */
+            'RateLimit-Policy'?: string;
+            /** @description rate_limit_exceeded: seconds to wait. */
+            'Retry-After'?: number;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorBody'];
+          };
+        };
+        /** @description internal_error */
+        500: {
+          headers: {
+            /** @description req_<id>, on every response. */
+            'X-Request-Id'?: string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorBody'];
+          };
+        };
+      };
+    };
+    put?: never;
+    /**
+     * Add a filter
+     * @description A block answers undeliverable / blocked_by_filter, an allow deliverable / allowed_by_filter, both without a network check (an mx filter needs the MX look-up only). A filter for a (match, value) the account already filters takes the new action.
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            /** @enum {string} */
+            action: 'allow' | 'block';
+            /**
+             * @description email: the address; domain: the domain or any subdomain of it; tld: the top-level domain; mx: an MX host of the domain is this host or under it.
+             * @enum {string}
+             */
+            match: 'email' | 'domain' | 'mx' | 'tld';
+            value: string;
+          };
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            /** @description req_<id>, on every response. */
+            'X-Request-Id'?: string;
+            /** @description e.g. "default";r=49;t=1: r requests remaining, t seconds to reset. */
+            RateLimit?: string;
+            /** @description e.g. "default";q=50;w=1: q requests per w seconds. */
+            'RateLimit-Policy'?: string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @description flt_<id> */
+              id: string;
+              /** @enum {string} */
+              action: 'allow' | 'block';
+              /** @enum {string} */
+              match: 'email' | 'domain' | 'mx' | 'tld';
+              /** @description Normalised: lower-case, IDNA. */
+              value: string;
+              /** Format: date-time */
+              created_at: string;
+              /** @description Identifier of this request, req_<id>; also in X-Request-Id. */
+              request_id: string;
+            };
+          };
+        };
+        /** @description invalid_json */
+        400: {
+          headers: {
+            /** @description req_<id>, on every response. */
+            'X-Request-Id'?: string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorBody'];
+          };
+        };
+        /** @description invalid_api_key | revoked_api_key */
+        401: {
+          headers: {
+            /** @description req_<id>, on every response. */
+            'X-Request-Id'?: string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorBody'];
+          };
+        };
+        /** @description insufficient_permissions | account_suspended */
+        403: {
+          headers: {
+            /** @description req_<id>, on every response. */
+            'X-Request-Id'?: string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorBody'];
+          };
+        };
+        /** @description payload_too_large */
+        413: {
+          headers: {
+            /** @description req_<id>, on every response. */
+            'X-Request-Id'?: string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorBody'];
+          };
+        };
+        /** @description unsupported_media_type */
+        415: {
+          headers: {
+            /** @description req_<id>, on every response. */
+            'X-Request-Id'?: string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorBody'];
+          };
+        };
+        /** @description invalid_request */
+        422: {
+          headers: {
+            /** @description req_<id>, on every response. */
+            'X-Request-Id'?: string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorBody'];
+          };
+        };
+        /** @description rate_limit_exceeded */
+        429: {
+          headers: {
+            /** @description req_<id>, on every response. */
+            'X-Request-Id'?: string;
+            /** @description e.g. "default";r=49;t=1: r requests remaining, t seconds to reset. */
+            RateLimit?: string;
+            /** @description e.g. "default";q=50;w=1: q requests per w seconds. */
+            'RateLimit-Policy'?: string;
+            /** @description rate_limit_exceeded: seconds to wait. */
+            'Retry-After'?: number;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorBody'];
+          };
+        };
+        /** @description internal_error */
+        500: {
+          headers: {
+            /** @description req_<id>, on every response. */
+            'X-Request-Id'?: string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorBody'];
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/filters/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /** Delete a filter */
+    delete: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          id: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            /** @description req_<id>, on every response. */
+            'X-Request-Id'?: string;
+            /** @description e.g. "default";r=49;t=1: r requests remaining, t seconds to reset. */
+            RateLimit?: string;
+            /** @description e.g. "default";q=50;w=1: q requests per w seconds. */
+            'RateLimit-Policy'?: string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              id: string;
+              /** @enum {boolean} */
+              deleted: true;
+              /** @description Identifier of this request, req_<id>; also in X-Request-Id. */
+              request_id: string;
+            };
+          };
+        };
+        /** @description invalid_api_key | revoked_api_key */
+        401: {
+          headers: {
+            /** @description req_<id>, on every response. */
+            'X-Request-Id'?: string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorBody'];
+          };
+        };
+        /** @description insufficient_permissions | account_suspended */
+        403: {
+          headers: {
+            /** @description req_<id>, on every response. */
+            'X-Request-Id'?: string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorBody'];
+          };
+        };
+        /** @description not_found */
+        404: {
           headers: {
             /** @description req_<id>, on every response. */
             'X-Request-Id'?: string;
