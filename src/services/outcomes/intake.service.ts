@@ -113,7 +113,7 @@ export async function takeOutcomes(deps: IntakeDeps, input: IntakeInput): Promis
       return refuse('invalid_source_id', `at most ${MAX_SOURCE_ID_LENGTH} printable characters`);
     const detail = event.detail?.replace(CONTROL, ' ').trim().slice(0, MAX_DETAIL_LENGTH) || null;
     rows.push({
-      id: `out_${randomBase62(16)}`,
+      id: '',
       account_id: input.accountId,
       address_key: address.key,
       domain: address.domain,
@@ -126,6 +126,9 @@ export async function takeOutcomes(deps: IntakeDeps, input: IntakeInput): Promis
     });
     emails.push(event.email);
   });
+  // One draw from the CSPRNG for every id: 10,000 draws of 32 bytes cost more than the inserts.
+  const random = randomBase62(16 * rows.length);
+  rows.forEach((row, i) => (row.id = `out_${random.slice(16 * i, 16 * (i + 1))}`));
   if (input.dryRun === true) return { taken: rows.length, duplicates: 0, refused: refusals.length, refusals };
   const stored =
     rows.length === 0 ? 0 : await deps.db.transaction().execute((trx) => insertOutcomeEvents(trx, rows));
