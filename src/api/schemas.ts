@@ -143,8 +143,30 @@ const checksSchema = {
             items: historyEventSchema,
           },
           decided_by: { ...historyEventSchema, type: ['object', 'null'] },
+          domain: {
+            type: 'object',
+            description:
+              'catch_all and unknown verdicts only: the account\'s deliveries and hard bounces at the domain, the provider\'s prior Beta(alpha, beta) and the estimate (delivered + alpha) / (delivered + hard_bounces + alpha + beta) (docs/outcomes.md, "The calibrated score").',
+            required: ['delivered', 'hard_bounces', 'prior', 'estimate'],
+            properties: {
+              delivered: { type: 'integer' },
+              hard_bounces: { type: 'integer' },
+              prior: {
+                type: 'object',
+                required: ['provider', 'alpha', 'beta'],
+                properties: {
+                  provider: { type: ['string', 'null'] },
+                  alpha: { type: 'number' },
+                  beta: { type: 'number' },
+                },
+              },
+              estimate: { type: 'number' },
+            },
+          },
         },
       ),
+      // `domain` only for catch_all and unknown verdicts.
+      required: ['passed', 'events', 'decided_by'],
     },
   },
 } as const;

@@ -126,6 +126,21 @@ export interface HistoryCheck extends Check {
   events: HistoryEvent[];
   /** The event the verdict rests on (a bounce, a complaint, a delivery), or null. */
   decided_by: HistoryEvent | null;
+  /**
+   * For a `catch_all` or `unknown` verdict: the account's outcomes at the address's domain and the
+   * estimate built on them (docs/outcomes.md, "The calibrated score"); absent otherwise.
+   */
+  domain?: DomainEvidence;
+}
+
+/** The Beta-Binomial estimate of how likely mail to the domain is delivered (docs/outcomes.md). */
+export interface DomainEvidence {
+  delivered: number;
+  hard_bounces: number;
+  /** The prior, per provider: Beta(alpha, beta). */
+  prior: { provider: string | null; alpha: number; beta: number };
+  /** (delivered + alpha) / (delivered + hard_bounces + alpha + beta), 3 decimals. */
+  estimate: number;
 }
 
 /** The account's filter that decided the verdict (docs/outcomes.md, "Filters"); set by the service. */

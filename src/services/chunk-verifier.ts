@@ -26,7 +26,8 @@ import type { BatchEngine } from '../engine/batch/types.js';
 import type { EngineCoordination, SharedCache, SlotLease } from '../engine/coordination.js';
 import type { VerificationResult, Verifier } from '../engine/types.js';
 import type { ResultCache } from './result-cache.js';
-import type { AccountLookup } from './outcomes/account-data.js';
+import type { AccountData } from './outcomes/account-data.js';
+import { NO_HISTORY, type AddressHistory } from './outcomes/history.js';
 import { testModeResult } from './test-mode.js';
 import { addressKey, type ResultRow } from '../store/chunk-codec.js';
 import type { JobMode } from '../store/schema/jobs.schema.js';
@@ -62,7 +63,7 @@ export interface ChunkVerifierDeps {
   /** The process's result cache (AppContext.resultCache); absent or null: every address is probed. */
   resultCache?: ResultCache | null;
   /** The accounts' filters and delivery outcomes (services/outcomes/account-data.ts); absent or null: none are read. */
-  accountData?: AccountLookup | null;
+  accountData?: AccountData | null;
 }
 
 /** Jobs whose repeated-address results are kept; a worker runs at most a few jobs at once. */
@@ -229,9 +230,14 @@ export function createChunkVerifier(deps: ChunkVerifierDeps): ChunkVerifier {
     const probe = async (indexes: readonly number[]): Promise<void> => {
       if (indexes.length === 0) return;
       let toProbe = indexes;
-      if (deps.accountData && job.accountId !== undefined) {
-        const decisions = await deps.accountData(
-          job.accountId,
+      const account =
+        deps.accountData && job.accountId !== undefined
+          ? { data: deps.accountData, id: job.accountId }
+          : null;
+      const histories = new Map<number, AddressHistory>();
+      if (account) {
+        const decisions = await account.data.decide(
+          account.id,
           toProbe.map((i) => emails[i]!),
         );
         signal.throwIfAborted();
@@ -239,12 +245,16 @@ export function createChunkVerifier(deps: ChunkVerifierDeps): ChunkVerifier {
         toProbe.forEach((index, k) => {
           const decision = decisions[k]!;
           if ('result' in decision) rows[index] = toRow(decision.result);
-          else rest.push(index);
+          else {
+            histories.set(index, decision.history);
+            rest.push(index);
+          }
         });
-        if (rest.length === 0) return;
         toProbe = rest;
       }
-      if (cached) {
+      // What the network said (now or through the cache), before the account's evidence.
+      const found: [number, VerificationResult][] = [];
+      if (cached && toProbe.length > 0) {
         const hits = await cached.cache.lookUp(
           cached.accountId,
           toProbe.map((i) => emails[i]!),
@@ -253,20 +263,29 @@ export function createChunkVerifier(deps: ChunkVerifierDeps): ChunkVerifier {
         const misses: number[] = [];
         toProbe.forEach((index, k) => {
           const hit = hits[k];
-          if (hit) rows[index] = toRow(hit.result);
+          if (hit) found.push([index, hit.result]);
           else misses.push(index);
         });
-        if (misses.length === 0) return;
         toProbe = misses;
       }
-      const results = await engine.verifyMany(
-        toProbe.map((i) => emails[i]!),
-        // The job's id names it in the engine's log line of an MX host given up.
-        { signal, label: job.id },
-      );
-      signal.throwIfAborted();
-      toProbe.forEach((index, k) => (rows[index] = toRow(results[k]!)));
-      await cached?.cache.store(cached.accountId, results);
+      if (toProbe.length > 0) {
+        const results = await engine.verifyMany(
+          toProbe.map((i) => emails[i]!),
+          // The job's id names it in the engine's log line of an MX host given up.
+          { signal, label: job.id },
+        );
+        signal.throwIfAborted();
+        toProbe.forEach((index, k) => found.push([index, results[k]!]));
+        await cached?.cache.store(cached.accountId, results);
+      }
+      const finished = account
+        ? await account.data.finish(
+            account.id,
+            found.map(([, r]) => r),
+            found.map(([index]) => histories.get(index) ?? NO_HISTORY),
+          )
+        : found.map(([, r]) => r);
+      found.forEach(([index], k) => (rows[index] = toRow(finished[k]!)));
     };
     // Probes `batch` (owned addresses settled to "probe here" among them), then lets the owned
     // ones go at once: other chunks and workers wait for them, and this chunk may wait for theirs.

@@ -28,8 +28,7 @@ import { testModeResult } from './test-mode.js';
 import { consumeQuota } from './usage.service.js';
 import type { UsageCache } from './usage-cache.js';
 import type { ResultCache } from './result-cache.js';
-import { decideByAccount } from './outcomes/account-data.js';
-import { withHistory } from './outcomes/account-verdict.js';
+import { decideByAccount, finishWithAccount } from './outcomes/account-data.js';
 import { NO_HISTORY } from './outcomes/history.js';
 
 /** The contract's limit on `email` (RFC 5321's 256-octet path minus the angle brackets). */
@@ -113,7 +112,10 @@ export async function verifyOne(deps: VerifyDeps, input: VerifyInput): Promise<V
   const cache = deps.resultCache;
   if (cache && input.fresh !== true && input.transcript !== true) {
     const [hit] = await cache.lookUp(input.accountId, [input.email]);
-    if (hit) return { result: withHistory(hit.result, history), cached: true, checkedAt: hit.checkedAt };
+    if (hit) {
+      const [result] = await finishWithAccount(deps, input.accountId, [hit.result], [history]);
+      return { result: result!, cached: true, checkedAt: hit.checkedAt };
+    }
   }
   const { transcript, ...result } = await deps.verifier.verify(input.email, {
     timeoutMs: input.timeoutMs,
@@ -121,8 +123,9 @@ export async function verifyOne(deps: VerifyDeps, input: VerifyInput): Promise<V
   });
   const checkedAt = deps.clock.now();
   await cache?.store(input.accountId, [result], checkedAt);
+  const [finished] = await finishWithAccount(deps, input.accountId, [result], [history]);
   return {
-    result: withHistory(result, history),
+    result: finished!,
     cached: false,
     checkedAt,
     ...withTranscript(input, transcript ?? []),

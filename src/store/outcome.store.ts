@@ -84,3 +84,35 @@ export async function deleteOutcomesBefore(db: Executor, before: string): Promis
   const res = await db.deleteFrom('outcome_events').where('at', '<', before).executeTakeFirst();
   return Number(res.numDeletedRows);
 }
+
+/** Deliveries and hard bounces the account recorded at each of `domains`. */
+export interface DomainOutcomeCounts {
+  domain: string;
+  delivered: number;
+  hardBounces: number;
+}
+
+/** One read on the (account, domain, type) index. Domains without events are left out. */
+export async function domainOutcomeCounts(
+  db: Executor,
+  accountId: string,
+  domains: readonly string[],
+): Promise<DomainOutcomeCounts[]> {
+  if (domains.length === 0) return [];
+  const rows = await db
+    .selectFrom('outcome_events')
+    .select(['domain', 'type', (eb) => eb.fn.countAll<number | string>().as('n')])
+    .where('account_id', '=', accountId)
+    .where('domain', 'in', [...domains])
+    .where('type', 'in', ['delivered', 'hard_bounce'])
+    .groupBy(['domain', 'type'])
+    .execute();
+  const out = new Map<string, DomainOutcomeCounts>();
+  for (const row of rows) {
+    const entry = out.get(row.domain) ?? { domain: row.domain, delivered: 0, hardBounces: 0 };
+    if (row.type === 'delivered') entry.delivered = Number(row.n);
+    else entry.hardBounces = Number(row.n);
+    out.set(row.domain, entry);
+  }
+  return [...out.values()];
+}

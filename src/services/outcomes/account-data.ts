@@ -9,16 +9,28 @@ import type { Executor } from '../../store/executor.js';
 import type { AccountFilterRow } from '../../store/schema/outcomes.schema.js';
 import { accountVerdict, suppressedResult } from './account-verdict.js';
 import { filterSetFor } from './filters.service.js';
-import { historyOf, type AddressHistory } from './history.js';
+import { historyOf, NO_HISTORY, type AddressHistory } from './history.js';
+import { domainCounts, domainsNeeded, withEvidence } from './evidence.js';
+import type { Clock } from '../../clock.js';
 
 /** Either the answer, decided by the account's data, or the history to show beside the network's. */
 export type AccountDecision = { result: VerificationResult } | { history: AddressHistory };
 
-/** What the account's data decides for each of `emails`. */
-export type AccountLookup = (accountId: string, emails: readonly string[]) => Promise<AccountDecision[]>;
+/** The account's data around the network verification of a group of addresses. */
+export interface AccountData {
+  /** What the account's data decides for each of `emails`, before any network check. */
+  decide(accountId: string, emails: readonly string[]): Promise<AccountDecision[]>;
+  /** The network's results (cached or probed) with the account's evidence (services/outcomes/evidence.ts). */
+  finish(
+    accountId: string,
+    results: readonly VerificationResult[],
+    histories: readonly AddressHistory[],
+  ): Promise<VerificationResult[]>;
+}
 
 export interface AccountDataDeps {
   db: Executor;
+  clock: Clock;
   verifier: Pick<Verifier, 'verifyOffline' | 'verifyMailHosts'>;
 }
 
@@ -76,7 +88,23 @@ export async function decideByAccount(
   return out;
 }
 
-/** The lookup on a store and an engine. */
-export function accountLookup(deps: AccountDataDeps): AccountLookup {
-  return (accountId, emails) => decideByAccount(deps, accountId, emails);
+/** The network's results with the account's evidence: one read of the domains' counts when a verdict needs them. */
+export async function finishWithAccount(
+  deps: Pick<AccountDataDeps, 'db' | 'clock'>,
+  accountId: string,
+  results: readonly VerificationResult[],
+  histories: readonly AddressHistory[],
+): Promise<VerificationResult[]> {
+  if (results.length === 0) return [];
+  const counts = await domainCounts(deps.db, accountId, domainsNeeded(results));
+  const now = deps.clock.now();
+  return results.map((result, i) => withEvidence(result, histories[i] ?? NO_HISTORY, counts, now));
+}
+
+/** The account's data on a store and an engine. */
+export function accountLookup(deps: AccountDataDeps): AccountData {
+  return {
+    decide: (accountId, emails) => decideByAccount(deps, accountId, emails),
+    finish: (accountId, results, histories) => finishWithAccount(deps, accountId, results, histories),
+  };
 }

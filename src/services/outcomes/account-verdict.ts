@@ -41,8 +41,3 @@ export function suppressedResult(offline: VerificationResult, history: AddressHi
   if (reason === undefined) throw new Error('suppressedResult: the address is not suppressed');
   return accountVerdict(offline, reason, { history: historyCheck(history) });
 }
-
-/** A network verdict with `checks.history` added. */
-export function withHistory(result: VerificationResult, history: AddressHistory): VerificationResult {
-  return { ...result, checks: { ...result.checks, history: historyCheck(history) } };
-}

@@ -255,6 +255,17 @@ export interface paths {
                         /** @description Where it came from: api, message, upload, ses, sendgrid, mailgun, postmark. */
                         source: string;
                       } | null;
+                      /** @description catch_all and unknown verdicts only: the account's deliveries and hard bounces at the domain, the provider's prior Beta(alpha, beta) and the estimate (delivered + alpha) / (delivered + hard_bounces + alpha + beta) (docs/outcomes.md, "The calibrated score"). */
+                      domain?: {
+                        delivered: number;
+                        hard_bounces: number;
+                        prior: {
+                          provider: string | null;
+                          alpha: number;
+                          beta: number;
+                        };
+                        estimate: number;
+                      };
                     } & {
                       [key: string]: unknown;
                     };
