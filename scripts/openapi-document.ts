@@ -15,6 +15,7 @@ import { openDatabase } from '../src/store/db.js';
 /** Routes are never called here, so the engine is not needed. */
 const unusedVerifier: Verifier = {
   verify: () => Promise.reject(new Error('not used')),
+  verifyMailHosts: () => Promise.reject(new Error('not used')),
   verifyOffline: () => {
     throw new Error('not used');
   },

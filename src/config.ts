@@ -139,6 +139,8 @@ export interface Config {
   resultRetentionMs: number;
   /** How long the security log's entries are kept (services/audit.service.ts). */
   auditRetentionMs: number;
+  /** How long delivery outcomes are kept (services/outcomes/). */
+  outcomeRetentionMs: number;
   idempotencyTtlMs: number;
   /** How long a process may answer usage reads from memory (services/usage-cache.ts); 0: never. */
   usageCacheTtlMs: number;
@@ -938,6 +940,14 @@ export const SETTINGS = {
     help: 'how long the entries of each account’s security log are kept (docs/dashboard.md); older ones are deleted by the retention sweep',
     commands: SERVICE,
   }),
+  outcomeRetention: setting({
+    flag: '--outcome-retention <duration>',
+    env: 'MAILVERDICT_OUTCOME_RETENTION',
+    parser: duration,
+    default: 730 * DAY,
+    help: 'how long delivery outcomes (bounces, deliveries, complaints; docs/outcomes.md) are kept; older ones are deleted by the retention sweep and refused at intake',
+    commands: SERVICE,
+  }),
   idempotencyTtl: setting({
     flag: '--idempotency-ttl <duration>',
     env: 'MAILVERDICT_IDEMPOTENCY_TTL',
@@ -1318,6 +1328,7 @@ export function loadConfig(
     bootstrapPlan: s.bootstrapPlan,
     resultRetentionMs: s.resultRetention,
     auditRetentionMs: s.auditRetention,
+    outcomeRetentionMs: s.outcomeRetention,
     idempotencyTtlMs: s.idempotencyTtl,
     usageCacheTtlMs: s.usageCacheTtl,
     engine: {

@@ -45,6 +45,8 @@ import { healthRoutes } from './routes/health.routes.js';
 import { jobsRoutes } from './routes/jobs.routes.js';
 import { metricsRoutes } from './routes/metrics.routes.js';
 import { openapiRoutes } from './routes/openapi.routes.js';
+import { outcomesRoutes } from './routes/outcomes.routes.js';
+import { filtersRoutes } from './routes/filters.routes.js';
 import { usageRoutes } from './routes/usage.routes.js';
 import { verifyRoutes } from './routes/verify.routes.js';
 import { widgetRoutes } from './routes/widget.routes.js';
@@ -96,6 +98,8 @@ function routePlugins(deps: ApiDeps): FastifyPluginAsync[] {
     widgetRoutes(),
     usageRoutes(deps),
     jobsRoutes(deps),
+    outcomesRoutes(deps),
+    filtersRoutes(deps),
   ];
 }
 

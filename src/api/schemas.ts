@@ -56,6 +56,23 @@ const check = <P extends Record<string, unknown>>(description: string, details: 
 const flagCheck = (description: string) =>
   check(description, { value: { type: 'boolean', description: 'true: the flag is raised.' } });
 
+const historyEventSchema = {
+  type: 'object',
+  required: ['type', 'at', 'source'],
+  properties: {
+    type: {
+      type: 'string',
+      description: 'delivered, hard_bounce, soft_bounce, complaint, unsubscribed, opened, clicked.',
+    },
+    at: { type: 'string', format: 'date-time', description: 'When it happened.' },
+    source: {
+      type: 'string',
+      description: 'Where it came from: api, message, upload, ses, sendgrid, mailgun, postmark.',
+    },
+  },
+  additionalProperties: false,
+} as const;
+
 const checksSchema = {
   type: 'object',
   description: 'Per-check breakdown; {} when include_checks is false.',
@@ -107,6 +124,50 @@ const checksSchema = {
     catchAll: check('Domain accepts every address.', {
       value: nullable('boolean', 'null: not found out.'),
     }),
+    filter: check(
+      'The account\'s filter that decided the verdict (docs/outcomes.md, "Filters"); present only then.',
+      {
+        id: { type: 'string' },
+        action: { type: 'string', enum: ['allow', 'block'] },
+        match: { type: 'string', enum: ['email', 'domain', 'mx', 'tld'] },
+        value: { type: 'string' },
+      },
+    ),
+    history: {
+      ...check(
+        "What the account's own delivery outcomes say about the address (docs/outcomes.md); live keys only. passed: false when an outcome decided the verdict (previously_bounced, complained), true when a delivery or engagement is on record with no hard bounce after it, null otherwise.",
+        {
+          events: {
+            type: 'array',
+            description: 'The latest event of each type, newest first; empty when the account has none.',
+            items: historyEventSchema,
+          },
+          decided_by: { ...historyEventSchema, type: ['object', 'null'] },
+          domain: {
+            type: 'object',
+            description:
+              'catch_all and unknown verdicts only: the account\'s deliveries and hard bounces at the domain, the provider\'s prior Beta(alpha, beta) and the estimate (delivered + alpha) / (delivered + hard_bounces + alpha + beta) (docs/outcomes.md, "The calibrated score").',
+            required: ['delivered', 'hard_bounces', 'prior', 'estimate'],
+            properties: {
+              delivered: { type: 'integer' },
+              hard_bounces: { type: 'integer' },
+              prior: {
+                type: 'object',
+                required: ['provider', 'alpha', 'beta'],
+                properties: {
+                  provider: { type: ['string', 'null'] },
+                  alpha: { type: 'number' },
+                  beta: { type: 'number' },
+                },
+              },
+              estimate: { type: 'number' },
+            },
+          },
+        },
+      ),
+      // `domain` only for catch_all and unknown verdicts.
+      required: ['passed', 'events', 'decided_by'],
+    },
   },
 } as const;
 
@@ -196,7 +257,12 @@ export const verificationResultSchema = {
     disposable: { type: 'boolean' },
     catchAll: { type: 'boolean' },
     mx: { type: 'boolean' },
-    reason: { type: ['string', 'null'], enum: [...REASONS, null], description: 'null exactly when valid.' },
+    reason: {
+      type: ['string', 'null'],
+      enum: [...REASONS, null],
+      description:
+        "null exactly when valid, except allowed_by_filter (valid, the account's allow filter decided).",
+    },
     latency_ms: { type: 'integer', description: 'Server-side processing time in milliseconds.' },
     did_you_mean: {
       type: ['string', 'null'],
@@ -296,3 +362,150 @@ export const BODY_ERRORS: readonly ErrorCode[] = [
   'payload_too_large',
   'invalid_request',
 ];
+
+/** POST /v1/outcomes (docs/outcomes.md). Value errors are refused per event; shape errors refuse the request. */
+export const outcomesBodySchema = {
+  type: 'object',
+  required: ['events'],
+  additionalProperties: false,
+  properties: {
+    events: {
+      type: 'array',
+      maxItems: 10_000,
+      description: 'At most 10,000 events.',
+      items: {
+        type: 'object',
+        required: ['email', 'type'],
+        additionalProperties: false,
+        properties: {
+          email: { type: 'string', maxLength: 1000, description: 'The recipient the outcome is about.' },
+          type: {
+            type: 'string',
+            maxLength: 100,
+            description:
+              'delivered, hard_bounce, soft_bounce, complaint, unsubscribed, opened or clicked; another value is refused (invalid_type).',
+          },
+          at: {
+            type: 'string',
+            maxLength: 100,
+            description:
+              'When it happened, ISO 8601 with a time zone (2026-03-10T12:00:00Z); default now. Give it for idempotency.',
+          },
+          detail: {
+            type: 'string',
+            maxLength: 10_000,
+            description: 'A diagnostic such as the bounce status and text; kept to 300 characters.',
+          },
+          source_id: {
+            type: 'string',
+            maxLength: 1000,
+            description:
+              "Your mail system's id of the event or message (at most 200 characters); part of the event's identity.",
+          },
+        },
+      },
+    },
+  },
+} as const;
+
+export const outcomesReportSchema = {
+  type: 'object',
+  description: 'What was taken and what was refused.',
+  headers: SUCCESS_HEADERS,
+  required: ['taken', 'duplicates', 'refused', 'refusals', 'request_id'],
+  properties: {
+    taken: { type: 'integer', description: 'Events accepted (stored now, or already held).' },
+    duplicates: { type: 'integer', description: 'Of those, events the account already held.' },
+    refused: { type: 'integer' },
+    refusals: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['index', 'reason', 'message'],
+        properties: {
+          index: { type: 'integer', description: 'Position of the event in `events`, from 0.' },
+          reason: {
+            type: 'string',
+            enum: ['invalid_email', 'invalid_type', 'invalid_at', 'expired', 'invalid_source_id'],
+          },
+          message: { type: 'string' },
+        },
+        additionalProperties: false,
+      },
+    },
+    request_id: requestId,
+  },
+} as const;
+
+export const outcomesEraseQuerySchema = {
+  type: 'object',
+  required: ['email'],
+  additionalProperties: false,
+  properties: { email: { type: 'string', maxLength: 254, description: 'The address to forget.' } },
+} as const;
+
+export const outcomesEraseSchema = {
+  type: 'object',
+  headers: SUCCESS_HEADERS,
+  required: ['deleted', 'request_id'],
+  properties: {
+    deleted: { type: 'integer', description: 'Events deleted (0 with a test key, which stores none).' },
+    request_id: requestId,
+  },
+} as const;
+
+const filterProperties = {
+  id: { type: 'string', description: 'flt_<id>' },
+  action: { type: 'string', enum: ['allow', 'block'] },
+  match: { type: 'string', enum: ['email', 'domain', 'mx', 'tld'] },
+  value: { type: 'string', description: 'Normalised: lower-case, IDNA.' },
+  created_at: { type: 'string', format: 'date-time' },
+} as const;
+
+/** POST /v1/filters (docs/outcomes.md, "Filters"). */
+export const filterBodySchema = {
+  type: 'object',
+  required: ['action', 'match', 'value'],
+  additionalProperties: false,
+  properties: {
+    action: { type: 'string', enum: ['allow', 'block'] },
+    match: {
+      type: 'string',
+      enum: ['email', 'domain', 'mx', 'tld'],
+      description:
+        'email: the address; domain: the domain or any subdomain of it; tld: the top-level domain; mx: an MX host of the domain is this host or under it.',
+    },
+    value: { type: 'string', minLength: 1, maxLength: 254 },
+  },
+} as const;
+
+export const filterSchema = {
+  type: 'object',
+  headers: SUCCESS_HEADERS,
+  required: ['id', 'action', 'match', 'value', 'created_at', 'request_id'],
+  properties: { ...filterProperties, request_id: requestId },
+} as const;
+
+export const filterListSchema = {
+  type: 'object',
+  headers: SUCCESS_HEADERS,
+  required: ['filters', 'request_id'],
+  properties: {
+    filters: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['id', 'action', 'match', 'value', 'created_at'],
+        properties: filterProperties,
+      },
+    },
+    request_id: requestId,
+  },
+} as const;
+
+export const filterDeletedSchema = {
+  type: 'object',
+  headers: SUCCESS_HEADERS,
+  required: ['id', 'deleted', 'request_id'],
+  properties: { id: { type: 'string' }, deleted: { type: 'boolean', enum: [true] }, request_id: requestId },
+} as const;

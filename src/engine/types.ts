@@ -16,7 +16,8 @@ export type Status = (typeof STATUSES)[number];
  * asserts the two agree. `test_mode` is returned by the offline verification that test
  * keys use (no network checks ran).
  */
-export const REASONS = [
+/** The reasons the engine itself returns. */
+export const ENGINE_REASONS = [
   'invalid_email_format',
   'smtp_rejected',
   'mailbox_full',
@@ -33,6 +34,20 @@ export const REASONS = [
   'null_mx',
   'test_mode',
 ] as const;
+
+/**
+ * Reasons decided by an account's own data before any network check (the service's delivery
+ * outcomes and filters, docs/outcomes.md); the engine never returns them.
+ */
+export const ACCOUNT_REASONS = [
+  'previously_bounced',
+  'complained',
+  'blocked_by_filter',
+  'allowed_by_filter',
+] as const;
+
+/** Every reason a verdict can carry. */
+export const REASONS = [...ENGINE_REASONS, ...ACCOUNT_REASONS] as const;
 export type Reason = (typeof REASONS)[number];
 
 /** One entry of `checks`. `passed: null` means not run or inconclusive. */
@@ -91,7 +106,56 @@ export interface DisposableCheck extends FlagCheck {
   mx_host: string | null;
 }
 
+/** One delivery outcome of the account's, as `checks.history` shows it (docs/outcomes.md). */
+export interface HistoryEvent {
+  /** `delivered`, `hard_bounce`, `soft_bounce`, `complaint`, `unsubscribed`, `opened`, `clicked`. */
+  type: string;
+  /** When it happened (ISO 8601). */
+  at: string;
+  /** Where it came from: `api`, `message`, an ESP's name, `upload`. */
+  source: string;
+}
+
+/**
+ * What the account's own sends say about the address (docs/outcomes.md). Set by the service
+ * around the engine, never by the engine: `passed` false when an event suppressed the address,
+ * true when a delivery or engagement is on record and no bounce after it, null otherwise.
+ */
+export interface HistoryCheck extends Check {
+  /** The latest event of each type, newest first; empty when the account has none. */
+  events: HistoryEvent[];
+  /** The event the verdict rests on (a bounce, a complaint, a delivery), or null. */
+  decided_by: HistoryEvent | null;
+  /**
+   * For a `catch_all` or `unknown` verdict: the account's outcomes at the address's domain and the
+   * estimate built on them (docs/outcomes.md, "The calibrated score"); absent otherwise.
+   */
+  domain?: DomainEvidence;
+}
+
+/** The Beta-Binomial estimate of how likely mail to the domain is delivered (docs/outcomes.md). */
+export interface DomainEvidence {
+  delivered: number;
+  hard_bounces: number;
+  /** The prior, per provider: Beta(alpha, beta). */
+  prior: { provider: string | null; alpha: number; beta: number };
+  /** (delivered + alpha) / (delivered + hard_bounces + alpha + beta), 3 decimals. */
+  estimate: number;
+}
+
+/** The account's filter that decided the verdict (docs/outcomes.md, "Filters"); set by the service. */
+export interface FilterCheck extends Check {
+  id: string;
+  action: 'allow' | 'block';
+  match: 'email' | 'domain' | 'mx' | 'tld';
+  value: string;
+}
+
 export interface Checks {
+  /** Only on live verifications through the service (docs/outcomes.md). */
+  history?: HistoryCheck;
+  /** Only when one of the account's filters decided (docs/outcomes.md). */
+  filter?: FilterCheck;
   syntax: SyntaxCheck;
   mx: MxCheck;
   smtp: SmtpCheck;
@@ -226,6 +290,12 @@ export interface Verifier {
   verify(email: string, options?: VerifyOptions): Promise<VerificationResult>;
   /** Syntax and offline list checks only; no network. Status unknown / reason test_mode unless the offline checks decide. */
   verifyOffline(email: string): VerificationResult;
+  /**
+   * Syntax, lists and the DNS look-up of the mail hosts, no SMTP: what a caller needs to match
+   * the MX hosts (`checks.mx.records`) before deciding whether to probe. Its verdict is the one
+   * of a verification whose probe did not run.
+   */
+  verifyMailHosts(email: string): Promise<VerificationResult>;
   /** Closes sockets and timers. */
   close(): Promise<void>;
   /** The single verifications' SMTP sessions: open per host, opened, reused, closed by the server. */

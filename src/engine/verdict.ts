@@ -59,6 +59,11 @@ export const BASE_SCORES: Readonly<Record<Reason | 'deliverable', number>> = {
   domain_not_found: 2,
   null_mx: 1,
   invalid_email_format: 0,
+  // The account's own data (services/outcomes/): never decided by the engine.
+  allowed_by_filter: 95,
+  complained: 20,
+  blocked_by_filter: 6,
+  previously_bounced: 4,
 };
 
 /**
@@ -72,7 +77,7 @@ export const FLAG_PENALTIES: Readonly<Record<Status, { role: number; free: numbe
   undeliverable: { role: 0, free: 0 },
 };
 
-const STATUS_OF: Readonly<Record<Reason, Status>> = {
+export const STATUS_OF: Readonly<Record<Reason, Status>> = {
   invalid_email_format: 'undeliverable',
   domain_not_found: 'undeliverable',
   no_mx_records: 'undeliverable',
@@ -88,6 +93,10 @@ const STATUS_OF: Readonly<Record<Reason, Status>> = {
   smtp_unicode_unsupported: 'unknown',
   dns_error: 'unknown',
   test_mode: 'unknown',
+  previously_bounced: 'undeliverable',
+  complained: 'risky',
+  blocked_by_filter: 'undeliverable',
+  allowed_by_filter: 'deliverable',
 };
 
 /** Applies the verdict table (precedence above) and scores the result. Pure and deterministic. */

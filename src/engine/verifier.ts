@@ -142,6 +142,16 @@ export function createVerifier(options: EngineOptions, deps: VerifierDeps = {}):
     return buildResult(parsed, flags, null, null, verdict, startedAt);
   }
 
+  async function verifyMailHosts(email: string): Promise<VerificationResult> {
+    const startedAt = performance.now();
+    const parsed = parseAddress(email);
+    if (!parsed.ok) return invalidResult(email, parsed.error, startedAt);
+    const dns = await resolver.resolve(parsed.domain);
+    const flags = listFlags(parsed.local, parsed.domain, dns);
+    const verdict = decideVerdict({ ...flags, dns, smtp: null });
+    return buildResult(parsed, flags, dns, null, verdict, startedAt);
+  }
+
   async function close(): Promise<void> {
     await prober.close();
     resolver.close();
@@ -150,6 +160,7 @@ export function createVerifier(options: EngineOptions, deps: VerifierDeps = {}):
   return {
     verify,
     verifyOffline,
+    verifyMailHosts,
     close,
     sessionStats: () => prober.sessionStats(),
     ...(deps.sessionShare === undefined ? {} : { sessionShare: deps.sessionShare }),

@@ -14,6 +14,7 @@ import type { EngineCoordination } from '../engine/coordination.js';
 import type { EgressGate } from '../engine/net/egress.js';
 import { systemResolver, type HostResolver } from '../services/webhooks/ssrf.js';
 import { createChunkVerifier } from '../services/chunk-verifier.js';
+import { accountLookup } from '../services/outcomes/account-data.js';
 import { DeliveryRunner } from './delivery-runner.js';
 import type { JobMetrics } from './job-metrics.js';
 import { createMailNotifier } from './notify.js';
@@ -100,6 +101,7 @@ export function startEmbeddedWorkers(ctx: AppContext, options: BackgroundOptions
       testModeChunkDelayMs: config.batch.testModeChunkDelayMs,
       coordination,
       resultCache: ctx.resultCache ?? null,
+      accountData: accountLookup(ctx),
     }),
     ...(options.metrics ? { metrics: options.metrics } : {}),
   });
@@ -119,6 +121,7 @@ export function startEmbeddedWorkers(ctx: AppContext, options: BackgroundOptions
     clock: ctx.clock,
     logger,
     auditRetentionMs: config.auditRetentionMs,
+    outcomeRetentionMs: config.outcomeRetentionMs,
   });
   sweeper.start(SWEEP_INTERVAL_MS);
   const scheduler = createScheduler({ db: ctx.db, clock: ctx.clock, config, logger });

@@ -16,6 +16,8 @@ export interface SweeperDeps {
   logger: Logger;
   /** How long the security log's entries are kept (config.auditRetentionMs). */
   auditRetentionMs?: number;
+  /** How long delivery outcomes are kept (config.outcomeRetentionMs). */
+  outcomeRetentionMs?: number;
 }
 
 export interface Sweeper {
@@ -35,7 +37,7 @@ export function createSweeper(deps: SweeperDeps): Sweeper {
   const sweep = (): void => {
     sweeping = runOnce()
       .then((r) => {
-        if (r.jobs > 0 || r.idempotencyKeys > 0 || r.auditEntries > 0 || r.workers > 0)
+        if (r.jobs > 0 || r.idempotencyKeys > 0 || r.auditEntries > 0 || r.outcomeEvents > 0 || r.workers > 0)
           logger.info(r, 'retention sweep');
       })
       .catch((err: unknown) => logger.error({ err }, 'retention sweep failed'));

@@ -15,6 +15,10 @@
  * Live jobs share the result cache of single verifications (services/result-cache.ts): an address
  * the job's account verified recently is answered from it without a probe, and what the engine
  * finds out is kept in it for later requests and jobs.
+ *
+ * Before either, the account's filters and delivery outcomes are read for the addresses about to
+ * be probed (one read of each per group, services/outcomes/account-data.ts): an address a filter
+ * or a suppression (hard bounce, complaint) decides costs the mail servers nothing.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { HOUR, SECOND } from '../clock.js';
@@ -22,6 +26,8 @@ import type { BatchEngine } from '../engine/batch/types.js';
 import type { EngineCoordination, SharedCache, SlotLease } from '../engine/coordination.js';
 import type { VerificationResult, Verifier } from '../engine/types.js';
 import type { ResultCache } from './result-cache.js';
+import type { AccountData } from './outcomes/account-data.js';
+import { NO_HISTORY, type AddressHistory } from './outcomes/history.js';
 import { testModeResult } from './test-mode.js';
 import { addressKey, type ResultRow } from '../store/chunk-codec.js';
 import type { JobMode } from '../store/schema/jobs.schema.js';
@@ -56,6 +62,8 @@ export interface ChunkVerifierDeps {
   sharedPollMs?: number;
   /** The process's result cache (AppContext.resultCache); absent or null: every address is probed. */
   resultCache?: ResultCache | null;
+  /** The accounts' filters and delivery outcomes (services/outcomes/account-data.ts); absent or null: none are read. */
+  accountData?: AccountData | null;
 }
 
 /** Jobs whose repeated-address results are kept; a worker runs at most a few jobs at once. */
@@ -222,29 +230,62 @@ export function createChunkVerifier(deps: ChunkVerifierDeps): ChunkVerifier {
     const probe = async (indexes: readonly number[]): Promise<void> => {
       if (indexes.length === 0) return;
       let toProbe = indexes;
-      if (cached) {
+      const account =
+        deps.accountData && job.accountId !== undefined
+          ? { data: deps.accountData, id: job.accountId }
+          : null;
+      const histories = new Map<number, AddressHistory>();
+      if (account) {
+        const decisions = await account.data.decide(
+          account.id,
+          toProbe.map((i) => emails[i]!),
+        );
+        signal.throwIfAborted();
+        const rest: number[] = [];
+        toProbe.forEach((index, k) => {
+          const decision = decisions[k]!;
+          if ('result' in decision) rows[index] = toRow(decision.result);
+          else {
+            histories.set(index, decision.history);
+            rest.push(index);
+          }
+        });
+        toProbe = rest;
+      }
+      // What the network said (now or through the cache), before the account's evidence.
+      const found: [number, VerificationResult][] = [];
+      if (cached && toProbe.length > 0) {
         const hits = await cached.cache.lookUp(
           cached.accountId,
-          indexes.map((i) => emails[i]!),
+          toProbe.map((i) => emails[i]!),
         );
         signal.throwIfAborted();
         const misses: number[] = [];
-        indexes.forEach((index, k) => {
+        toProbe.forEach((index, k) => {
           const hit = hits[k];
-          if (hit) rows[index] = toRow(hit.result);
+          if (hit) found.push([index, hit.result]);
           else misses.push(index);
         });
-        if (misses.length === 0) return;
         toProbe = misses;
       }
-      const results = await engine.verifyMany(
-        toProbe.map((i) => emails[i]!),
-        // The job's id names it in the engine's log line of an MX host given up.
-        { signal, label: job.id },
-      );
-      signal.throwIfAborted();
-      toProbe.forEach((index, k) => (rows[index] = toRow(results[k]!)));
-      await cached?.cache.store(cached.accountId, results);
+      if (toProbe.length > 0) {
+        const results = await engine.verifyMany(
+          toProbe.map((i) => emails[i]!),
+          // The job's id names it in the engine's log line of an MX host given up.
+          { signal, label: job.id },
+        );
+        signal.throwIfAborted();
+        toProbe.forEach((index, k) => found.push([index, results[k]!]));
+        await cached?.cache.store(cached.accountId, results);
+      }
+      const finished = account
+        ? await account.data.finish(
+            account.id,
+            found.map(([, r]) => r),
+            found.map(([index]) => histories.get(index) ?? NO_HISTORY),
+          )
+        : found.map(([, r]) => r);
+      found.forEach(([index], k) => (rows[index] = toRow(finished[k]!)));
     };
     // Probes `batch` (owned addresses settled to "probe here" among them), then lets the owned
     // ones go at once: other chunks and workers wait for them, and this chunk may wait for theirs.

@@ -28,7 +28,20 @@ import {
 } from './publishable-keys.js';
 import { refuseControlCharacters } from './text.js';
 
-export const SCOPES = ['verify', 'batch', 'jobs:read', 'usage:read'] as const;
+/**
+ * Every scope a key can have. A new key gets all of them unless it is given fewer; a key made
+ * before a scope existed does not gain it (the outcome and filter scopes, docs/outcomes.md,
+ * erase and suppress data: an older key is not silently allowed to).
+ */
+export const SCOPES = [
+  'verify',
+  'batch',
+  'jobs:read',
+  'usage:read',
+  'outcomes:write',
+  'outcomes:read',
+  'filters:write',
+] as const;
 export type Scope = (typeof SCOPES)[number];
 
 export const KEY_KINDS = ['live', 'test'] as const;

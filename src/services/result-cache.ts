@@ -59,6 +59,12 @@ export interface ResultCache {
   lookUp(accountId: string, emails: readonly string[]): Promise<(CachedResult | undefined)[]>;
   /** Keeps fresh results of the account, checked at `checkedAt` (default: now). Never rejects. */
   store(accountId: string, results: readonly VerificationResult[], checkedAt?: Date): Promise<void>;
+  /**
+   * Removes the account's entries of `emails`, as given and with the local part lower-cased (a
+   * delivery outcome names the address in the case its mail system used): through Redis, in every
+   * process. Never rejects.
+   */
+  forget(accountId: string, emails: readonly string[]): Promise<void>;
 }
 
 export interface ResultCacheOptions {
@@ -124,7 +130,28 @@ export function createResultCache(options: ResultCacheOptions): ResultCache {
         onError(err);
       }
     },
+
+    async forget(accountId, emails) {
+      const keys = new Set<string>();
+      for (const email of emails) {
+        for (const form of [email, lowerLocal(email)]) {
+          const key = cacheKey(accountId, form);
+          if (key !== null) keys.add(key);
+        }
+      }
+      if (keys.size === 0) return;
+      try {
+        await store.setMany([...keys].map((key) => ({ key, entry: null })));
+      } catch (err) {
+        onError(err);
+      }
+    },
   };
+}
+
+function lowerLocal(email: string): string {
+  const at = email.lastIndexOf('@');
+  return at < 0 ? email : email.slice(0, at).toLowerCase() + email.slice(at);
 }
 
 /**
@@ -146,6 +173,7 @@ export function cacheKey(accountId: string, email: string): string | null {
 export const NO_RESULT_CACHE: ResultCache = {
   lookUp: (_accountId, emails) => Promise.resolve(emails.map(() => undefined)),
   store: () => Promise.resolve(),
+  forget: () => Promise.resolve(),
 };
 
 export interface ResultCacheFromSettings {

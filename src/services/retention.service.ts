@@ -1,7 +1,8 @@
 /**
  * The retention sweep: deletes the chunks (addresses and results) of jobs whose retention has
  * passed and keeps the job row, so the results endpoint answers 410 rather than 404; and
- * deletes expired idempotency keys, the security log's entries past `auditRetentionMs`, and the
+ * deletes expired idempotency keys, the security log's entries past `auditRetentionMs`, delivery
+ * outcomes past `outcomeRetentionMs`, and the
  * rows of worker processes not seen for WORKER_ROWS_KEPT_MS.
  * Idempotent; safe to run from several processes.
  */
@@ -10,6 +11,7 @@ import { deleteJobChunks } from '../store/chunk.store.js';
 import type { Executor } from '../store/executor.js';
 import { deleteExpiredIdempotencyKeys } from '../store/idempotency.store.js';
 import { findExpiredJobIds, markResultsDeleted } from '../store/job.store.js';
+import { deleteOutcomesBefore } from '../store/outcome.store.js';
 import { deleteStaleWorkers } from '../store/worker.store.js';
 import { pruneAudit } from './audit.service.js';
 
@@ -18,6 +20,8 @@ export interface SweepReport {
   chunks: number;
   idempotencyKeys: number;
   auditEntries: number;
+  /** Delivery outcomes that happened more than `outcomeRetentionMs` ago. */
+  outcomeEvents: number;
   /** Rows of workers stopped or lost more than WORKER_ROWS_KEPT_MS ago. */
   workers: number;
 }
@@ -28,11 +32,16 @@ export const WORKER_ROWS_KEPT_MS = DAY;
 /** The default of `--audit-retention` (src/config.ts), for callers without a config. */
 export const DEFAULT_AUDIT_RETENTION_MS = 365 * DAY;
 
+/** The default of `--outcome-retention` (src/config.ts), for callers without a config. */
+export const DEFAULT_OUTCOME_RETENTION_MS = 730 * DAY;
+
 export interface SweepDeps {
   db: Executor;
   clock: Clock;
   /** Default DEFAULT_AUDIT_RETENTION_MS. */
   auditRetentionMs?: number;
+  /** Default DEFAULT_OUTCOME_RETENTION_MS. */
+  outcomeRetentionMs?: number;
 }
 
 /** Jobs handled per transaction: keeps each write short so the API is never blocked long. */
@@ -42,7 +51,14 @@ const JOBS_PER_PASS = 20;
 export async function sweepExpired(deps: SweepDeps): Promise<SweepReport> {
   const { db, clock } = deps;
   const now = clock.now().toISOString();
-  const report: SweepReport = { jobs: 0, chunks: 0, idempotencyKeys: 0, auditEntries: 0, workers: 0 };
+  const report: SweepReport = {
+    jobs: 0,
+    chunks: 0,
+    idempotencyKeys: 0,
+    auditEntries: 0,
+    outcomeEvents: 0,
+    workers: 0,
+  };
   for (;;) {
     const ids = await findExpiredJobIds(db, now, JOBS_PER_PASS);
     if (ids.length === 0) break;
@@ -56,6 +72,10 @@ export async function sweepExpired(deps: SweepDeps): Promise<SweepReport> {
   }
   report.idempotencyKeys = await deleteExpiredIdempotencyKeys(db, now);
   report.auditEntries = await pruneAudit(db, clock, deps.auditRetentionMs ?? DEFAULT_AUDIT_RETENTION_MS);
+  report.outcomeEvents = await deleteOutcomesBefore(
+    db,
+    new Date(clock.now().getTime() - (deps.outcomeRetentionMs ?? DEFAULT_OUTCOME_RETENTION_MS)).toISOString(),
+  );
   report.workers = await deleteStaleWorkers(
     db,
     new Date(clock.now().getTime() - WORKER_ROWS_KEPT_MS).toISOString(),

@@ -10,6 +10,12 @@
  * (a cached answer has no conversation, and an old one would not be this request's); its result
  * replaces the cached one as with `fresh`, without the conversation: the cache never holds one.
  * A test key's conversation is empty: nothing crossed the wire.
+ *
+ * A live verification asks the account's own data first (services/outcomes/account-data.ts): a
+ * filter, a hard bounce or a complaint answers at once, with no cache look-up and no network check
+ * (docs/outcomes.md); otherwise the answer, cached or
+ * probed, carries `checks.history`. The cache holds the engine's result without it, so a cached
+ * answer always shows the history as it is now.
  */
 import type { Clock } from '../clock.js';
 import type { TranscriptLine, VerificationResult, Verifier } from '../engine/types.js';
@@ -22,6 +28,8 @@ import { testModeResult } from './test-mode.js';
 import { consumeQuota } from './usage.service.js';
 import type { UsageCache } from './usage-cache.js';
 import type { ResultCache } from './result-cache.js';
+import { decideByAccount, finishWithAccount } from './outcomes/account-data.js';
+import { NO_HISTORY } from './outcomes/history.js';
 
 /** The contract's limit on `email` (RFC 5321's 256-octet path minus the angle brackets). */
 export const MAX_ADDRESS_LENGTH = 254;
@@ -92,10 +100,22 @@ export async function verifyOne(deps: VerifyDeps, input: VerifyInput): Promise<V
     plans: deps.plans,
     usageCache: deps.usageCache,
   });
+  const [decision] = await decideByAccount(deps, input.accountId, [input.email]);
+  if (decision && 'result' in decision)
+    return {
+      result: decision.result,
+      cached: false,
+      checkedAt: deps.clock.now(),
+      ...withTranscript(input, []),
+    };
+  const history = decision?.history ?? NO_HISTORY;
   const cache = deps.resultCache;
   if (cache && input.fresh !== true && input.transcript !== true) {
     const [hit] = await cache.lookUp(input.accountId, [input.email]);
-    if (hit) return { result: hit.result, cached: true, checkedAt: hit.checkedAt };
+    if (hit) {
+      const [result] = await finishWithAccount(deps, input.accountId, [hit.result], [history]);
+      return { result: result!, cached: true, checkedAt: hit.checkedAt };
+    }
   }
   const { transcript, ...result } = await deps.verifier.verify(input.email, {
     timeoutMs: input.timeoutMs,
@@ -103,7 +123,13 @@ export async function verifyOne(deps: VerifyDeps, input: VerifyInput): Promise<V
   });
   const checkedAt = deps.clock.now();
   await cache?.store(input.accountId, [result], checkedAt);
-  return { result, cached: false, checkedAt, ...withTranscript(input, transcript ?? []) };
+  const [finished] = await finishWithAccount(deps, input.accountId, [result], [history]);
+  return {
+    result: finished!,
+    cached: false,
+    checkedAt,
+    ...withTranscript(input, transcript ?? []),
+  };
 }
 
 function withTranscript(input: VerifyInput, transcript: TranscriptLine[]): { transcript?: TranscriptLine[] } {

@@ -63,6 +63,8 @@ export const COPIED_TABLES = [
   { name: 'list_schedule_rows', key: ['list_id', 'seq'], pageSize: 16 },
   { name: 'list_runs', key: ['id'], pageSize: 500 },
   { name: 'list_run_changes', key: ['job_id', 'part'], pageSize: 16 },
+  { name: 'outcome_events', key: ['id'], pageSize: 500 },
+  { name: 'account_filters', key: ['id'], pageSize: 500 },
 ] as const satisfies readonly CopiedTable[];
 
 /**

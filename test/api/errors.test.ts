@@ -185,6 +185,7 @@ describe('error responses', () => {
     const real = h.runtime.ctx.verifier;
     const verifier = {
       verify: real.verify.bind(real),
+      verifyMailHosts: real.verifyMailHosts.bind(real),
       close: async () => {},
       verifyOffline: () => {
         throw new Error('secret internal detail at /srv/app.js:12');

@@ -64,7 +64,15 @@ describe('mailverdict accounts and keys', () => {
 
     const test = await json('keys', 'create', '--account', account.id, '--kind', 'test');
     expect(test.key).toMatch(/^svc_test_/);
-    expect(test.scopes).toEqual(['verify', 'batch', 'jobs:read', 'usage:read']);
+    expect(test.scopes).toEqual([
+      'verify',
+      'batch',
+      'jobs:read',
+      'usage:read',
+      'outcomes:write',
+      'outcomes:read',
+      'filters:write',
+    ]);
 
     const listed = await cli('keys', 'list', '--account', account.id, '--json');
     expect(listed).not.toContain(key.key);

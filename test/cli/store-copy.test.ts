@@ -47,6 +47,8 @@ import {
 import { openDatabase } from '../../src/store/db.js';
 import { SECRET_KEY_FILE } from '../../src/store/secret-keys.js';
 import { migrations } from '../../src/store/migrations/index.js';
+import { createFilter } from '../../src/services/outcomes/filters.service.js';
+import { takeOutcomes } from '../../src/services/outcomes/intake.service.js';
 import type { Database } from '../../src/store/schema.js';
 import { createJobsHarness, fixtureEmails, type JobsHarness } from '../kit/jobs-kit.js';
 import { createTestSchema, openTestStore, tableNames, testBackends } from '../kit/store-harness.js';
@@ -257,6 +259,17 @@ describe.skipIf(!backends.includes('postgres'))('mailverdict store copy into Pos
     expect((await runScheduledLists(tickDeps)).compared).toBe(1);
     // A job still queued: pending chunks without results travel too.
     expect((await h.submit(other.testKey, { emails: fixtureEmails(12) })).statusCode).toBe(202);
+    // Delivery outcomes and filters (migrations 0019, 0020).
+    await takeOutcomes(
+      { db, clock: h.clock, retentionMs: config.outcomeRetentionMs },
+      { accountId: h.accountId, source: 'api', events: [{ email: 'anna@example.com', type: 'hard_bounce' }] },
+    );
+    await createFilter(db, h.clock, {
+      accountId: h.accountId,
+      action: 'block',
+      match: 'domain',
+      value: 'example.net',
+    });
   });
 
   it('copies every row of every table, and keys created on SQLite authenticate against PostgreSQL', async () => {

@@ -52,7 +52,15 @@ describe('dashboard API keys', SLOW, () => {
     expect(body.keys[0]!.id).toBe(created.key.id);
     expect(body).toMatchObject({
       limit: MAX_ACTIVE_KEYS,
-      scopes: ['verify', 'batch', 'jobs:read', 'usage:read'],
+      scopes: [
+        'verify',
+        'batch',
+        'jobs:read',
+        'usage:read',
+        'outcomes:write',
+        'outcomes:read',
+        'filters:write',
+      ],
     });
     expect(body.active).toBe(3);
   });

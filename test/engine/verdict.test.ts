@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { DnsOutcome, SmtpOutcome, SmtpOutcomeKind } from '../../src/engine/outcome.js';
-import { REASONS, STATUSES } from '../../src/engine/types.js';
+import { ENGINE_REASONS, STATUSES } from '../../src/engine/types.js';
 import type { Reason, Status } from '../../src/engine/types.js';
 import { decideVerdict, invalidFormatVerdict, SCORE_BANDS } from '../../src/engine/verdict.js';
 import type { Verdict, VerdictInput } from '../../src/engine/verdict.js';
@@ -241,8 +241,10 @@ describe('scores', () => {
     }
   });
 
-  it('every reason in REASONS is reachable', () => {
-    expect(new Set(allVerdicts.map((v) => v.reason).filter((r) => r !== null))).toEqual(new Set(REASONS));
+  it('every reason in ENGINE_REASONS is reachable', () => {
+    expect(new Set(allVerdicts.map((v) => v.reason).filter((r) => r !== null))).toEqual(
+      new Set(ENGINE_REASONS),
+    );
   });
 
   it('role and free each lower the score a little, except the fixed undeliverable scores', () => {

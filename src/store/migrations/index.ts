@@ -19,7 +19,9 @@ import { workersMigration } from './0013-workers.js';
 import { scheduleStepsMigration } from './0014-schedule-steps.js';
 import { workerChunksDoneMigration } from './0015-worker-chunks-done.js';
 import { bootstrapMigration } from './0016-bootstrap.js';
-import { emailChangesMigration } from './0023-email-changes.js';
+import { outcomesMigration } from './0017-outcomes.js';
+import { filtersMigration } from './0018-filters.js';
+import { emailChangesMigration } from './0019-email-changes.js';
 
 export const migrations: Record<string, Migration> = {
   '0001-accounts': accountsMigration,
@@ -38,5 +40,7 @@ export const migrations: Record<string, Migration> = {
   '0014-schedule-steps': scheduleStepsMigration,
   '0015-worker-chunks-done': workerChunksDoneMigration,
   '0016-bootstrap': bootstrapMigration,
-  '0023-email-changes': emailChangesMigration,
+  '0017-outcomes': outcomesMigration,
+  '0018-filters': filtersMigration,
+  '0019-email-changes': emailChangesMigration,
 };

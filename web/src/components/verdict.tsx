@@ -34,6 +34,10 @@ export const REASON_TEXT: Record<Reason, string> = {
   no_mx_records: 'The domain has no mail server.',
   null_mx: 'The domain says it receives no mail (null MX).',
   test_mode: 'Test mode: no network check ran.',
+  previously_bounced: 'Mail you sent to this address bounced, and nothing was delivered since.',
+  complained: 'The owner of this address reported your mail as spam.',
+  blocked_by_filter: 'One of your block filters matches this address.',
+  allowed_by_filter: 'One of your allow filters matches this address.',
 };
 
 const isStatus = (value: string): value is Status => value in VERDICT_LABEL;

@@ -130,6 +130,646 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/outcomes': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Report delivery outcomes
+     * @description Up to 10000 events of the account's own sends (bounces, deliveries, complaints, engagement). Each event is checked on its own: the refused ones are listed with their index and reason, the others are stored in one transaction. An event the account already holds (same address, type, time and source_id) is counted as a duplicate. A test key's events are checked and not stored. See docs/outcomes.md.
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            /** @description At most 10,000 events. */
+            events: {
+              /** @description The recipient the outcome is about. */
+              email: string;
+              /** @description delivered, hard_bounce, soft_bounce, complaint, unsubscribed, opened or clicked; another value is refused (invalid_type). */
+              type: string;
+              /** @description When it happened, ISO 8601 with a time zone (2026-03-10T12:00:00Z); default now. Give it for idempotency. */
+              at?: string;
+              /** @description A diagnostic such as the bounce status and text; kept to 300 characters. */
+              detail?: string;
+              /** @description Your mail system's id of the event or message (at most 200 characters); part of the event's identity. */
+              source_id?: string;
+            }[];
+          };
+        };
+      };
+      responses: {
+        /** @description What was taken and what was refused. */
+        200: {
+          headers: {
+            /** @description req_<id>, on every response. */
+            'X-Request-Id'?: string;
+            /** @description e.g. "default";r=49;t=1: r requests remaining, t seconds to reset. */
+            RateLimit?: string;
+            /** @description e.g. "default";q=50;w=1: q requests per w seconds. */
+            'RateLimit-Policy'?: string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @description Events accepted (stored now, or already held). */
+              taken: number;
+              /** @description Of those, events the account already held. */
+              duplicates: number;
+              refused: number;
+              refusals: {
+                /** @description Position of the event in `events`, from 0. */
+                index: number;
+                /** @enum {string} */
+                reason: 'invalid_email' | 'invalid_type' | 'invalid_at' | 'expired' | 'invalid_source_id';
+                message: string;
+              }[];
+              /** @description Identifier of this request, req_<id>; also in X-Request-Id. */
+              request_id: string;
+            };
+          };
+        };
+        /** @description invalid_json */
+        400: {
+          headers: {
+            /** @description req_<id>, on every response. */
+            'X-Request-Id'?: string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorBody'];
+          };
+        };
+        /** @description invalid_api_key | revoked_api_key */
+        401: {
+          headers: {
+            /** @description req_<id>, on every response. */
+            'X-Request-Id'?: string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorBody'];
+          };
+        };
+        /** @description insufficient_permissions | account_suspended */
+        403: {
+          headers: {
+            /** @description req_<id>, on every response. */
+            'X-Request-Id'?: string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorBody'];
+          };
+        };
+        /** @description payload_too_large */
+        413: {
+          headers: {
+            /** @description req_<id>, on every response. */
+            'X-Request-Id'?: string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorBody'];
+          };
+        };
+        /** @description unsupported_media_type */
+        415: {
+          headers: {
+            /** @description req_<id>, on every response. */
+            'X-Request-Id'?: string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorBody'];
+          };
+        };
+        /** @description invalid_request */
+        422: {
+          headers: {
+            /** @description req_<id>, on every response. */
+            'X-Request-Id'?: string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorBody'];
+          };
+        };
+        /** @description rate_limit_exceeded */
+        429: {
+          headers: {
+            /** @description req_<id>, on every response. */
+            'X-Request-Id'?: string;
+            /** @description e.g. "default";r=49;t=1: r requests remaining, t seconds to reset. */
+            RateLimit?: string;
+            /** @description e.g. "default";q=50;w=1: q requests per w seconds. */
+            'RateLimit-Policy'?: string;
+            /** @description rate_limit_exceeded: seconds to wait. */
+            'Retry-After'?: number;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorBody'];
+          };
+        };
+        /** @description internal_error */
+        500: {
+          headers: {
+            /** @description req_<id>, on every response. */
+            'X-Request-Id'?: string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorBody'];
+          };
+        };
+      };
+    };
+    /**
+     * Erase an address's outcomes
+     * @description Deletes every delivery outcome the account holds for the address (the right to be forgotten): its verifications no longer rest on them. The address's cached verification is forgotten too.
+     */
+    delete: {
+      parameters: {
+        query: {
+          /** @description The address to forget. */
+          email: string;
+        };
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            /** @description req_<id>, on every response. */
+            'X-Request-Id'?: string;
+            /** @description e.g. "default";r=49;t=1: r requests remaining, t seconds to reset. */
+            RateLimit?: string;
+            /** @description e.g. "default";q=50;w=1: q requests per w seconds. */
+            'RateLimit-Policy'?: string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @description Events deleted (0 with a test key, which stores none). */
+              deleted: number;
+              /** @description Identifier of this request, req_<id>; also in X-Request-Id. */
+              request_id: string;
+            };
+          };
+        };
+        /** @description invalid_api_key | revoked_api_key */
+        401: {
+          headers: {
+            /** @description req_<id>, on every response. */
+            'X-Request-Id'?: string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorBody'];
+          };
+        };
+        /** @description insufficient_permissions | account_suspended */
+        403: {
+          headers: {
+            /** @description req_<id>, on every response. */
+            'X-Request-Id'?: string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorBody'];
+          };
+        };
+        /** @description invalid_request | invalid_email_format */
+        422: {
+          headers: {
+            /** @description req_<id>, on every response. */
+            'X-Request-Id'?: string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorBody'];
+          };
+        };
+        /** @description rate_limit_exceeded */
+        429: {
+          headers: {
+            /** @description req_<id>, on every response. */
+            'X-Request-Id'?: string;
+            /** @description e.g. "default";r=49;t=1: r requests remaining, t seconds to reset. */
+            RateLimit?: string;
+            /** @description e.g. "default";q=50;w=1: q requests per w seconds. */
+            'RateLimit-Policy'?: string;
+            /** @description rate_limit_exceeded: seconds to wait. */
+            'Retry-After'?: number;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorBody'];
+          };
+        };
+        /** @description internal_error */
+        500: {
+          headers: {
+            /** @description req_<id>, on every response. */
+            'X-Request-Id'?: string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorBody'];
+          };
+        };
+      };
+    };
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/filters': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List filters
+     * @description The account's allow and block filters, oldest first.
+     */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            /** @description req_<id>, on every response. */
+            'X-Request-Id'?: string;
+            /** @description e.g. "default";r=49;t=1: r requests remaining, t seconds to reset. */
+            RateLimit?: string;
+            /** @description e.g. "default";q=50;w=1: q requests per w seconds. */
+            'RateLimit-Policy'?: string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              filters: {
+                /** @description flt_<id> */
+                id: string;
+                /** @enum {string} */
+                action: 'allow' | 'block';
+                /** @enum {string} */
+                match: 'email' | 'domain' | 'mx' | 'tld';
+                /** @description Normalised: lower-case, IDNA. */
+                value: string;
+                /** Format: date-time */
+                created_at: string;
+              }[];
+              /** @description Identifier of this request, req_<id>; also in X-Request-Id. */
+              request_id: string;
+            };
+          };
+        };
+        /** @description invalid_api_key | revoked_api_key */
+        401: {
+          headers: {
+            /** @description req_<id>, on every response. */
+            'X-Request-Id'?: string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorBody'];
+          };
+        };
+        /** @description insufficient_permissions | account_suspended */
+        403: {
+          headers: {
+            /** @description req_<id>, on every response. */
+            'X-Request-Id'?: string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorBody'];
+          };
+        };
+        /** @description rate_limit_exceeded */
+        429: {
+          headers: {
+            /** @description req_<id>, on every response. */
+            'X-Request-Id'?: string;
+            /** @description e.g. "default";r=49;t=1: r requests remaining, t seconds to reset. */
+            RateLimit?: string;
+            /** @description e.g. "default";q=50;w=1: q requests per w seconds. */
+            'RateLimit-Policy'?: string;
+            /** @description rate_limit_exceeded: seconds to wait. */
+            'Retry-After'?: number;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorBody'];
+          };
+        };
+        /** @description internal_error */
+        500: {
+          headers: {
+            /** @description req_<id>, on every response. */
+            'X-Request-Id'?: string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorBody'];
+          };
+        };
+      };
+    };
+    put?: never;
+    /**
+     * Add a filter
+     * @description A block answers undeliverable / blocked_by_filter, an allow deliverable / allowed_by_filter, both without a network check (an mx filter needs the MX look-up only). A filter for a (match, value) the account already filters takes the new action.
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            /** @enum {string} */
+            action: 'allow' | 'block';
+            /**
+             * @description email: the address; domain: the domain or any subdomain of it; tld: the top-level domain; mx: an MX host of the domain is this host or under it.
+             * @enum {string}
+             */
+            match: 'email' | 'domain' | 'mx' | 'tld';
+            value: string;
+          };
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            /** @description req_<id>, on every response. */
+            'X-Request-Id'?: string;
+            /** @description e.g. "default";r=49;t=1: r requests remaining, t seconds to reset. */
+            RateLimit?: string;
+            /** @description e.g. "default";q=50;w=1: q requests per w seconds. */
+            'RateLimit-Policy'?: string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @description flt_<id> */
+              id: string;
+              /** @enum {string} */
+              action: 'allow' | 'block';
+              /** @enum {string} */
+              match: 'email' | 'domain' | 'mx' | 'tld';
+              /** @description Normalised: lower-case, IDNA. */
+              value: string;
+              /** Format: date-time */
+              created_at: string;
+              /** @description Identifier of this request, req_<id>; also in X-Request-Id. */
+              request_id: string;
+            };
+          };
+        };
+        /** @description invalid_json */
+        400: {
+          headers: {
+            /** @description req_<id>, on every response. */
+            'X-Request-Id'?: string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorBody'];
+          };
+        };
+        /** @description invalid_api_key | revoked_api_key */
+        401: {
+          headers: {
+            /** @description req_<id>, on every response. */
+            'X-Request-Id'?: string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorBody'];
+          };
+        };
+        /** @description insufficient_permissions | account_suspended */
+        403: {
+          headers: {
+            /** @description req_<id>, on every response. */
+            'X-Request-Id'?: string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorBody'];
+          };
+        };
+        /** @description payload_too_large */
+        413: {
+          headers: {
+            /** @description req_<id>, on every response. */
+            'X-Request-Id'?: string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorBody'];
+          };
+        };
+        /** @description unsupported_media_type */
+        415: {
+          headers: {
+            /** @description req_<id>, on every response. */
+            'X-Request-Id'?: string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorBody'];
+          };
+        };
+        /** @description invalid_request */
+        422: {
+          headers: {
+            /** @description req_<id>, on every response. */
+            'X-Request-Id'?: string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorBody'];
+          };
+        };
+        /** @description rate_limit_exceeded */
+        429: {
+          headers: {
+            /** @description req_<id>, on every response. */
+            'X-Request-Id'?: string;
+            /** @description e.g. "default";r=49;t=1: r requests remaining, t seconds to reset. */
+            RateLimit?: string;
+            /** @description e.g. "default";q=50;w=1: q requests per w seconds. */
+            'RateLimit-Policy'?: string;
+            /** @description rate_limit_exceeded: seconds to wait. */
+            'Retry-After'?: number;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorBody'];
+          };
+        };
+        /** @description internal_error */
+        500: {
+          headers: {
+            /** @description req_<id>, on every response. */
+            'X-Request-Id'?: string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorBody'];
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/filters/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /** Delete a filter */
+    delete: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          id: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            /** @description req_<id>, on every response. */
+            'X-Request-Id'?: string;
+            /** @description e.g. "default";r=49;t=1: r requests remaining, t seconds to reset. */
+            RateLimit?: string;
+            /** @description e.g. "default";q=50;w=1: q requests per w seconds. */
+            'RateLimit-Policy'?: string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              id: string;
+              /** @enum {boolean} */
+              deleted: true;
+              /** @description Identifier of this request, req_<id>; also in X-Request-Id. */
+              request_id: string;
+            };
+          };
+        };
+        /** @description invalid_api_key | revoked_api_key */
+        401: {
+          headers: {
+            /** @description req_<id>, on every response. */
+            'X-Request-Id'?: string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorBody'];
+          };
+        };
+        /** @description insufficient_permissions | account_suspended */
+        403: {
+          headers: {
+            /** @description req_<id>, on every response. */
+            'X-Request-Id'?: string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorBody'];
+          };
+        };
+        /** @description not_found */
+        404: {
+          headers: {
+            /** @description req_<id>, on every response. */
+            'X-Request-Id'?: string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorBody'];
+          };
+        };
+        /** @description rate_limit_exceeded */
+        429: {
+          headers: {
+            /** @description req_<id>, on every response. */
+            'X-Request-Id'?: string;
+            /** @description e.g. "default";r=49;t=1: r requests remaining, t seconds to reset. */
+            RateLimit?: string;
+            /** @description e.g. "default";q=50;w=1: q requests per w seconds. */
+            'RateLimit-Policy'?: string;
+            /** @description rate_limit_exceeded: seconds to wait. */
+            'Retry-After'?: number;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorBody'];
+          };
+        };
+        /** @description internal_error */
+        500: {
+          headers: {
+            /** @description req_<id>, on every response. */
+            'X-Request-Id'?: string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorBody'];
+          };
+        };
+      };
+    };
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -213,7 +853,7 @@ export interface operations {
                 catchAll: boolean;
                 mx: boolean;
                 /**
-                 * @description null exactly when valid.
+                 * @description null exactly when valid, except allowed_by_filter (valid, the account's allow filter decided).
                  * @enum {string|null}
                  */
                 reason:
@@ -232,6 +872,10 @@ export interface operations {
                   | 'no_mx_records'
                   | 'null_mx'
                   | 'test_mode'
+                  | 'previously_bounced'
+                  | 'complained'
+                  | 'blocked_by_filter'
+                  | 'allowed_by_filter'
                   | null;
                 /** @description Server-side processing time in milliseconds. */
                 latency_ms: number;
@@ -344,6 +988,60 @@ export interface operations {
                   } & {
                     [key: string]: unknown;
                   };
+                  /** @description The account's filter that decided the verdict (docs/outcomes.md, "Filters"); present only then. */
+                  filter?: {
+                    /** @description null: not run or inconclusive. */
+                    passed: boolean | null;
+                    id: string;
+                    /** @enum {string} */
+                    action: 'allow' | 'block';
+                    /** @enum {string} */
+                    match: 'email' | 'domain' | 'mx' | 'tld';
+                    value: string;
+                  } & {
+                    [key: string]: unknown;
+                  };
+                  /** @description What the account's own delivery outcomes say about the address (docs/outcomes.md); live keys only. passed: false when an outcome decided the verdict (previously_bounced, complained), true when a delivery or engagement is on record with no hard bounce after it, null otherwise. */
+                  history?: {
+                    /** @description null: not run or inconclusive. */
+                    passed: boolean | null;
+                    /** @description The latest event of each type, newest first; empty when the account has none. */
+                    events: {
+                      /** @description delivered, hard_bounce, soft_bounce, complaint, unsubscribed, opened, clicked. */
+                      type: string;
+                      /**
+                       * Format: date-time
+                       * @description When it happened.
+                       */
+                      at: string;
+                      /** @description Where it came from: api, message, upload, ses, sendgrid, mailgun, postmark. */
+                      source: string;
+                    }[];
+                    decided_by: {
+                      /** @description delivered, hard_bounce, soft_bounce, complaint, unsubscribed, opened, clicked. */
+                      type: string;
+                      /**
+                       * Format: date-time
+                       * @description When it happened.
+                       */
+                      at: string;
+                      /** @description Where it came from: api, message, upload, ses, sendgrid, mailgun, postmark. */
+                      source: string;
+                    } | null;
+                    /** @description catch_all and unknown verdicts only: the account's deliveries and hard bounces at the domain, the provider's prior Beta(alpha, beta) and the estimate (delivered + alpha) / (delivered + hard_bounces + alpha + beta) (docs/outcomes.md, "The calibrated score"). */
+                    domain?: {
+                      delivered: number;
+                      hard_bounces: number;
+                      prior: {
+                        provider: string | null;
+                        alpha: number;
+                        beta: number;
+                      };
+                      estimate: number;
+                    };
+                  } & {
+                    [key: string]: unknown;
+                  };
                 };
                 /** @description Only with include_transcript: every command sent and every reply line received, across every MX host tried, in order. Lines in square brackets are not SMTP: a connection made ([connect host (ip) port n]) or failed, a host not asked, the TLS handshake ([TLS handshake: protocol, cipher]). */
                 transcript?: {
@@ -373,7 +1071,7 @@ export interface operations {
                 /** @description Quality score; accept >= 60. */
                 score: number;
                 /**
-                 * @description null exactly when valid.
+                 * @description null exactly when valid, except allowed_by_filter (valid, the account's allow filter decided).
                  * @enum {string|null}
                  */
                 reason:
@@ -392,6 +1090,10 @@ export interface operations {
                   | 'no_mx_records'
                   | 'null_mx'
                   | 'test_mode'
+                  | 'previously_bounced'
+                  | 'complained'
+                  | 'blocked_by_filter'
+                  | 'allowed_by_filter'
                   | null;
                 /** @description A likely correction of a mistyped domain, or null. */
                 did_you_mean: string | null;

@@ -1,0 +1,82 @@
+/** GET/POST /v1/filters and DELETE /v1/filters/:id: the account's allow and block filters (docs/outcomes.md). */
+import type { FastifyPluginAsync } from 'fastify';
+import {
+  createFilter,
+  deleteFilter,
+  listFilters,
+  type FilterInput,
+} from '../../services/outcomes/filters.service.js';
+import { requireAuth } from '../auth.js';
+import type { ApiDeps } from '../deps.js';
+import {
+  AUTH_ERRORS,
+  BODY_ERRORS,
+  errorResponses,
+  filterBodySchema,
+  filterDeletedSchema,
+  filterListSchema,
+  filterSchema,
+} from '../schemas.js';
+
+export function filtersRoutes(deps: ApiDeps): FastifyPluginAsync {
+  return async (app) => {
+    app.get(
+      '/v1/filters',
+      {
+        config: { scope: 'filters:write' },
+        schema: {
+          summary: 'List filters',
+          description: "The account's allow and block filters, oldest first.",
+          tags: ['outcomes'],
+          response: { 200: filterListSchema, ...errorResponses(AUTH_ERRORS) },
+        },
+      },
+      async (request) => {
+        const auth = requireAuth(request);
+        return { filters: await listFilters(deps.db, auth.accountId), request_id: request.id };
+      },
+    );
+    app.post(
+      '/v1/filters',
+      {
+        config: { scope: 'filters:write' },
+        schema: {
+          summary: 'Add a filter',
+          description:
+            'A block answers undeliverable / blocked_by_filter, an allow deliverable / allowed_by_filter, both without a network check (an mx filter needs the MX look-up only). A filter for a (match, value) the account already filters takes the new action.',
+          tags: ['outcomes'],
+          body: filterBodySchema,
+          response: { 200: filterSchema, ...errorResponses([...AUTH_ERRORS, ...BODY_ERRORS]) },
+        },
+      },
+      async (request) => {
+        const auth = requireAuth(request);
+        const body = request.body as Omit<FilterInput, 'accountId'>;
+        const filter = await createFilter(deps.db, deps.clock, { ...body, accountId: auth.accountId });
+        return { ...filter, request_id: request.id };
+      },
+    );
+    app.delete(
+      '/v1/filters/:id',
+      {
+        config: { scope: 'filters:write' },
+        schema: {
+          summary: 'Delete a filter',
+          tags: ['outcomes'],
+          params: {
+            type: 'object',
+            required: ['id'],
+            properties: { id: { type: 'string', maxLength: 100 } },
+          },
+          response: { 200: filterDeletedSchema, ...errorResponses([...AUTH_ERRORS, 'not_found']) },
+        },
+      },
+      async (request) => {
+        const auth = requireAuth(request);
+        const { id } = request.params as { id: string };
+        await deleteFilter(deps.db, auth.accountId, id);
+        return { id, deleted: true, request_id: request.id };
+      },
+    );
+  };
+}
