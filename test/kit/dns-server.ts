@@ -1,6 +1,6 @@
 /**
  * An in-process authoritative DNS server for tests and benchmarks: UDP and TCP on one ephemeral
- * loopback port, answering MX, A, AAAA, PTR and TXT from a zone the test edits while the server runs.
+ * loopback port, answering MX, A, AAAA, NS, PTR and TXT from a zone the test edits while the server runs.
  * Point the engine at it with `servers: [server.address]`.
  */
 import dgram from 'node:dgram';
@@ -22,6 +22,8 @@ export interface DomainRecords {
   ptr?: string[];
   /** TXT records, one string each (SPF policies, DNSBL reasons). */
   txt?: string[];
+  /** Name servers (`.` is the root: the resolver-trust probes ask its NS). */
+  ns?: string[];
 }
 
 export interface DnsQueryLogEntry {
@@ -248,6 +250,7 @@ function recordsFor(q: Question, entry: ZoneEntry, ttl: number): Answer[] {
   if (q.type === 'A') return (records.a ?? []).map((data) => ({ type: 'A' as const, name, ttl, data }));
   if (q.type === 'AAAA')
     return (records.aaaa ?? []).map((data) => ({ type: 'AAAA' as const, name, ttl, data }));
+  if (q.type === 'NS') return (records.ns ?? []).map((data) => ({ type: 'NS' as const, name, ttl, data }));
   if (q.type === 'PTR') return (records.ptr ?? []).map((data) => ({ type: 'PTR' as const, name, ttl, data }));
   if (q.type === 'TXT')
     return (records.txt ?? []).map((text) => ({ type: 'TXT' as const, name, ttl, data: txtStrings(text) }));
