@@ -71,6 +71,28 @@ export interface DnsServerOptions {
   ttl?: number;
 }
 
+/**
+ * The name a kit's service is told must exist (`--dns-trust-name`), so that its resolver-trust
+ * monitor (engine/dns/resolver-trust.ts) judges the in-process server truthful: loopback has no
+ * real root or providers to ask. `withTrustAnchor` puts it in a server's zone.
+ */
+export const TRUST_ANCHOR = 'resolver-anchor.mailverdict.test';
+
+/** The settings (flags, by setting key) that point a service's trust probes at `TRUST_ANCHOR`. */
+export const TRUST_ANCHOR_FLAGS = { dnsTrustName: TRUST_ANCHOR, dnsTrustAbsentZone: 'test' } as const;
+
+/** The same as `MAILVERDICT_*` variables, for services run as child processes. */
+export const TRUST_ANCHOR_ENV = {
+  MAILVERDICT_DNS_TRUST_NAMES: TRUST_ANCHOR,
+  MAILVERDICT_DNS_TRUST_ABSENT_ZONE: 'test',
+} as const;
+
+/** Puts `TRUST_ANCHOR` (an MX record) in the server's zone; returns the server. */
+export function withTrustAnchor(server: FakeDnsServer): FakeDnsServer {
+  server.setDomain(TRUST_ANCHOR, { mx: [{ exchange: `mx.${TRUST_ANCHOR}`, priority: 10 }] });
+  return server;
+}
+
 const CLASSIC_UDP_LIMIT = 512;
 const RCODE_SERVFAIL = 2;
 const RCODE_NXDOMAIN = 3;

@@ -17,7 +17,9 @@
  * Only `trusted` (and `off`) lets a negative answer through: `unchecked`, `untrusted` and
  * `unreachable` turn it into `unknown` / `dns_error`.
  */
+import type { DnsOptions } from '../types.js';
 import { dnsErrorCode } from './dns-errors.js';
+import { DnsLookups } from './lookups.js';
 
 export type ResolverTrustState = 'off' | 'unchecked' | 'trusted' | 'untrusted' | 'unreachable';
 
@@ -87,6 +89,8 @@ export interface ResolverTrustDeps {
     warn(obj: object, msg?: string): void;
     info(obj: object, msg?: string): void;
   };
+  /** Called by `close()`: releases what `query` holds. */
+  release?: () => void;
 }
 
 /** Defaults of the burst detector and of re-checks while not trusted. */
@@ -154,6 +158,12 @@ export class ResolverTrustMonitor implements ResolverTrust {
     if (this.#timer !== null) clearTimeout(this.#timer);
     this.#timer = null;
     return this.#inFlight?.then(() => undefined) ?? Promise.resolve();
+  }
+
+  /** Stops, then releases the resolver it asks. */
+  async close(): Promise<void> {
+    await this.stop();
+    this.#deps.release?.();
   }
 
   check(): Promise<ResolverTrustStatus> {
@@ -265,6 +275,23 @@ export class ResolverTrustMonitor implements ResolverTrust {
       );
     for (const listener of this.#listeners) listener(status);
   }
+}
+
+/**
+ * A monitor of the resolver the engine is given (`dns`: its servers, timeout and tries), asking
+ * through its own `node:dns` Resolver. `close()` releases it.
+ */
+export function createResolverTrust(
+  dns: Pick<DnsOptions, 'servers' | 'timeoutMs' | 'tries'>,
+  options: ResolverTrustOptions,
+  deps: Omit<ResolverTrustDeps, 'query' | 'release'>,
+): ResolverTrustMonitor {
+  const lookups = new DnsLookups(dns);
+  return new ResolverTrustMonitor(options, {
+    ...deps,
+    query: (name, type) => lookups.query(name, type),
+    release: () => lookups.close(),
+  });
 }
 
 /** The judgement of one check's probes (the table in this file's comment). */
