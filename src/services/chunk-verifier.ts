@@ -14,7 +14,8 @@
  *
  * While the DNS resolver is not trusted (engine/dns/resolver-trust.ts), an address whose answer
  * rests on its NXDOMAIN or "no mail host" is not settled: the chunk keeps its lease and waits for
- * the resolver to be trusted again, then verifies those addresses again (docs/batch-engine.md).
+ * the resolver to be trusted again, then verifies those addresses again (docs/prober.md, "A resolver
+ * that tells the truth").
  *
  * Live jobs share the result cache of single verifications (services/result-cache.ts): an address
  * the job's account verified recently is answered from it without a probe, and what the engine
