@@ -9,6 +9,7 @@ import pino from 'pino';
 import { buildApp } from '../src/api/app.js';
 import { systemClock } from '../src/clock.js';
 import { loadConfig } from '../src/config.js';
+import { TRUST_OFF } from '../src/engine/dns/resolver-trust.js';
 import type { Verifier } from '../src/engine/types.js';
 import { openDatabase } from '../src/store/db.js';
 
@@ -32,6 +33,7 @@ export async function buildOpenApiDocument(): Promise<unknown> {
     clock: systemClock,
     logger: pino({ level: 'silent' }),
     verifier: unusedVerifier,
+    dnsTrust: TRUST_OFF,
   });
   try {
     await app.ready();

@@ -85,6 +85,16 @@ export interface PublishableDefaults {
   dailySharePercent: number;
 }
 
+/** Whether the DNS resolver tells the truth (engine/dns/resolver-trust.ts; docs/prober.md). */
+export interface DnsTrustSettings {
+  /** Names that must have records: `.` is asked for NS, any other name for MX. */
+  names: readonly string[];
+  /** A TLD under which a random label must not exist. */
+  absentZone: string;
+  /** Between two checks while trusted; 0: no checks, every answer believed. */
+  intervalMs: number;
+}
+
 /** The reputation guard (engine/net/egress-guard.ts; docs/prober.md, "The reputation guard"). */
 export interface GuardSettings {
   /** Between two blocklist checks of each egress; 0: none. */
@@ -146,6 +156,7 @@ export interface Config {
   usageCacheTtlMs: number;
   engine: EngineOptions;
   doctor: DoctorSettings;
+  dnsTrust: DnsTrustSettings;
   guard: GuardSettings;
   batch: BatchSettings;
   resultCache: ResultCacheSettings;
@@ -835,6 +846,30 @@ export const SETTINGS = {
     help: 'DNS server to ask, `ip[:port]` (repeatable or comma list)',
     commands: ENGINE,
   }),
+  dnsTrustName: setting({
+    flag: '--dns-trust-name <name>',
+    env: 'MAILVERDICT_DNS_TRUST_NAMES',
+    parser: list,
+    default: ['.', 'gmail.com', 'outlook.com', 'yahoo.com'],
+    help: 'names that must exist, asked to judge whether the DNS resolver tells the truth: `.` is asked for the root’s NS, any other name for MX (repeatable or comma list; [docs/prober.md](prober.md#a-resolver-that-tells-the-truth))',
+    commands: ENGINE,
+  }),
+  dnsTrustAbsentZone: setting({
+    flag: '--dns-trust-absent-zone <zone>',
+    env: 'MAILVERDICT_DNS_TRUST_ABSENT_ZONE',
+    parser: domain,
+    default: 'com',
+    help: 'a TLD under which a random label is asked: a resolver that answers for it invents answers',
+    commands: ENGINE,
+  }),
+  dnsTrustInterval: setting({
+    flag: '--dns-trust-interval <duration>',
+    env: 'MAILVERDICT_DNS_TRUST_INTERVAL',
+    parser: durationOrOff,
+    default: 5 * MINUTE,
+    help: 'how often the resolver is checked while trusted (every 30 s while not, and after a burst of NXDOMAIN answers); while not trusted, NXDOMAIN and “no mail host” answers are unknown / `dns_error`. `0` or `off`: no checks, every answer believed',
+    commands: ENGINE,
+  }),
   dnsTimeout: setting({
     flag: '--dns-timeout <duration>',
     env: 'MAILVERDICT_DNS_TIMEOUT',
@@ -1361,6 +1396,7 @@ export function loadConfig(
       catchAllTtlMs: s.catchAllCacheTtl,
     },
     doctor: { referenceDomain: s.referenceDomain, dnsblZones: s.dnsblZone },
+    dnsTrust: { names: s.dnsTrustName, absentZone: s.dnsTrustAbsentZone, intervalMs: s.dnsTrustInterval },
     guard: {
       checkIntervalMs: s.egressCheckInterval,
       blockHosts: s.egressBlockHosts,

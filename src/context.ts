@@ -6,6 +6,7 @@ import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Clock } from './clock.js';
 import type { Config } from './config.js';
+import type { ResolverTrust } from './engine/dns/resolver-trust.js';
 import type { Verifier } from './engine/types.js';
 import type { ResultCache } from './services/result-cache.js';
 import type { Database } from './store/schema.js';
@@ -16,6 +17,11 @@ export interface AppContext {
   clock: Clock;
   logger: Logger;
   verifier: Verifier;
+  /**
+   * Whether the engine's DNS resolver tells the truth (engine/dns/resolver-trust.ts): /readyz,
+   * /metrics, the operator console and the dashboard's banner read it.
+   */
+  dnsTrust: ResolverTrust;
   /**
    * Live results given again without a probe, shared by the API and the batch jobs of the process
    * (and, through Redis, of every process). createRuntime builds it from the settings; absent: no cache.

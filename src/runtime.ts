@@ -21,6 +21,7 @@ import { dashboardPlugin } from './dashboard/plugin.js';
 import type { EngineCoordination } from './engine/coordination.js';
 import type { Verifier } from './engine/types.js';
 import { createVerifier } from './engine/verifier.js';
+import { createResolverTrust, type ResolverTrustMonitor } from './engine/dns/resolver-trust.js';
 import { SessionShare } from './engine/batch/session-share.js';
 import type { EgressGuard } from './engine/net/egress-guard.js';
 import { createLocalEgressHealth } from './engine/net/egress-health.js';
@@ -50,6 +51,11 @@ export interface Runtime {
    * when configured; `serve` and `worker` start its checks. Closed with the runtime.
    */
   guard: EgressGuard;
+  /**
+   * Whether the DNS resolver tells the truth (engine/dns/resolver-trust.ts); `serve` and `worker`
+   * start its checks, and a first negative answer checks it anyway. Closed with the runtime.
+   */
+  dnsTrust: ResolverTrustMonitor;
   /** Closes the engine, Redis and the store. */
   close(): Promise<void>;
 }
@@ -112,6 +118,15 @@ export async function createRuntime(
     now,
     logger,
   });
+  const dnsTrust = createResolverTrust(
+    config.engine.dns,
+    {
+      names: config.dnsTrust.names,
+      absentZone: config.dnsTrust.absentZone,
+      intervalMs: config.dnsTrust.intervalMs,
+    },
+    { now, logger },
+  );
   // Single verifications and the embedded batch engine share one per-host and per-provider cap.
   const sessionShare = new SessionShare({
     perHostConcurrency: config.batch.perHostConcurrency,
@@ -127,6 +142,7 @@ export async function createRuntime(
     createVerifier(config.engine, {
       guard,
       sessionShare,
+      trust: dnsTrust,
       ...(coordination === null
         ? {}
         : {
@@ -156,16 +172,18 @@ export async function createRuntime(
       if (mayWarn()) logger.warn({ err }, 'result cache unreachable: verifying without it');
     },
   });
-  const ctx: AppContext = { config, db, clock, logger, verifier, resultCache };
+  const ctx: AppContext = { config, db, clock, logger, verifier, resultCache, dnsTrust };
   let closed: Promise<void> | undefined;
   return {
     ctx,
     redis,
     coordination,
     guard,
+    dnsTrust,
     close: () =>
       (closed ??= (async () => {
         await guard.stop();
+        await dnsTrust.close();
         await verifier.close();
         if (redis) await closeRedis(redis);
         await db.destroy();

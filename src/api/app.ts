@@ -37,7 +37,12 @@ import {
   installErrorHandlers,
 } from './errors.js';
 import { sendError } from '../http/errors.js';
-import { createMetrics, registerSessionPoolMetrics, type ApiMetrics } from './metrics.js';
+import {
+  createMetrics,
+  registerDnsTrustMetrics,
+  registerSessionPoolMetrics,
+  type ApiMetrics,
+} from './metrics.js';
 import { trackRoutesForMethodNotAllowed } from './method-not-allowed.js';
 import { genReqId, REQUEST_ID_HEADER } from './request-id.js';
 import { createValidatorCompiler } from './validation.js';
@@ -73,7 +78,7 @@ export function apiDeps(options: BuildAppOptions): ApiDeps {
     ...options,
     plans: options.plans ?? plansFromConfig(options.config),
     rateLimiter: options.rateLimiter ?? createMemoryRateLimiter(),
-    metrics: withSessionPool(options.metrics ?? createMetrics(), options.verifier),
+    metrics: withEngineGauges(options.metrics ?? createMetrics(), options),
     testDomain: options.config.testDomain,
     keyCache: options.keyCache ?? createKeyCache(),
     usageCache: options.usageCache ?? createStoreUsageCache(options.db, options.config.usageCacheTtlMs),
@@ -81,9 +86,13 @@ export function apiDeps(options: BuildAppOptions): ApiDeps {
   };
 }
 
-/** The metrics, with the verifier's warm SMTP sessions among them. */
-function withSessionPool(metrics: ApiMetrics, verifier: ApiDeps['verifier']): ApiMetrics {
+/** The metrics, with the verifier's warm SMTP sessions and the resolver's trust among them. */
+function withEngineGauges(
+  metrics: ApiMetrics,
+  { verifier, dnsTrust }: Pick<ApiDeps, 'verifier' | 'dnsTrust'>,
+): ApiMetrics {
   registerSessionPoolMetrics(metrics.registry, () => verifier.sessionStats?.());
+  registerDnsTrustMetrics(metrics.registry, () => dnsTrust.status());
   return metrics;
 }
 

@@ -3,6 +3,7 @@
  * several apps in one process, as in tests, do not collide).
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { ResolverTrustStatus } from '../engine/dns/resolver-trust.js';
 import type { SessionPoolStats } from '../engine/types.js';
 
 export interface ApiMetrics {
@@ -118,6 +119,24 @@ export function registerSessionPoolMetrics(
       const stats = read();
       const all = stats === undefined ? 0 : stats.reused + stats.opened;
       this.set(all === 0 ? 0 : stats!.reused / all);
+    },
+  });
+}
+
+/**
+ * Whether the DNS resolver tells the truth (engine/dns/resolver-trust.ts), read at each scrape:
+ * `mailverdict_dns_resolver_trusted` is 1 while trusted (or the checks are off), 0 while it is
+ * untrusted, unreachable or not checked yet. Once per registry.
+ */
+export function registerDnsTrustMetrics(registry: Registry, read: () => ResolverTrustStatus): void {
+  if (registry.getSingleMetric('mailverdict_dns_resolver_trusted') !== undefined) return;
+  new Gauge({
+    name: 'mailverdict_dns_resolver_trusted',
+    help: 'Whether the DNS resolver is trusted (1; also with the checks off) or not (0: untrusted, unreachable or not checked yet). While it is not, NXDOMAIN and "no mail host" answers become unknown / dns_error and batches keep those addresses pending.',
+    registers: [registry],
+    collect() {
+      const { state } = read();
+      this.set(state === 'trusted' || state === 'off' ? 1 : 0);
     },
   });
 }

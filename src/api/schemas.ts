@@ -53,6 +53,12 @@ const check = <P extends Record<string, unknown>>(description: string, details: 
     additionalProperties: true,
   }) as const;
 
+/** A check with details that only some answers carry (declared, not required). */
+const withOptional = <C extends ReturnType<typeof check>, P extends Record<string, unknown>>(
+  c: C,
+  details: P,
+) => ({ ...c, properties: { ...c.properties, ...details } }) as const;
+
 const flagCheck = (description: string) =>
   check(description, { value: { type: 'boolean', description: 'true: the flag is raised.' } });
 
@@ -82,25 +88,37 @@ const checksSchema = {
       domain: nullable('string', 'Domain, lower-cased and IDNA-converted; null when the syntax failed.'),
       error: nullable('string', 'Why the syntax check failed; null when it passed.'),
     }),
-    mx: check('DNS mail hosts.', {
-      records: {
-        type: 'array',
-        items: {
-          type: 'object',
-          required: ['exchange', 'priority'],
-          properties: { exchange: { type: 'string' }, priority: { type: 'integer' } },
-          additionalProperties: true,
+    mx: withOptional(
+      check('DNS mail hosts.', {
+        records: {
+          type: 'array',
+          items: {
+            type: 'object',
+            required: ['exchange', 'priority'],
+            properties: { exchange: { type: 'string' }, priority: { type: 'integer' } },
+            additionalProperties: true,
+          },
+        },
+        implicit: { type: 'boolean', description: "true: no MX, the domain's own A/AAAA is used." },
+        error: nullable(
+          'string',
+          'NXDOMAIN, NO_MAIL_HOST, NULL_MX, SERVFAIL, TIMEOUT, RESOLVER_UNTRUSTED...; null when found.',
+        ),
+        provider: {
+          type: ['string', 'null'],
+          enum: [...PROVIDERS, null],
+          description:
+            'The mail provider that runs the domain\'s mail, from its most preferred MX host names (docs/verdicts.md, "Which provider runs the mail"); null for any other.',
+        },
+      }),
+      {
+        explanation: {
+          type: 'string',
+          description:
+            'Only with error RESOLVER_UNTRUSTED: the DNS resolver was not trusted, so its NXDOMAIN or "no mail host" answer was not believed (docs/verdicts.md).',
         },
       },
-      implicit: { type: 'boolean', description: "true: no MX, the domain's own A/AAAA is used." },
-      error: nullable('string', 'NXDOMAIN, NO_MAIL_HOST, NULL_MX, SERVFAIL, TIMEOUT...; null when found.'),
-      provider: {
-        type: ['string', 'null'],
-        enum: [...PROVIDERS, null],
-        description:
-          'The mail provider that runs the domain\'s mail, from its most preferred MX host names (docs/verdicts.md, "Which provider runs the mail"); null for any other.',
-      },
-    }),
+    ),
     smtp: check('SMTP probe.', {
       host: nullable('string'),
       code: nullable('integer'),

@@ -13,6 +13,7 @@ import {
   type Flags,
   type Setting,
 } from '../config.js';
+import { createResolverTrust, type ResolverTrustMonitor } from '../engine/dns/resolver-trust.js';
 import { DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS, MIN_TIMEOUT_MS } from '../engine/types.js';
 import { isAppError } from '../errors.js';
 import { discoverHostIdentity } from '../services/host-identity.service.js';
@@ -181,4 +182,23 @@ export function waitForSignal(): Promise<NodeJS.Signals> {
     process.on('SIGTERM', onSignal);
     process.on('SIGINT', onSignal);
   });
+}
+
+/**
+ * The resolver-trust monitor of a command that verifies without a server (`verify`, `batch`): no
+ * periodic checks; the first negative answer checks the resolver (engine/dns/resolver-trust.ts).
+ */
+export function commandResolverTrust(config: Readonly<Config>): ResolverTrustMonitor {
+  return createResolverTrust(config.engine.dns, config.dnsTrust, { now: Date.now });
+}
+
+/** Says on stderr when answers were not believed because the resolver is not trusted. */
+export function warnIfUntrusted(command: string, trust: ResolverTrustMonitor): void {
+  const { state, reason } = trust.status();
+  if (state !== 'untrusted' && state !== 'unreachable') return;
+  process.stderr.write(
+    `mailverdict ${command}: the DNS resolver is ${state} (${reason ?? 'no answer'}); ` +
+      'NXDOMAIN and "no mail host" answers are reported as unknown / dns_error. ' +
+      'Point --dns-server at a resolver that tells the truth (see docs/prober.md).\n',
+  );
 }

@@ -728,6 +728,19 @@ export const CreatedOperatorAccount = Type.Object({
 });
 export type CreatedOperatorAccount = Static<typeof CreatedOperatorAccount>;
 
+/**
+ * Whether the server's DNS resolver tells the truth (docs/operators.md): while not `trusted`,
+ * answers that would say a domain does not exist are unknown / dns_error and batches wait.
+ */
+export const DnsResolverHealth = Type.Object({
+  trusted: Type.Boolean(),
+  /** off, unchecked, trusted, untrusted or unreachable. */
+  state: Type.String(),
+  reason: Nullable(Type.String()),
+  checked_at: Nullable(IsoTime),
+});
+export type DnsResolverHealth = Static<typeof DnsResolverHealth>;
+
 /** GET /operator/health. */
 export const ServiceHealth = Type.Object({
   checked_at: IsoTime,
@@ -775,5 +788,10 @@ export const ServiceHealth = Type.Object({
       }),
     ),
   ),
+  dns_resolver: DnsResolverHealth,
 });
 export type ServiceHealth = Static<typeof ServiceHealth>;
+
+/** GET /service-status: what every member is told of the server's state (the shell's banner). */
+export const ServiceStatus = Type.Object({ dns_resolver: DnsResolverHealth });
+export type ServiceStatus = Static<typeof ServiceStatus>;

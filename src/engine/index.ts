@@ -11,6 +11,15 @@
 export { createVerifier } from './verifier.js';
 export type { VerifierDeps } from './verifier.js';
 export { parseAddress } from './syntax.js';
+export { ResolverTrustMonitor, TRUST_OFF, RESOLVER_UNTRUSTED } from './dns/resolver-trust.js';
+export type {
+  ResolverTrust,
+  ResolverTrustDeps,
+  ResolverTrustOptions,
+  ResolverTrustState,
+  ResolverTrustStatus,
+  TrustProbe,
+} from './dns/resolver-trust.js';
 export { REASONS, STATUSES, DEFAULT_TIMEOUT_MS, MIN_TIMEOUT_MS, MAX_TIMEOUT_MS } from './types.js';
 export type {
   Check,

@@ -80,6 +80,11 @@ export interface MxCheck extends Check {
    * (smtp/providers.ts); null for any other, and when no MX record is known.
    */
   provider: Provider | null;
+  /**
+   * Only when the resolver was not trusted (error RESOLVER_UNTRUSTED, dns/resolver-trust.ts):
+   * why its negative answer was not believed, and what to do.
+   */
+  explanation?: string;
 }
 
 export interface SmtpCheck extends Check {

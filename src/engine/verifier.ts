@@ -9,6 +9,7 @@
  */
 import type { DnsOutcome, SmtpOutcome } from './outcome.js';
 import { MailHostResolver } from './dns/resolver.js';
+import { RESOLVER_UNTRUSTED, type ResolverTrust } from './dns/resolver-trust.js';
 import type { EgressGate } from './net/egress.js';
 import { disposableMxHost, isDisposableDomain, loadDisposableDomains } from './lists/disposable.js';
 import { isFreeProvider, loadFreeProviders } from './lists/free-provider.js';
@@ -58,6 +59,11 @@ export interface VerifierDeps {
   sharedSlots?: SharedSlots;
   /** RFC 8305 §3's Resolution Delay (dns/resolver.ts; default 50 ms). */
   resolutionDelayMs?: number;
+  /**
+   * Whether the resolver tells the truth (dns/resolver-trust.ts): while it is not trusted, an
+   * answer resting on its NXDOMAIN or "no mail host" is unknown / dns_error. Absent: believed.
+   */
+  trust?: ResolverTrust;
 }
 
 export interface Flags {
@@ -73,10 +79,11 @@ export function createVerifier(options: EngineOptions, deps: VerifierDeps = {}):
   const shared: { clock?: () => number; random?: () => number } = {};
   if (deps.clock) shared.clock = deps.clock;
   if (deps.random) shared.random = deps.random;
-  const resolver = new MailHostResolver(
-    options.dns,
-    deps.resolutionDelayMs === undefined ? shared : { ...shared, resolutionDelayMs: deps.resolutionDelayMs },
-  );
+  const resolver = new MailHostResolver(options.dns, {
+    ...shared,
+    ...(deps.resolutionDelayMs === undefined ? {} : { resolutionDelayMs: deps.resolutionDelayMs }),
+    ...(deps.trust === undefined ? {} : { trust: deps.trust }),
+  });
   // Load the domain lists now (about 100 ms, once per process) rather than in the first caller's request.
   loadDisposableDomains();
   loadFreeProviders();
@@ -279,9 +286,24 @@ const DNS_ERROR_NAMES: Readonly<Record<string, string>> = {
   ECONNREFUSED: 'CONNREFUSED',
 };
 
+/** `checks.mx.explanation` of an answer that was not believed (docs/verdicts.md). */
+export const UNTRUSTED_EXPLANATION =
+  'the DNS resolver is not trusted (it denies names that must exist, or answers for names that do not): ' +
+  'its NXDOMAIN or "no mail host" answer was not believed. Point --dns-server at a resolver that tells the truth.';
+
 function mxCheck(dns: DnsOutcome | null): MxCheck {
   const check = mxCheckOf(dns);
-  return { ...check, provider: providerOfRecords(check.records) };
+  const untrusted = dns?.kind === 'error' && dns.detail === RESOLVER_UNTRUSTED;
+  return {
+    ...check,
+    provider: providerOfRecords(check.records),
+    ...(untrusted ? { explanation: UNTRUSTED_EXPLANATION } : {}),
+  };
+}
+
+/** Whether a result is unknown only because the resolver was not trusted (batches retry those). */
+export function restsOnUntrustedResolver(result: VerificationResult): boolean {
+  return result.reason === 'dns_error' && result.checks.mx.error === RESOLVER_UNTRUSTED;
 }
 
 // MxCheck's index signature defeats Omit<>: the fields without the provider, spelt out.

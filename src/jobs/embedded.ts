@@ -87,6 +87,8 @@ export function startEmbeddedWorkers(ctx: AppContext, options: BackgroundOptions
       ...(options.metrics ? { observer: options.metrics.engineObserver } : {}),
       // One per-host cap for this process's batches and single verifications (session-share.ts).
       ...(ctx.verifier.sessionShare ? { sessionShare: ctx.verifier.sessionShare } : {}),
+      // Its NXDOMAIN and "no mail host" answers count only while the resolver is trusted.
+      trust: ctx.dnsTrust,
     });
   const worker = createWorker({
     ...(options.workerId === undefined ? {} : { workerId: options.workerId }),
@@ -96,6 +98,7 @@ export function startEmbeddedWorkers(ctx: AppContext, options: BackgroundOptions
     logger,
     verifyChunk: createChunkVerifier({
       verifier: ctx.verifier,
+      dnsTrust: ctx.dnsTrust,
       batchEngine,
       testDomain: config.testDomain,
       testModeChunkDelayMs: config.batch.testModeChunkDelayMs,

@@ -12,6 +12,11 @@
  * unreachable every worker probes its own repeats: a second probe costs less than a stalled job.
  * The engine already deduplicates within one chunk.
  *
+ * While the DNS resolver is not trusted (engine/dns/resolver-trust.ts), an address whose answer
+ * rests on its NXDOMAIN or "no mail host" is not settled: the chunk keeps its lease and waits for
+ * the resolver to be trusted again, then verifies those addresses again (docs/prober.md, "A resolver
+ * that tells the truth").
+ *
  * Live jobs share the result cache of single verifications (services/result-cache.ts): an address
  * the job's account verified recently is answered from it without a probe, and what the engine
  * finds out is kept in it for later requests and jobs.
@@ -24,7 +29,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { HOUR, SECOND } from '../clock.js';
 import type { BatchEngine } from '../engine/batch/types.js';
 import type { EngineCoordination, SharedCache, SlotLease } from '../engine/coordination.js';
+import type { ResolverTrust } from '../engine/dns/resolver-trust.js';
 import type { VerificationResult, Verifier } from '../engine/types.js';
+import { restsOnUntrustedResolver } from '../engine/verifier.js';
 import type { ResultCache } from './result-cache.js';
 import type { AccountData } from './outcomes/account-data.js';
 import { NO_HISTORY, type AddressHistory } from './outcomes/history.js';
@@ -49,6 +56,11 @@ export type ChunkVerifier = (
 
 export interface ChunkVerifierDeps {
   verifier: Verifier;
+  /**
+   * The trust of the batch engine's resolver (AppContext.dnsTrust): addresses whose answers rest on
+   * an untrusted resolver wait for it to be trusted again and are verified again.
+   */
+  dnsTrust: ResolverTrust;
   /** Null: this process cannot run live jobs (they fail loudly rather than silently pass). */
   batchEngine: BatchEngine | null;
   testDomain: string;
@@ -169,6 +181,10 @@ class SharedResults {
 }
 
 const resultKey = (jobId: string, key: string): string => `${jobId}|${key}`;
+
+function untrustedIndexes(results: readonly VerificationResult[]): number[] {
+  return results.flatMap((result, index) => (restsOnUntrustedResolver(result) ? [index] : []));
+}
 const claimKey = (jobId: string, key: string): string => `result-claim|${jobId}|${key}`;
 
 export function createChunkVerifier(deps: ChunkVerifierDeps): ChunkVerifier {
@@ -269,10 +285,12 @@ export function createChunkVerifier(deps: ChunkVerifierDeps): ChunkVerifier {
         toProbe = misses;
       }
       if (toProbe.length > 0) {
-        const results = await engine.verifyMany(
+        // Addresses that rest on an untrusted resolver's answer wait for it to be trusted again.
+        const results = await verifyTrusted(
+          engine,
           toProbe.map((i) => emails[i]!),
-          // The job's id names it in the engine's log line of an MX host given up.
-          { signal, label: job.id },
+          signal,
+          job.id,
         );
         signal.throwIfAborted();
         toProbe.forEach((index, k) => found.push([index, results[k]!]));
@@ -351,6 +369,31 @@ export function createChunkVerifier(deps: ChunkVerifierDeps): ChunkVerifier {
     }
     for (const [index, promise] of waiting) rows[index] = await promise;
     return rows as ResultRow[];
+  }
+
+  /**
+   * The engine's results, none resting on an untrusted resolver: those addresses wait until the
+   * resolver is trusted again (the monitor re-checks it every 30 s) and are verified again.
+   */
+  async function verifyTrusted(
+    engine: BatchEngine,
+    emails: readonly string[],
+    signal: AbortSignal,
+    label: string,
+  ): Promise<VerificationResult[]> {
+    // The job's id names it in the engine's log line of an MX host given up.
+    const results = await engine.verifyMany(emails, { signal, label });
+    let pending = untrustedIndexes(results);
+    while (pending.length > 0) {
+      await deps.dnsTrust.whenTrusted(signal);
+      const again = await engine.verifyMany(
+        pending.map((i) => emails[i]!),
+        { signal, label },
+      );
+      pending.forEach((index, k) => (results[index] = again[k]!));
+      pending = pending.filter((index) => restsOnUntrustedResolver(results[index]!));
+    }
+    return results;
   }
 
   return async (job, emails, signal, repeats = []) => {

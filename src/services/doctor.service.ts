@@ -7,9 +7,14 @@
  * qualified) is also what `serve` and `worker` warn about at start-up.
  */
 import { isIP } from 'node:net';
-import type { DoctorSettings } from '../config.js';
+import type { DnsTrustSettings, DoctorSettings } from '../config.js';
 import { DnsLookups } from '../engine/dns/lookups.js';
 import { MailHostResolver } from '../engine/dns/resolver.js';
+import {
+  RESOLVER_UNTRUSTED,
+  ResolverTrustMonitor,
+  type ResolverTrustStatus,
+} from '../engine/dns/resolver-trust.js';
 import { buildEgresses, type Egress } from '../engine/net/egress.js';
 import { isFullyQualified } from '../engine/net/host-name.js';
 import { isInternalAddress } from '../engine/net/internal-address.js';
@@ -20,6 +25,7 @@ import { dnsbl, domainOf, heloMatches, heloResolves, reverseDns, spf } from './d
 export type CheckStatus = 'pass' | 'warn' | 'fail';
 
 export type CheckId =
+  | 'dns_resolver'
   | 'port25'
   | 'helo_fqdn'
   | 'helo_resolves'
@@ -48,6 +54,8 @@ export interface DoctorReport {
 export interface DoctorOptions {
   engine: EngineOptions;
   doctor: DoctorSettings;
+  /** The names the resolver is judged by (the reference domain is asked too). */
+  dnsTrust: DnsTrustSettings;
   /** Budget of the connection and of each reply of the port-25 probe. */
   timeoutMs: number;
 }
@@ -110,16 +118,65 @@ function mailFromForm(mailFrom: string): DoctorCheck | null {
 export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
   const { engine } = options;
   const lookups = new DnsLookups(engine.dns);
-  // No caches worth keeping: each name is asked once or twice.
-  const mailHosts = new MailHostResolver(engine.dns);
+  const trust = new ResolverTrustMonitor(
+    {
+      names: [...new Set([...options.dnsTrust.names, options.doctor.referenceDomain])],
+      absentZone: options.dnsTrust.absentZone,
+      // doctor checks once, whatever the interval of `serve`.
+      intervalMs: 1,
+    },
+    { query: (name, type) => lookups.query(name, type), now: Date.now },
+  );
+  const trusted = await trust.check();
+  // No caches worth keeping: each name is asked once or twice. Negative answers of a resolver that
+  // is not trusted are not believed (the checks then say they cannot tell).
+  const mailHosts = new MailHostResolver(engine.dns, { trust });
   try {
-    const checks: DoctorCheck[] = [await mailFromDomain(engine.smtp.mailFrom, mailHosts)];
+    const checks: DoctorCheck[] = [
+      resolverCheck(trusted),
+      await mailFromDomain(engine.smtp.mailFrom, mailHosts),
+    ];
     for (const egress of buildEgresses(engine.smtp))
-      checks.push(...(await egressChecks(egress, options, lookups, mailHosts)));
+      checks.push(...(await egressChecks(egress, options, lookups, mailHosts, trusted)));
     return { ok: checks.every((c) => c.status !== 'fail'), checks };
   } finally {
-    lookups.close();
     mailHosts.close();
+    await trust.stop();
+    lookups.close();
+  }
+}
+
+/** The fix of every finding that rests on a resolver that is not trusted. */
+const UNTRUSTED_FIX =
+  'point --dns-server (MAILVERDICT_DNS_SERVERS) at a resolver that tells the truth (your own recursive resolver, or your provider’s); ' +
+  'until then serve answers unknown / dns_error where it would say domain_not_found, and /readyz is not ready';
+
+/** Whether the resolver tells the truth (engine/dns/resolver-trust.ts). */
+function resolverCheck(status: ResolverTrustStatus): DoctorCheck {
+  const must = status.probes.filter((p) => p.expect === 'exists');
+  switch (status.state) {
+    case 'trusted':
+    case 'off':
+      return {
+        id: 'dns_resolver',
+        status: 'pass',
+        message: `the DNS resolver tells the truth: ${must.filter((p) => p.outcome === 'answered').length} of ${must.length} names that must exist answered, a name that must not exist is NXDOMAIN`,
+      };
+    case 'untrusted':
+      return {
+        id: 'dns_resolver',
+        status: 'fail',
+        message: `the DNS resolver is not trusted: ${status.reason ?? 'it lies'}`,
+        fix: UNTRUSTED_FIX,
+      };
+    case 'unreachable':
+    case 'unchecked':
+      return {
+        id: 'dns_resolver',
+        status: 'fail',
+        message: `the DNS resolver does not answer: ${status.reason ?? 'no answer'}`,
+        fix: 'point --dns-server (MAILVERDICT_DNS_SERVERS) at a resolver that answers from this host, or fix /etc/resolv.conf',
+      };
   }
 }
 
@@ -158,7 +215,7 @@ async function mailFromDomain(mailFrom: string, mailHosts: MailHostResolver): Pr
         id: 'mail_from_domain',
         status: 'warn',
         message: `cannot tell whether MAIL FROM domain '${domain}' exists: DNS ${outcome.detail}`,
-        fix: 'check --dns-server and try again',
+        fix: outcome.detail === RESOLVER_UNTRUSTED ? UNTRUSTED_FIX : 'check --dns-server and try again',
       };
   }
 }
@@ -168,8 +225,9 @@ async function egressChecks(
   options: DoctorOptions,
   lookups: DnsLookups,
   mailHosts: MailHostResolver,
+  trust: ResolverTrustStatus,
 ): Promise<DoctorCheck[]> {
-  const port25 = await port25Check(egress, options, mailHosts);
+  const port25 = await port25Check(egress, options, mailHosts, trust);
   const known = port25.publicAddress ?? egress.localAddress;
   // A private source address behind NAT is not what mail servers see (tests on loopback allow it).
   const address =
@@ -218,6 +276,7 @@ async function port25Check(
   egress: Egress,
   options: DoctorOptions,
   mailHosts: MailHostResolver,
+  trust: ResolverTrustStatus,
 ): Promise<Port25> {
   const { referenceDomain } = options.doctor;
   const { smtp } = options.engine;
@@ -241,7 +300,9 @@ async function port25Check(
       check: check(
         'warn',
         `cannot tell: the reference domain '${referenceDomain}' gives ${why}`,
-        'set --reference-domain to a domain whose MX hosts answer, and check --dns-server',
+        trust.state === 'trusted' || trust.state === 'off'
+          ? 'set --reference-domain to a domain whose MX hosts answer, and check --dns-server'
+          : UNTRUSTED_FIX,
       ),
       publicAddress: null,
     };

@@ -2,9 +2,10 @@
  * The service-health panel of the operator console (docs/operators.md): jobs by state, pending
  * chunks (and how many wait on a suspended account), the live worker processes (idle or busy)
  * with their last heartbeat and the ones lost lately, deliveries failing, and the egresses'
- * health from the reputation guard.
+ * health from the reputation guard, and whether the DNS resolver is trusted.
  */
 import type { Clock } from '../clock.js';
+import type { ResolverTrustStatus } from '../engine/dns/resolver-trust.js';
 import type { EgressStatus } from '../engine/net/egress-guard.js';
 import {
   countFailingDeliveries,
@@ -45,6 +46,26 @@ export interface ServiceHealth {
         reason: string | null;
       }[]
     | null;
+  /** Whether this process's DNS resolver tells the truth (engine/dns/resolver-trust.ts). */
+  dns_resolver: DnsResolverHealth;
+}
+
+export interface DnsResolverHealth {
+  /** true while trusted or with the checks off: NXDOMAIN answers are believed. */
+  trusted: boolean;
+  state: string;
+  reason: string | null;
+  checked_at: string | null;
+}
+
+/** The resolver's trust as the console and the dashboard's banner show it. */
+export function dnsResolverHealth(status: ResolverTrustStatus): DnsResolverHealth {
+  return {
+    trusted: status.state === 'trusted' || status.state === 'off',
+    state: status.state,
+    reason: status.reason,
+    checked_at: status.checkedAt === null ? null : new Date(status.checkedAt).toISOString(),
+  };
 }
 
 export interface LiveWorker {
@@ -71,6 +92,8 @@ export interface ServiceHealthDeps {
   leaseMs: number;
   /** The guard's view of the egresses (runtime.guard.statuses()); absent: not known here. */
   egressStatuses?: () => readonly EgressStatus[];
+  /** The resolver's trust (AppContext.dnsTrust.status). */
+  dnsTrust: () => ResolverTrustStatus;
 }
 
 export async function serviceHealth(deps: ServiceHealthDeps): Promise<ServiceHealth> {
@@ -134,5 +157,6 @@ export async function serviceHealth(deps: ServiceHealthDeps): Promise<ServiceHea
             since: e.since === null ? null : new Date(e.since).toISOString(),
             reason: e.reason,
           })),
+    dns_resolver: dnsResolverHealth(deps.dnsTrust()),
   };
 }

@@ -39,6 +39,7 @@ beforeAll(async () => {
     testModeChunkDelayMs: 0,
     resultCache: ctx.resultCache ?? null,
     accountData: accountLookup(ctx),
+    dnsTrust: ctx.dnsTrust,
   });
 });
 afterAll(async () => {

@@ -38,6 +38,7 @@ beforeAll(async () => {
     testModeChunkDelayMs: 0,
     resultCache: ctx.resultCache ?? null,
     accountData: accountLookup(ctx),
+    dnsTrust: ctx.dnsTrust,
   });
 });
 afterAll(async () => {

@@ -330,6 +330,7 @@ describe('suppression in batch jobs', () => {
       testModeChunkDelayMs: 0,
       resultCache: ctx.resultCache ?? null,
       accountData: accountLookup(ctx),
+      dnsTrust: ctx.dnsTrust,
     });
   });
   afterAll(async () => {

@@ -12,6 +12,7 @@ import { plansFromConfig } from '../../src/services/plans.js';
 import { serviceHealth } from '../../src/services/service-health.service.js';
 import { openDatabase } from '../../src/store/db.js';
 import { createJobsHarness, fixtureEmails, type JobsHarness } from '../kit/jobs-kit.js';
+import { TRUST_OFF } from '../../src/engine/dns/resolver-trust.js';
 
 const closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -101,7 +102,12 @@ describe('a suspended account', () => {
       .where('id', '=', jobId)
       .executeTakeFirstOrThrow();
     expect(job.status).toBe('processing');
-    const health = await serviceHealth({ db: h.runtime.ctx.db, clock: h.clock, leaseMs: 30_000 });
+    const health = await serviceHealth({
+      db: h.runtime.ctx.db,
+      clock: h.clock,
+      leaseMs: 30_000,
+      dnsTrust: () => TRUST_OFF.status(),
+    });
     expect(health.chunks).toEqual({ pending: 2, paused: 2 });
     expect(health.jobs.processing).toBe(1);
 

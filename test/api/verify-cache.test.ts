@@ -163,6 +163,7 @@ describe('batch jobs and single verifications share the cache', () => {
     engine = createBatchEngine(batchEngineOptions(ctx.config));
     bound.verify = createChunkVerifier({
       verifier: ctx.verifier,
+      dnsTrust: ctx.dnsTrust,
       batchEngine: engine,
       testDomain: ctx.config.testDomain,
       testModeChunkDelayMs: 0,

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FakeMta } from '../kit/pipelining-mta.js';
 import { startFakeMta } from '../kit/pipelining-mta.js';
 import type { FakeDnsServer } from '../kit/dns-server.js';
-import { startDnsServer } from '../kit/dns-server.js';
+import { startDnsServer, TRUST_ANCHOR, withTrustAnchor } from '../kit/dns-server.js';
 import { runCli, spawnCli } from '../kit/cli.js';
 
 let mta: FakeMta;
@@ -24,7 +24,7 @@ beforeAll(async () => {
   mta = await startFakeMta({ hosts: ['127.0.4.1'], rcpt });
   // Slow enough that a run of 400 addresses is still going when the test interrupts it.
   slowMta = await startFakeMta({ hosts: ['127.0.4.2'], rcpt, latencyMs: 60 });
-  dns = await startDnsServer();
+  dns = withTrustAnchor(await startDnsServer());
   dns.setDomain('mx0.test', { a: ['127.0.4.1'] });
   dns.setDomain('mx1.test', { a: ['127.0.4.2'] });
   dns.setDomain('one.test', { mx: [{ exchange: 'mx0.test', priority: 10 }] });
@@ -43,6 +43,11 @@ function engineFlags(port: number): string[] {
   return [
     '--dns-server',
     dns.address,
+    // The resolver is judged by the kit's anchor, which the test server answers.
+    '--dns-trust-name',
+    TRUST_ANCHOR,
+    '--dns-trust-absent-zone',
+    'test',
     '--smtp-port',
     String(port),
     '--timeout-ms',

@@ -101,6 +101,11 @@ function base(referenceDomain = 'reference.test'): string[] {
     referenceDomain,
     '--dnsbl-zone',
     'bl-a.test,bl-b.test',
+    // The resolver is judged by names of the test zone (no real root on loopback).
+    '--dns-trust-name',
+    'reference.test,prober.test',
+    '--dns-trust-absent-zone',
+    'test',
     '--timeout-ms',
     '2000',
   ];
@@ -136,6 +141,7 @@ describe.concurrent('mailverdict doctor', () => {
     expect(report.ok).toBe(true);
     const ids = new Set(report.checks.map((c) => c.id));
     for (const id of [
+      'dns_resolver',
       'port25',
       'helo_fqdn',
       'helo_resolves',
@@ -149,9 +155,12 @@ describe.concurrent('mailverdict doctor', () => {
     for (const check of report.checks) {
       expect(check.status, check.message).toBe('pass');
       expect(Object.keys(check).sort()).toEqual(
-        check.id === 'mail_from_domain' ? ['id', 'message', 'status'] : ['egress', 'id', 'message', 'status'],
+        check.id === 'mail_from_domain' || check.id === 'dns_resolver'
+          ? ['id', 'message', 'status']
+          : ['egress', 'id', 'message', 'status'],
       );
-      if (check.id !== 'mail_from_domain') expect(check.egress).toBe('127.0.0.20');
+      if (check.id !== 'mail_from_domain' && check.id !== 'dns_resolver')
+        expect(check.egress).toBe('127.0.0.20');
     }
     expect(find(report, 'dnsbl').map((c) => c.message)).toEqual([
       '127.0.0.20 is not listed on bl-a.test',
@@ -327,6 +336,34 @@ describe.concurrent('mailverdict doctor', () => {
       message: "cannot tell: the reference domain 'nxdomain.test' gives nxdomain",
     });
     expect(one(unknown.report, 'mail_from_domain')).toMatchObject({ status: 'pass' });
+  });
+
+  it('fails dns_resolver, naming --dns-server, against a resolver that answers NXDOMAIN for every name', async () => {
+    const lying = await startDnsServer();
+    try {
+      const args = base('reference.test');
+      args[args.indexOf('--dns-server') + 1] = lying.address;
+      const { code, report } = await doctorJson(...args, '--mail-from', 'verify@prober.test');
+      expect(code).toBe(1);
+      expect(report.ok).toBe(false);
+      expect(one(report, 'dns_resolver')).toMatchObject({
+        status: 'fail',
+        message: expect.stringContaining('not trusted: the resolver denies 2 of 2 names that must exist'),
+        fix: expect.stringContaining('--dns-server'),
+      });
+      // Its NXDOMAIN is not taken for the truth: the reference domain and the sender domain cannot be told.
+      expect(one(report, 'port25')).toMatchObject({
+        status: 'warn',
+        fix: expect.stringContaining('--dns-server'),
+      });
+      expect(one(report, 'mail_from_domain')).toMatchObject({
+        status: 'warn',
+        message: expect.stringContaining('cannot tell'),
+        fix: expect.stringContaining('--dns-server'),
+      });
+    } finally {
+      await lying.close();
+    }
   });
 
   it('does not take an internal source address for the one mail servers see', async () => {

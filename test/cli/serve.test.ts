@@ -5,11 +5,15 @@ import { once } from 'node:events';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTestSchema, TEST_SECRET_KEY, testBackends } from '../kit/store-harness.js';
 import { cleanEnv, runCli, spawnMailverdict } from '../kit/cli.js';
+import { startDnsServer, TRUST_ANCHOR_ENV, withTrustAnchor, type FakeDnsServer } from '../kit/dns-server.js';
 
 describe('mailverdict serve', () => {
   const dirs: string[] = [];
-  afterAll(() => {
+  // A resolver that tells the truth about the trust anchor: /readyz is ready only then.
+  let dns: FakeDnsServer | undefined;
+  afterAll(async () => {
     for (const d of dirs) rmSync(d, { recursive: true, force: true });
+    await dns?.close();
   });
 
   it.each(testBackends())(
@@ -26,9 +30,12 @@ describe('mailverdict serve', () => {
               MAILVERDICT_DATABASE_URL: (await createTestSchema()).url,
               MAILVERDICT_SECRET_KEY: TEST_SECRET_KEY,
             };
+      dns ??= withTrustAnchor(await startDnsServer());
       const env = cleanEnv({
         MAILVERDICT_LOG_LEVEL: 'warn',
         MAILVERDICT_EMBEDDED_WORKERS: 'false',
+        MAILVERDICT_DNS_SERVERS: dns.address,
+        ...TRUST_ANCHOR_ENV,
         ...store,
       });
       const start = async () => {

@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { VerificationResult } from '../../src/engine/types.js';
-import { startDnsServer } from '../kit/dns-server.js';
+import { startDnsServer, TRUST_ANCHOR, withTrustAnchor } from '../kit/dns-server.js';
 import type { FakeDnsServer } from '../kit/dns-server.js';
 import { runCli, type CliResult } from '../kit/cli.js';
 
@@ -19,6 +19,11 @@ function engineFlags(): string[] {
   return [
     '--dns-server',
     dns.address,
+    // The resolver is judged by the kit's anchor, which the test server answers.
+    '--dns-trust-name',
+    TRUST_ANCHOR,
+    '--dns-trust-absent-zone',
+    'test',
     '--smtp-port',
     String(smtpPort),
     '--timeout-ms',
@@ -28,10 +33,12 @@ function engineFlags(): string[] {
 }
 
 beforeAll(async () => {
-  dns = await startDnsServer({
-    'shop.test': { mx: [{ exchange: 'mx.shop.test', priority: 10 }] },
-    'mx.shop.test': { a: ['127.0.0.1'] },
-  });
+  dns = withTrustAnchor(
+    await startDnsServer({
+      'shop.test': { mx: [{ exchange: 'mx.shop.test', priority: 10 }] },
+      'mx.shop.test': { a: ['127.0.0.1'] },
+    }),
+  );
   smtp = new SMTPServer({
     disabledCommands: ['STARTTLS', 'AUTH'],
     logger: false,

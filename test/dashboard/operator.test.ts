@@ -20,6 +20,7 @@ import { startEmbeddedWorkers } from '../../src/jobs/embedded.js';
 import { listAudit } from '../../src/services/audit.service.js';
 import { fixtureEmails } from '../kit/jobs-kit.js';
 import { waitFor } from '../kit/wait-for.js';
+import { TRUST_ANCHOR, withTrustAnchor } from '../kit/dns-server.js';
 import {
   createDashboardHarness,
   errorCode,
@@ -185,6 +186,27 @@ describe('the operator console API', () => {
       deliveries: { failed_24h: 0, retrying: 0 },
       egresses: [{ egress: 'default', state: 'ok', since: null, reason: null }],
     });
+  });
+
+  it("reports the DNS resolver's trust to operators, and to every member for the banner", async () => {
+    // The harness's resolver answers the kit's anchor: trusted once checked.
+    await h.runtime.ctx.dnsTrust.check();
+    const trusted = { trusted: true, state: 'trusted', reason: null };
+    expect((await ops.get('operator/health')).json<ServiceHealth>().dns_resolver).toMatchObject(trusted);
+    expect((await member.get('service-status')).json()).toMatchObject({ dns_resolver: trusted });
+
+    // The resolver starts to deny the anchor: every name is NXDOMAIN now.
+    h.dns.remove(TRUST_ANCHOR);
+    await h.runtime.ctx.dnsTrust.check();
+    const status = (await member.get('service-status')).json<{ dns_resolver: Record<string, unknown> }>();
+    expect(status.dns_resolver).toMatchObject({ trusted: false, state: 'untrusted' });
+    expect((await ops.get('operator/health')).json<ServiceHealth>().dns_resolver).toMatchObject({
+      trusted: false,
+      reason: expect.stringContaining(TRUST_ANCHOR),
+    });
+    expect((await h.browser().get('service-status')).statusCode).toBe(401);
+    withTrustAnchor(h.dns);
+    await h.runtime.ctx.dnsTrust.check();
   });
 
   it('lists the embedded workers of a running process, idle, and forgets them after a clean stop', async () => {

@@ -23,7 +23,12 @@ import { acceptLink, issueInvitation } from '../../src/services/members.service.
 import { addOperator } from '../../src/services/operators.service.js';
 import { totpCode } from '../../src/services/two-factor.service.js';
 import { CSRF_HEADER, type SessionView, type TwoFactorEnrolment } from '../../src/dashboard/contract.js';
-import { startDnsServer, type FakeDnsServer } from '../kit/dns-server.js';
+import {
+  startDnsServer,
+  TRUST_ANCHOR_FLAGS,
+  withTrustAnchor,
+  type FakeDnsServer,
+} from '../kit/dns-server.js';
 import { PASSWORD, launchChromium, seriousViolations, skipE2e } from '../kit/e2e.js';
 
 const WEB_DIR = fileURLToPath(new URL('../../dist/web', import.meta.url));
@@ -92,9 +97,16 @@ describe.skipIf(skipE2e)('dashboard end to end: the operator console', { timeout
         `e2e: ${WEB_DIR} missing: run \`npm run build\` first (the end-to-end tests drive the built app)`,
       );
     dir = mkdtempSync(join(tmpdir(), 'mailverdict-e2e-operator-'));
-    dns = await startDnsServer();
+    dns = withTrustAnchor(await startDnsServer());
     const config = loadConfig(
-      { dataDir: dir, host: '127.0.0.1', port: '0', dnsServer: dns.address, allowInternalTargets: 'true' },
+      {
+        dataDir: dir,
+        host: '127.0.0.1',
+        port: '0',
+        dnsServer: dns.address,
+        ...TRUST_ANCHOR_FLAGS,
+        allowInternalTargets: 'true',
+      },
       {},
     );
     runtime = await createRuntime(config, { logger: pino({ level: 'silent' }) });

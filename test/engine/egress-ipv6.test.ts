@@ -82,7 +82,12 @@ describe('an IPv6 source address', () => {
   });
 
   it('is checked by doctor: port 25, reverse DNS, SPF and blocklists over IPv6', async () => {
-    const report = await runDoctor({ engine: config.engine, doctor: config.doctor, timeoutMs: 2000 });
+    const report = await runDoctor({
+      engine: config.engine,
+      doctor: config.doctor,
+      dnsTrust: config.dnsTrust,
+      timeoutMs: 2000,
+    });
     const status = (id: string) => report.checks.filter((c) => c.id === id).map((c) => [c.egress, c.status]);
     expect(status('port25')).toEqual([['::1', 'pass']]);
     expect(status('reverse_dns')).toEqual([['::1', 'pass']]);

@@ -309,6 +309,7 @@ describe('a host given up during a job', () => {
     cleanups.push(() => engine.close());
     bound.verify = createChunkVerifier({
       verifier: ctx.verifier,
+      dnsTrust: ctx.dnsTrust,
       batchEngine: engine,
       testDomain: ctx.config.testDomain,
       testModeChunkDelayMs: 0,

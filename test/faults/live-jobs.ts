@@ -31,6 +31,7 @@ export async function createLiveJobs(options: Omit<JobsHarnessOptions, 'verifyCh
   });
   bound.verify = createChunkVerifier({
     verifier: ctx.verifier,
+    dnsTrust: ctx.dnsTrust,
     batchEngine: engine,
     testDomain: ctx.config.testDomain,
     testModeChunkDelayMs: 0,

@@ -99,6 +99,7 @@ describe.skipIf(skipWithoutPostgres('PostgreSQL restarted during a job'))(
       // 40 ms per test-mode chunk, two at a time: 30 chunks take about 0.6 s without an outage.
       bound.verify = createChunkVerifier({
         verifier: ctx.verifier,
+        dnsTrust: ctx.dnsTrust,
         batchEngine: null,
         testDomain: ctx.config.testDomain,
         testModeChunkDelayMs: 40,
@@ -187,6 +188,7 @@ describe.skipIf(skipWithoutRedis('Redis restarted during a job'))('Redis restart
     );
     bound.verify = createChunkVerifier({
       verifier: ctx.verifier,
+      dnsTrust: ctx.dnsTrust,
       batchEngine: engine,
       testDomain: ctx.config.testDomain,
       testModeChunkDelayMs: 0,

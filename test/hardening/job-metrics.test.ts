@@ -8,7 +8,7 @@ import { loadConfig } from '../../src/config.js';
 import { createBatchEngine } from '../../src/engine/batch/batch-engine.js';
 import { createJobMetrics } from '../../src/jobs/job-metrics.js';
 import { startFakeMta } from '../kit/pipelining-mta.js';
-import { startDnsServer } from '../kit/dns-server.js';
+import { startDnsServer, TRUST_ANCHOR_FLAGS, withTrustAnchor } from '../kit/dns-server.js';
 import { createJobsHarness, fixtureEmails, harnessWorker, type JobsHarness } from '../kit/jobs-kit.js';
 
 const cleanups: (() => Promise<void>)[] = [];
@@ -59,7 +59,7 @@ describe('job metrics', () => {
 
   it('show the SMTP sessions the batch engine holds open per MX host, and drop a host once closed', async () => {
     const mta = await startFakeMta({ hosts: ['127.0.3.41'], rcpt: () => '250 2.1.5 OK', latencyMs: 20 });
-    const dns = await startDnsServer();
+    const dns = withTrustAnchor(await startDnsServer());
     cleanups.push(
       () => mta.close(),
       () => dns.close(),
@@ -67,7 +67,12 @@ describe('job metrics', () => {
     dns.setDomain('mx.metrics.test', { a: ['127.0.3.41'] });
     dns.setDomain('metrics.test', { mx: [{ exchange: 'mx.metrics.test', priority: 10 }] });
     const config = loadConfig(
-      { dnsServer: dns.address, smtpPort: String(mta.port), allowInternalTargets: 'true' },
+      {
+        dnsServer: dns.address,
+        ...TRUST_ANCHOR_FLAGS,
+        smtpPort: String(mta.port),
+        allowInternalTargets: 'true',
+      },
       {},
     );
     const registry = new Registry();

@@ -31,6 +31,7 @@ beforeAll(async () => {
   engine = createBatchEngine(batchEngineOptions(ctx.config));
   bound.verify = createChunkVerifier({
     verifier: ctx.verifier,
+    dnsTrust: ctx.dnsTrust,
     batchEngine: engine,
     testDomain: ctx.config.testDomain,
     testModeChunkDelayMs: 0,

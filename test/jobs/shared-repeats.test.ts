@@ -62,6 +62,7 @@ async function twoWorkers(coordinations: Coordinations, mtaDelayMs: number): Pro
     engines.push(engine);
     return createChunkVerifier({
       verifier: ctx.verifier,
+      dnsTrust: ctx.dnsTrust,
       batchEngine: engine,
       testDomain: ctx.config.testDomain,
       testModeChunkDelayMs: 0,

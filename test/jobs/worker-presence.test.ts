@@ -22,6 +22,7 @@ import { systemResolver } from '../../src/services/webhooks/ssrf.js';
 import { getJob } from '../../src/store/job.store.js';
 import { cleanEnv, killAll, spawnMailverdict, type RunningCommand } from '../kit/cli.js';
 import { waitFor } from '../kit/wait-for.js';
+import { TRUST_OFF } from '../../src/engine/dns/resolver-trust.js';
 
 const LEASE_MS = 900;
 const dataDir = mkdtempSync(join(tmpdir(), 'mailverdict-worker-presence-'));
@@ -38,7 +39,12 @@ afterAll(async () => {
 });
 
 const health = (): Promise<ServiceHealth['workers']> =>
-  serviceHealth({ db: runtime.ctx.db, clock: systemClock, leaseMs: LEASE_MS }).then((h) => h.workers);
+  serviceHealth({
+    db: runtime.ctx.db,
+    clock: systemClock,
+    leaseMs: LEASE_MS,
+    dnsTrust: () => TRUST_OFF.status(),
+  }).then((h) => h.workers);
 
 function startWorker(): Promise<RunningCommand> {
   return spawnMailverdict(['worker', '--data-dir', dataDir], {

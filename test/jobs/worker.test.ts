@@ -11,6 +11,7 @@ import { encodeResults } from '../../src/store/chunk-codec.js';
 import { listJobDeliveries } from '../../src/store/delivery.store.js';
 import { createJobsHarness, fixtureEmails, type JobsHarness, type ResultsJson } from '../kit/jobs-kit.js';
 import { waitFor } from '../kit/wait-for.js';
+import { TRUST_OFF } from '../../src/engine/dns/resolver-trust.js';
 
 const closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -239,9 +240,9 @@ describe('chunks done in the service health', () => {
     });
     closers.push(() => presence.stop());
     const live = async () =>
-      (await serviceHealth({ db, clock: h.clock, leaseMs: 30 * SECOND })).workers.live.find(
-        (w) => w.worker_id === worker.id,
-      );
+      (
+        await serviceHealth({ db, clock: h.clock, leaseMs: 30 * SECOND, dnsTrust: () => TRUST_OFF.status() })
+      ).workers.live.find((w) => w.worker_id === worker.id);
     expect(await waitFor('the registration', live, 5000, 20)).toMatchObject({ chunks: 0, chunks_done: 0 });
 
     // Three chunks completed, and one settled by failing its job (started past the limit).

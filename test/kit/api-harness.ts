@@ -15,7 +15,7 @@ import { createRuntime, type Runtime } from '../../src/runtime.js';
 import { createTestSchema, TEST_SECRET_KEY } from './store-harness.js';
 import { createAccount } from '../../src/services/accounts.service.js';
 import { createKey } from '../../src/services/keys.service.js';
-import { startDnsServer, type FakeDnsServer } from './dns-server.js';
+import { startDnsServer, TRUST_ANCHOR_FLAGS, withTrustAnchor, type FakeDnsServer } from './dns-server.js';
 
 export interface Harness {
   dir: string;
@@ -43,7 +43,9 @@ export interface HarnessOptions {
 
 export async function createHarness(options: HarnessOptions = {}): Promise<Harness> {
   const dir = mkdtempSync(join(tmpdir(), 'mailverdict-api-'));
-  const dns = await startDnsServer();
+  // The resolver-trust probes ask the kit's anchor, which this server answers: a name the test leaves
+  // out of the zone is a real NXDOMAIN (a suite of a lying resolver passes its own trust flags).
+  const dns = withTrustAnchor(await startDnsServer());
   // MAILVERDICT_TEST_STORE=postgres runs the API suites on PostgreSQL (a schema each).
   const databaseUrl =
     process.env.MAILVERDICT_TEST_STORE === 'postgres' ? (await createTestSchema()).url : undefined;
@@ -58,6 +60,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
       dnsTimeout: '2s',
       dnsTries: '1',
       allowInternalTargets: 'true',
+      ...TRUST_ANCHOR_FLAGS,
       ...options.flags,
       // PostgreSQL needs the key given (docs/security.md, "Secrets at rest").
       ...(onPostgres ? { secretKey: TEST_SECRET_KEY } : {}),

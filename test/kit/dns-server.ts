@@ -1,6 +1,6 @@
 /**
  * An in-process authoritative DNS server for tests and benchmarks: UDP and TCP on one ephemeral
- * loopback port, answering MX, A, AAAA, PTR and TXT from a zone the test edits while the server runs.
+ * loopback port, answering MX, A, AAAA, NS, PTR and TXT from a zone the test edits while the server runs.
  * Point the engine at it with `servers: [server.address]`.
  */
 import dgram from 'node:dgram';
@@ -22,6 +22,8 @@ export interface DomainRecords {
   ptr?: string[];
   /** TXT records, one string each (SPF policies, DNSBL reasons). */
   txt?: string[];
+  /** Name servers (`.` is the root: the resolver-trust probes ask its NS). */
+  ns?: string[];
 }
 
 export interface DnsQueryLogEntry {
@@ -67,6 +69,28 @@ export interface FakeDnsServer {
 export interface DnsServerOptions {
   /** TTL put on every record. 0 keeps any resolver-side cache out of the way of tests. */
   ttl?: number;
+}
+
+/**
+ * The name a kit's service is told must exist (`--dns-trust-name`), so that its resolver-trust
+ * monitor (engine/dns/resolver-trust.ts) judges the in-process server truthful: loopback has no
+ * real root or providers to ask. `withTrustAnchor` puts it in a server's zone.
+ */
+export const TRUST_ANCHOR = 'resolver-anchor.mailverdict.test';
+
+/** The settings (flags, by setting key) that point a service's trust probes at `TRUST_ANCHOR`. */
+export const TRUST_ANCHOR_FLAGS = { dnsTrustName: TRUST_ANCHOR, dnsTrustAbsentZone: 'test' } as const;
+
+/** The same as `MAILVERDICT_*` variables, for services run as child processes. */
+export const TRUST_ANCHOR_ENV = {
+  MAILVERDICT_DNS_TRUST_NAMES: TRUST_ANCHOR,
+  MAILVERDICT_DNS_TRUST_ABSENT_ZONE: 'test',
+} as const;
+
+/** Puts `TRUST_ANCHOR` (an MX record) in the server's zone; returns the server. */
+export function withTrustAnchor(server: FakeDnsServer): FakeDnsServer {
+  server.setDomain(TRUST_ANCHOR, { mx: [{ exchange: `mx.${TRUST_ANCHOR}`, priority: 10 }] });
+  return server;
 }
 
 const CLASSIC_UDP_LIMIT = 512;
@@ -248,6 +272,7 @@ function recordsFor(q: Question, entry: ZoneEntry, ttl: number): Answer[] {
   if (q.type === 'A') return (records.a ?? []).map((data) => ({ type: 'A' as const, name, ttl, data }));
   if (q.type === 'AAAA')
     return (records.aaaa ?? []).map((data) => ({ type: 'AAAA' as const, name, ttl, data }));
+  if (q.type === 'NS') return (records.ns ?? []).map((data) => ({ type: 'NS' as const, name, ttl, data }));
   if (q.type === 'PTR') return (records.ptr ?? []).map((data) => ({ type: 'PTR' as const, name, ttl, data }));
   if (q.type === 'TXT')
     return (records.txt ?? []).map((text) => ({ type: 'TXT' as const, name, ttl, data: txtStrings(text) }));

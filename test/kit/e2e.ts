@@ -22,7 +22,7 @@ import {
 } from 'playwright-core';
 import type { SessionView } from '../../src/dashboard/contract.js';
 import { BUILT_MAIN, callWithKey, cleanEnv, runCli, spawnServe, type Served } from './cli.js';
-import { startDnsServer, type FakeDnsServer } from './dns-server.js';
+import { startDnsServer, TRUST_ANCHOR_ENV, withTrustAnchor, type FakeDnsServer } from './dns-server.js';
 
 export const CHROMIUM = '/usr/bin/chromium';
 const WEB_INDEX = fileURLToPath(new URL('../../dist/web/index.html', import.meta.url));
@@ -86,7 +86,8 @@ export interface Dashboard {
 export async function startDashboard(settings: Record<string, string> = {}): Promise<Dashboard> {
   requireBuild();
   const dataDir = mkdtempSync(join(tmpdir(), 'mailverdict-e2e-'));
-  const dns = await startDnsServer();
+  // Truthful about the trust anchor: the service trusts it, and unknown names are real NXDOMAIN.
+  const dns = withTrustAnchor(await startDnsServer());
   const cleanUp = async () => {
     await dns.close();
     rmSync(dataDir, { recursive: true, force: true });
@@ -109,7 +110,12 @@ export async function startDashboard(settings: Record<string, string> = {}): Pro
         built: true,
         // The suites (and the screenshots) show a customer's dashboard, with a quota to gauge: the
         // `free` plan, not the operator's own `unlimited` of a real first start.
-        env: cleanEnv({ MAILVERDICT_LOG_LEVEL: 'warn', MAILVERDICT_BOOTSTRAP_PLAN: 'free', ...settings }),
+        env: cleanEnv({
+          MAILVERDICT_LOG_LEVEL: 'warn',
+          MAILVERDICT_BOOTSTRAP_PLAN: 'free',
+          ...TRUST_ANCHOR_ENV,
+          ...settings,
+        }),
         withinMs: 30_000,
       },
     );

@@ -38,6 +38,7 @@ export function harnessWorker(h: Harness, overrides: Partial<WorkerDeps> = {}): 
     logger: pino({ level: 'silent' }),
     verifyChunk: createChunkVerifier({
       verifier: ctx.verifier,
+      dnsTrust: ctx.dnsTrust,
       batchEngine: null,
       testDomain: ctx.config.testDomain,
       testModeChunkDelayMs: 0,

@@ -9,6 +9,7 @@ import { loadConfig } from '../../src/config.js';
 import { createRuntime, startServer, type RunningServer, type Runtime } from '../../src/runtime.js';
 import pino from 'pino';
 import { createHarness, type Harness } from '../kit/api-harness.js';
+import { TRUST_ANCHOR_FLAGS } from '../kit/dns-server.js';
 import { skipWithoutRedis, TEST_REDIS_URL, testRedis, type TestRedis } from './redis-kit.js';
 
 const RATE = 5;
@@ -28,7 +29,9 @@ describe.skipIf(skipWithoutRedis('API processes sharing Redis'))('API processes 
       databaseUrl === null
         ? { dataDir: h.dir }
         : { dataDir: h.dir, databaseUrl, secretKey: h.runtime.ctx.config.secrets.key };
-    second = await createRuntime(loadConfig({ ...flags, ...store }, {}), {
+    // The harness's resolver, which the trust probes find truthful (/readyz is ready only then).
+    const dns = { dnsServer: h.dns.address, ...TRUST_ANCHOR_FLAGS };
+    second = await createRuntime(loadConfig({ ...flags, ...store, ...dns }, {}), {
       logger: pino({ level: 'silent' }),
     });
     for (const runtime of [h.runtime, second])

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/clock.js';
 import { createAccount } from '../../src/services/accounts.service.js';
 import { createKey } from '../../src/services/keys.service.js';
-import { startDnsServer, type FakeDnsServer } from '../kit/dns-server.js';
+import { startDnsServer, TRUST_ANCHOR_ENV, withTrustAnchor, type FakeDnsServer } from '../kit/dns-server.js';
 import {
   api,
   createKeysInChildren,
@@ -30,8 +30,12 @@ describe.skipIf(skipWithoutServices(SUITE))(SUITE, () => {
   beforeAll(async () => {
     s = await scaleServices();
     // Live verifications resolve here; every name it does not know is NXDOMAIN, so they end fast.
-    dns = await startDnsServer();
-    const apiSettings = { MAILVERDICT_DNS_SERVERS: dns.address, MAILVERDICT_CHUNK_SIZE: '1000' };
+    dns = withTrustAnchor(await startDnsServer());
+    const apiSettings = {
+      MAILVERDICT_DNS_SERVERS: dns.address,
+      ...TRUST_ANCHOR_ENV,
+      MAILVERDICT_CHUNK_SIZE: '1000',
+    };
     const workerSettings = {
       // 2 chunks of 1,000 at a time per worker, 100 ms each: the 200-chunk job takes a few seconds.
       MAILVERDICT_TEST_MODE_CHUNK_DELAY_MS: '100',

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeMta, type FakeMta } from '../kit/pipelining-mta.js';
-import { startDnsServer, type FakeDnsServer } from '../kit/dns-server.js';
+import { startDnsServer, TRUST_ANCHOR_ENV, withTrustAnchor, type FakeDnsServer } from '../kit/dns-server.js';
 import { api, scaleServices, skipWithoutServices, waitFor, type ScaleServices } from './scale-kit.js';
 
 const SUITE = 'scale-out: 4 worker processes sharing one MX host through Redis';
@@ -28,12 +28,13 @@ describe.skipIf(skipWithoutServices(SUITE))(SUITE, () => {
       record: true,
       rcpt: (address) => (address.startsWith('user') ? '250 2.1.5 OK' : `550 5.1.1 <${address}>: unknown`),
     });
-    dns = await startDnsServer();
+    dns = withTrustAnchor(await startDnsServer());
     dns.setDomain('mx.scale.test', { a: [MX_HOST] });
     for (const domain of DOMAINS)
       dns.setDomain(domain, { mx: [{ exchange: 'mx.scale.test', priority: 10 }] });
     const probing = {
       MAILVERDICT_DNS_SERVERS: dns.address,
+      ...TRUST_ANCHOR_ENV,
       MAILVERDICT_SMTP_PORT: String(mta.port),
       MAILVERDICT_ALLOW_INTERNAL_TARGETS: 'true',
       MAILVERDICT_PER_HOST_CONCURRENCY: String(PER_HOST_CAP),

@@ -21,6 +21,7 @@ import { consumeQuota } from '../../src/services/usage.service.js';
 import { claimChunk } from '../../src/store/chunk.store.js';
 import { registerWorker } from '../../src/store/worker.store.js';
 import { insertProcessingJob, openTestStore, testBackends, type TestStore } from '../kit/store-harness.js';
+import { TRUST_OFF } from '../../src/engine/dns/resolver-trust.js';
 
 const operator = { id: 'mem_operator', email: 'ops@operator.example' };
 
@@ -198,7 +199,12 @@ describe.each(testBackends())('operator console services (%s)', (backend) => {
     await insertProcessingJob(store.db, { id: 'job_1', accountId: a.id, now, chunks: 2 });
     await claimChunk(store.db, { job_id: 'job_1', seq: 0 }, 'wkr_a', now, '2026-03-10T12:00:30.000Z');
 
-    const health = await serviceHealth({ db: store.db, clock, leaseMs: 30_000 });
+    const health = await serviceHealth({
+      db: store.db,
+      clock,
+      leaseMs: 30_000,
+      dnsTrust: () => TRUST_OFF.status(),
+    });
     expect(health.jobs).toEqual({ queued: 0, processing: 1, completed: 0, failed: 0 });
     expect(health.chunks).toEqual({ pending: 2, paused: 0 });
     // A lease holder without a worker row (an older worker) is listed with what its lease tells.
@@ -229,7 +235,10 @@ describe.each(testBackends())('operator console services (%s)', (backend) => {
       chunks_done: 4,
     });
     await claimChunk(store.db, { job_id: 'job_1', seq: 1 }, 'wkr_b', now, '2026-03-10T12:00:30.000Z');
-    expect((await serviceHealth({ db: store.db, clock, leaseMs: 30_000 })).workers.live).toEqual([
+    expect(
+      (await serviceHealth({ db: store.db, clock, leaseMs: 30_000, dnsTrust: () => TRUST_OFF.status() }))
+        .workers.live,
+    ).toEqual([
       expect.objectContaining({
         worker_id: 'wkr_b',
         kind: 'worker',
@@ -243,7 +252,10 @@ describe.each(testBackends())('operator console services (%s)', (backend) => {
     expect(health.egresses).toBeNull();
 
     await changeOperatorAccount(deps, operator, a.id, { suspended: true });
-    expect((await serviceHealth({ db: store.db, clock, leaseMs: 30_000 })).chunks).toEqual({
+    expect(
+      (await serviceHealth({ db: store.db, clock, leaseMs: 30_000, dnsTrust: () => TRUST_OFF.status() }))
+        .chunks,
+    ).toEqual({
       pending: 2,
       paused: 2,
     });

@@ -16,6 +16,7 @@ import { claimChunk } from '../../src/store/chunk.store.js';
 import { beatWorker, registerWorker, stopWorker } from '../../src/store/worker.store.js';
 import { waitFor } from '../kit/wait-for.js';
 import { insertProcessingJob, openTestStore, testBackends, type TestStore } from '../kit/store-harness.js';
+import { TRUST_OFF } from '../../src/engine/dns/resolver-trust.js';
 
 const LEASE = 30 * SECOND;
 const logger = pino({ level: 'silent' });
@@ -38,7 +39,8 @@ describe.each(testBackends())('worker rows on %s', (backend) => {
     return 'job_1';
   }
 
-  const health = () => serviceHealth({ db: store.db, clock, leaseMs: LEASE });
+  const health = () =>
+    serviceHealth({ db: store.db, clock, leaseMs: LEASE, dnsTrust: () => TRUST_OFF.status() });
   const register = (id: string, kind: 'embedded' | 'worker' = 'worker') =>
     registerWorker(store.db, {
       id,

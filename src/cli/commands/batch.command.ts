@@ -14,7 +14,13 @@ import { batchEngineOptions } from '../../config.js';
 import { createBatchEngine } from '../../engine/batch/batch-engine.js';
 import { csvRows } from '../../services/csv-export.js';
 import type { VerificationResult } from '../../engine/types.js';
-import { addSettingsOptions, timeoutOption, loadProberConfig } from '../cli-support.js';
+import {
+  addSettingsOptions,
+  commandResolverTrust,
+  timeoutOption,
+  loadProberConfig,
+  warnIfUntrusted,
+} from '../cli-support.js';
 
 type Format = 'csv' | 'json' | 'jsonl';
 
@@ -77,7 +83,8 @@ async function runBatch(file: string, flags: BatchFlags): Promise<number> {
   const format: Format = flags.json === true ? 'json' : flags.format;
   const emails = parseInputList(await readFile(file, 'utf8'));
 
-  const engine = createBatchEngine(batchEngineOptions(config, { timeoutMs: flags.timeoutMs }));
+  const trust = commandResolverTrust(config);
+  const engine = createBatchEngine(batchEngineOptions(config, { timeoutMs: flags.timeoutMs }), { trust });
   const out: Writable = flags.out === undefined ? process.stdout : createWriteStream(flags.out);
   const writer = new OrderedRowWriter(out, format, emails);
   const progress = flags.progress ? startProgress(emails.length) : null;
@@ -105,7 +112,9 @@ async function runBatch(file: string, flags: BatchFlags): Promise<number> {
     process.removeListener('SIGINT', onSigint);
     progress?.stop();
     await engine.close();
+    await trust.close();
   }
+  warnIfUntrusted('batch', trust);
 
   writer.finish();
   if (out !== process.stdout) {

@@ -42,6 +42,7 @@ async function runDoctorCommand(flags: DoctorFlags): Promise<void> {
   const report = await runDoctor({
     engine: config.engine,
     doctor: config.doctor,
+    dnsTrust: config.dnsTrust,
     timeoutMs: flags.timeoutMs,
   });
   process.stdout.write(flags.json === true ? `${JSON.stringify(report)}\n` : table(report));

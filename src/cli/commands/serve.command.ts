@@ -159,6 +159,7 @@ async function runServe(options: Record<string, unknown>): Promise<void> {
   for (const warning of startupWarnings(config.engine.smtp)) ctx.logger.warn(warning);
   // The reputation guard: blocklist re-checks and the shared egress states (docs/prober.md).
   runtime.guard.start();
+  runtime.dnsTrust.start();
   try {
     const metrics = createMetrics({ processMetrics: true });
     const jobMetrics = createJobMetrics(metrics.registry, ctx.db, ctx.clock);

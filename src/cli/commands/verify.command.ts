@@ -10,7 +10,13 @@ import { ConfigError } from '../../config.js';
 import { invalidDnsServers } from '../../engine/dns/servers.js';
 import type { VerificationResult } from '../../engine/types.js';
 import { createVerifier } from '../../engine/verifier.js';
-import { addSettingsOptions, timeoutOption, loadProberConfig } from '../cli-support.js';
+import {
+  addSettingsOptions,
+  commandResolverTrust,
+  timeoutOption,
+  loadProberConfig,
+  warnIfUntrusted,
+} from '../cli-support.js';
 
 interface VerifyFlags {
   json?: boolean;
@@ -46,7 +52,8 @@ async function runVerify(addresses: string[], flags: VerifyFlags): Promise<void>
     );
   }
 
-  const verifier = createVerifier(config.engine, {});
+  const trust = commandResolverTrust(config);
+  const verifier = createVerifier(config.engine, { trust });
   try {
     const results = await mapInOrder(addresses, CONCURRENCY, (address) =>
       verifier.verify(address, { timeoutMs: flags.timeoutMs, transcript: flags.transcript === true }),
@@ -56,8 +63,10 @@ async function runVerify(addresses: string[], flags: VerifyFlags): Promise<void>
         ? results.map((r) => JSON.stringify(r) + '\n').join('')
         : table(results) + results.map(conversation).join(''),
     );
+    warnIfUntrusted('verify', trust);
   } finally {
     await verifier.close();
+    await trust.close();
   }
 }
 

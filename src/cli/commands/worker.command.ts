@@ -30,6 +30,7 @@ async function runWorker(options: Record<string, unknown>): Promise<void> {
   for (const warning of startupWarnings(config.engine.smtp)) runtime.ctx.logger.warn(warning);
   // The reputation guard: blocklist re-checks and the shared egress states (docs/prober.md).
   runtime.guard.start();
+  runtime.dnsTrust.start();
   try {
     // A standalone worker is one of several processes on the store by design.
     const background = startEmbeddedWorkers(runtime.ctx, {

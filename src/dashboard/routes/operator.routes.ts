@@ -91,6 +91,7 @@ export function operatorRoutes(deps: DashboardDeps) {
         db,
         clock,
         leaseMs: deps.config.batch.leaseMs,
+        dnsTrust: () => deps.dnsTrust.status(),
         ...(deps.operatorConsole?.egressStatuses === undefined
           ? {}
           : { egressStatuses: deps.operatorConsole.egressStatuses }),

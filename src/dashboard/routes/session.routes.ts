@@ -54,6 +54,7 @@ import {
   OperatorWhoami,
   SecondFactorBody,
   SecondFactorChallenge,
+  ServiceStatus,
   SessionView,
   SetPasswordBody,
   SignInBody,
@@ -72,6 +73,7 @@ import {
   type GuardDeps,
 } from '../security.js';
 import { clientKey } from '../../services/rate-limit.js';
+import { dnsResolverHealth } from '../../services/service-health.service.js';
 
 const PUBLIC = { dashboardAccess: 'public' } as const;
 const ENROLMENT = { dashboardAccess: 'enrolment' } as const;
@@ -232,6 +234,12 @@ export function sessionRoutes(deps: DashboardDeps, guard: GuardDeps) {
     app.get('/session', { config: ENROLMENT, schema: { response: { 200: SessionView } } }, async (request) =>
       toSessionView(db, requirePerson(request)),
     );
+
+    // What every signed-in person is told of the server (the shell's banner): whether its DNS
+    // resolver is trusted, so that nobody takes "unknown" answers for a verdict about their list.
+    app.get('/service-status', { config: ENROLMENT, schema: { response: { 200: ServiceStatus } } }, () => ({
+      dns_resolver: dnsResolverHealth(deps.dnsTrust.status()),
+    }));
 
     // The account switcher: from the next request on, every route is confined to that account.
     // Open during enrolment too: a person whose current account requires two factors may still

@@ -14,6 +14,7 @@
 import type { Clock } from '../../clock.js';
 import { SECOND, systemClock } from '../../clock.js';
 import { MailHostResolver } from '../dns/resolver.js';
+import type { ResolverTrust } from '../dns/resolver-trust.js';
 import { DEFAULT_EGRESS_REST_MS, buildEgresses, type EgressGate } from '../net/egress.js';
 import { MAX_REJECTS_PER_SESSION } from '../smtp/warm-pool.js';
 import type { VerificationResult } from '../types.js';
@@ -52,6 +53,11 @@ export interface BatchEngineDeps {
    * verifications (session-share.ts; `Verifier.sessionShare`). Absent: its caps are its own.
    */
   sessionShare?: SessionShare;
+  /**
+   * Whether the resolver tells the truth (dns/resolver-trust.ts): while it is not trusted, NXDOMAIN
+   * and "no mail host" answers settle as unknown / dns_error and are shared with no other engine.
+   */
+  trust?: ResolverTrust;
 }
 
 /** Tuning defaults; docs/batch-engine.md gives the reasons and the measurements behind them. */
@@ -100,7 +106,11 @@ export function createBatchEngine(options: BatchEngineOptions, deps: BatchEngine
   // Shared-cache writes in flight, awaited by close().
   const background = new BackgroundTasks(coordinationFailed);
 
-  const resolver = new MailHostResolver(options.dns, { clock: now, random });
+  const resolver = new MailHostResolver(options.dns, {
+    clock: now,
+    random,
+    ...(deps.trust === undefined ? {} : { trust: deps.trust }),
+  });
   const resolve =
     coordination === null
       ? (domain: string) => resolver.resolve(domain)

@@ -16,8 +16,8 @@ export type Lookup<T> =
   | { kind: 'none'; code: 'ENOTFOUND' | 'ENODATA' }
   | { kind: 'error'; code: string };
 
-/** The DNS record types asked through `query` (those SPF evaluation needs, and PTR). */
-export type RecordType = 'A' | 'AAAA' | 'MX' | 'TXT' | 'PTR';
+/** The DNS record types asked through `query` (those SPF evaluation needs, PTR, and NS for the resolver-trust probes). */
+export type RecordType = 'A' | 'AAAA' | 'MX' | 'NS' | 'TXT' | 'PTR';
 
 export class DnsLookups {
   readonly #resolver: dns.Resolver;

@@ -11,6 +11,7 @@ import { classifyDnsError, dnsErrorCode } from './dns-errors.js';
 import { bounded } from './lookups.js';
 import { invalidDnsServers } from './servers.js';
 import { isInternalAddress } from '../net/internal-address.js';
+import { RESOLVER_UNTRUSTED, type ResolverTrust } from './resolver-trust.js';
 
 export interface ResolverDeps {
   /** Milliseconds since the epoch; drives cache expiry. */
@@ -21,6 +22,12 @@ export interface ResolverDeps {
   cacheSize?: number;
   /** RFC 8305 §3's Resolution Delay (default 50 ms). */
   resolutionDelayMs?: number;
+  /**
+   * Whether this resolver tells the truth (resolver-trust.ts). Given, an NXDOMAIN or "no mail
+   * host" answer is believed (and cached) only while it judges the resolver trusted; otherwise it
+   * becomes `error` RESOLVER_UNTRUSTED, cached nowhere. Absent: every answer is believed.
+   */
+  trust?: ResolverTrust;
 }
 
 /**
@@ -83,6 +90,8 @@ export class MailHostResolver {
   readonly #resolutionDelayMs: number;
   readonly #cache = new Map<string, CacheEntry>();
   readonly #inFlight = new Map<string, Promise<DnsOutcome>>();
+  readonly #trust: ResolverTrust | null;
+  readonly #stopWatchingTrust: () => void;
   #closed = false;
 
   constructor(options: DnsOptions, deps: ResolverDeps = {}) {
@@ -91,6 +100,12 @@ export class MailHostResolver {
     this.#random = deps.random ?? Math.random;
     this.#cacheSize = deps.cacheSize ?? DEFAULT_CACHE_SIZE;
     this.#resolutionDelayMs = deps.resolutionDelayMs ?? RESOLUTION_DELAY_MS;
+    this.#trust = deps.trust ?? null;
+    // Negative answers cached while the resolver was trusted are not given again once it is not.
+    this.#stopWatchingTrust =
+      this.#trust?.onChange((status) => {
+        if (status.state !== 'trusted' && status.state !== 'off') this.#forgetNegatives();
+      }) ?? (() => undefined);
     this.#resolver = new dns.Resolver({ timeout: options.timeoutMs, tries: options.tries });
     const invalid = invalidDnsServers(options.servers);
     if (invalid.length > 0) {
@@ -109,7 +124,7 @@ export class MailHostResolver {
     const cached = this.#cache.get(name);
     if (cached !== undefined) {
       this.#cache.delete(name);
-      if (cached.expiresAt > this.#clock()) {
+      if (cached.expiresAt > this.#clock() && (!isNegative(cached.outcome) || this.#trusted())) {
         this.#cache.set(name, cached);
         return this.#present(cached.outcome);
       }
@@ -118,7 +133,9 @@ export class MailHostResolver {
     let pending = this.#inFlight.get(name);
     if (pending === undefined) {
       pending = this.#lookup(name)
-        .then((outcome) => {
+        .then(async (outcome) => {
+          if (isNegative(outcome) && this.#trust !== null && !(await this.#trust.believeNegative()))
+            return { kind: 'error', detail: RESOLVER_UNTRUSTED } as const;
           this.#remember(name, outcome);
           return outcome;
         })
@@ -131,8 +148,18 @@ export class MailHostResolver {
   /** Cancels queries in flight (they resolve as `error` ECANCELLED) and refuses new ones. */
   close(): void {
     this.#closed = true;
+    this.#stopWatchingTrust();
     this.#resolver.cancel();
     this.#cache.clear();
+  }
+
+  #trusted(): boolean {
+    const state = this.#trust?.status().state ?? 'off';
+    return state === 'trusted' || state === 'off';
+  }
+
+  #forgetNegatives(): void {
+    for (const [name, entry] of this.#cache) if (isNegative(entry.outcome)) this.#cache.delete(name);
   }
 
   async #lookup(name: string): Promise<DnsOutcome> {
@@ -249,7 +276,9 @@ export class MailHostResolver {
       case 'null_mx':
         return this.#options.negativeTtlMs;
       case 'error':
-        return outcome.detail === 'ECANCELLED' ? 0 : Math.min(TRANSIENT_TTL_MS, this.#options.negativeTtlMs);
+        return outcome.detail === 'ECANCELLED' || outcome.detail === RESOLVER_UNTRUSTED
+          ? 0
+          : Math.min(TRANSIENT_TTL_MS, this.#options.negativeTtlMs);
     }
   }
 
@@ -279,6 +308,11 @@ export class MailHostResolver {
       }))
       .filter((h) => h.addresses.length > 0);
   }
+}
+
+/** The answers a lying resolver can make up: NXDOMAIN and "no mail host" (a null MX is a record). */
+function isNegative(outcome: DnsOutcome): boolean {
+  return outcome.kind === 'nxdomain' || outcome.kind === 'no_mail_host';
 }
 
 function isNullExchange(exchange: string): boolean {

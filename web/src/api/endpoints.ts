@@ -20,6 +20,7 @@ import type {
   OperatorAccountList,
   OperatorAccountPatch,
   ServiceHealth,
+  ServiceStatus,
   CreatedKey,
   CreateKeyBody,
   DisableTwoFactorBody,
@@ -70,6 +71,8 @@ export function endpoints(api: ApiClient) {
     secondFactor: (body: SecondFactorBody) =>
       api.request<SessionView>('/session/second-factor', { method: 'POST', body }),
     signOut: () => api.request<void>('/session', { method: 'DELETE' }),
+    /** What every member is told of the server (the shell's banner). */
+    serviceStatus: () => api.request<ServiceStatus>('/service-status'),
     invitation: (token: string) =>
       api.request<InvitationPreview>('/invitations/preview', { method: 'POST', body: { token } }),
     acceptInvitation: (body: SetPasswordBody) =>

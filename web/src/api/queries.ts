@@ -20,6 +20,7 @@ export const keys = {
   twoFactor: ['two-factor'] as const,
   operatorAccounts: ['operator', 'accounts'] as const,
   serviceHealth: ['operator', 'health'] as const,
+  serviceStatus: ['service-status'] as const,
   /** A sign-in waiting for its second factor (after a reset link, for the sign-in page). */
   pendingChallenge: ['second-factor-challenge'] as const,
 };
@@ -46,6 +47,20 @@ export function useSession() {
       }
     },
     staleTime: 60_000,
+    retry: false,
+  });
+}
+
+/** How often the shell asks whether the server's DNS resolver is trusted (it re-checks every 30 s while not). */
+export const SERVICE_STATUS_POLL_MS = 30_000;
+
+/** What every member is told of the server: whether its DNS resolver is trusted (the shell's banner). */
+export function useServiceStatus() {
+  const api = useEndpoints();
+  return useQuery({
+    queryKey: keys.serviceStatus,
+    queryFn: () => api.serviceStatus(),
+    refetchInterval: SERVICE_STATUS_POLL_MS,
     retry: false,
   });
 }

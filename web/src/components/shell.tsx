@@ -6,6 +6,9 @@
  * A person in several accounts gets an account switcher (select "Account"): choosing one moves
  * the session there and starts the app again in it (every page's data is that account's).
  *
+ * While the server's DNS resolver is not trusted, every member sees a banner (role "alert") above
+ * the page: answers that would say a domain does not exist are unknown, and lists wait.
+ *
  * Accessible names: navigation "Main" with links Overview, Lists, Verify, API keys, Settings;
  * link "API reference" (the server's /docs page, outside the app); link "Operator console"
  * (operators only); select "Account" (several accounts only); buttons "Menu", "Sign out";
@@ -16,7 +19,7 @@ import { useEffect, useState, type ReactNode } from 'react';
 import { Link, useLocation } from 'wouter';
 import { describeError } from '../api/client';
 import type { SessionView } from '../api/contract';
-import { endSession, startSession } from '../api/queries';
+import { endSession, startSession, useServiceStatus } from '../api/queries';
 import { useEndpoints } from '../api/endpoints';
 
 const SECTIONS = [
@@ -155,9 +158,26 @@ export function Shell({ session, children }: { session: SessionView; children: R
         </div>
       </aside>
       <main id="main" className="main" tabIndex={-1}>
+        <ResolverBanner />
         {children}
       </main>
     </div>
+  );
+}
+
+/** Says, to every member, that live verification cannot be trusted to tell a missing domain now. */
+function ResolverBanner() {
+  const status = useServiceStatus();
+  const resolver = status.data?.dns_resolver;
+  if (resolver === undefined || resolver.trusted) return null;
+  return (
+    <p role="alert" className="notice notice-warn resolver-banner">
+      <strong>Live verification is degraded.</strong> The server&rsquo;s DNS resolver is{' '}
+      {resolver.state === 'unreachable' ? 'not answering' : 'not telling the truth'}, so answers that would
+      say a domain does not exist are shown as <em>unknown</em> (dns_error) and lists wait to be verified.
+      Nothing is lost; the server checks again every 30 seconds. Operators: point <code>--dns-server</code> at
+      a resolver that tells the truth (<code>mailverdict doctor</code> shows what it answered).
+    </p>
   );
 }
 

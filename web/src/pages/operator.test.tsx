@@ -79,6 +79,14 @@ const HEALTH: ServiceHealth = {
   egresses: [
     { egress: 'default', state: 'listed', since: '2026-03-10T10:00:00.000Z', reason: 'on a blocklist' },
   ],
+  dns_resolver: { trusted: true, state: 'trusted', reason: null, checked_at: '2026-03-10T11:58:00.000Z' },
+};
+
+const UNTRUSTED = {
+  trusted: false,
+  state: 'untrusted',
+  reason: 'the resolver denies 4 of 4 names that must exist',
+  checked_at: '2026-03-10T11:59:30.000Z',
 };
 
 /** The console's API on the fake server: the accounts, PATCH applied to them, create, health. */
@@ -239,6 +247,37 @@ describe('operator console page', () => {
   it('shows a link to the console in the menu for operators only', async () => {
     renderApp('/operator', consoleServer([]));
     expect(await screen.findByRole('link', { name: 'Operator console' })).toBeInTheDocument();
+  });
+});
+
+describe('a DNS resolver that is not trusted', () => {
+  it('shows in the console’s health panel with its reason', async () => {
+    renderApp('/operator', consoleServer([account(1)], { ...HEALTH, dns_resolver: UNTRUSTED }));
+    const card = (await screen.findByRole('heading', { name: 'DNS resolver' })).closest('section')!;
+    expect(card).toHaveTextContent('Not trusted (untrusted)');
+    expect(card).toHaveTextContent('denies 4 of 4 names');
+  });
+
+  it('puts a banner above the page for every member', async () => {
+    const server = new FakeServer({
+      'GET /overview': ok(overview()),
+      'GET /service-status': ok({ dns_resolver: UNTRUSTED }),
+    });
+    renderApp('/', server);
+    const banner = await screen.findByText(/Live verification is degraded/);
+    expect(banner.closest('[role="alert"]')).toHaveTextContent('--dns-server');
+    expect(server.callsTo('GET', '/service-status')).toHaveLength(1);
+  });
+
+  it('shows no banner while the resolver is trusted', async () => {
+    const server = new FakeServer({
+      'GET /overview': ok(overview()),
+      'GET /service-status': ok({ dns_resolver: HEALTH.dns_resolver }),
+    });
+    renderApp('/', server);
+    await waitFor(() => expect(server.callsTo('GET', '/service-status')).toHaveLength(1));
+    await screen.findByRole('heading', { level: 1 });
+    expect(screen.queryByText(/Live verification is degraded/)).toBeNull();
   });
 });
 

@@ -428,7 +428,7 @@ function WorkersTable({ workers, checkedAt }: { workers: ServiceHealth['workers'
 }
 
 function HealthPanel({ health }: { health: ServiceHealth }) {
-  const { jobs, chunks, workers, deliveries, egresses } = health;
+  const { jobs, chunks, workers, deliveries, egresses, dns_resolver: resolver } = health;
   return (
     <>
       <div className="cards">
@@ -444,6 +444,18 @@ function HealthPanel({ health }: { health: ServiceHealth }) {
             {formatNumber(chunks.pending)} chunks pending
             {chunks.paused > 0 ? `, ${formatNumber(chunks.paused)} of them paused (suspended accounts)` : ''}
           </p>
+        </section>
+        <section className="card" aria-labelledby="health-dns">
+          <h3 id="health-dns" className="card-title">
+            DNS resolver
+          </h3>
+          <p>
+            {resolver.trusted ? 'Trusted' : 'Not trusted'} ({resolver.state})
+          </p>
+          {resolver.reason ? <p className="muted small">{resolver.reason}</p> : null}
+          {resolver.checked_at ? (
+            <p className="muted small">Checked {formatDateTime(resolver.checked_at)}</p>
+          ) : null}
         </section>
         <section className="card" aria-labelledby="health-deliveries">
           <h3 id="health-deliveries" className="card-title">

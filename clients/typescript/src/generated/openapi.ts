@@ -908,7 +908,7 @@ export interface operations {
                     })[];
                     /** @description true: no MX, the domain's own A/AAAA is used. */
                     implicit: boolean;
-                    /** @description NXDOMAIN, NO_MAIL_HOST, NULL_MX, SERVFAIL, TIMEOUT...; null when found. */
+                    /** @description NXDOMAIN, NO_MAIL_HOST, NULL_MX, SERVFAIL, TIMEOUT, RESOLVER_UNTRUSTED...; null when found. */
                     error: string | null;
                     /**
                      * @description The mail provider that runs the domain's mail, from its most preferred MX host names (docs/verdicts.md, "Which provider runs the mail"); null for any other.
@@ -929,6 +929,8 @@ export interface operations {
                       | 'fastmail'
                       | 'proton'
                       | null;
+                    /** @description Only with error RESOLVER_UNTRUSTED: the DNS resolver was not trusted, so its NXDOMAIN or "no mail host" answer was not believed (docs/verdicts.md). */
+                    explanation?: string;
                   } & {
                     [key: string]: unknown;
                   };
