@@ -323,6 +323,42 @@ describe('the real server against docs/openapi.json', () => {
     expect((await call('listJobs', { key: testKey, query: '?limit=0' })).status).toBe(422);
   });
 
+  it('reportOutcomes and eraseOutcomes: events taken and refused, an erasure, and their refusals', async () => {
+    const events = [
+      { email: 'anna@valid.example.com', type: 'delivered' },
+      { email: 'nobody@invalid.example.com', type: 'hard_bounce', at: '2026-01-01T00:00:00Z' },
+      { email: 'not an address', type: 'delivered' },
+    ];
+    const taken = await call('reportOutcomes', { key: liveKey, body: { events } });
+    expect(taken.status).toBe(200);
+    expect(taken.json()).toMatchObject({ refused: 1 });
+    expect((await call('reportOutcomes', { key: liveKey, body: { events: 'none' } })).status).toBe(422);
+    expect((await call('reportOutcomes', { key: limitedKey, body: { events } })).status).toBe(403);
+    expect((await call('reportOutcomes', { body: { events } })).status).toBe(401);
+    const erased = await call('eraseOutcomes', {
+      key: liveKey,
+      query: `?email=${encodeURIComponent('anna@valid.example.com')}`,
+    });
+    expect(erased.status).toBe(200);
+    expect((await call('eraseOutcomes', { key: limitedKey, query: '?email=a%40b.example' })).status).toBe(
+      403,
+    );
+  });
+
+  it('listFilters, addFilter and deleteFilter: a filter from its creation to its deletion', async () => {
+    const added = await call('addFilter', {
+      key: liveKey,
+      body: { action: 'block', match: 'domain', value: 'blocked.example' },
+    });
+    expect(added.status).toBe(200);
+    const id = (added.json() as { id: string }).id;
+    expect((await call('addFilter', { key: liveKey, body: { action: 'maybe' } })).status).toBe(422);
+    expect((await call('listFilters', { key: liveKey })).status).toBe(200);
+    expect((await call('listFilters', { key: limitedKey })).status).toBe(403);
+    expect((await call('deleteFilter', { key: liveKey, params: { id } })).status).toBe(200);
+    expect((await call('deleteFilter', { key: liveKey, params: { id } })).status).toBe(404);
+  });
+
   it('called every operation of the document', () => {
     const called = new Set(seen.map((s) => s.operationId));
     expect([...operations.keys()].filter((id) => !called.has(id))).toEqual([]);

@@ -110,6 +110,11 @@ describe('health, metrics and the OpenAPI document', () => {
       'GET /v1/jobs/{id}': 'getJob',
       'DELETE /v1/jobs/{id}': 'cancelJob',
       'GET /v1/jobs/{id}/results': 'getJobResults',
+      'POST /v1/outcomes': 'reportOutcomes',
+      'DELETE /v1/outcomes': 'eraseOutcomes',
+      'GET /v1/filters': 'listFilters',
+      'POST /v1/filters': 'addFilter',
+      'DELETE /v1/filters/{id}': 'deleteFilter',
     });
     expect(doc.info.license).toEqual({ name: 'MIT', identifier: 'MIT' });
     expect(doc.servers).toEqual([expect.objectContaining({ url: '/' })]);

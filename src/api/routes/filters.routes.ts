@@ -26,6 +26,7 @@ export function filtersRoutes(deps: ApiDeps): FastifyPluginAsync {
         config: { scope: 'filters:write' },
         schema: {
           summary: 'List filters',
+          operationId: 'listFilters',
           description: "The account's allow and block filters, oldest first.",
           tags: ['outcomes'],
           response: { 200: filterListSchema, ...errorResponses(AUTH_ERRORS) },
@@ -42,6 +43,7 @@ export function filtersRoutes(deps: ApiDeps): FastifyPluginAsync {
         config: { scope: 'filters:write' },
         schema: {
           summary: 'Add a filter',
+          operationId: 'addFilter',
           description:
             'A block answers undeliverable / blocked_by_filter, an allow deliverable / allowed_by_filter, both without a network check (an mx filter needs the MX look-up only). A filter for a (match, value) the account already filters takes the new action.',
           tags: ['outcomes'],
@@ -62,6 +64,7 @@ export function filtersRoutes(deps: ApiDeps): FastifyPluginAsync {
         config: { scope: 'filters:write' },
         schema: {
           summary: 'Delete a filter',
+          operationId: 'deleteFilter',
           tags: ['outcomes'],
           params: {
             type: 'object',

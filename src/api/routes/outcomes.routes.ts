@@ -34,6 +34,7 @@ export function outcomesRoutes(deps: ApiDeps): FastifyPluginAsync {
         config: { scope: 'outcomes:write' },
         schema: {
           summary: 'Report delivery outcomes',
+          operationId: 'reportOutcomes',
           description: `Up to ${MAX_EVENTS_PER_REQUEST} events of the account's own sends (bounces, deliveries, complaints, engagement). Each event is checked on its own: the refused ones are listed with their index and reason, the others are stored in one transaction. An event the account already holds (same address, type, time and source_id) is counted as a duplicate. A test key's events are checked and not stored. See docs/outcomes.md.`,
           tags: ['outcomes'],
           body: outcomesBodySchema,
@@ -65,6 +66,7 @@ export function outcomesRoutes(deps: ApiDeps): FastifyPluginAsync {
         config: { scope: 'outcomes:write' },
         schema: {
           summary: "Erase an address's outcomes",
+          operationId: 'eraseOutcomes',
           description:
             "Deletes every delivery outcome the account holds for the address (the right to be forgotten): its verifications no longer rest on them. The address's cached verification is forgotten too.",
           tags: ['outcomes'],

@@ -143,258 +143,12 @@ export interface paths {
      * Report delivery outcomes
      * @description Up to 10000 events of the account's own sends (bounces, deliveries, complaints, engagement). Each event is checked on its own: the refused ones are listed with their index and reason, the others are stored in one transaction. An event the account already holds (same address, type, time and source_id) is counted as a duplicate. A test key's events are checked and not stored. See docs/outcomes.md.
      */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          'application/json': {
-            /** @description At most 10,000 events. */
-            events: {
-              /** @description The recipient the outcome is about. */
-              email: string;
-              /** @description delivered, hard_bounce, soft_bounce, complaint, unsubscribed, opened or clicked; another value is refused (invalid_type). */
-              type: string;
-              /** @description When it happened, ISO 8601 with a time zone (2026-03-10T12:00:00Z); default now. Give it for idempotency. */
-              at?: string;
-              /** @description A diagnostic such as the bounce status and text; kept to 300 characters. */
-              detail?: string;
-              /** @description Your mail system's id of the event or message (at most 200 characters); part of the event's identity. */
-              source_id?: string;
-            }[];
-          };
-        };
-      };
-      responses: {
-        /** @description What was taken and what was refused. */
-        200: {
-          headers: {
-            /** @description req_<id>, on every response. */
-            'X-Request-Id'?: string;
-            /** @description e.g. "default";r=49;t=1: r requests remaining, t seconds to reset. */
-            RateLimit?: string;
-            /** @description e.g. "default";q=50;w=1: q requests per w seconds. */
-            'RateLimit-Policy'?: string;
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /** @description Events accepted (stored now, or already held). */
-              taken: number;
-              /** @description Of those, events the account already held. */
-              duplicates: number;
-              refused: number;
-              refusals: {
-                /** @description Position of the event in `events`, from 0. */
-                index: number;
-                /** @enum {string} */
-                reason: 'invalid_email' | 'invalid_type' | 'invalid_at' | 'expired' | 'invalid_source_id';
-                message: string;
-              }[];
-              /** @description Identifier of this request, req_<id>; also in X-Request-Id. */
-              request_id: string;
-            };
-          };
-        };
-        /** @description invalid_json */
-        400: {
-          headers: {
-            /** @description req_<id>, on every response. */
-            'X-Request-Id'?: string;
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description invalid_api_key | revoked_api_key */
-        401: {
-          headers: {
-            /** @description req_<id>, on every response. */
-            'X-Request-Id'?: string;
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description insufficient_permissions | account_suspended */
-        403: {
-          headers: {
-            /** @description req_<id>, on every response. */
-            'X-Request-Id'?: string;
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description payload_too_large */
-        413: {
-          headers: {
-            /** @description req_<id>, on every response. */
-            'X-Request-Id'?: string;
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description unsupported_media_type */
-        415: {
-          headers: {
-            /** @description req_<id>, on every response. */
-            'X-Request-Id'?: string;
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description invalid_request */
-        422: {
-          headers: {
-            /** @description req_<id>, on every response. */
-            'X-Request-Id'?: string;
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description rate_limit_exceeded */
-        429: {
-          headers: {
-            /** @description req_<id>, on every response. */
-            'X-Request-Id'?: string;
-            /** @description e.g. "default";r=49;t=1: r requests remaining, t seconds to reset. */
-            RateLimit?: string;
-            /** @description e.g. "default";q=50;w=1: q requests per w seconds. */
-            'RateLimit-Policy'?: string;
-            /** @description rate_limit_exceeded: seconds to wait. */
-            'Retry-After'?: number;
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description internal_error */
-        500: {
-          headers: {
-            /** @description req_<id>, on every response. */
-            'X-Request-Id'?: string;
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    post: operations['reportOutcomes'];
     /**
      * Erase an address's outcomes
      * @description Deletes every delivery outcome the account holds for the address (the right to be forgotten): its verifications no longer rest on them. The address's cached verification is forgotten too.
      */
-    delete: {
-      parameters: {
-        query: {
-          /** @description The address to forget. */
-          email: string;
-        };
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            /** @description req_<id>, on every response. */
-            'X-Request-Id'?: string;
-            /** @description e.g. "default";r=49;t=1: r requests remaining, t seconds to reset. */
-            RateLimit?: string;
-            /** @description e.g. "default";q=50;w=1: q requests per w seconds. */
-            'RateLimit-Policy'?: string;
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /** @description Events deleted (0 with a test key, which stores none). */
-              deleted: number;
-              /** @description Identifier of this request, req_<id>; also in X-Request-Id. */
-              request_id: string;
-            };
-          };
-        };
-        /** @description invalid_api_key | revoked_api_key */
-        401: {
-          headers: {
-            /** @description req_<id>, on every response. */
-            'X-Request-Id'?: string;
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description insufficient_permissions | account_suspended */
-        403: {
-          headers: {
-            /** @description req_<id>, on every response. */
-            'X-Request-Id'?: string;
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description invalid_request | invalid_email_format */
-        422: {
-          headers: {
-            /** @description req_<id>, on every response. */
-            'X-Request-Id'?: string;
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description rate_limit_exceeded */
-        429: {
-          headers: {
-            /** @description req_<id>, on every response. */
-            'X-Request-Id'?: string;
-            /** @description e.g. "default";r=49;t=1: r requests remaining, t seconds to reset. */
-            RateLimit?: string;
-            /** @description e.g. "default";q=50;w=1: q requests per w seconds. */
-            'RateLimit-Policy'?: string;
-            /** @description rate_limit_exceeded: seconds to wait. */
-            'Retry-After'?: number;
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description internal_error */
-        500: {
-          headers: {
-            /** @description req_<id>, on every response. */
-            'X-Request-Id'?: string;
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    delete: operations['eraseOutcomes'];
     options?: never;
     head?: never;
     patch?: never;
@@ -411,248 +165,13 @@ export interface paths {
      * List filters
      * @description The account's allow and block filters, oldest first.
      */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            /** @description req_<id>, on every response. */
-            'X-Request-Id'?: string;
-            /** @description e.g. "default";r=49;t=1: r requests remaining, t seconds to reset. */
-            RateLimit?: string;
-            /** @description e.g. "default";q=50;w=1: q requests per w seconds. */
-            'RateLimit-Policy'?: string;
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              filters: {
-                /** @description flt_<id> */
-                id: string;
-                /** @enum {string} */
-                action: 'allow' | 'block';
-                /** @enum {string} */
-                match: 'email' | 'domain' | 'mx' | 'tld';
-                /** @description Normalised: lower-case, IDNA. */
-                value: string;
-                /** Format: date-time */
-                created_at: string;
-              }[];
-              /** @description Identifier of this request, req_<id>; also in X-Request-Id. */
-              request_id: string;
-            };
-          };
-        };
-        /** @description invalid_api_key | revoked_api_key */
-        401: {
-          headers: {
-            /** @description req_<id>, on every response. */
-            'X-Request-Id'?: string;
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description insufficient_permissions | account_suspended */
-        403: {
-          headers: {
-            /** @description req_<id>, on every response. */
-            'X-Request-Id'?: string;
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description rate_limit_exceeded */
-        429: {
-          headers: {
-            /** @description req_<id>, on every response. */
-            'X-Request-Id'?: string;
-            /** @description e.g. "default";r=49;t=1: r requests remaining, t seconds to reset. */
-            RateLimit?: string;
-            /** @description e.g. "default";q=50;w=1: q requests per w seconds. */
-            'RateLimit-Policy'?: string;
-            /** @description rate_limit_exceeded: seconds to wait. */
-            'Retry-After'?: number;
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description internal_error */
-        500: {
-          headers: {
-            /** @description req_<id>, on every response. */
-            'X-Request-Id'?: string;
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    get: operations['listFilters'];
     put?: never;
     /**
      * Add a filter
      * @description A block answers undeliverable / blocked_by_filter, an allow deliverable / allowed_by_filter, both without a network check (an mx filter needs the MX look-up only). A filter for a (match, value) the account already filters takes the new action.
      */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          'application/json': {
-            /** @enum {string} */
-            action: 'allow' | 'block';
-            /**
-             * @description email: the address; domain: the domain or any subdomain of it; tld: the top-level domain; mx: an MX host of the domain is this host or under it.
-             * @enum {string}
-             */
-            match: 'email' | 'domain' | 'mx' | 'tld';
-            value: string;
-          };
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            /** @description req_<id>, on every response. */
-            'X-Request-Id'?: string;
-            /** @description e.g. "default";r=49;t=1: r requests remaining, t seconds to reset. */
-            RateLimit?: string;
-            /** @description e.g. "default";q=50;w=1: q requests per w seconds. */
-            'RateLimit-Policy'?: string;
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /** @description flt_<id> */
-              id: string;
-              /** @enum {string} */
-              action: 'allow' | 'block';
-              /** @enum {string} */
-              match: 'email' | 'domain' | 'mx' | 'tld';
-              /** @description Normalised: lower-case, IDNA. */
-              value: string;
-              /** Format: date-time */
-              created_at: string;
-              /** @description Identifier of this request, req_<id>; also in X-Request-Id. */
-              request_id: string;
-            };
-          };
-        };
-        /** @description invalid_json */
-        400: {
-          headers: {
-            /** @description req_<id>, on every response. */
-            'X-Request-Id'?: string;
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description invalid_api_key | revoked_api_key */
-        401: {
-          headers: {
-            /** @description req_<id>, on every response. */
-            'X-Request-Id'?: string;
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description insufficient_permissions | account_suspended */
-        403: {
-          headers: {
-            /** @description req_<id>, on every response. */
-            'X-Request-Id'?: string;
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description payload_too_large */
-        413: {
-          headers: {
-            /** @description req_<id>, on every response. */
-            'X-Request-Id'?: string;
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description unsupported_media_type */
-        415: {
-          headers: {
-            /** @description req_<id>, on every response. */
-            'X-Request-Id'?: string;
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description invalid_request */
-        422: {
-          headers: {
-            /** @description req_<id>, on every response. */
-            'X-Request-Id'?: string;
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description rate_limit_exceeded */
-        429: {
-          headers: {
-            /** @description req_<id>, on every response. */
-            'X-Request-Id'?: string;
-            /** @description e.g. "default";r=49;t=1: r requests remaining, t seconds to reset. */
-            RateLimit?: string;
-            /** @description e.g. "default";q=50;w=1: q requests per w seconds. */
-            'RateLimit-Policy'?: string;
-            /** @description rate_limit_exceeded: seconds to wait. */
-            'Retry-After'?: number;
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description internal_error */
-        500: {
-          headers: {
-            /** @description req_<id>, on every response. */
-            'X-Request-Id'?: string;
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    post: operations['addFilter'];
     delete?: never;
     options?: never;
     head?: never;
@@ -670,101 +189,7 @@ export interface paths {
     put?: never;
     post?: never;
     /** Delete a filter */
-    delete: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            /** @description req_<id>, on every response. */
-            'X-Request-Id'?: string;
-            /** @description e.g. "default";r=49;t=1: r requests remaining, t seconds to reset. */
-            RateLimit?: string;
-            /** @description e.g. "default";q=50;w=1: q requests per w seconds. */
-            'RateLimit-Policy'?: string;
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              id: string;
-              /** @enum {boolean} */
-              deleted: true;
-              /** @description Identifier of this request, req_<id>; also in X-Request-Id. */
-              request_id: string;
-            };
-          };
-        };
-        /** @description invalid_api_key | revoked_api_key */
-        401: {
-          headers: {
-            /** @description req_<id>, on every response. */
-            'X-Request-Id'?: string;
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description insufficient_permissions | account_suspended */
-        403: {
-          headers: {
-            /** @description req_<id>, on every response. */
-            'X-Request-Id'?: string;
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description not_found */
-        404: {
-          headers: {
-            /** @description req_<id>, on every response. */
-            'X-Request-Id'?: string;
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description rate_limit_exceeded */
-        429: {
-          headers: {
-            /** @description req_<id>, on every response. */
-            'X-Request-Id'?: string;
-            /** @description e.g. "default";r=49;t=1: r requests remaining, t seconds to reset. */
-            RateLimit?: string;
-            /** @description e.g. "default";q=50;w=1: q requests per w seconds. */
-            'RateLimit-Policy'?: string;
-            /** @description rate_limit_exceeded: seconds to wait. */
-            'Retry-After'?: number;
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description internal_error */
-        500: {
-          headers: {
-            /** @description req_<id>, on every response. */
-            'X-Request-Id'?: string;
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    delete: operations['deleteFilter'];
     options?: never;
     head?: never;
     patch?: never;
@@ -1972,6 +1397,586 @@ export interface operations {
       };
       /** @description invalid_request */
       422: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description rate_limit_exceeded */
+      429: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          /** @description e.g. "default";r=49;t=1: r requests remaining, t seconds to reset. */
+          RateLimit?: string;
+          /** @description e.g. "default";q=50;w=1: q requests per w seconds. */
+          'RateLimit-Policy'?: string;
+          /** @description rate_limit_exceeded: seconds to wait. */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description internal_error */
+      500: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  reportOutcomes: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description At most 10,000 events. */
+          events: {
+            /** @description The recipient the outcome is about. */
+            email: string;
+            /** @description delivered, hard_bounce, soft_bounce, complaint, unsubscribed, opened or clicked; another value is refused (invalid_type). */
+            type: string;
+            /** @description When it happened, ISO 8601 with a time zone (2026-03-10T12:00:00Z); default now. Give it for idempotency. */
+            at?: string;
+            /** @description A diagnostic such as the bounce status and text; kept to 300 characters. */
+            detail?: string;
+            /** @description Your mail system's id of the event or message (at most 200 characters); part of the event's identity. */
+            source_id?: string;
+          }[];
+        };
+      };
+    };
+    responses: {
+      /** @description What was taken and what was refused. */
+      200: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          /** @description e.g. "default";r=49;t=1: r requests remaining, t seconds to reset. */
+          RateLimit?: string;
+          /** @description e.g. "default";q=50;w=1: q requests per w seconds. */
+          'RateLimit-Policy'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description Events accepted (stored now, or already held). */
+            taken: number;
+            /** @description Of those, events the account already held. */
+            duplicates: number;
+            refused: number;
+            refusals: {
+              /** @description Position of the event in `events`, from 0. */
+              index: number;
+              /** @enum {string} */
+              reason: 'invalid_email' | 'invalid_type' | 'invalid_at' | 'expired' | 'invalid_source_id';
+              message: string;
+            }[];
+            /** @description Identifier of this request, req_<id>; also in X-Request-Id. */
+            request_id: string;
+          };
+        };
+      };
+      /** @description invalid_json */
+      400: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description invalid_api_key | revoked_api_key */
+      401: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description insufficient_permissions | account_suspended */
+      403: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description payload_too_large */
+      413: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description unsupported_media_type */
+      415: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description invalid_request */
+      422: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description rate_limit_exceeded */
+      429: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          /** @description e.g. "default";r=49;t=1: r requests remaining, t seconds to reset. */
+          RateLimit?: string;
+          /** @description e.g. "default";q=50;w=1: q requests per w seconds. */
+          'RateLimit-Policy'?: string;
+          /** @description rate_limit_exceeded: seconds to wait. */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description internal_error */
+      500: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  eraseOutcomes: {
+    parameters: {
+      query: {
+        /** @description The address to forget. */
+        email: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          /** @description e.g. "default";r=49;t=1: r requests remaining, t seconds to reset. */
+          RateLimit?: string;
+          /** @description e.g. "default";q=50;w=1: q requests per w seconds. */
+          'RateLimit-Policy'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description Events deleted (0 with a test key, which stores none). */
+            deleted: number;
+            /** @description Identifier of this request, req_<id>; also in X-Request-Id. */
+            request_id: string;
+          };
+        };
+      };
+      /** @description invalid_api_key | revoked_api_key */
+      401: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description insufficient_permissions | account_suspended */
+      403: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description invalid_request | invalid_email_format */
+      422: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description rate_limit_exceeded */
+      429: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          /** @description e.g. "default";r=49;t=1: r requests remaining, t seconds to reset. */
+          RateLimit?: string;
+          /** @description e.g. "default";q=50;w=1: q requests per w seconds. */
+          'RateLimit-Policy'?: string;
+          /** @description rate_limit_exceeded: seconds to wait. */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description internal_error */
+      500: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  listFilters: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          /** @description e.g. "default";r=49;t=1: r requests remaining, t seconds to reset. */
+          RateLimit?: string;
+          /** @description e.g. "default";q=50;w=1: q requests per w seconds. */
+          'RateLimit-Policy'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            filters: {
+              /** @description flt_<id> */
+              id: string;
+              /** @enum {string} */
+              action: 'allow' | 'block';
+              /** @enum {string} */
+              match: 'email' | 'domain' | 'mx' | 'tld';
+              /** @description Normalised: lower-case, IDNA. */
+              value: string;
+              /** Format: date-time */
+              created_at: string;
+            }[];
+            /** @description Identifier of this request, req_<id>; also in X-Request-Id. */
+            request_id: string;
+          };
+        };
+      };
+      /** @description invalid_api_key | revoked_api_key */
+      401: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description insufficient_permissions | account_suspended */
+      403: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description rate_limit_exceeded */
+      429: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          /** @description e.g. "default";r=49;t=1: r requests remaining, t seconds to reset. */
+          RateLimit?: string;
+          /** @description e.g. "default";q=50;w=1: q requests per w seconds. */
+          'RateLimit-Policy'?: string;
+          /** @description rate_limit_exceeded: seconds to wait. */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description internal_error */
+      500: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  addFilter: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @enum {string} */
+          action: 'allow' | 'block';
+          /**
+           * @description email: the address; domain: the domain or any subdomain of it; tld: the top-level domain; mx: an MX host of the domain is this host or under it.
+           * @enum {string}
+           */
+          match: 'email' | 'domain' | 'mx' | 'tld';
+          value: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          /** @description e.g. "default";r=49;t=1: r requests remaining, t seconds to reset. */
+          RateLimit?: string;
+          /** @description e.g. "default";q=50;w=1: q requests per w seconds. */
+          'RateLimit-Policy'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description flt_<id> */
+            id: string;
+            /** @enum {string} */
+            action: 'allow' | 'block';
+            /** @enum {string} */
+            match: 'email' | 'domain' | 'mx' | 'tld';
+            /** @description Normalised: lower-case, IDNA. */
+            value: string;
+            /** Format: date-time */
+            created_at: string;
+            /** @description Identifier of this request, req_<id>; also in X-Request-Id. */
+            request_id: string;
+          };
+        };
+      };
+      /** @description invalid_json */
+      400: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description invalid_api_key | revoked_api_key */
+      401: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description insufficient_permissions | account_suspended */
+      403: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description payload_too_large */
+      413: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description unsupported_media_type */
+      415: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description invalid_request */
+      422: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description rate_limit_exceeded */
+      429: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          /** @description e.g. "default";r=49;t=1: r requests remaining, t seconds to reset. */
+          RateLimit?: string;
+          /** @description e.g. "default";q=50;w=1: q requests per w seconds. */
+          'RateLimit-Policy'?: string;
+          /** @description rate_limit_exceeded: seconds to wait. */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description internal_error */
+      500: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  deleteFilter: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          /** @description e.g. "default";r=49;t=1: r requests remaining, t seconds to reset. */
+          RateLimit?: string;
+          /** @description e.g. "default";q=50;w=1: q requests per w seconds. */
+          'RateLimit-Policy'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            id: string;
+            /** @enum {boolean} */
+            deleted: true;
+            /** @description Identifier of this request, req_<id>; also in X-Request-Id. */
+            request_id: string;
+          };
+        };
+      };
+      /** @description invalid_api_key | revoked_api_key */
+      401: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description insufficient_permissions | account_suspended */
+      403: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description not_found */
+      404: {
         headers: {
           /** @description req_<id>, on every response. */
           'X-Request-Id'?: string;
