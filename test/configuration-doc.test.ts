@@ -36,6 +36,7 @@ const NOT_OURS: Record<string, string> = {
   '--ignore-scripts': 'npm ci (.ci/run)',
   '--rows': 'bench/xlsx-download.bench.ts, bench/schedule.bench.ts',
   '--sign-ins': 'bench/sign-in.bench.ts',
+  '--lookups': 'bench/outcomes.bench.ts',
   '--challenges': 'bench/sign-in.bench.ts',
   '--new-browser': 'bench/sign-in.bench.ts',
   // docs/deploy.md: the container tools' own flags.
@@ -61,9 +62,18 @@ const NOT_OURS: Record<string, string> = {
   '--verdict-': 'CSS custom properties of web/src/styles.css',
   // The widget's CSS custom properties (docs/widget.md, "Styling"), not flags.
   ...Object.fromEntries(
-    ['color-ok', 'color-warning', 'color-error', 'link-color', 'focus-color', 'font-size', 'gap'].map(
-      (name) => [`--mailverdict-${name}`, 'CSS custom property of web/widget/widget.ts'],
-    ),
+    [
+      'color-ok',
+      'color-warning',
+      'color-error',
+      'color-checking',
+      'color-unknown',
+      'mark-width',
+      'link-color',
+      'focus-color',
+      'font-size',
+      'gap',
+    ].map((name) => [`--mailverdict-${name}`, 'CSS custom property of web/widget/widget.ts']),
   ),
 };
 

@@ -40,7 +40,7 @@ export async function setPersonEmail(db: Executor, id: string, email: string): P
   return res.numUpdatedRows === 1n;
 }
 
-/** A pending change of address (migration 0023); the person's earlier pending ones stop working. */
+/** A pending change of address (migration 0019); the person's earlier pending ones stop working. */
 export async function insertEmailChange(db: Executor, row: Insertable<EmailChangesTable>): Promise<void> {
   await db
     .deleteFrom('email_changes')

@@ -23,6 +23,7 @@ import { runScheduledLists } from '../../src/services/list-runs.service.js';
 import { setSchedule } from '../../src/services/list-schedule.service.js';
 import { DAY } from '../../src/clock.js';
 import { insertBootstrap } from '../../src/store/bootstrap.store.js';
+import { insertEmailChange } from '../../src/store/person.store.js';
 import { recordKeyUse } from '../../src/store/key-usage.store.js';
 import { countKeyDay } from '../../src/store/key.store.js';
 import { addSignInFailure } from '../../src/store/session.store.js';
@@ -216,6 +217,15 @@ describe.skipIf(!backends.includes('postgres'))('mailverdict store copy into Pos
       failureLimit: 10,
     });
     await issueChallenge(db, h.clock, person.id);
+    // A pending change of sign-in address (migration 0019).
+    await insertEmailChange(db, {
+      token_hash: 'a'.repeat(64),
+      person_id: person.id,
+      new_email: 'new-address@example.com',
+      created_at: h.clock.now().toISOString(),
+      expires_at: new Date(h.clock.now().getTime() + DAY).toISOString(),
+      used_at: null,
+    });
     await addSignInFailure(db, 'a-failed-sign-in', h.clock.now().toISOString());
     await recordKeyUse(db, (await authenticateKey(db, h.liveKey)).keyId, h.clock.now().toISOString());
     // A publishable key and its daily count (api_key_days).
@@ -259,7 +269,7 @@ describe.skipIf(!backends.includes('postgres'))('mailverdict store copy into Pos
     expect((await runScheduledLists(tickDeps)).compared).toBe(1);
     // A job still queued: pending chunks without results travel too.
     expect((await h.submit(other.testKey, { emails: fixtureEmails(12) })).statusCode).toBe(202);
-    // Delivery outcomes and filters (migrations 0019, 0020).
+    // Delivery outcomes and filters (migrations 0017, 0018).
     await takeOutcomes(
       { db, clock: h.clock, retentionMs: config.outcomeRetentionMs },
       { accountId: h.accountId, source: 'api', events: [{ email: 'anna@example.com', type: 'hard_bounce' }] },

@@ -85,6 +85,8 @@ describe('mailverdict mcp', () => {
     server = await spawnServe(['--host', '127.0.0.1', '--port', '0', '--data-dir', dataDir], {
       env: cleanEnv({
         MAILVERDICT_LOG_LEVEL: 'warn',
+        // A customer's plan with a quota to report (a first start's own is `unlimited`).
+        MAILVERDICT_BOOTSTRAP_PLAN: 'free',
         MAILVERDICT_PLANS: '{"free":{"rate_limit_per_second":1000}}',
       }),
     });

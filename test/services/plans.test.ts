@@ -3,10 +3,11 @@ import { ConfigError } from '../../src/config.js';
 import { DEFAULT_PLANS, PLAN_SLUGS, accountLimits, resolvePlans } from '../../src/services/plans.js';
 
 describe('plans', () => {
-  it('has the six slugs; free allows no overage and paid plans do', () => {
+  it('has the seven slugs; free allows no overage, paid plans do, unlimited has no quota to go over', () => {
     expect(Object.keys(DEFAULT_PLANS)).toEqual([...PLAN_SLUGS]);
     expect(DEFAULT_PLANS.free.overageEnabled).toBe(false);
-    for (const slug of PLAN_SLUGS.filter((s) => s !== 'free'))
+    expect(DEFAULT_PLANS.unlimited).toMatchObject({ monthlyQuota: null, overageEnabled: false });
+    for (const slug of PLAN_SLUGS.filter((s) => s !== 'free' && s !== 'unlimited'))
       expect(DEFAULT_PLANS[slug].overageEnabled).toBe(true);
     expect(DEFAULT_PLANS.pro.ratePerSecond).toBe(50);
   });

@@ -9,14 +9,17 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { cleanEnv, runCli, spawnServe, type Served } from '../../../test/kit/cli.js';
+import { loadConfig } from '../../../src/config.js';
+import { webhookSecretFor } from '../../../src/services/webhooks/secret.js';
+import { openDatabase } from '../../../src/store/db.js';
+import { cleanEnv, spawnServe, type Served } from '../../../test/kit/cli.js';
 
 export interface Server {
   url: string;
   testKey: string;
   liveKey: string;
   accountId: string;
-  /** The account's `whsec_…` secret, as `mailverdict accounts show` prints it. */
+  /** The account's `whsec_…` secret, read from the server's store (the dashboard's reveal shows it to people). */
   webhookSecret(): Promise<string>;
   stop(): Promise<void>;
 }
@@ -27,7 +30,8 @@ export async function startServer(): Promise<Server> {
   try {
     serve = await spawnServe(
       ['--host', '127.0.0.1', '--port', '0', '--data-dir', dataDir, '--allow-insecure-webhooks'],
-      { env: cleanEnv({ MAILVERDICT_LOG_LEVEL: 'warn' }) },
+      // A customer's plan, with the rate limit the retry tests meet (a first start's is `unlimited`).
+      { env: cleanEnv({ MAILVERDICT_LOG_LEVEL: 'warn', MAILVERDICT_BOOTSTRAP_PLAN: 'free' }) },
     );
   } catch (error) {
     rmSync(dataDir, { recursive: true, force: true });
@@ -41,9 +45,12 @@ export async function startServer(): Promise<Server> {
     liveKey: keys.live_key,
     accountId: keys.account_id,
     async webhookSecret() {
-      const res = await runCli(['accounts', 'show', keys.account_id, '--data-dir', dataDir, '--json']);
-      if (res.code !== 0) throw new Error(`accounts show exited with ${res.code}: ${res.stderr}`);
-      return (JSON.parse(res.stdout) as { webhook_secret: string }).webhook_secret;
+      const db = openDatabase(loadConfig({ dataDir }, {}));
+      try {
+        return await webhookSecretFor(db, keys.account_id);
+      } finally {
+        await db.destroy();
+      }
     },
     async stop() {
       await serve.stop();

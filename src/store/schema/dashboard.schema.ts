@@ -19,7 +19,7 @@ export interface PeopleTable {
   operator_since: string | null;
 }
 
-/** A change of a person's sign-in address waiting for the new address's link (migration 0023). */
+/** A change of a person's sign-in address waiting for the new address's link (migration 0019). */
 export interface EmailChangesTable {
   /** Hex SHA-256 of the one-time token in the link. */
   token_hash: string;

@@ -1,4 +1,4 @@
-/** Delivery outcomes of each account (migration 0019; docs/outcomes.md). */
+/** Delivery outcomes of each account (migration 0017; docs/outcomes.md). */
 import type { Selectable } from 'kysely';
 
 export interface OutcomeEventsTable {
@@ -31,7 +31,7 @@ export type OutcomeEventRow = Selectable<OutcomeEventsTable>;
 export type FilterAction = 'allow' | 'block';
 export type FilterMatch = 'email' | 'domain' | 'mx' | 'tld';
 
-/** An account's allow and block filters (migration 0020; docs/outcomes.md, "Filters"). */
+/** An account's allow and block filters (migration 0018; docs/outcomes.md, "Filters"). */
 export interface AccountFiltersTable {
   /** `flt_<base62>`. */
   id: string;

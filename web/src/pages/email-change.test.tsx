@@ -33,14 +33,14 @@ describe('changing the sign-in address', () => {
     const section = within(await emailSection());
     expect(section.getByText('owner@example.com')).toBeInTheDocument();
     await user.type(section.getByLabelText('New address'), 'new@example.com');
-    await user.type(section.getByLabelText('Your password'), 'wrong');
+    await user.type(section.getByLabelText('Your current password'), 'wrong');
     await user.click(section.getByRole('button', { name: 'Change address' }));
     expect(await section.findByRole('alert')).toHaveTextContent(
       /^Could not change the address: The password is wrong\./,
     );
 
-    await user.clear(section.getByLabelText('Your password'));
-    await user.type(section.getByLabelText('Your password'), 'my password 1');
+    await user.clear(section.getByLabelText('Your current password'));
+    await user.type(section.getByLabelText('Your current password'), 'my password 1');
     await user.click(section.getByRole('button', { name: 'Change address' }));
     expect(await section.findByRole('status')).toHaveTextContent(
       'You sign in with new@example.com from now on.',
@@ -65,7 +65,7 @@ describe('changing the sign-in address', () => {
     const { user } = renderApp('/settings', server);
     const section = within(await emailSection());
     await user.type(section.getByLabelText('New address'), 'new@example.com');
-    await user.type(section.getByLabelText('Your password'), 'my password 1');
+    await user.type(section.getByLabelText('Your current password'), 'my password 1');
     await user.click(section.getByRole('button', { name: 'Change address' }));
     expect(await section.findByRole('status')).toHaveTextContent(
       'A link was e-mailed to new@example.com: open it to confirm the address. Until then you sign in with owner@example.com.',

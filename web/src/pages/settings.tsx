@@ -336,7 +336,7 @@ function EmailSection() {
           />
         </div>
         <div className="field">
-          <label htmlFor="email-password">Your password</label>
+          <label htmlFor="email-password">Your current password</label>
           <input
             id="email-password"
             className="input"
