@@ -64,6 +64,13 @@ import {
 const DATABASE_URL = process.env.MAILVERDICT_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const REDIS_URL = process.env.MAILVERDICT_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const started = performance.now();
+/**
+ * This machine's resolver answers NXDOMAIN for every name (no Internet), which is issue 25's
+ * untrusted resolver: /readyz would rightly answer 503 and the health check fail. The test's
+ * verifications use test keys (no DNS), so the resolver check is turned off here, as an operator
+ * would on a network without public DNS (docs/prober.md).
+ */
+const NO_RESOLVER_CHECK = { MAILVERDICT_DNS_TRUST_INTERVAL: 'off' };
 
 async function waitJobDone(base: string, key: string, jobId: string): Promise<Record<string, unknown>> {
   return waitFor(`job ${jobId} completed`, async () => {
@@ -192,6 +199,7 @@ async function sqliteDefault(): Promise<void> {
     MAILVERDICT_HOST: '127.0.0.1',
     MAILVERDICT_PORT: String(port),
     MAILVERDICT_PUBLIC_BASE_URL: base,
+    ...NO_RESOLVER_CHECK,
   };
   await podman(['volume', 'create', '--label', LABEL, volume]);
   cleanups.push(async () => void (await podman(['volume', 'rm', '--force', volume], { allowFailure: true })));
@@ -323,6 +331,7 @@ async function scaledOut(): Promise<void> {
     MAILVERDICT_SECRET_KEY_FILE: '/run/secrets/mailverdict_secret_key',
     // Several chunks, so that the worker's count says it did them all.
     MAILVERDICT_CHUNK_SIZE: String(CHUNK_SIZE),
+    ...NO_RESOLVER_CHECK,
   };
   const secretMount = `${secretFile}:/run/secrets/mailverdict_secret_key:ro`;
   const once = async (args: string[]) =>
