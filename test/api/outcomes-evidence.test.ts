@@ -8,9 +8,8 @@ import { DAY } from '../../src/clock.js';
 import { batchEngineOptions } from '../../src/config.js';
 import { createBatchEngine } from '../../src/engine/batch/batch-engine.js';
 import type { BatchEngine } from '../../src/engine/batch/types.js';
-import { createChunkVerifier, type ChunkVerifier } from '../../src/services/chunk-verifier.js';
-import { accountLookup } from '../../src/services/outcomes/account-data.js';
-import { createJobsHarness, type JobsHarness, type ResultsJson } from '../kit/jobs-kit.js';
+import { type ChunkVerifier } from '../../src/services/chunk-verifier.js';
+import { createJobsHarness, liveChunkVerifier, type JobsHarness, type ResultsJson } from '../kit/jobs-kit.js';
 import { startSmtpServers, type SmtpKit } from '../kit/smtp-servers.js';
 
 let kit: SmtpKit;
@@ -31,15 +30,7 @@ beforeAll(async () => {
   }
   const { ctx } = h.runtime;
   engine = createBatchEngine(batchEngineOptions(ctx.config));
-  bound.verify = createChunkVerifier({
-    verifier: ctx.verifier,
-    batchEngine: engine,
-    testDomain: ctx.config.testDomain,
-    testModeChunkDelayMs: 0,
-    resultCache: ctx.resultCache ?? null,
-    accountData: accountLookup(ctx),
-    dnsTrust: ctx.dnsTrust,
-  });
+  bound.verify = liveChunkVerifier(ctx, engine);
 });
 afterAll(async () => {
   await engine?.close();

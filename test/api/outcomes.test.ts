@@ -13,11 +13,10 @@ import { createBatchEngine } from '../../src/engine/batch/batch-engine.js';
 import type { BatchEngine } from '../../src/engine/batch/types.js';
 import { sweepOnce } from '../../src/jobs/sweep.js';
 import { createRuntime } from '../../src/runtime.js';
-import { createChunkVerifier, type ChunkVerifier } from '../../src/services/chunk-verifier.js';
+import { type ChunkVerifier } from '../../src/services/chunk-verifier.js';
 import { createKey } from '../../src/services/keys.service.js';
-import { accountLookup } from '../../src/services/outcomes/account-data.js';
 import { createHarness, errorOf, type Harness } from '../kit/api-harness.js';
-import { createJobsHarness, type JobsHarness, type ResultsJson } from '../kit/jobs-kit.js';
+import { createJobsHarness, liveChunkVerifier, type JobsHarness, type ResultsJson } from '../kit/jobs-kit.js';
 import { startSmtpServers, type SmtpKit } from '../kit/smtp-servers.js';
 import { skipWithoutRedis, TEST_REDIS_URL, testRedis, type TestRedis } from '../redis/redis-kit.js';
 
@@ -323,15 +322,7 @@ describe('suppression in batch jobs', () => {
     route(h);
     const { ctx } = h.runtime;
     engine = createBatchEngine(batchEngineOptions(ctx.config));
-    bound.verify = createChunkVerifier({
-      verifier: ctx.verifier,
-      batchEngine: engine,
-      testDomain: ctx.config.testDomain,
-      testModeChunkDelayMs: 0,
-      resultCache: ctx.resultCache ?? null,
-      accountData: accountLookup(ctx),
-      dnsTrust: ctx.dnsTrust,
-    });
+    bound.verify = liveChunkVerifier(ctx, engine);
   });
   afterAll(async () => {
     await engine?.close();

@@ -9,6 +9,9 @@ import { createAccount } from '../../src/services/accounts.service.js';
 import { createKey } from '../../src/services/keys.service.js';
 import { createChunkVerifier, type ChunkVerifier } from '../../src/services/chunk-verifier.js';
 import { createWorker, type Worker, type WorkerDeps } from '../../src/jobs/worker.js';
+import type { AppContext } from '../../src/context.js';
+import type { BatchEngine } from '../../src/engine/batch/types.js';
+import { accountLookup } from '../../src/services/outcomes/account-data.js';
 import { createHarness, type Harness, type HarnessOptions } from './api-harness.js';
 
 export interface JobsHarness extends Harness {
@@ -118,4 +121,20 @@ export interface ResultsJson {
   job_id: string;
   results: ResultJsonRow[];
   request_id: string;
+}
+
+/**
+ * The live chunk verifier `serve` builds (jobs/embedded.ts), on `ctx` and a batch engine of the
+ * test's own: the account's outcomes and filters, the result cache and the resolver's trust.
+ */
+export function liveChunkVerifier(ctx: AppContext, batchEngine: BatchEngine): ChunkVerifier {
+  return createChunkVerifier({
+    verifier: ctx.verifier,
+    batchEngine,
+    testDomain: ctx.config.testDomain,
+    testModeChunkDelayMs: 0,
+    resultCache: ctx.resultCache ?? null,
+    accountData: accountLookup(ctx),
+    dnsTrust: ctx.dnsTrust,
+  });
 }
