@@ -52,8 +52,18 @@ const WHY = {
   engine: 'engine/ knows nothing of accounts, HTTP or storage',
 };
 
+/** The patterns that refuse `forbidden` layers to `name`; `typesFrom` may still be named with `import type`. */
+function refusing(name, forbidden, typesFrom = []) {
+  return forbidden.map((target) => ({
+    regex: LAYER[target],
+    caseSensitive: true,
+    allowTypeImports: typesFrom.includes(target),
+    message: `${name} must not import ${target.replace('ExceptOpening', '')}/: ${WHY[target]} (docs/architecture.md).`,
+  }));
+}
+
 /** `files` must not import the `forbidden` layers; `typesFrom` may still be named with `import type`. */
-function layer(name, files, forbidden, { typesFrom = [], ignores = [] } = {}) {
+function layer(name, files, forbidden, { typesFrom = [], ignores = [], more = [] } = {}) {
   return {
     name: `layers/${name}`,
     files,
@@ -61,24 +71,81 @@ function layer(name, files, forbidden, { typesFrom = [], ignores = [] } = {}) {
     rules: {
       '@typescript-eslint/no-restricted-imports': [
         'error',
-        {
-          patterns: forbidden.map((target) => ({
-            regex: LAYER[target],
-            caseSensitive: true,
-            allowTypeImports: typesFrom.includes(target),
-            message: `${name} must not import ${target.replace('ExceptOpening', '')}/: ${WHY[target]} (docs/architecture.md).`,
-          })),
-        },
+        { patterns: [...refusing(name, forbidden, typesFrom), ...more] },
       ],
     },
   };
 }
 
+// ---- the engine's directions (docs/architecture.md, "Inside the engine") --------------------
+//
+// From the top down; a part may import the parts below it (and the engine's leaves: types.ts,
+// outcome.ts, verdict.ts, syntax.ts, coordination*.ts, ttl-map.ts, background.ts), never above:
+//
+//   index.ts      the library's face
+//   batch/        the batch engine: groups, pacing, pooled sessions
+//   verifier.ts   one verification: syntax, lists, DNS, the probe, the verdict
+//   probe.ts      one verification's SMTP probe: MX order, Happy Eyeballs, one transaction
+//   sessions/     the politeness domain: caps, back-off, shared slots, idle sessions
+//   egress/       source addresses and proxies, and the reputation guard that rests them
+//   smtp/         the wire: connection, session, replies and what they mean, providers
+//   dns/          mail hosts, the resolver's trust, DNSBL
+//   net/ lists/   sockets and addresses (Happy Eyeballs, internal addresses); the domain lists
+//
+// A type-only import counts like any other, so that the parts stay free of cycles.
+const ENGINE_PARTS = [
+  { name: 'engine/batch', files: ['src/engine/batch/**'], dir: true },
+  { name: 'engine/verifier.ts', files: ['src/engine/verifier.ts'], target: 'verifier\\.js$' },
+  { name: 'engine/probe.ts', files: ['src/engine/probe.ts'], target: 'probe\\.js$' },
+  { name: 'engine/sessions', files: ['src/engine/sessions/**'], dir: true },
+  { name: 'engine/egress', files: ['src/engine/egress/**'], dir: true },
+  { name: 'engine/smtp', files: ['src/engine/smtp/**'], dir: true },
+  { name: 'engine/dns', files: ['src/engine/dns/**'], dir: true },
+  { name: 'engine/net', files: ['src/engine/net/**'], dir: true },
+  { name: 'engine/lists', files: ['src/engine/lists/**'], dir: true },
+];
+const ENGINE_LEAVES = [
+  'src/engine/types.ts',
+  'src/engine/outcome.ts',
+  'src/engine/verdict.ts',
+  'src/engine/syntax.ts',
+  'src/engine/coordination.ts',
+  'src/engine/coordination-local.ts',
+  'src/engine/ttl-map.ts',
+  'src/engine/background.ts',
+];
 const EDGES = ['api', 'dashboard', 'jobs', 'cli', 'mcp'];
 const others = (self) => EDGES.filter((e) => e !== self);
 
+const ENGINE_OUTSIDE = ['store', 'services', 'redis', 'http', ...EDGES, 'runtime'];
+/** The module specifiers from a file at `level` ('root' or 'folder' of src/engine) into `part`. */
+function engineTarget(part, level) {
+  const from = level === 'root' ? '^\\./' : '^\\.\\./';
+  return part.dir ? `${from}${part.name.slice('engine/'.length)}/` : `${from}${part.target}`;
+}
+/** `files` (at `level`) must import none of `above`: the engine's parts point one way. */
+function engineLayer(name, files, level, above, { typesFrom = [] } = {}) {
+  return layer(name, files, ENGINE_OUTSIDE, {
+    more: above.map((part) => ({
+      regex: engineTarget(part, level),
+      caseSensitive: true,
+      allowTypeImports: typesFrom.includes(part.name),
+      message: `${name} must not import ${part.name}: the engine's parts point one way and it sits above (docs/architecture.md, "Inside the engine").`,
+    })),
+  });
+}
+const engineLayers = [
+  ...ENGINE_PARTS.map((part, i) =>
+    engineLayer(part.name, part.files, part.dir ? 'folder' : 'root', ENGINE_PARTS.slice(0, i)),
+  ),
+  // types.ts still names the SessionShare of `Verifier.sessionShare`, the back-channel that the
+  // session broker removes (issue 28).
+  engineLayer('engine/leaves', ENGINE_LEAVES, 'root', ENGINE_PARTS, { typesFrom: ['engine/sessions'] }),
+];
+
 const layers = [
-  layer('engine', ['src/engine/**'], ['store', 'services', 'redis', 'http', ...EDGES, 'runtime']),
+  layer('engine', ['src/engine/**'], ENGINE_OUTSIDE),
+  ...engineLayers,
   layer('store', ['src/store/**'], ['services', 'redis', 'http', ...EDGES, 'runtime']),
   layer('services', ['src/services/**'], ['redis', 'http', ...EDGES, 'runtime']),
   layer('redis', ['src/redis/**'], ['store', 'http', ...EDGES, 'runtime']),

@@ -1,5 +1,5 @@
 /**
- * `npm run bench:guard`: what the reputation guard (src/engine/net/egress-guard.ts) costs per
+ * `npm run bench:guard`: what the reputation guard (src/engine/egress/egress-guard.ts) costs per
  * verification. The same work runs with and without a guard, interleaved in rounds so that a
  * change in the machine's load hits both arms alike, in one process and one run:
  *
@@ -20,8 +20,8 @@
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import os from 'node:os';
-import { buildEgresses, usableEgresses, type EgressGate } from '../src/engine/net/egress.js';
-import { createLocalEgressHealth } from '../src/engine/net/egress-health.js';
+import { buildEgresses, usableEgresses, type EgressGate } from '../src/engine/egress/egress.js';
+import { createLocalEgressHealth } from '../src/engine/egress/egress-health.js';
 import type { SmtpReply } from '../src/engine/smtp/reply.js';
 import { addresses, startGuardWorld, SOURCES } from '../test/kit/guard-world.js';
 

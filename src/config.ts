@@ -10,10 +10,10 @@ import ipaddr from 'ipaddr.js';
 import { SECOND, MINUTE, HOUR, DAY } from './clock.js';
 import type { BatchEngineOptions } from './engine/batch/types.js';
 import { DEFAULT_PROVIDER_CONCURRENCY, DEFAULT_PROVIDER_SESSIONS_PER_SECOND } from './engine/batch/types.js';
-import { parseSourceAddress } from './engine/net/egress.js';
+import { parseSourceAddress } from './engine/egress/egress.js';
 import { isFullyQualified } from './engine/net/host-name.js';
 import { STARTTLS_MODES, type StarttlsMode } from './engine/smtp/session.js';
-import { WARM_DEFAULTS } from './engine/smtp/warm-pool.js';
+import { WARM_DEFAULTS } from './engine/sessions/warm-pool.js';
 import { DEFAULT_TIMEOUT_MS } from './engine/types.js';
 import type { EngineOptions, Status } from './engine/types.js';
 
@@ -95,7 +95,7 @@ export interface DnsTrustSettings {
   intervalMs: number;
 }
 
-/** The reputation guard (engine/net/egress-guard.ts; docs/prober.md, "The reputation guard"). */
+/** The reputation guard (engine/egress/egress-guard.ts; docs/prober.md, "The reputation guard"). */
 export interface GuardSettings {
   /** Between two blocklist checks of each egress; 0: none. */
   checkIntervalMs: number;
@@ -268,7 +268,7 @@ const splitList: Parser<string[]> = (raw) =>
     .filter((s) => s !== '');
 const list: ValueType<string[]> = { parse: splitList, show: (v) => v.join(','), repeatable: true };
 
-/** Egress source addresses: a comma list of `ip` or `ip=helo-name` (engine/net/egress.ts). */
+/** Egress source addresses: a comma list of `ip` or `ip=helo-name` (engine/egress/egress.ts). */
 const sourceAddresses: ValueType<string[]> = {
   ...list,
   parse: (raw, name) => {

@@ -3,8 +3,8 @@
  * state each egress is in and 0 for the others (ok, listed, degraded), read when scraped.
  */
 import { Gauge, type Registry } from 'prom-client';
-import type { EgressStatus } from '../engine/net/egress-guard.js';
-import { EGRESS_STATES } from '../engine/net/egress-health.js';
+import type { EgressStatus } from '../engine/egress/egress-guard.js';
+import { EGRESS_STATES } from '../engine/egress/egress-health.js';
 
 export function registerEgressMetrics(registry: Registry, statuses: () => readonly EgressStatus[]): void {
   new Gauge({

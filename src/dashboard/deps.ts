@@ -1,6 +1,6 @@
 import type { Counter } from 'prom-client';
 import type { AppContext } from '../context.js';
-import type { EgressStatus } from '../engine/net/egress-guard.js';
+import type { EgressStatus } from '../engine/egress/egress-guard.js';
 import type { MemberMailer } from '../services/member-mail.js';
 import type { PlanTable } from '../services/plans.js';
 import type { RateLimiter } from '../services/rate-limit.js';

@@ -2,11 +2,28 @@
  * The engine's public vocabulary. The engine knows nothing of HTTP, storage or accounts:
  * it takes an address and options and returns a `VerificationResult`.
  */
-import type { SessionShare } from './batch/session-share.js';
-import type { Provider } from './smtp/providers.js';
+import type { SessionShare } from './sessions/session-share.js';
 
-export type { Provider } from './smtp/providers.js';
-export { PROVIDERS } from './smtp/providers.js';
+/**
+ * The mail providers the engine recognises from MX host names (the table of their host names is
+ * smtp/providers.ts); the batch engine keeps a cap and a pace per provider.
+ */
+export const PROVIDERS = [
+  'google',
+  'microsoft',
+  'yahoo',
+  'apple',
+  'proofpoint',
+  'mimecast',
+  'barracuda',
+  'zoho',
+  'yandex',
+  'mailru',
+  'gmx',
+  'fastmail',
+  'proton',
+] as const;
+export type Provider = (typeof PROVIDERS)[number];
 
 export const STATUSES = ['deliverable', 'undeliverable', 'risky', 'unknown'] as const;
 export type Status = (typeof STATUSES)[number];
@@ -220,11 +237,11 @@ export interface SmtpOptions {
   port: number;
   heloName: string;
   mailFrom: string;
-  /** socks5://[user:pass@]host:port URLs; each is an egress (net/egress.ts). Empty: direct. */
+  /** socks5://[user:pass@]host:port URLs; each is an egress (egress/egress.ts). Empty: direct. */
   proxies: string[];
   /**
    * Source addresses to connect from, `ip` or `ip=helo-name` (that egress's EHLO name; default
-   * `heloName`); each is an egress with its own per-host politeness (net/egress.ts). Absent or
+   * `heloName`); each is an egress with its own per-host politeness (egress/egress.ts). Absent or
    * empty: the system picks the source address.
    */
   sourceAddresses?: string[];
@@ -233,7 +250,7 @@ export interface SmtpOptions {
   /** STARTTLS: `opportunistic` (default), `never` or `required` (smtp/session.ts, `StarttlsMode`). */
   starttls?: 'opportunistic' | 'never' | 'required';
   /**
-   * Warm sessions of single verifications (smtp/warm-pool.ts): idle time (0: none), lifetime and
+   * Warm sessions of single verifications (sessions/warm-pool.ts): idle time (0: none), lifetime and
    * verifications per session. Absent: the defaults (`WARM_DEFAULTS`).
    */
   sessions?: { idleMs?: number; maxAgeMs?: number; maxVerifications?: number };
@@ -307,18 +324,18 @@ export interface Verifier {
   sessionStats?(): SessionPoolStats;
   /**
    * The per-host and per-provider caps its sessions share with the process's batch engine
-   * (batch/session-share.ts), when it was given one: the batch engine is built with the same.
+   * (sessions/session-share.ts), when it was given one: the batch engine is built with the same.
    */
   readonly sessionShare?: SessionShare;
 }
 
-/** What `/metrics` shows of the warm sessions of single verifications (smtp/warm-pool.ts). */
+/** What `/metrics` shows of the warm sessions of single verifications (sessions/warm-pool.ts). */
 export interface SessionPoolStats {
   /** Sessions open now (idle or in use), per MX host address. */
   openByHost: ReadonlyMap<string, number>;
   /** Sessions opened, verifications carried by an already open session, sessions the server closed. */
   opened: number;
-  /** Batch sessions taken over idle when their host had no batch work left (batch/session-share.ts). */
+  /** Batch sessions taken over idle when their host had no batch work left (sessions/session-share.ts). */
   adopted?: number;
   reused: number;
   closedByServer: number;

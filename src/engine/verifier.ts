@@ -10,14 +10,14 @@
 import type { DnsOutcome, SmtpOutcome } from './outcome.js';
 import { MailHostResolver } from './dns/resolver.js';
 import { RESOLVER_UNTRUSTED, type ResolverTrust } from './dns/resolver-trust.js';
-import type { EgressGate } from './net/egress.js';
+import type { EgressGate } from './egress/egress.js';
 import { disposableMxHost, isDisposableDomain, loadDisposableDomains } from './lists/disposable.js';
 import { isFreeProvider, loadFreeProviders } from './lists/free-provider.js';
 import { isRoleAddress } from './lists/role.js';
 import { suggestCorrection } from './lists/typo.js';
-import type { SharedSlots } from './smtp/probe.js';
-import { SmtpProber } from './smtp/probe.js';
-import type { SessionShare } from './batch/session-share.js';
+import type { SharedSlots } from './probe.js';
+import { SmtpProber } from './probe.js';
+import type { SessionShare } from './sessions/session-share.js';
 import { TranscriptRecorder } from './smtp/transcript.js';
 import { providerOfRecords } from './smtp/providers.js';
 import { parseAddress } from './syntax.js';
@@ -45,16 +45,16 @@ export interface VerifierDeps {
   logger?: { debug(obj: object, msg?: string): void };
   /** A monotonic clock in milliseconds for the transcript's `at_ms`. Default: performance.now. */
   now?: () => number;
-  /** The reputation guard (net/egress-guard.ts): probes do not go out through resting egresses. */
+  /** The reputation guard (egress/egress-guard.ts): probes do not go out through resting egresses. */
   guard?: EgressGate;
   /**
    * The per-host and per-provider caps shared with the process's batch engine
-   * (batch/session-share.ts). Absent: the single verifications' caps are their own.
+   * (sessions/session-share.ts). Absent: the single verifications' caps are their own.
    */
   sessionShare?: SessionShare;
   /**
    * Session slots shared with the batch engines of other processes (Redis): see
-   * smtp/probe.ts's `SharedSlots`. Absent: the caps hold in this process only.
+   * probe.ts's `SharedSlots`. Absent: the caps hold in this process only.
    */
   sharedSlots?: SharedSlots;
   /** RFC 8305 §3's Resolution Delay (dns/resolver.ts; default 50 ms). */

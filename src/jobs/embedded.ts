@@ -11,7 +11,7 @@ import type { AppContext } from '../context.js';
 import { createBatchEngine } from '../engine/batch/batch-engine.js';
 import type { BatchEngine } from '../engine/batch/types.js';
 import type { EngineCoordination } from '../engine/coordination.js';
-import type { EgressGate } from '../engine/net/egress.js';
+import type { EgressGate } from '../engine/egress/egress.js';
 import { systemResolver, type HostResolver } from '../services/webhooks/ssrf.js';
 import { createChunkVerifier } from '../services/chunk-verifier.js';
 import { accountLookup } from '../services/outcomes/account-data.js';
@@ -85,7 +85,7 @@ export function startEmbeddedWorkers(ctx: AppContext, options: BackgroundOptions
       ...(coordination ? { coordination } : {}),
       ...(options.guard ? { guard: options.guard } : {}),
       ...(options.metrics ? { observer: options.metrics.engineObserver } : {}),
-      // One per-host cap for this process's batches and single verifications (session-share.ts).
+      // One per-host cap for this process's batches and single verifications (engine/sessions/session-share.ts).
       ...(ctx.verifier.sessionShare ? { sessionShare: ctx.verifier.sessionShare } : {}),
       // Its NXDOMAIN and "no mail host" answers count only while the resolver is trusted.
       trust: ctx.dnsTrust,

@@ -1,7 +1,7 @@
 /**
  * The engine's coordination (src/engine/coordination.ts) in Redis, shared by every worker process
  * on every machine: session slots and health per (egress, MX host) pair, and caches of answers.
- * The engine chooses the keys (src/engine/net/egress.ts `pairKey`: the host's IP address alone
+ * The engine chooses the keys (src/engine/egress/egress.ts `pairKey`: the host's IP address alone
  * for the single default egress, `<egress>|<host IP>` in an egress pool), so the per-egress caps
  * and rests are the shared ones.
  *

@@ -1,5 +1,5 @@
 /**
- * The reputation guard's store (src/engine/net/egress-health.ts) in Redis: every API and worker
+ * The reputation guard's store (src/engine/egress/egress-health.ts) in Redis: every API and worker
  * process on it sees one health per egress, and one of them per interval queries the blocklists.
  *
  * - `<prefix>egress:<id>`: a hash with the last blocklist check (`check`) and the run-time rest
@@ -16,7 +16,7 @@ import type {
   EgressDegradation,
   EgressHealthStore,
   EgressRecord,
-} from '../engine/net/egress-health.js';
+} from '../engine/egress/egress-health.js';
 
 /** A health record outlives its last write by this long (a stopped fleet leaves no keys for ever). */
 const RECORD_TTL_MS = 7 * 24 * 3600_000;

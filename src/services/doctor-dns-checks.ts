@@ -7,7 +7,7 @@ import { isIP } from 'node:net';
 import { queryDnsbl } from '../engine/dns/dnsbl.js';
 import { hostName, type DnsLookups } from '../engine/dns/lookups.js';
 import { checkSpf } from '../engine/dns/spf.js';
-import type { Egress } from '../engine/net/egress.js';
+import type { Egress } from '../engine/egress/egress.js';
 import { isFullyQualified } from '../engine/net/host-name.js';
 import type { DoctorCheck } from './doctor.service.js';
 

@@ -15,7 +15,7 @@ import {
   ResolverTrustMonitor,
   type ResolverTrustStatus,
 } from '../engine/dns/resolver-trust.js';
-import { buildEgresses, type Egress } from '../engine/net/egress.js';
+import { buildEgresses, type Egress } from '../engine/egress/egress.js';
 import { isFullyQualified } from '../engine/net/host-name.js';
 import { isInternalAddress } from '../engine/net/internal-address.js';
 import { echoedAddress, probeEhlo } from '../engine/smtp/ehlo-probe.js';

@@ -1,15 +1,15 @@
 /**
- * The reputation guard of a process (engine/net/egress-guard.ts) built from the service's
+ * The reputation guard of a process (engine/egress/egress-guard.ts) built from the service's
  * settings, and the report `mailverdict egresses` prints. `runtime.ts` gives every `serve` and
  * `worker` process one guard, on Redis when configured (src/redis/egress-health.ts), and the
  * engine's two paths (single verifications, batch jobs) consult it.
  */
 import type { Config } from '../config.js';
 import { DnsLookups } from '../engine/dns/lookups.js';
-import { buildEgresses } from '../engine/net/egress.js';
-import type { EgressGuardDeps } from '../engine/net/egress-guard.js';
-import { EgressGuard, type EgressStatus } from '../engine/net/egress-guard.js';
-import type { EgressHealthStore } from '../engine/net/egress-health.js';
+import { buildEgresses } from '../engine/egress/egress.js';
+import type { EgressGuardDeps } from '../engine/egress/egress-guard.js';
+import { EgressGuard, type EgressStatus } from '../engine/egress/egress-guard.js';
+import type { EgressHealthStore } from '../engine/egress/egress-health.js';
 
 export interface GuardDeps {
   store: EgressHealthStore;

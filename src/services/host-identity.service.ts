@@ -15,7 +15,7 @@ import { hostname } from 'node:os';
 import type { Config, HostIdentity } from '../config.js';
 import { bounded, DnsLookups, hostName } from '../engine/dns/lookups.js';
 import { invalidDnsServers } from '../engine/dns/servers.js';
-import { parseSourceAddress } from '../engine/net/egress.js';
+import { parseSourceAddress } from '../engine/egress/egress.js';
 import { isFullyQualified } from '../engine/net/host-name.js';
 import { isInternalAddress } from '../engine/net/internal-address.js';
 

@@ -6,7 +6,7 @@
  */
 import type { Clock } from '../clock.js';
 import type { ResolverTrustStatus } from '../engine/dns/resolver-trust.js';
-import type { EgressStatus } from '../engine/net/egress-guard.js';
+import type { EgressStatus } from '../engine/egress/egress-guard.js';
 import {
   countFailingDeliveries,
   countJobsByStatus,

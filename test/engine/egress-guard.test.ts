@@ -8,9 +8,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { Registry } from 'prom-client';
 import { registerEgressMetrics } from '../../src/api/egress-metrics.js';
-import { blocksTheEgress } from '../../src/engine/net/egress.js';
-import { createLocalEgressHealth } from '../../src/engine/net/egress-health.js';
-import type { EgressGuard } from '../../src/engine/net/egress-guard.js';
+import { blocksTheEgress } from '../../src/engine/egress/egress.js';
+import { createLocalEgressHealth } from '../../src/engine/egress/egress-health.js';
+import type { EgressGuard } from '../../src/engine/egress/egress-guard.js';
 import { ReplyParser } from '../../src/engine/smtp/reply.js';
 import type { SmtpReply } from '../../src/engine/smtp/reply.js';
 import { addresses, startGuardWorld, ZONE, type GuardWorld } from '../kit/guard-world.js';

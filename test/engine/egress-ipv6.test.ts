@@ -9,7 +9,7 @@ import { loadConfig, type Config } from '../../src/config.js';
 import { createBatchEngine } from '../../src/engine/batch/batch-engine.js';
 import { dnsblQueryName } from '../../src/engine/dns/dnsbl.js';
 import { reverseName } from '../../src/engine/dns/lookups.js';
-import { createLocalEgressHealth } from '../../src/engine/net/egress-health.js';
+import { createLocalEgressHealth } from '../../src/engine/egress/egress-health.js';
 import { createVerifier } from '../../src/engine/verifier.js';
 import { runDoctor } from '../../src/services/doctor.service.js';
 import { createEgressGuard } from '../../src/services/egress-guard.service.js';

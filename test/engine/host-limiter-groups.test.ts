@@ -1,10 +1,10 @@
 /**
- * The host limiter's groups (a mail provider per egress, src/engine/batch/host-limiter.ts): a cap
+ * The host limiter's groups (a mail provider per egress, src/engine/sessions/host-limiter.ts): a cap
  * over all of a group's hosts and a pace of opens in any second, with the time injected; hosts of
  * no group keep only their own caps.
  */
 import { describe, expect, it } from 'vitest';
-import { HostLimiter } from '../../src/engine/batch/host-limiter.js';
+import { HostLimiter } from '../../src/engine/sessions/host-limiter.js';
 
 function limiter(now: { ms: number }): HostLimiter {
   return new HostLimiter(

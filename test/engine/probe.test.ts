@@ -1,8 +1,8 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { MailHost } from '../../src/engine/outcome.js';
 import { SmtpCommandError, SmtpConnection } from '../../src/engine/smtp/connection.js';
-import type { ProberDeps, ProberOptions } from '../../src/engine/smtp/probe.js';
-import { SmtpProber } from '../../src/engine/smtp/probe.js';
+import type { ProberDeps, ProberOptions } from '../../src/engine/probe.js';
+import { SmtpProber } from '../../src/engine/probe.js';
 import type { KitHost, SmtpKit } from '../kit/smtp-servers.js';
 import { REPLIES, startSmtpServers } from '../kit/smtp-servers.js';
 import { startSocksProxy, type SocksProxy } from '../kit/socks-proxy.js';

@@ -5,12 +5,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import {
-  PROVIDERS,
-  PROVIDER_ROWS,
-  providerOfHost,
-  providerOfRecords,
-} from '../../src/engine/smtp/providers.js';
+import { PROVIDER_ROWS, providerOfHost, providerOfRecords } from '../../src/engine/smtp/providers.js';
+import { PROVIDERS } from '../../src/engine/types.js';
 
 describe('the provider table', () => {
   for (const row of PROVIDER_ROWS) {

@@ -1,5 +1,5 @@
 /**
- * One per-host cap for a process's batches and single verifications (src/engine/batch/session-share.ts),
+ * One per-host cap for a process's batches and single verifications (src/engine/sessions/session-share.ts),
  * counted where it matters, at a Postfix-like mail host of the kit: a large batch and concurrent
  * single verifications to the same host together stay within `--per-host-concurrency`, and the
  * single verifications are answered within their timeout while the batch holds the host.
@@ -12,7 +12,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { createRuntime } from '../../src/runtime.js';
 import { createBatchEngine } from '../../src/engine/batch/batch-engine.js';
-import { SessionShare } from '../../src/engine/batch/session-share.js';
+import { SessionShare } from '../../src/engine/sessions/session-share.js';
 import type { BatchEngine } from '../../src/engine/batch/types.js';
 import type { Verifier } from '../../src/engine/index.js';
 import { createVerifier } from '../../src/engine/index.js';

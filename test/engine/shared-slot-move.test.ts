@@ -1,14 +1,14 @@
 /**
  * A held shared slot moved to the address that Happy Eyeballs connected to
- * (src/engine/batch/shared-politeness.ts, `SlotHolding.moveTo`), on the in-process coordination:
+ * (src/engine/sessions/shared-politeness.ts, `SlotHolding.moveTo`), on the in-process coordination:
  * one slot is held at a time, the old one stays when the new address has none free, and a release
  * during a move leaves nothing held.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { EngineCoordination } from '../../src/engine/coordination.js';
 import { createLocalCoordination } from '../../src/engine/coordination-local.js';
-import type { SlotHolding } from '../../src/engine/batch/shared-politeness.js';
-import { SharedPoliteness } from '../../src/engine/batch/shared-politeness.js';
+import type { SlotHolding } from '../../src/engine/sessions/shared-politeness.js';
+import { SharedPoliteness } from '../../src/engine/sessions/shared-politeness.js';
 
 const LEASE_MS = 15_000;
 

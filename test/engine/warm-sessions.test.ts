@@ -1,5 +1,5 @@
 /**
- * Warm sessions of single verifications (src/engine/smtp/warm-pool.ts), through real sockets to
+ * Warm sessions of single verifications (src/engine/sessions/warm-pool.ts), through real sockets to
  * the kit's latency MTA: reuse, a session the server let go replaced, the per-host cap, the
  * request's budget bounding the wait for a session, the STARTTLS modes, and no CR/LF on the wire.
  */
@@ -7,7 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { EngineOptions, Verifier } from '../../src/engine/index.js';
 import { createVerifier } from '../../src/engine/index.js';
 import { SmtpCommandError } from '../../src/engine/smtp/connection.js';
-import { SmtpProber } from '../../src/engine/smtp/probe.js';
+import { SmtpProber } from '../../src/engine/probe.js';
 import type { FakeDnsServer } from '../kit/dns-server.js';
 import { startDnsServer } from '../kit/dns-server.js';
 import { kitEngineOptions } from '../kit/engine-options.js';

@@ -1,5 +1,5 @@
 /**
- * A world for the reputation guard (src/engine/net/egress-guard.ts): three source addresses
+ * A world for the reputation guard (src/engine/egress/egress-guard.ts): three source addresses
  * (127.0.0.2-4; Linux routes all of 127/8 to loopback, so binding needs no set-up), three mail
  * hosts of the Postfix-like MTA (127.0.6.1-3, one per domain) that count sessions by client
  * address and can refuse a client by policy at RCPT, and the in-process DNS server, which also
@@ -11,9 +11,9 @@ import { loadConfig, type Config } from '../../src/config.js';
 import { createBatchEngine } from '../../src/engine/batch/batch-engine.js';
 import type { BatchEngine } from '../../src/engine/batch/types.js';
 import { dnsblQueryName } from '../../src/engine/dns/dnsbl.js';
-import type { EgressGate } from '../../src/engine/net/egress.js';
-import type { EgressGuard } from '../../src/engine/net/egress-guard.js';
-import type { EgressHealthStore } from '../../src/engine/net/egress-health.js';
+import type { EgressGate } from '../../src/engine/egress/egress.js';
+import type { EgressGuard } from '../../src/engine/egress/egress-guard.js';
+import type { EgressHealthStore } from '../../src/engine/egress/egress-health.js';
 import { createVerifier } from '../../src/engine/verifier.js';
 import type { Verifier } from '../../src/engine/types.js';
 import { createEgressGuard } from '../../src/services/egress-guard.service.js';

@@ -84,6 +84,30 @@ describe('import directions', { timeout: 120_000 }, () => {
     expect(messages).toEqual([]);
   });
 
+  it('refuses an engine part that imports a part above it, even for a type', async () => {
+    const messages = await refusals(
+      'src/engine/smtp/session.ts',
+      "import type { HostLimiter } from '../sessions/host-limiter.js';\n" +
+        "import { SmtpProber } from '../probe.js';\n" +
+        'export type Both = [HostLimiter, SmtpProber];\n',
+    );
+    expect(messages).toEqual([
+      expect.stringContaining('engine/smtp must not import engine/sessions'),
+      expect.stringContaining('engine/smtp must not import engine/probe.ts'),
+    ]);
+  });
+
+  it('lets an engine part import the parts below it and the leaves', async () => {
+    const messages = await refusals(
+      'src/engine/sessions/host-limiter.ts',
+      "import type { Egress } from '../egress/egress.js';\n" +
+        "import { stepDeadlines } from '../smtp/session.js';\n" +
+        "import type { SmtpOptions } from '../types.js';\n" +
+        'export type Uses = [Egress, typeof stepDeadlines, SmtpOptions];\n',
+    );
+    expect(messages).toEqual([]);
+  });
+
   it('lets the web app take only the contract types from the server', async () => {
     const typeOnly = await refusals(
       'web/src/api/contract.ts',

@@ -1,13 +1,13 @@
 /**
  * A batch session handed over to the single verifications' warm pool when slots are shared
- * through Redis (src/engine/batch/session-share.ts, `takeSlots`): the session's slot in Redis
+ * through Redis (src/engine/sessions/session-share.ts, `takeSlots`): the session's slot in Redis
  * goes with it, still held, so that the single verification after the batch reuses the
  * connection and another process (a batch engine on its own Redis connection) cannot open a
  * session beyond the cap while it lives; the slot goes back once the warm session ends.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createBatchEngine } from '../../src/engine/batch/batch-engine.js';
-import { SessionShare } from '../../src/engine/batch/session-share.js';
+import { SessionShare } from '../../src/engine/sessions/session-share.js';
 import type { BatchEngine } from '../../src/engine/batch/types.js';
 import type { EngineCoordination } from '../../src/engine/coordination.js';
 import type { Verifier } from '../../src/engine/index.js';

@@ -1,6 +1,6 @@
 /**
  * Single verifications count against the per-host cap that batch engines share through Redis
- * (src/engine/smtp/probe.ts, `sharedSlots`): a verifier in one "process" and a batch engine in
+ * (src/engine/probe.ts, `sharedSlots`): a verifier in one "process" and a batch engine in
  * another, each with its own Redis connection and coordination, against one MX host that counts
  * its concurrent sessions. Together they never exceed the cap; without the shared slots the
  * single verifications take their whole local cap on top of the batch's. A verifier whose Redis

@@ -8,8 +8,8 @@
 import type { Command } from 'commander';
 import pino from 'pino';
 import { loadConfig } from '../../config.js';
-import type { EgressStatus } from '../../engine/net/egress-guard.js';
-import { createLocalEgressHealth } from '../../engine/net/egress-health.js';
+import type { EgressStatus } from '../../engine/egress/egress-guard.js';
+import { createLocalEgressHealth } from '../../engine/egress/egress-health.js';
 import { closeRedis, openRedis } from '../../redis/connection.js';
 import { createRedisEgressHealth } from '../../redis/egress-health.js';
 import { egressReport, type EgressReport } from '../../services/egress-guard.service.js';

@@ -15,16 +15,16 @@ import type { Clock } from '../../clock.js';
 import { SECOND, systemClock } from '../../clock.js';
 import { MailHostResolver } from '../dns/resolver.js';
 import type { ResolverTrust } from '../dns/resolver-trust.js';
-import { DEFAULT_EGRESS_REST_MS, buildEgresses, type EgressGate } from '../net/egress.js';
-import { MAX_REJECTS_PER_SESSION } from '../smtp/warm-pool.js';
+import { DEFAULT_EGRESS_REST_MS, buildEgresses, type EgressGate } from '../egress/egress.js';
+import { MAX_REJECTS_PER_SESSION } from '../sessions/warm-pool.js';
 import type { VerificationResult } from '../types.js';
 import { MAX_TIMEOUT_MS, MIN_TIMEOUT_MS } from '../types.js';
 import { BatchRun } from './batch-run.js';
-import { BackgroundTasks } from './background.js';
+import { BackgroundTasks } from '../background.js';
 import { CatchAllTracker, type SharedCatchAll } from './catch-all.js';
 import { runPooledSession } from './pooled-session.js';
 import { ProbeScheduler } from './scheduler.js';
-import type { SessionShare } from './session-share.js';
+import type { SessionShare } from '../sessions/session-share.js';
 import { withSharedNegativeAnswers, type NegativeDnsOutcome } from './shared-dns.js';
 import { SharedGreylistSchedule } from './shared-greylist.js';
 import type { EngineCoordination } from '../coordination.js';
@@ -46,11 +46,11 @@ export interface BatchEngineDeps {
   coordination?: EngineCoordination;
   /** Told about sessions and hosts given up on, for metrics (`/metrics`) and job views. */
   observer?: BatchEngineObserver;
-  /** The reputation guard (net/egress-guard.ts): resting egresses open no new sessions. */
+  /** The reputation guard (../egress/egress-guard.ts): resting egresses open no new sessions. */
   guard?: EgressGate;
   /**
    * The per-host and per-provider caps this engine shares with the process's single
-   * verifications (session-share.ts; `Verifier.sessionShare`). Absent: its caps are its own.
+   * verifications (../sessions/session-share.ts; `Verifier.sessionShare`). Absent: its caps are its own.
    */
   sessionShare?: SessionShare;
   /**

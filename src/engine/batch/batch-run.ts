@@ -9,7 +9,7 @@ import type { VerificationResult } from '../types.js';
 import { decideVerdict } from '../verdict.js';
 import { buildResult, disposableEvidence, invalidResult, listFlags } from '../verifier.js';
 import type { CatchAllTracker } from './catch-all.js';
-import { improbableLocalPart } from '../smtp/probe.js';
+import { improbableLocalPart } from '../probe.js';
 import type { UniqueAddress } from './group.js';
 import { groupAddresses } from './group.js';
 import type { ProbeScheduler } from './scheduler.js';

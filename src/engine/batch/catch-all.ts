@@ -8,7 +8,7 @@
  */
 import type { SharedCache } from '../coordination.js';
 import { CatchAllCache } from '../smtp/catch-all-cache.js';
-import type { BackgroundTasks } from './background.js';
+import type { BackgroundTasks } from '../background.js';
 
 type Waiter = (catchAll: boolean | null) => void;
 

@@ -3,7 +3,7 @@
  * items (greylisted recipients waiting for their next try). Sessions to the host take batches
  * from here; items of aborted runs are dropped as they come up.
  */
-import type { Egress } from '../net/egress.js';
+import type { Egress } from '../egress/egress.js';
 import type { Work } from './work.js';
 
 /**

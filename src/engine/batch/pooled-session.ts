@@ -18,7 +18,7 @@
  */
 import type { SmtpOutcome } from '../outcome.js';
 import { classifyReply } from '../smtp/classify.js';
-import { refusesTheClient } from '../net/egress.js';
+import { refusesTheClient } from '../egress/egress.js';
 import type { SmtpReply } from '../smtp/reply.js';
 import type { HostFailure, SessionStage, SmtpSession, StarttlsMode } from '../smtp/session.js';
 import { describe, failureOf, openSession, stepDeadlines } from '../smtp/session.js';
@@ -28,9 +28,9 @@ import type { Lane } from './host-queue.js';
 import type { ProbeScheduler, SessionSeat } from './scheduler.js';
 import { DEFAULT_CONNECTION_ATTEMPT_DELAY_MS } from '../net/happy-eyeballs.js';
 import type { SharedGreylistSchedule } from './shared-greylist.js';
-import type { HeldSlot } from './shared-politeness.js';
+import type { HeldSlot } from '../sessions/shared-politeness.js';
 import type { Work } from './work.js';
-import type { SessionShare } from './session-share.js';
+import type { SessionShare } from '../sessions/session-share.js';
 
 export interface PooledSessionOptions {
   port: number;
@@ -188,7 +188,7 @@ export async function runPooledSession(
   }
   // Queued again once this session has left them (the host may have been given up meanwhile).
   deps.scheduler.requeue(state.elsewhere);
-  // No work left for the host: a single verification may use the session next (session-share.ts).
+  // No work left for the host: a single verification may use the session next (../sessions/session-share.ts).
   if (
     !failed &&
     !slot.lost &&

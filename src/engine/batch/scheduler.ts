@@ -12,14 +12,14 @@
  * given up, each new one after its back-off; docs/batch-engine.md gives the bound.
  *
  * Queues are per host (the address sessions connect to); politeness is per lane, an (egress,
- * host) pair (../net/egress.ts): the per-host cap, back-off and failure streak hold for each
+ * host) pair (../egress/egress.ts): the per-host cap, back-off and failure streak hold for each
  * egress separately, new sessions go to the lane with the fewest open, and an egress that a host
  * refuses by policy rests for that host (`egressRestMs`) while the other egresses carry on. A
  * host is given up when every egress has failed `maxHostFailures` times in a row there or rests;
  * with one egress (the default) that is the host's own streak, as before egress pools.
  *
  * Given a coordination shared with other processes, a session to a host also needs one of the
- * host's slots in it, and the shared back-off (shared-politeness.ts): N processes then open at
+ * host's slots in it, and the shared back-off (../sessions/shared-politeness.ts): N processes then open at
  * most `perHostConcurrency` sessions per host together. The global cap stays per process. Without
  * one, the caps and back-off are this process's alone (HostLimiter), with no asynchronous step
  * between deciding to open a session and opening it.
@@ -32,21 +32,21 @@
  */
 import type { EngineCoordination, SlotLease } from '../coordination.js';
 import type { SmtpOutcome } from '../outcome.js';
-import type { Egress, EgressGate } from '../net/egress.js';
-import { egressesFor, pairKey, reaches, refusesTheClient, usableEgresses } from '../net/egress.js';
+import type { Egress, EgressGate } from '../egress/egress.js';
+import { egressesFor, pairKey, reaches, refusesTheClient, usableEgresses } from '../egress/egress.js';
 import type { ConnectCandidate } from '../net/happy-eyeballs.js';
 import { hasBothFamilies, interleaveFamilies } from '../net/happy-eyeballs.js';
 import { isIPv6 } from 'node:net';
-import { HostLimiter } from './host-limiter.js';
-import type { SessionShare } from './session-share.js';
+import { HostLimiter } from '../sessions/host-limiter.js';
+import type { SessionShare } from '../sessions/session-share.js';
 import type { Lane } from './host-queue.js';
 import { HostQueue } from './host-queue.js';
 import type { SmtpReply } from '../smtp/reply.js';
 import type { HostFailure } from '../smtp/session.js';
 import { connectionRefused } from '../smtp/session.js';
 import { TtlMap } from '../ttl-map.js';
-import type { HeldSlot, SlotHolding } from './shared-politeness.js';
-import { SharedPoliteness } from './shared-politeness.js';
+import type { HeldSlot, SlotHolding } from '../sessions/shared-politeness.js';
+import { SharedPoliteness } from '../sessions/shared-politeness.js';
 import type { Work } from './work.js';
 import { hostKey, moveOn } from './work.js';
 import { providerOfHost } from '../smtp/providers.js';
@@ -65,7 +65,7 @@ export interface SchedulerOptions {
   itemsPerSession: number;
   /** Lease of a shared session slot (only with a shared coordination). */
   sessionLeaseMs: number;
-  /** The egress pool (net/egress.ts); at least one. */
+  /** The egress pool (../egress/egress.ts); at least one. */
   egresses: readonly Egress[];
   /** How long an egress refused by policy stays away from the host that refused it. */
   egressRestMs: number;
@@ -73,9 +73,9 @@ export interface SchedulerOptions {
   providerConcurrency?: number;
   /** Sessions opened to one mail provider's MX hosts in any second, per egress. Absent: no pace. */
   providerSessionsPerSecond?: number;
-  /** The reputation guard (net/egress-guard.ts): egresses it rests open no new sessions. */
+  /** The reputation guard (../egress/egress-guard.ts): egresses it rests open no new sessions. */
   guard?: EgressGate | null;
-  /** The per-host and per-provider caps shared with single verifications (session-share.ts). */
+  /** The per-host and per-provider caps shared with single verifications (../sessions/session-share.ts). */
   sessionShare?: SessionShare | null;
   /** Happy Eyeballs tries a dual-stack host's IPv4 addresses first (default: IPv6 first). */
   preferIpv4?: boolean;
@@ -499,7 +499,7 @@ export class ProbeScheduler {
   }
 
   /**
-   * The lanes whose egress the reputation guard lets open sessions (net/egress.ts), among those
+   * The lanes whose egress the reputation guard lets open sessions (../egress/egress.ts), among those
    * this host has not refused: when the host refused every egress in service, a resting one is
    * its last resort, as when every egress rests (work refused on one lane is never left waiting
    * for a lane that may not open).

@@ -6,7 +6,7 @@
  */
 import type { SharedCache } from '../coordination.js';
 import type { DnsOutcome } from '../outcome.js';
-import type { BackgroundTasks } from './background.js';
+import type { BackgroundTasks } from '../background.js';
 
 export type NegativeDnsOutcome = Extract<DnsOutcome, { kind: 'nxdomain' | 'no_mail_host' | 'null_mx' }>;
 

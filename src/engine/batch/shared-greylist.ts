@@ -12,7 +12,7 @@
  * than a greylist delay (NTP).
  */
 import type { EngineCoordination, SharedCache } from '../coordination.js';
-import type { BackgroundTasks } from './background.js';
+import type { BackgroundTasks } from '../background.js';
 import type { RecipientWork } from './work.js';
 
 /** Where an address stands in its greylist schedule, as shared. */

@@ -1,5 +1,5 @@
 /**
- * The transaction of one single verification on an open session (probe.ts): [RSET on a session
+ * The transaction of one single verification on an open session (../probe.ts): [RSET on a session
  * that carried one before,] MAIL FROM, RCPT TO and, when the domain's catch-all answer is not
  * known, a second RCPT of an improbable address, in one write when the server offers PIPELINING
  * (RFC 2920), one command per round trip otherwise; and what its replies mean for the probe.

@@ -13,24 +13,7 @@
  * matches on label boundaries: `google.com` matches `aspmx.l.google.com` and `google.com`, never
  * `evilgoogle.com` nor `google.com.example`.
  */
-import type { MxRecordInfo } from '../types.js';
-
-export const PROVIDERS = [
-  'google',
-  'microsoft',
-  'yahoo',
-  'apple',
-  'proofpoint',
-  'mimecast',
-  'barracuda',
-  'zoho',
-  'yandex',
-  'mailru',
-  'gmx',
-  'fastmail',
-  'proton',
-] as const;
-export type Provider = (typeof PROVIDERS)[number];
+import type { MxRecordInfo, Provider } from '../types.js';
 
 export interface ProviderRow {
   provider: Provider;

@@ -1,5 +1,5 @@
 /**
- * One SMTP session, written once for the single probe (probe.ts) and the batch sessions
+ * One SMTP session, written once for the single probe (../probe.ts) and the batch sessions
  * (batch/pooled-session.ts): the greeting — connect (direct or through SOCKS5), banner, EHLO with
  * HELO fallback, opportunistic STARTTLS and EHLO again, and the whole greeting once more in clear
  * text when the TLS handshake fails — then commands, pipelined groups and QUIT.
@@ -171,7 +171,7 @@ export class SmtpSession {
     return this.#closed;
   }
 
-  /** The deadline rule from now on: a warm session (warm-pool.ts) takes each verification's budget. */
+  /** The deadline rule from now on: a warm session (../sessions/warm-pool.ts) takes each verification's budget. */
   useDeadlines(deadlines: Deadlines): void {
     this.#deadlines = deadlines;
   }

@@ -1,5 +1,5 @@
 /**
- * One process's single verifications (smtp/warm-pool.ts) and batches (scheduler.ts) under one
+ * One process's single verifications (warm-pool.ts) and batches (../batch/scheduler.ts) under one
  * per-host cap (`--per-host-concurrency`) and one per-provider cap (`--provider-concurrency`):
  * each keeps its own HostLimiter (its global cap, back-off and pace), and both limiters count
  * their sessions here too, so that together they never open more to a host than the cap allows
@@ -22,7 +22,7 @@
  * class to the single class, and with slots shared across processes (Redis) its slot there moves
  * with it (`takeSlots`), still renewed, until the server lets the connection go.
  */
-import type { Egress } from '../net/egress.js';
+import type { Egress } from '../egress/egress.js';
 import type { SmtpSession } from '../smtp/session.js';
 import type { SlotHolding } from './shared-politeness.js';
 

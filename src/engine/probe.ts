@@ -16,12 +16,12 @@
  * the next MX, or end with its last failure as evidence. An answer about a recipient ends its
  * failure streak; a greeting alone does not.
  *
- * With several egresses (source addresses, SOCKS5 proxies: ../net/egress.ts) probes take them in
+ * With several egresses (source addresses, SOCKS5 proxies: egress/egress.ts) probes take them in
  * turn, skipping one that rests for the host; back-off and rests are kept per (egress, host). A
  * refusal of our address by policy rests that egress for that host (`egressRestMs`) while there
  * are others; the probe that got it still reports it.
  *
- * Sessions come from a pool (warm-pool.ts): with warm sessions on (`smtp.sessions`), a session
+ * Sessions come from a pool (sessions/warm-pool.ts): with warm sessions on (`smtp.sessions`), a session
  * that answered stays open for the next probe to the same host address and egress, which then
  * sends RSET, MAIL FROM and RCPT TO in one round trip; the pool also caps the sessions open per
  * host and in all. A warm session the server let go is replaced without failing the probe.
@@ -34,15 +34,15 @@
 import { getRandomValues } from 'node:crypto';
 import { isIPv6 } from 'node:net';
 import { setMaxListeners } from 'node:events';
-import type { EngineCoordination, HostHealth, SlotLease } from '../coordination.js';
-import { DEFAULT_HOST_BACKOFF_MAX_MS, DEFAULT_HOST_BACKOFF_MS } from '../coordination.js';
-import { createLocalHealth } from '../coordination-local.js';
-import type { MailHost, SmtpEvidence, SmtpOutcome, SmtpOutcomeKind } from '../outcome.js';
-import { TtlMap } from '../ttl-map.js';
-import type { SmtpOptions } from '../types.js';
-import { CatchAllCache } from './catch-all-cache.js';
-import type { Egress, EgressGate } from '../net/egress.js';
-import { providerOfHost } from './providers.js';
+import type { EngineCoordination, HostHealth, SlotLease } from './coordination.js';
+import { DEFAULT_HOST_BACKOFF_MAX_MS, DEFAULT_HOST_BACKOFF_MS } from './coordination.js';
+import { createLocalHealth } from './coordination-local.js';
+import type { MailHost, SmtpEvidence, SmtpOutcome, SmtpOutcomeKind } from './outcome.js';
+import { TtlMap } from './ttl-map.js';
+import type { SmtpOptions } from './types.js';
+import { CatchAllCache } from './smtp/catch-all-cache.js';
+import type { Egress, EgressGate } from './egress/egress.js';
+import { providerOfHost } from './smtp/providers.js';
 import {
   DEFAULT_EGRESS_REST_MS,
   buildEgresses,
@@ -50,25 +50,25 @@ import {
   pairKey,
   refusesTheClient,
   usableEgresses,
-} from '../net/egress.js';
-import type { SmtpReply } from './reply.js';
-import type { HostFailure, SmtpSession } from './session.js';
-import { budgetDeadlines, connectionRefused, describe, openSession } from './session.js';
-import { addressNeedsSmtpUtf8, unicodeUnsupported } from './smtputf8.js';
-import type { WireRecorder } from './transcript.js';
-import type { HostResult, Transaction } from './probe-transaction.js';
-import { queueTimeout, runTransaction, serverLetGo } from './probe-transaction.js';
-import { HostLimiter } from '../batch/host-limiter.js';
-import type { SessionShare } from '../batch/session-share.js';
-import type { SlotHolding } from '../batch/shared-politeness.js';
-import { SharedPoliteness } from '../batch/shared-politeness.js';
-import type { WarmEntry, WarmPoolStats } from './warm-pool.js';
-import { WARM_DEFAULTS, WarmPool } from './warm-pool.js';
+} from './egress/egress.js';
+import type { SmtpReply } from './smtp/reply.js';
+import type { HostFailure, SmtpSession } from './smtp/session.js';
+import { budgetDeadlines, connectionRefused, describe, openSession } from './smtp/session.js';
+import { addressNeedsSmtpUtf8, unicodeUnsupported } from './smtp/smtputf8.js';
+import type { WireRecorder } from './smtp/transcript.js';
+import type { HostResult, Transaction } from './smtp/probe-transaction.js';
+import { queueTimeout, runTransaction, serverLetGo } from './smtp/probe-transaction.js';
+import { HostLimiter } from './sessions/host-limiter.js';
+import type { SessionShare } from './sessions/session-share.js';
+import type { SlotHolding } from './sessions/shared-politeness.js';
+import { SharedPoliteness } from './sessions/shared-politeness.js';
+import type { WarmEntry, WarmPoolStats } from './sessions/warm-pool.js';
+import { WARM_DEFAULTS, WarmPool } from './sessions/warm-pool.js';
 import {
   DEFAULT_CONNECTION_ATTEMPT_DELAY_MS,
   hasBothFamilies,
   interleaveFamilies,
-} from '../net/happy-eyeballs.js';
+} from './net/happy-eyeballs.js';
 
 export interface ProbeRequest {
   /**
@@ -95,9 +95,9 @@ export interface ProberDeps {
    * probe goes ahead: a single verification is not failed for want of bookkeeping.
    */
   health?: HostHealth;
-  /** The reputation guard (../net/egress-guard.ts): resting egresses are not taken. */
+  /** The reputation guard (egress/egress-guard.ts): resting egresses are not taken. */
   guard?: EgressGate;
-  /** Per-host and per-provider caps shared with the process's batches (../batch/session-share.ts). */
+  /** Per-host and per-provider caps shared with the process's batches (sessions/session-share.ts). */
   sessionShare?: SessionShare;
   /**
    * Session slots shared with other processes (Redis in the scale-out mode): every new session
@@ -191,7 +191,7 @@ export class SmtpProber {
   readonly #lastFailure: TtlMap<string, HostFailure>;
   /** Aborted by close(): destroys every connection, including those still connecting. */
   readonly #closing = new AbortController();
-  /** Warm sessions, and the per-host and global caps on sessions (warm-pool.ts). */
+  /** Warm sessions, and the per-host and global caps on sessions (sessions/warm-pool.ts). */
   readonly #pool: WarmPool;
   /** Per MX host name: whether IPv6 goes first, after a race another family than the first won. */
   readonly #familyWon: TtlMap<string, boolean>;
@@ -259,7 +259,7 @@ export class SmtpProber {
               },
             },
           );
-    // Batch sessions with no work left become warm sessions here (../batch/session-share.ts). With
+    // Batch sessions with no work left become warm sessions here (sessions/session-share.ts). With
     // slots shared across processes, only one whose shared slots come with it: a connection never
     // runs uncounted there.
     this.#unadopt =

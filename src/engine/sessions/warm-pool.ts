@@ -16,12 +16,12 @@
  * or when the server closed it (counted in `closedByServer`; the probe that meets such a session
  * opens a fresh one without failing).
  */
-import type { HostLimiter } from '../batch/host-limiter.js';
-import type { Egress } from '../net/egress.js';
+import type { HostLimiter } from './host-limiter.js';
+import type { Egress } from '../egress/egress.js';
 import type { SessionPoolStats } from '../types.js';
-import type { SmtpSession } from './session.js';
-import type { SessionOffer } from '../batch/session-share.js';
-import { stepDeadlines } from './session.js';
+import type { SmtpSession } from '../smtp/session.js';
+import type { SessionOffer } from './session-share.js';
+import { stepDeadlines } from '../smtp/session.js';
 
 export interface WarmSessionOptions {
   /** How long an unused session stays open; 0: no warm sessions (QUIT after each probe). */
@@ -97,7 +97,7 @@ export class WarmPool {
   readonly #busy = new Map<string, number>();
   readonly #inUse = new Set<WarmEntry>();
   #opened = 0;
-  /** Batch sessions taken over (../batch/session-share.ts). */
+  /** Batch sessions taken over (session-share.ts). */
   #adopted = 0;
   /** When a verification last asked for a session (`performance.now()`). */
   #lastAskedAt = -Infinity;
@@ -189,7 +189,7 @@ export class WarmPool {
   }
 
   /**
-   * Takes a batch session with no work left (../batch/session-share.ts) as an idle session of
+   * Takes a batch session with no work left (session-share.ts) as an idle session of
    * lane `key`, counted against this pool's caps until the server lets it go. False when warm
    * sessions are off or the session cannot carry more (the batch then QUITs it).
    */

@@ -1,7 +1,7 @@
 /**
  * The scheduler's use of the engine's coordination (../coordination.ts) when politeness is shared
  * with other processes (Redis in the scale-out mode). Keys are lanes, (egress, host) pairs
- * (../net/egress.ts): before a session on a lane opens, one of its `perHostConcurrency` slots is
+ * (../egress/egress.ts): before a session on a lane opens, one of its `perHostConcurrency` slots is
  * taken from the shared semaphore, as a lease renewed every third of its length while the session
  * runs and released when it ends; failures, successes and rests after a policy refusal go to the
  * shared health, and a lane that any process backed off or rested gets no new session here
@@ -17,7 +17,7 @@
  * opens a session: it counts as "no slot", is retried after a short wait, and is reported.
  */
 import type { EngineCoordination, HealthState, SlotLease } from '../coordination.js';
-import { BackgroundTasks } from './background.js';
+import { BackgroundTasks } from '../background.js';
 
 export interface SharedPolitenessOptions {
   perHostConcurrency: number;

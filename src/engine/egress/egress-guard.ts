@@ -33,7 +33,7 @@ import type {
   ZoneAnswer,
 } from './egress-health.js';
 import { stateOf, stateSince } from './egress-health.js';
-import { isInternalAddress } from './internal-address.js';
+import { isInternalAddress } from '../net/internal-address.js';
 
 export interface EgressGuardOptions {
   egresses: readonly Egress[];
