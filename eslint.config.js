@@ -124,12 +124,11 @@ function engineTarget(part, level) {
   return part.dir ? `${from}${part.name.slice('engine/'.length)}/` : `${from}${part.target}`;
 }
 /** `files` (at `level`) must import none of `above`: the engine's parts point one way. */
-function engineLayer(name, files, level, above, { typesFrom = [] } = {}) {
+function engineLayer(name, files, level, above) {
   return layer(name, files, ENGINE_OUTSIDE, {
     more: above.map((part) => ({
       regex: engineTarget(part, level),
       caseSensitive: true,
-      allowTypeImports: typesFrom.includes(part.name),
       message: `${name} must not import ${part.name}: the engine's parts point one way and it sits above (docs/architecture.md, "Inside the engine").`,
     })),
   });
@@ -138,9 +137,7 @@ const engineLayers = [
   ...ENGINE_PARTS.map((part, i) =>
     engineLayer(part.name, part.files, part.dir ? 'folder' : 'root', ENGINE_PARTS.slice(0, i)),
   ),
-  // types.ts still names the SessionShare of `Verifier.sessionShare`, the back-channel that the
-  // session broker removes (issue 28).
-  engineLayer('engine/leaves', ENGINE_LEAVES, 'root', ENGINE_PARTS, { typesFrom: ['engine/sessions'] }),
+  engineLayer('engine/leaves', ENGINE_LEAVES, 'root', ENGINE_PARTS),
 ];
 
 const layers = [

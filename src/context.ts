@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import type { Clock } from './clock.js';
 import type { Config } from './config.js';
 import type { ResolverTrust } from './engine/dns/resolver-trust.js';
+import type { SessionShare } from './engine/sessions/session-share.js';
 import type { Verifier } from './engine/types.js';
 import type { ResultCache } from './services/result-cache.js';
 import type { Database } from './store/schema.js';
@@ -22,6 +23,12 @@ export interface AppContext {
    * /metrics, the operator console and the dashboard's banner read it.
    */
   dnsTrust: ResolverTrust;
+  /**
+   * The per-host and per-provider caps that the process's single verifications (`verifier`) keep
+   * together with its batch engine (engine/sessions/session-share.ts): jobs/embedded.ts builds the
+   * batch engine with it. Absent: the batch engine's caps are its own.
+   */
+  sessionShare?: SessionShare;
   /**
    * Live results given again without a probe, shared by the API and the batch jobs of the process
    * (and, through Redis, of every process). createRuntime builds it from the settings; absent: no cache.

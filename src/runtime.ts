@@ -172,7 +172,17 @@ export async function createRuntime(
       if (mayWarn()) logger.warn({ err }, 'result cache unreachable: verifying without it');
     },
   });
-  const ctx: AppContext = { config, db, clock, logger, verifier, resultCache, dnsTrust };
+  const ctx: AppContext = {
+    config,
+    db,
+    clock,
+    logger,
+    verifier,
+    resultCache,
+    dnsTrust,
+    // Its batch engine takes the caps of the verifier built here (not those of one passed in).
+    ...(options.verifier === undefined ? { sessionShare } : {}),
+  };
   let closed: Promise<void> | undefined;
   return {
     ctx,

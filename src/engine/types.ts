@@ -2,7 +2,6 @@
  * The engine's public vocabulary. The engine knows nothing of HTTP, storage or accounts:
  * it takes an address and options and returns a `VerificationResult`.
  */
-import type { SessionShare } from './sessions/session-share.js';
 
 /**
  * The mail providers the engine recognises from MX host names (the table of their host names is
@@ -322,11 +321,6 @@ export interface Verifier {
   close(): Promise<void>;
   /** The single verifications' SMTP sessions: open per host, opened, reused, closed by the server. */
   sessionStats?(): SessionPoolStats;
-  /**
-   * The per-host and per-provider caps its sessions share with the process's batch engine
-   * (sessions/session-share.ts), when it was given one: the batch engine is built with the same.
-   */
-  readonly sessionShare?: SessionShare;
 }
 
 /** What `/metrics` shows of the warm sessions of single verifications (sessions/warm-pool.ts). */

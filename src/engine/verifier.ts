@@ -170,7 +170,6 @@ export function createVerifier(options: EngineOptions, deps: VerifierDeps = {}):
     verifyMailHosts,
     close,
     sessionStats: () => prober.sessionStats(),
-    ...(deps.sessionShare === undefined ? {} : { sessionShare: deps.sessionShare }),
   };
 }
 

@@ -86,7 +86,7 @@ export function startEmbeddedWorkers(ctx: AppContext, options: BackgroundOptions
       ...(options.guard ? { guard: options.guard } : {}),
       ...(options.metrics ? { observer: options.metrics.engineObserver } : {}),
       // One per-host cap for this process's batches and single verifications (engine/sessions/session-share.ts).
-      ...(ctx.verifier.sessionShare ? { sessionShare: ctx.verifier.sessionShare } : {}),
+      ...(ctx.sessionShare ? { sessionShare: ctx.sessionShare } : {}),
       // Its NXDOMAIN and "no mail host" answers count only while the resolver is trusted.
       trust: ctx.dnsTrust,
     });

@@ -197,7 +197,7 @@ describe('the service', () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'mailverdict-session-share-'));
     const runtime = await createRuntime(loadConfig({ dataDir }, {}), { logger: pino({ level: 'silent' }) });
     try {
-      expect(runtime.ctx.verifier.sessionShare).toBeInstanceOf(SessionShare);
+      expect(runtime.ctx.sessionShare).toBeInstanceOf(SessionShare);
     } finally {
       await runtime.close();
       rmSync(dataDir, { recursive: true, force: true });

@@ -50,7 +50,7 @@ export interface BatchEngineDeps {
   guard?: EgressGate;
   /**
    * The per-host and per-provider caps this engine shares with the process's single
-   * verifications (../sessions/session-share.ts; `Verifier.sessionShare`). Absent: its caps are its own.
+   * verifications (../sessions/session-share.ts; the one that runtime.ts gives the verifier). Absent: its caps are its own.
    */
   sessionShare?: SessionShare;
   /**
