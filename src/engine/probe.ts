@@ -21,7 +21,7 @@
  * refusal of our address by policy rests that egress for that host (`egressRestMs`) while there
  * are others; the probe that got it still reports it.
  *
- * Sessions come from a pool (sessions/warm-pool.ts): with warm sessions on (`smtp.sessions`), a session
+ * Sessions come from sessions/single-sessions.ts (a pool): with warm sessions on (`smtp.sessions`), a session
  * that answered stays open for the next probe to the same host address and egress, which then
  * sends RSET, MAIL FROM and RCPT TO in one round trip; the pool also caps the sessions open per
  * host and in all. A warm session the server let go is replaced without failing the probe.
@@ -34,7 +34,7 @@
 import { getRandomValues } from 'node:crypto';
 import { isIPv6 } from 'node:net';
 import { setMaxListeners } from 'node:events';
-import type { EngineCoordination, HostHealth, SlotLease } from './coordination.js';
+import type { HostHealth } from './coordination.js';
 import { DEFAULT_HOST_BACKOFF_MAX_MS, DEFAULT_HOST_BACKOFF_MS } from './coordination.js';
 import { createLocalHealth } from './coordination-local.js';
 import type { MailHost, SmtpEvidence, SmtpOutcome, SmtpOutcomeKind } from './outcome.js';
@@ -58,12 +58,11 @@ import { addressNeedsSmtpUtf8, unicodeUnsupported } from './smtp/smtputf8.js';
 import type { WireRecorder } from './smtp/transcript.js';
 import type { HostResult, Transaction } from './smtp/probe-transaction.js';
 import { queueTimeout, runTransaction, serverLetGo } from './smtp/probe-transaction.js';
-import { HostLimiter } from './sessions/host-limiter.js';
 import type { SessionShare } from './sessions/session-share.js';
-import type { SlotHolding } from './sessions/shared-politeness.js';
-import { SharedPoliteness } from './sessions/shared-politeness.js';
+import type { SharedSlots } from './sessions/single-sessions.js';
+import { SingleSessions } from './sessions/single-sessions.js';
 import type { WarmEntry, WarmPoolStats } from './sessions/warm-pool.js';
-import { WARM_DEFAULTS, WarmPool } from './sessions/warm-pool.js';
+import { WARM_DEFAULTS } from './sessions/warm-pool.js';
 import {
   DEFAULT_CONNECTION_ATTEMPT_DELAY_MS,
   hasBothFamilies,
@@ -103,27 +102,10 @@ export interface ProberDeps {
    * Session slots shared with other processes (Redis in the scale-out mode): every new session
    * also takes one of its lane's `perHostConcurrency` slots there (and one of its provider's), the
    * batch engines' semaphore, held for the session's life; a warm session reused costs no round
-   * trip to it. Absent: the caps are this process's.
+   * trip to it (sessions/single-sessions.ts). Absent: the caps are this process's.
    */
   sharedSlots?: SharedSlots;
 }
-
-/** The coordination whose slots single verifications share with batches in other processes. */
-export interface SharedSlots {
-  coordination: EngineCoordination;
-  /** The batch engines' `--per-host-concurrency` and `--provider-concurrency`: one cap for all. */
-  perHostConcurrency: number;
-  providerConcurrency?: number;
-  /** Lease of one slot, renewed every third of it (default 15 s, as batch sessions). */
-  leaseMs?: number;
-  /** A coordination call failed (the verification then goes ahead under this process's caps). */
-  failed?: (error: unknown, operation: string) => void;
-}
-
-/** A shared slot's lease: the batch engine's default (`sessionLeaseMs`). */
-const DEFAULT_SHARED_LEASE_MS = 15_000;
-/** Between two asks for a shared slot that was full: as the batch scheduler's retry wait. */
-const SHARED_RETRY_MS = 50;
 
 /** Probe settings: the engine's SMTP options, the catch-all cache lifetime and the host back-off. */
 export interface ProberOptions extends SmtpOptions {
@@ -191,15 +173,10 @@ export class SmtpProber {
   readonly #lastFailure: TtlMap<string, HostFailure>;
   /** Aborted by close(): destroys every connection, including those still connecting. */
   readonly #closing = new AbortController();
-  /** Warm sessions, and the per-host and global caps on sessions (sessions/warm-pool.ts). */
-  readonly #pool: WarmPool;
+  /** Warm sessions, the caps on sessions and the shared slots (sessions/single-sessions.ts). */
+  readonly #sessions: SingleSessions;
   /** Per MX host name: whether IPv6 goes first, after a race another family than the first won. */
   readonly #familyWon: TtlMap<string, boolean>;
-  readonly #unadopt: (() => void) | null;
-  /** Slots shared with other processes (Redis), when given. */
-  readonly #shared: SharedPoliteness | null;
-  /** Failed calls to the shared slots so far (an acquisition that saw one goes ahead without). */
-  #sharedFailures = 0;
 
   constructor(options: ProberOptions, deps: ProberDeps = {}) {
     this.#options = options;
@@ -213,7 +190,10 @@ export class SmtpProber {
     this.#backoffMaxMs = options.hostBackoffMaxMs ?? DEFAULT_HOST_BACKOFF_MAX_MS;
     this.#lastFailure = new TtlMap(MAX_REMEMBERED_FAILURES, this.#clock);
     this.#familyWon = new TtlMap(MAX_REMEMBERED_FAILURES, this.#clock);
-    const limiter = new HostLimiter(
+    // A library caller that does not ask for warm sessions gets none (QUIT after each probe, as a
+    // one-off script wants); the service passes its settings (--smtp-session-idle...).
+    const warm = options.sessions ?? { idleMs: 0 };
+    this.#sessions = new SingleSessions(
       {
         concurrency: options.concurrency ?? DEFAULT_CONCURRENCY,
         perHostConcurrency: options.perHostConcurrency ?? DEFAULT_PER_HOST_CONCURRENCY,
@@ -227,45 +207,14 @@ export class SmtpProber {
         backoffBaseMs: this.#backoffMs,
         backoffMaxMs: this.#backoffMaxMs,
       },
-      this.#clock,
-      deps.sessionShare === undefined ? null : { share: deps.sessionShare, as: 'single' },
+      { ...WARM_DEFAULTS, ...definedOnly(warm) },
+      {
+        clock: this.#clock,
+        random: this.#random,
+        ...(deps.sessionShare === undefined ? {} : { sessionShare: deps.sessionShare }),
+        ...(deps.sharedSlots === undefined ? {} : { sharedSlots: deps.sharedSlots }),
+      },
     );
-    // A library caller that does not ask for warm sessions gets none (QUIT after each probe, as a
-    // one-off script wants); the service passes its settings (--smtp-session-idle...).
-    const sessions = options.sessions ?? { idleMs: 0 };
-    this.#pool = new WarmPool({ ...WARM_DEFAULTS, ...definedOnly(sessions) }, limiter);
-    const shared = deps.sharedSlots;
-    this.#shared =
-      shared === undefined
-        ? null
-        : new SharedPoliteness(
-            shared.coordination,
-            {
-              perHostConcurrency: shared.perHostConcurrency,
-              ...(shared.providerConcurrency === undefined
-                ? {}
-                : { providerConcurrency: shared.providerConcurrency }),
-              leaseMs: shared.leaseMs ?? DEFAULT_SHARED_LEASE_MS,
-              backoffBaseMs: this.#backoffMs,
-              backoffMaxMs: this.#backoffMaxMs,
-            },
-            {
-              now: this.#clock,
-              random: this.#random,
-              changed: () => undefined,
-              failed: (error, operation) => {
-                this.#sharedFailures += 1;
-                shared.failed?.(error, operation);
-              },
-            },
-          );
-    // Batch sessions with no work left become warm sessions here (sessions/session-share.ts). With
-    // slots shared across processes, only one whose shared slots come with it: a connection never
-    // runs uncounted there.
-    this.#unadopt =
-      deps.sessionShare?.adoptWith(
-        (offer) => (this.#shared === null || offer.takeSlots !== null) && this.#pool.adopt(offer),
-      ) ?? null;
     // Every connection in flight listens on this one signal; hundreds at once are expected.
     setMaxListeners(0, this.#closing.signal);
   }
@@ -390,14 +339,13 @@ export class SmtpProber {
 
   /** Destroys every open connection; later probes end as unavailable. */
   async close(): Promise<void> {
-    this.#unadopt?.();
-    this.#pool.close();
+    this.#sessions.close();
     this.#closing.abort();
   }
 
   /** Sessions open, opened, reused and closed by the server (metrics). */
   sessionStats(): WarmPoolStats {
-    return this.#pool.stats();
+    return this.#sessions.stats();
   }
 
   /** One session with one address of `host`, and what it means for the host's back-off. */
@@ -467,78 +415,31 @@ export class SmtpProber {
   ): Promise<HostResult> {
     const { address, route } = used;
     const greetingShare = greetingAt - performance.now();
+    const group = providerGroup(route.egress, host.exchange);
+    const lanes = [{ address, route }, ...alternates];
     for (;;) {
       // The first address until another one serves (a session replaced tries again from it).
       Object.assign(used, { address, route });
-      // A warm session to another address of the host (it won an earlier race) serves at once.
-      const idle = alternates.length === 0 ? null : this.#idleAlternate([{ address, route }, ...alternates]);
-      if (idle !== null) {
-        Object.assign(used, idle.alternate);
-        idle.entry.session.useDeadlines(budgetDeadlines(deadlineAt, deadlineAt));
-        const result = await this.#use(idle.entry, request, true);
-        if (result !== 'replaced') return result;
-        continue;
-      }
-      const slot = await this.#pool.acquire(
-        route.key,
+      const taken = await this.#sessions.take(
+        { key: route.key, group },
+        alternates.map((a) => a.route.key),
         deadlineAt,
-        providerGroup(route.egress, host.exchange),
+        this.#closing.signal,
       );
-      if (slot === 'timeout') return queueTimeout(this.#closing.signal.aborted);
-      if (slot !== 'open') {
-        slot.session.useDeadlines(budgetDeadlines(deadlineAt, deadlineAt));
-        const result = await this.#use(slot, request, true);
+      if (taken.kind === 'timeout') return queueTimeout(this.#closing.signal.aborted);
+      if (taken.kind === 'warm') {
+        Object.assign(used, lanes[taken.lane]);
+        taken.entry.session.useDeadlines(budgetDeadlines(deadlineAt, deadlineAt));
+        const result = await this.#use(taken.entry, request, true);
         if (result !== 'replaced') return result;
         continue;
       }
-      // A session of the lane in use usually comes back within a round trip, sooner than a new
-      // one is greeted (4 to 7): wait for it as long as its own greeting took, then open. No
-      // connection is opened on speculation.
-      const expected = this.#pool.expectedFreeMs(route.key);
-      if (expected !== null) {
-        const handed = await this.#pool.handoff(route.key, Math.min(deadlineAt, performance.now() + expected))
-          .entry;
-        if (handed !== null) {
-          this.#pool.giveBack(route.key);
-          handed.session.useDeadlines(budgetDeadlines(deadlineAt, deadlineAt));
-          const result = await this.#use(handed, request, true);
-          if (result !== 'replaced') return result;
-          continue;
-        }
-      }
-      // Across processes (Redis), a new session also takes one of the lane's shared slots (and
-      // its provider's) for its life; when they are full, the local slot goes back meanwhile.
-      let holdings: SlotHolding[] = [];
-      if (this.#shared !== null) {
-        const group = providerGroup(route.egress, host.exchange);
-        const failuresBefore = this.#sharedFailures;
-        const leases = await this.#sharedLeases(this.#shared, route.key, group);
-        // Redis did not answer: a person is waiting, so the verification goes ahead under this
-        // process's caps, as when the shared health cannot be read (batches wait instead).
-        const unanswered = leases === null && this.#sharedFailures > failuresBefore;
-        if (leases === null && !unanswered) {
-          this.#pool.giveBack(route.key);
-          const now = this.#clock();
-          const waitUntil = Math.max(
-            this.#shared.waitUntil(route.key, now),
-            group === null ? 0 : this.#shared.waitUntil(group, now),
-          );
-          const wait = Math.max(SHARED_RETRY_MS, waitUntil - now);
-          if (this.#closing.signal.aborted || performance.now() + wait >= deadlineAt)
-            return queueTimeout(this.#closing.signal.aborted);
-          await new Promise((resolve) => setTimeout(resolve, wait));
-          continue;
-        }
-        holdings = leases?.map((lease) => this.#shared!.hold(lease)) ?? [];
-      }
-      const releaseShared = (): void => {
-        for (const holding of holdings) void holding.release();
-      };
+      const { permit } = taken;
       // Raced addresses: those whose lane has room (the cap holds for whichever wins).
-      const raced = alternates.filter((a) => this.#pool.laneHasRoom(a.route.key));
+      const raced = alternates.filter((a) => this.#sessions.laneHasRoom(a.route.key));
       // Late ones with room join the race (and, if one wins, its slot moves as for the others).
       const late = lateAlternates?.then((added) => {
-        const room = added.filter((a) => this.#pool.laneHasRoom(a.route.key));
+        const room = added.filter((a) => this.#sessions.laneHasRoom(a.route.key));
         raced.push(...room);
         return room.map((a) => ({ address: a.address, localAddress: a.route.egress.localAddress }));
       });
@@ -564,15 +465,18 @@ export class SmtpProber {
       const connectedTo = opened.ok ? opened.session.target.address : (opened.connectedTo ?? address);
       const winner = raced.find((a) => a.address === connectedTo);
       if (winner !== undefined) {
-        this.#pool.moveSlot(route.key, winner.route.key, providerGroup(winner.route.egress, host.exchange));
+        const moved = permit.moveTo(
+          winner.route.key,
+          providerGroup(winner.route.egress, host.exchange),
+          opened.ok,
+        );
         Object.assign(used, winner);
-        // The shared (Redis) one too, when one is free there (else it stays the first address's).
-        if (opened.ok) await holdings[0]?.moveTo(winner.route.key);
+        await moved;
       }
       // The shared slots go back once the server no longer counts the connection, as the local one.
-      void (opened.ok ? opened.session.closed : opened.closed).then(releaseShared);
+      permit.releaseSharedOn(opened.ok ? opened.session.closed : opened.closed);
       if (!opened.ok) {
-        this.#pool.openFailed(used.route.key, opened.closed);
+        this.#sessions.failed(permit, opened.closed);
         const { failure } = opened;
         // The banner or EHLO refused the prober (5xx): decided, as a reply to RCPT would be.
         if (failure.kind === 'blocked' && failure.reply !== null) {
@@ -587,8 +491,8 @@ export class SmtpProber {
         }
         return { type: 'failed', failure };
       }
-      const entry = this.#pool.opened(
-        used.route.key,
+      const entry = this.#sessions.opened(
+        permit,
         used.address,
         used.route.egress,
         opened.session,
@@ -610,7 +514,7 @@ export class SmtpProber {
     // Decided on the last greeting's extensions: after STARTTLS, the second EHLO's.
     const smtpUtf8 = addressNeedsSmtpUtf8(request.address);
     if (smtpUtf8 && !session.extensions.smtpUtf8) {
-      this.#pool.release(entry);
+      this.#sessions.release(entry);
       return { type: 'unicode_unsupported', tls: session.tls };
     }
     // A session that has carried a transaction starts the next with RSET; one opened for a
@@ -628,7 +532,7 @@ export class SmtpProber {
       done = await this.#transaction(session, request, smtpUtf8, reset);
     } catch (error) {
       // A programming error (a line with CR/LF: nothing was written); the session is not kept.
-      this.#pool.retire(entry);
+      this.#sessions.retire(entry);
       throw error;
     }
     const replaced = reused && serverLetGo(done.result, reset ? 'rset' : 'mail');
@@ -639,15 +543,15 @@ export class SmtpProber {
       entry.rejects += rejects;
       // A retired session's QUIT is still this verification's; a kept one is handed on clean.
       if (replaced || !keep) {
-        this.#pool.retire(entry);
+        this.#sessions.retire(entry);
         session.recorder = null;
       } else {
         session.recorder = null;
-        this.#pool.release(entry);
+        this.#sessions.release(entry);
       }
     });
     if (replaced) return 'replaced';
-    if (reused) this.#pool.reusedOnce();
+    if (reused) this.#sessions.reusedOnce();
     return done.result;
   }
 
@@ -672,20 +576,6 @@ export class SmtpProber {
     );
   }
 
-  /** The lane's shared slot, then its provider's; null (none held) when either is full. */
-  async #sharedLeases(
-    shared: SharedPoliteness,
-    key: string,
-    group: string | null,
-  ): Promise<SlotLease[] | null> {
-    const lease = await shared.acquire(key);
-    if (lease === null || group === null) return lease === null ? null : [lease];
-    const providerLease = await shared.acquireGroup(group);
-    if (providerLease !== null) return [lease, providerLease];
-    await shared.release(lease);
-    return null;
-  }
-
   /** Routes of the other addresses of a host for a Happy Eyeballs race (those resting stay out). */
   async #alternates(addresses: readonly string[]): Promise<Alternate[]> {
     const out: Alternate[] = [];
@@ -694,15 +584,6 @@ export class SmtpProber {
       if (route.resting === null) out.push({ address, route });
     }
     return out;
-  }
-
-  /** An idle warm session of one of `alternates`' lanes (marked in use), if there is one. */
-  #idleAlternate(alternates: readonly Alternate[]): { alternate: Alternate; entry: WarmEntry } | null {
-    for (const alternate of alternates) {
-      const entry = this.#pool.takeIdle(alternate.route.key);
-      if (entry !== null) return { alternate, entry };
-    }
-    return null;
   }
 
   /**

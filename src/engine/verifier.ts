@@ -15,7 +15,7 @@ import { disposableMxHost, isDisposableDomain, loadDisposableDomains } from './l
 import { isFreeProvider, loadFreeProviders } from './lists/free-provider.js';
 import { isRoleAddress } from './lists/role.js';
 import { suggestCorrection } from './lists/typo.js';
-import type { SharedSlots } from './probe.js';
+import type { SharedSlots } from './sessions/single-sessions.js';
 import { SmtpProber } from './probe.js';
 import type { SessionShare } from './sessions/session-share.js';
 import { TranscriptRecorder } from './smtp/transcript.js';
@@ -54,7 +54,7 @@ export interface VerifierDeps {
   sessionShare?: SessionShare;
   /**
    * Session slots shared with the batch engines of other processes (Redis): see
-   * probe.ts's `SharedSlots`. Absent: the caps hold in this process only.
+   * sessions/single-sessions.ts's `SharedSlots`. Absent: the caps hold in this process only.
    */
   sharedSlots?: SharedSlots;
   /** RFC 8305 §3's Resolution Delay (dns/resolver.ts; default 50 ms). */
