@@ -21,10 +21,11 @@
  * refusal of our address by policy rests that egress for that host (`egressRestMs`) while there
  * are others; the probe that got it still reports it.
  *
- * Sessions come from sessions/single-sessions.ts (a pool): with warm sessions on (`smtp.sessions`), a session
- * that answered stays open for the next probe to the same host address and egress, which then
- * sends RSET, MAIL FROM and RCPT TO in one round trip; the pool also caps the sessions open per
- * host and in all. A warm session the server let go is replaced without failing the probe.
+ * Sessions come from a pool (sessions/single-sessions.ts): with warm sessions on
+ * (`smtp.sessions`), a session that answered stays open for the next probe to the same host
+ * address and egress, which then sends RSET, MAIL FROM and RCPT TO in one round trip; the pool
+ * also caps the sessions open per host and in all. A warm session the server let go is replaced
+ * without failing the probe.
  *
  * An address whose local part is not ASCII is asked about only where the server offers SMTPUTF8
  * (smtputf8.ts). The first host that greets decides that too, as for a reply to RCPT: the probe
