@@ -34,6 +34,7 @@ import { createRedisResultStore } from './redis/result-store.js';
 import type { MemberMailer } from './services/member-mail.js';
 import type { OperatorConsoleOptions } from './dashboard/deps.js';
 import { PLAN_SLUGS, isPlanSlug, plansFromConfig } from './services/plans.js';
+import { createMailer } from './services/mailer.js';
 import { resultCacheFromSettings } from './services/result-cache.js';
 import { checkSecretKeys, sealLegacySecrets, type ResealCounts } from './services/secrets.service.js';
 import { openDatabase } from './store/db.js';
@@ -172,7 +173,8 @@ export async function createRuntime(
       if (mayWarn()) logger.warn({ err }, 'result cache unreachable: verifying without it');
     },
   });
-  const ctx: AppContext = { config, db, clock, logger, verifier, resultCache, dnsTrust };
+  const mailer = createMailer(config);
+  const ctx: AppContext = { config, db, clock, logger, verifier, resultCache, dnsTrust, mailer };
   let closed: Promise<void> | undefined;
   return {
     ctx,
@@ -185,6 +187,7 @@ export async function createRuntime(
         await guard.stop();
         await dnsTrust.close();
         await verifier.close();
+        mailer?.close();
         if (redis) await closeRedis(redis);
         await db.destroy();
         if (!options.logger) logger.flush();
