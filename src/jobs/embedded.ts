@@ -127,7 +127,13 @@ export function startEmbeddedWorkers(ctx: AppContext, options: BackgroundOptions
     outcomeRetentionMs: config.outcomeRetentionMs,
   });
   sweeper.start(SWEEP_INTERVAL_MS);
-  const scheduler = createScheduler({ db: ctx.db, clock: ctx.clock, config, logger, mailer: ctx.mailer ?? null });
+  const scheduler = createScheduler({
+    db: ctx.db,
+    clock: ctx.clock,
+    config,
+    logger,
+    mailer: ctx.mailer ?? null,
+  });
   scheduler.start(SCHEDULE_INTERVAL_MS);
 
   worker.start();
