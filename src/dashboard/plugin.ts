@@ -25,15 +25,13 @@ import { CONTENT_SECURITY_POLICY, installGuards, sessionCookie, type GuardDeps }
 
 export function dashboardPlugin(options: DashboardOptions) {
   return async (app: FastifyInstance): Promise<void> => {
-    const ownMailer = options.memberMailer === undefined ? createMemberMailer(options.config) : null;
     const { webDir: _webDir, memberMailer: _memberMailer, ...shared } = options;
     const deps: DashboardDeps = {
       ...shared,
       webDir: options.webDir ?? DEFAULT_WEB_DIR,
-      mailer: options.memberMailer ?? ownMailer,
+      mailer: options.memberMailer === undefined ? createMemberMailer(options.mailer) : options.memberMailer,
       cookie: sessionCookie(options.config.publicBaseUrl),
     };
-    if (ownMailer !== null) app.addHook('onClose', (_instance, done) => (ownMailer.close(), done()));
     // The dashboard's API is the app's, not part of the public v1 document (docs/openapi.json).
     app.addHook('onRoute', (route) => {
       route.schema = { ...route.schema, hide: true };
