@@ -30,7 +30,7 @@
  * this process (HostLimiter's groups) and, with a shared coordination, across processes (one
  * provider acquisition at a time per group, after the host's slot).
  */
-import type { EngineCoordination, SlotLease } from '../coordination.js';
+import type { EngineCoordination } from '../coordination.js';
 import type { SmtpOutcome } from '../outcome.js';
 import type { Egress, EgressGate } from '../egress/egress.js';
 import { egressesFor, pairKey, reaches, refusesTheClient, usableEgresses } from '../egress/egress.js';
@@ -539,7 +539,8 @@ export class ProbeScheduler {
     const { queue, key } = lane;
     const group = lane.group ?? null;
     this.limiter.reserve(key, group);
-    const acquiring: Promise<void> = this.#acquireSlots(lane, shared)
+    const acquiring: Promise<void> = shared
+      .acquireLane(key, group)
       .then(async (leases) => {
         // While the answer came, the host may have failed, its work moved on, or the engine closed.
         const open =
@@ -553,16 +554,6 @@ export class ProbeScheduler {
         this.pump();
       });
     this.#sessions.add(acquiring);
-  }
-
-  /** The lane's shared slot, then its provider's (cap and pace); null when either is not given. */
-  async #acquireSlots(lane: Lane, shared: SharedPoliteness): Promise<SlotLease[] | null> {
-    const lease = await shared.acquire(lane.key);
-    if (lease === null || lane.group == null) return lease === null ? null : [lease];
-    const providerLease = await shared.acquireGroup(lane.group);
-    if (providerLease !== null) return [lease, providerLease];
-    await shared.release(lease);
-    return null;
   }
 
   /**

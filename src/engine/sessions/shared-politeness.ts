@@ -136,6 +136,19 @@ export class SharedPoliteness {
   }
 
   /**
+   * A new session's slots: one of lane `key`, then, with its provider `group`, one of the group's
+   * (cap and pace). Null, none held, when either is not given.
+   */
+  async acquireLane(key: string, group: string | null): Promise<SlotLease[] | null> {
+    const lease = await this.acquire(key);
+    if (lease === null || group === null) return lease === null ? null : [lease];
+    const providerLease = await this.acquireGroup(group);
+    if (providerLease !== null) return [lease, providerLease];
+    await this.release(lease);
+    return null;
+  }
+
+  /**
    * One slot of `group` (a provider through one egress) and one of its pace; null when either is
    * full (by any process) or the coordination failed, and `waitUntil(group)` then says when to ask
    * again. The pace slot is spent even if the session then does not open.

@@ -9,7 +9,7 @@
  * `perHostConcurrency` slots there (and one of its provider's), the batch engines' semaphore,
  * for the life of each new session; a warm session reused costs no round trip to it.
  */
-import type { EngineCoordination, SlotLease } from '../coordination.js';
+import type { EngineCoordination } from '../coordination.js';
 import type { Egress } from '../egress/egress.js';
 import type { SmtpSession } from '../smtp/session.js';
 import { HostLimiter, type HostLimiterOptions } from './host-limiter.js';
@@ -167,7 +167,7 @@ export class SingleSessions {
       let holdings: SlotHolding[] = [];
       if (this.#shared !== null) {
         const failuresBefore = this.#sharedFailures;
-        const leases = await this.#sharedLeases(this.#shared, first.key, first.group);
+        const leases = await this.#shared.acquireLane(first.key, first.group);
         // Redis did not answer: a person is waiting, so the verification goes ahead under this
         // process's caps, as when the shared health cannot be read (batches wait instead).
         const unanswered = leases === null && this.#sharedFailures > failuresBefore;
@@ -254,19 +254,5 @@ export class SingleSessions {
         });
       },
     };
-  }
-
-  /** The lane's shared slot, then its provider's; null (none held) when either is full. */
-  async #sharedLeases(
-    shared: SharedPoliteness,
-    key: string,
-    group: string | null,
-  ): Promise<SlotLease[] | null> {
-    const lease = await shared.acquire(key);
-    if (lease === null || group === null) return lease === null ? null : [lease];
-    const providerLease = await shared.acquireGroup(group);
-    if (providerLease !== null) return [lease, providerLease];
-    await shared.release(lease);
-    return null;
   }
 }
