@@ -17,9 +17,9 @@
  * failure streak; a greeting alone does not.
  *
  * With several egresses (source addresses, SOCKS5 proxies: egress/egress.ts) probes take them in
- * turn, skipping one that rests for the host; back-off and rests are kept per (egress, host). A
- * refusal of our address by policy rests that egress for that host (`egressRestMs`) while there
- * are others; the probe that got it still reports it.
+ * turn, skipping one that rests for the host; back-off and rests are kept per (egress, host)
+ * (sessions/single-lanes.ts). A refusal of our address by policy rests that egress for that host
+ * (`egressRestMs`) while there are others; the probe that got it still reports it.
  *
  * Sessions come from a pool (sessions/single-sessions.ts): with warm sessions on
  * (`smtp.sessions`), a session that answered stays open for the next probe to the same host
@@ -44,14 +44,7 @@ import type { SmtpOptions } from './types.js';
 import { CatchAllCache } from './smtp/catch-all-cache.js';
 import type { Egress, EgressGate } from './egress/egress.js';
 import { providerOfHost } from './smtp/providers.js';
-import {
-  DEFAULT_EGRESS_REST_MS,
-  buildEgresses,
-  egressesFor,
-  pairKey,
-  refusesTheClient,
-  usableEgresses,
-} from './egress/egress.js';
+import { DEFAULT_EGRESS_REST_MS, buildEgresses, pairKey, refusesTheClient } from './egress/egress.js';
 import type { SmtpReply } from './smtp/reply.js';
 import type { HostFailure, SmtpSession } from './smtp/session.js';
 import { budgetDeadlines, connectionRefused, describe, openSession } from './smtp/session.js';
@@ -62,6 +55,8 @@ import { queueTimeout, runTransaction, serverLetGo } from './smtp/probe-transact
 import type { SessionShare } from './sessions/session-share.js';
 import type { SharedSlots } from './sessions/single-sessions.js';
 import { SingleSessions } from './sessions/single-sessions.js';
+import type { Route } from './sessions/single-lanes.js';
+import { SingleLanes } from './sessions/single-lanes.js';
 import type { WarmEntry, WarmPoolStats } from './sessions/warm-pool.js';
 import { WARM_DEFAULTS } from './sessions/warm-pool.js';
 import {
@@ -125,20 +120,12 @@ interface Alternate {
   route: Route;
 }
 
-/** The egress a probe of one host address goes out through, and whether it rests there. */
-interface Route {
-  egress: Egress;
-  /** The (egress, host) key of the back-off. */
-  key: string;
-  resting: HostFailure | null;
-}
-
 const LOCAL_ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789';
 const LOCAL_LENGTH = 24;
 /** How long the family that won a Happy Eyeballs race at a host goes first there. */
 const FAMILY_MEMORY_MS = 10 * 60_000;
-/** Hosts whose last failure is remembered (for the evidence of probes that skip them). */
-const MAX_REMEMBERED_FAILURES = 10_000;
+/** MX host names whose last race winner is remembered. */
+const MAX_REMEMBERED_HOSTS = 10_000;
 
 /**
  * A random local part nobody has, for the catch-all test: a letter first (some servers refuse a
@@ -162,16 +149,12 @@ export class SmtpProber {
   readonly #options: ProberOptions;
   readonly #clock: () => number;
   readonly #random: () => number;
-  readonly #egresses: Egress[];
   readonly #guard: EgressGate | null;
-  /** Turn of the next probe in the egress rotation. */
-  #turn = 0;
   readonly #catchAll: CatchAllCache;
-  readonly #health: HostHealth;
+  /** Which egress each probe of a host address takes, and the lanes' back-off (sessions/single-lanes.ts). */
+  readonly #lanes: SingleLanes;
   readonly #backoffMs: number;
   readonly #backoffMaxMs: number;
-  /** The last failure of each host, kept as long as a back-off can last. */
-  readonly #lastFailure: TtlMap<string, HostFailure>;
   /** Aborted by close(): destroys every connection, including those still connecting. */
   readonly #closing = new AbortController();
   /** Warm sessions, the caps on sessions and the shared slots (sessions/single-sessions.ts). */
@@ -183,14 +166,20 @@ export class SmtpProber {
     this.#options = options;
     this.#clock = deps.clock ?? Date.now;
     this.#random = deps.random ?? cryptoRandom();
-    this.#egresses = buildEgresses(options);
     this.#guard = deps.guard ?? null;
     this.#catchAll = new CatchAllCache(options.catchAllTtlMs, this.#clock);
-    this.#health = deps.health ?? createLocalHealth(this.#clock);
     this.#backoffMs = options.hostBackoffMs ?? DEFAULT_HOST_BACKOFF_MS;
     this.#backoffMaxMs = options.hostBackoffMaxMs ?? DEFAULT_HOST_BACKOFF_MAX_MS;
-    this.#lastFailure = new TtlMap(MAX_REMEMBERED_FAILURES, this.#clock);
-    this.#familyWon = new TtlMap(MAX_REMEMBERED_FAILURES, this.#clock);
+    this.#familyWon = new TtlMap(MAX_REMEMBERED_HOSTS, this.#clock);
+    this.#lanes = new SingleLanes(
+      buildEgresses(options),
+      {
+        backoffMs: this.#backoffMs,
+        backoffMaxMs: this.#backoffMaxMs,
+        egressRestMs: options.egressRestMs ?? DEFAULT_EGRESS_REST_MS,
+      },
+      { clock: this.#clock, health: deps.health ?? createLocalHealth(this.#clock), guard: this.#guard },
+    );
     // A library caller that does not ask for warm sessions gets none (QUIT after each probe, as a
     // one-off script wants); the service passes its settings (--smtp-session-idle...).
     const warm = options.sessions ?? { idleMs: 0 };
@@ -204,7 +193,7 @@ export class SmtpProber {
         ...(options.providerSessionsPerSecond === undefined
           ? {}
           : { groupSessionsPerSecond: options.providerSessionsPerSecond }),
-        // Back-off is the prober's own (#health); the limiter only counts sessions here.
+        // Back-off is the lanes' (#lanes); the limiter only counts sessions here.
         backoffBaseMs: this.#backoffMs,
         backoffMaxMs: this.#backoffMaxMs,
       },
@@ -249,7 +238,7 @@ export class SmtpProber {
           break;
         }
         lastHost = host.exchange;
-        const route = await this.#route(address);
+        const route = await this.#lanes.route(address);
         const resting = route.resting;
         if (resting !== null) {
           request.recorder?.record('out', `[skip ${host.exchange} (${address}): ${resting.detail}]`);
@@ -377,15 +366,16 @@ export class SmtpProber {
     const heard = result.type === 'failed' ? result.failure : result.type === 'decided' ? result : null;
     if (heard?.reply) this.#guard?.observe(route.egress, host.exchange, heard.stage, heard.reply);
     if (result.type === 'failed' && result.queued !== true) {
-      this.#failed(key, result.failure);
-      if (result.failure.reply !== null && refusesTheClient(result.failure.reply)) this.#rest(address, key);
+      this.#lanes.failed(key, result.failure);
+      if (result.failure.reply !== null && refusesTheClient(result.failure.reply))
+        this.#lanes.rest(address, key);
     } else if (result.type === 'failed') {
       // Our own cap kept it waiting: nothing to say about the host.
     } else if (result.type === 'decided' && result.stage !== 'rcpt') {
       // A refusal of the prober at the banner, EHLO or MAIL FROM: a failure of the host too.
       const reply = result.reply;
-      if (result.kind === 'blocked' || refusesTheClient(reply)) this.#rest(address, key);
-      this.#failed(key, {
+      if (result.kind === 'blocked' || refusesTheClient(reply)) this.#lanes.rest(address, key);
+      this.#lanes.failed(key, {
         kind: result.kind === 'greylisted' ? 'greylisted' : 'blocked',
         stage: result.stage,
         cause: 'reply',
@@ -394,8 +384,8 @@ export class SmtpProber {
         tls: result.tls,
       });
     } else if (result.type === 'decided') {
-      if (result.kind === 'blocked' && refusesTheClient(result.reply)) this.#rest(address, key);
-      this.#answered(key);
+      if (result.kind === 'blocked' && refusesTheClient(result.reply)) this.#lanes.rest(address, key);
+      this.#lanes.answered(key);
     }
     return served;
   }
@@ -581,77 +571,10 @@ export class SmtpProber {
   async #alternates(addresses: readonly string[]): Promise<Alternate[]> {
     const out: Alternate[] = [];
     for (const address of addresses) {
-      const route = await this.#route(address);
+      const route = await this.#lanes.route(address);
       if (route.resting === null) out.push({ address, route });
     }
     return out;
-  }
-
-  /**
-   * While the host is backed off: its last failure (cause kept), with why it is not asked; a
-   * failure of cause `backed-off` when another process backed it off. Null when it may be asked.
-   */
-  async #resting(key: string): Promise<HostFailure | null> {
-    let state;
-    try {
-      state = await this.#health.get(key);
-    } catch {
-      return null;
-    }
-    if (state.notBefore <= this.#clock()) return null;
-    const last = this.#lastFailure.get(key);
-    const why = `not asked: backed off after ${state.failuresInARow} failure(s) in a row`;
-    if (last === undefined)
-      return {
-        kind: 'unavailable',
-        stage: 'connect',
-        cause: 'backed-off',
-        reply: null,
-        detail: why,
-        tls: false,
-      };
-    return { ...last, detail: `${why} (last: ${last.detail})` };
-  }
-
-  #failed(key: string, failure: HostFailure): void {
-    this.#lastFailure.set(key, failure, this.#backoffMaxMs);
-    this.#health.recordFailure(key, this.#backoffMs, this.#backoffMaxMs).catch(() => undefined);
-  }
-
-  #answered(key: string): void {
-    this.#health.recordSuccess(key).catch(() => undefined);
-  }
-
-  /**
-   * The next egress in turn for host `address`, skipping those that rest there; when all rest,
-   * the one whose turn it was, with its rest (the probe then reports it without connecting).
-   * Egresses the reputation guard rests come only after every one in service rests for the host.
-   */
-  async #route(address: string): Promise<Route> {
-    const all = egressesFor(this.#egresses, address);
-    const preferred = usableEgresses(this.#guard, all, (e) => e);
-    const turn = this.#turn;
-    this.#turn = (turn + 1) % 1_000_000;
-    let first: Route | null = null;
-    for (const egresses of preferred === all
-      ? [all]
-      : [preferred, all.filter((e) => !preferred.includes(e))]) {
-      for (let i = 0; i < egresses.length; i++) {
-        const egress = egresses[(turn + i) % egresses.length]!;
-        const key = pairKey(egress, address);
-        const route = { egress, key, resting: await this.#resting(key) };
-        if (route.resting === null) return route;
-        first ??= route;
-      }
-    }
-    return first!;
-  }
-
-  /** The egress of `key` rests for host `address` after a policy refusal, while others can reach it. */
-  #rest(address: string, key: string): void {
-    if (egressesFor(this.#egresses, address).length < 2) return;
-    const until = this.#clock() + (this.#options.egressRestMs ?? DEFAULT_EGRESS_REST_MS);
-    this.#health.restUntil(key, until).catch(() => undefined);
   }
 }
 
