@@ -10,7 +10,12 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { createBatchEngine } from '../../src/engine/batch/batch-engine.js';
 import type { BatchEngine, BatchEngineOptions } from '../../src/engine/batch/types.js';
-import { buildEgresses, pairKey, parseSourceAddress, refusesTheClient } from '../../src/engine/egress/egress.js';
+import {
+  buildEgresses,
+  pairKey,
+  parseSourceAddress,
+  refusesTheClient,
+} from '../../src/engine/egress/egress.js';
 import { ReplyParser } from '../../src/engine/smtp/reply.js';
 import type { VerificationResult, Verifier } from '../../src/engine/types.js';
 import { createVerifier } from '../../src/engine/verifier.js';
