@@ -66,7 +66,7 @@ describe('dashboard filters', SLOW, () => {
     ]);
     // The v1 API reads the same filters.
     const v1 = await h.v1('GET', '/v1/filters', h.liveKey);
-    expect((v1.json() as { filters: FilterItem[] }).filters.map((f) => f.id)).toEqual(
+    expect(v1.json<{ filters: FilterItem[] }>().filters.map((f) => f.id)).toEqual(
       listed.filters.map((f) => f.id),
     );
 
@@ -156,7 +156,7 @@ describe('dashboard filters', SLOW, () => {
     expect(unknown.statusCode).toBe(404);
     expect((await filterList()).filters).toEqual([]);
     const kept = await h.v1('GET', '/v1/filters', other.liveKey);
-    expect((kept.json() as { filters: FilterItem[] }).filters.map((f) => f.id)).toEqual([theirs.id]);
+    expect(kept.json<{ filters: FilterItem[] }>().filters.map((f) => f.id)).toEqual([theirs.id]);
   });
 
   it('refuses changes without the CSRF token', async () => {
