@@ -158,6 +158,14 @@ describe('Filters page', () => {
     );
   });
 
+  it('says when the account holds the most mail-server filters it can', async () => {
+    const mx = Array.from({ length: 100 }, (_, i) => filter(i + 1, { match: 'mx', value: `mx${i}.example` }));
+    renderApp('/filters', filterServer(mx));
+    expect(
+      await screen.findByText(/This account holds 100 mail-server filters, the most it can/),
+    ).toBeInTheDocument();
+  });
+
   it(`shows the first ${SHOWN_ROWS} filters and finds the others by search`, async () => {
     const many = Array.from({ length: SHOWN_ROWS + 50 }, (_, i) => filter(i + 1));
     const { user } = renderApp('/filters', filterServer(many));
