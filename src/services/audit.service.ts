@@ -68,6 +68,18 @@ export interface AuditOrigin {
   userAgent: string | null;
 }
 
+/**
+ * Who makes a change, for the security log entry the service writes with it, in the change's
+ * transaction: a member (with the request's origin) or the operator (the CLI).
+ */
+export interface ChangeBy {
+  actor: AuditActor;
+  origin?: AuditOrigin;
+}
+
+/** The CLI acts as the operator. */
+export const BY_OPERATOR: ChangeBy = { actor: { kind: 'operator' } };
+
 export type AuditDetails = Readonly<Record<string, string | number | boolean | null>>;
 
 export interface AuditEvent {

@@ -19,7 +19,7 @@ import {
 } from '../store/key.store.js';
 import type { ApiKeyRow } from '../store/schema/accounts.schema.js';
 import { getAccount, refuseIfSuspended } from './accounts.service.js';
-import { recordAudit, type AuditActor, type AuditOrigin } from './audit.service.js';
+import { recordAudit, type ChangeBy } from './audit.service.js';
 import { newId, randomBase62 } from './ids.js';
 import type { KeyCache } from './key-cache.js';
 import {
@@ -182,14 +182,10 @@ export async function createKey(
 }
 
 /**
- * Who changes a key, for the account's security log: a member (with the request's origin) or the
- * operator (the CLI). A member's change is refused while the account is suspended; the operator's
- * is not (the operator suspended it).
+ * Who changes a key (audit.service.ts's ChangeBy). A member's creation or rotation is refused
+ * while the account is suspended; the operator's is not (the operator suspended it).
  */
-export interface KeyChangeBy {
-  actor: AuditActor;
-  origin?: AuditOrigin;
-}
+export type KeyChangeBy = ChangeBy;
 
 /** createKey as a person does it: the suspension check, the key and its log entry in one transaction. */
 export async function createKeyBy(

@@ -5,7 +5,8 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { systemClock } from '../../clock.js';
 import { keyCapCost } from '../../services/key-cap.service.js';
-import { SCOPES, createKeyBy, listKeys, revokeKeyBy, type KeyChangeBy } from '../../services/keys.service.js';
+import { SCOPES, createKeyBy, listKeys, revokeKeyBy } from '../../services/keys.service.js';
+import { BY_OPERATOR } from '../../services/audit.service.js';
 import { plansFromConfig } from '../../services/plans.js';
 import type { DailyCapCost } from '../../services/publishable-keys.js';
 import { AppError } from '../../errors.js';
@@ -13,9 +14,6 @@ import { loadWidgetAsset, widgetSnippet } from '../../services/widget-asset.js';
 import { addCommonOptions, print, withStore, type StoreFlags } from '../cli-support.js';
 
 type CommonFlags = StoreFlags;
-
-/** The CLI acts as the operator: its key changes are logged as theirs and never refused for a suspension. */
-const OPERATOR: KeyChangeBy = { actor: { kind: 'operator' } };
 
 interface CreateFlags {
   account: string;
@@ -114,7 +112,7 @@ export function registerKeysCommand(program: Command): void {
               }),
           name: flags.name ?? null,
         },
-        OPERATOR,
+        BY_OPERATOR,
       );
       // What one day at a publishable key's cap costs, and a warning when 30 of them exceed the quota.
       const capCost = made.record.publishable
@@ -171,7 +169,7 @@ export function registerKeysCommand(program: Command): void {
       .argument('<key-id>'),
   ).action(async (id: string, flags: CommonFlags) => {
     const view = await withStore(flags, async (db) => {
-      return revokeKeyBy(db, systemClock, id, OPERATOR);
+      return revokeKeyBy(db, systemClock, id, BY_OPERATOR);
     });
     print(flags.json, view, () => `revoked key ${view.id} (${view.display}) at ${view.revoked_at ?? ''}`);
   });
