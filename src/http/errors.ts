@@ -39,6 +39,8 @@ export const HTTP_STATUS: Readonly<Record<ErrorCode, number>> = {
   request_timeout: 408,
   internal_error: 500,
   service_unavailable: 503,
+  not_a_bounce: 422,
+  malformed_message: 422,
   unauthenticated: 401,
   invalid_credentials: 401,
   csrf_rejected: 403,

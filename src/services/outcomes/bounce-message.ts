@@ -1,0 +1,363 @@
+/**
+ * Bounce and complaint messages to outcome events (docs/outcomes.md, "Bounce and complaint
+ * messages"). The MIME structure is postal-mime's; what no MIME parser reads is this folder's:
+ * the fields of a delivery-status or feedback-report part (dsn-fields.ts), the status table
+ * (bounce-status.ts), the recipients of a text-only bounce (bounce-text.ts).
+ *
+ * An event rests on what the message says about a recipient: a `message/delivery-status` group
+ * (RFC 3464), a text bounce's recipient block with its SMTP answer, an ARF report's
+ * `Original-Rcpt-To` / `Removal-Recipient` or its original message's single `To`. A message that
+ * is none of these is `not_a_bounce` and yields nothing. Pure: nothing is stored here.
+ */
+import PostalMime, { type Email } from 'postal-mime';
+import { AppError } from '../../errors.js';
+import { classifyBounce, type IgnoredReason } from './bounce-status.js';
+import { textBounceRecipients, TEXT_BOUNCE_OPENINGS } from './bounce-text.js';
+import { addressOfField, diagnosticText, parseFieldGroups, type FieldGroup } from './dsn-fields.js';
+import type { OutcomeEventInput } from './intake.service.js';
+
+/** The largest message taken (a bounce carries at most a copy of the message that bounced). */
+export const MAX_MESSAGE_BYTES = 1024 * 1024;
+/** Recipients one message may report; a larger DSN is refused as malformed. */
+export const MAX_RECIPIENTS_PER_MESSAGE = 100;
+/** An mbox file's bounds: its size and the messages in it. */
+export const MAX_MBOX_BYTES = 64 * 1024 * 1024;
+export const MAX_MBOX_MESSAGES = 5_000;
+
+export type MessageKind = 'dsn' | 'arf';
+
+/** A recipient of the message that became no event, and why. */
+export interface IgnoredRecipient {
+  /** Absent when the message names no recipient (an ARF report without one). */
+  email?: string;
+  /** The enhanced status code, when the message gives one. */
+  status?: string;
+  reason: IgnoredReason;
+  message: string;
+}
+
+/** An event of a message, with the enhanced status code it rests on (when given). */
+export interface MessageEvent extends OutcomeEventInput {
+  status?: string;
+}
+
+/** What one message says: its kind, the events to take, the recipients left out. */
+export interface MessageEvents {
+  kind: MessageKind;
+  events: MessageEvent[];
+  ignored: IgnoredRecipient[];
+}
+
+const PARSE_OPTIONS = {
+  forceRfc822Attachments: true,
+  attachmentEncoding: 'utf8',
+  maxNestingDepth: 20,
+  maxHeadersSize: 256 * 1024,
+  maxRfc822NestingDepth: 0,
+} as const;
+
+const MAILER_DAEMON = /^(mailer-daemon|mailer_daemon|mailerdaemon|postmaster|mail-daemon|mdaemon)$/i;
+
+/**
+ * The events of one raw message: a DSN (RFC 3464, or a text-only bounce from a mailer daemon)
+ * or a complaint report (ARF, RFC 5965). Throws AppError `payload_too_large` past
+ * MAX_MESSAGE_BYTES, `malformed_message` when it cannot be read as a message, `not_a_bounce`
+ * when it is neither a bounce nor a complaint.
+ */
+export async function eventsFromMessage(raw: Uint8Array): Promise<MessageEvents> {
+  if (raw.byteLength > MAX_MESSAGE_BYTES)
+    throw new AppError(
+      'payload_too_large',
+      `the message is larger than ${MAX_MESSAGE_BYTES / 1024 / 1024} MiB`,
+    );
+  const email = await parse(raw);
+  const part = (...types: string[]) =>
+    email.attachments.find((a) => types.includes(a.mimeType.toLowerCase()));
+  const original = await originalHeaders(email);
+  const report = part('message/feedback-report');
+  if (report !== undefined) return complaintEvents(email, contentText(report.content), original);
+  const status = part('message/delivery-status', 'message/global-delivery-status');
+  if (status !== undefined) return dsnEvents(email, contentText(status.content), original);
+  return textBounceEvents(email, original);
+}
+
+async function parse(raw: Uint8Array): Promise<Email> {
+  // A message starts with a header field; anything else (a JSON body, a text file) is no message.
+  const head = new TextDecoder('latin1').decode(raw.subarray(0, 1000));
+  if (!/^[!-9;-~]+[ \t]*:/.test(head))
+    throw new AppError(
+      'malformed_message',
+      'the body is not an RFC 5322 message: it does not start with a header field',
+    );
+  try {
+    return await PostalMime.parse(raw, PARSE_OPTIONS);
+  } catch (err) {
+    throw new AppError('malformed_message', `the message could not be parsed: ${(err as Error).message}`);
+  }
+}
+
+function contentText(content: ArrayBuffer | Uint8Array | string): string {
+  return typeof content === 'string' ? content : new TextDecoder().decode(content);
+}
+
+/** The headers of the message that bounced or was reported, from its `message/rfc822` or `text/rfc822-headers` part. */
+async function originalHeaders(email: Email): Promise<Email | null> {
+  const copy = email.attachments.find((a) =>
+    ['message/rfc822', 'text/rfc822-headers', 'message/global', 'message/global-headers'].includes(
+      a.mimeType.toLowerCase(),
+    ),
+  );
+  if (copy === undefined) return null;
+  try {
+    return await PostalMime.parse(contentText(copy.content), { ...PARSE_OPTIONS, maxNestingDepth: 5 });
+  } catch {
+    return null;
+  }
+}
+
+function dsnEvents(email: Email, statusPart: string, original: Email | null): MessageEvents {
+  const [perMessage, ...recipients] = parseFieldGroups(statusPart);
+  // A part that starts with a recipient group (no per-message fields) is read all the same.
+  const groups = perMessage?.get('final-recipient') !== undefined ? [perMessage, ...recipients] : recipients;
+  if (groups.length === 0)
+    throw new AppError('malformed_message', 'the delivery-status part reports no recipient');
+  if (groups.length > MAX_RECIPIENTS_PER_MESSAGE)
+    throw new AppError(
+      'malformed_message',
+      `the message reports more than ${MAX_RECIPIENTS_PER_MESSAGE} recipients`,
+    );
+  const at = timeOf(perMessage?.get('arrival-date'), email.date);
+  const sourceId = sourceIdOf(original, perMessage, email);
+  const out: MessageEvents = { kind: 'dsn', events: [], ignored: [] };
+  for (const group of groups) {
+    const recipient =
+      addressOfField(group.get('original-recipient')) ?? addressOfField(group.get('final-recipient'));
+    const diagnostic = diagnosticText(group.get('diagnostic-code'));
+    addVerdict(
+      out,
+      recipient,
+      { action: group.get('action'), status: group.get('status'), diagnostic },
+      at,
+      sourceId,
+    );
+  }
+  return out;
+}
+
+function textBounceEvents(email: Email, original: Email | null): MessageEvents {
+  const fromDaemon = [email.from, email.sender].some(
+    (a) => a !== undefined && 'address' in a && MAILER_DAEMON.test(a.address?.split('@')[0] ?? ''),
+  );
+  const text = email.text ?? '';
+  if (!fromDaemon || !TEXT_BOUNCE_OPENINGS.test(text))
+    throw new AppError(
+      'not_a_bounce',
+      'the message is neither a delivery status notification nor a complaint report (ARF); nothing was taken',
+    );
+  const sender = (email.to ?? []).flatMap((a) => ('address' in a && a.address ? [a.address] : []));
+  const recipients = textBounceRecipients(text, sender);
+  if (recipients.length === 0)
+    throw new AppError(
+      'not_a_bounce',
+      'the bounce names no recipient with an SMTP answer; nothing was taken',
+    );
+  if (recipients.length > MAX_RECIPIENTS_PER_MESSAGE)
+    throw new AppError(
+      'malformed_message',
+      `the message reports more than ${MAX_RECIPIENTS_PER_MESSAGE} recipients`,
+    );
+  // qmail and Yahoo quote the original message in the text, below a line that says so.
+  const copyAt = text.search(/below this line|copy of the message/i);
+  const inline =
+    copyAt < 0 ? undefined : /^message-id:[ \t]*(<[^>\r\n]{1,250}>)/im.exec(text.slice(copyAt))?.[1];
+  const sourceId = cleanId(original?.messageId ?? inline ?? email.messageId);
+  const at = timeOf(undefined, email.date);
+  const out: MessageEvents = { kind: 'dsn', events: [], ignored: [] };
+  for (const r of recipients)
+    addVerdict(out, r.email, { action: 'failed', status: r.status, diagnostic: r.diagnostic }, at, sourceId);
+  return out;
+}
+
+function addVerdict(
+  out: MessageEvents,
+  email: string | null,
+  input: { action?: string | undefined; status?: string | undefined; diagnostic?: string | undefined },
+  at: string | undefined,
+  sourceId: string | undefined,
+): void {
+  const verdict = classifyBounce(input);
+  if (email === null) {
+    out.ignored.push({
+      ...(verdict.status === null ? {} : { status: verdict.status }),
+      reason: 'no_recipient',
+      message: 'the recipient group has no rfc822 Final-Recipient',
+    });
+    return;
+  }
+  if ('ignored' in verdict) {
+    out.ignored.push({
+      email,
+      ...(verdict.status === null ? {} : { status: verdict.status }),
+      reason: verdict.ignored,
+      message: verdict.message,
+    });
+    return;
+  }
+  const detail = input.diagnostic ?? (verdict.status === null ? undefined : `Status: ${verdict.status}`);
+  out.events.push({
+    email,
+    type: verdict.type,
+    ...(verdict.status === null ? {} : { status: verdict.status }),
+    ...(at === undefined ? {} : { at }),
+    ...(detail === undefined ? {} : { detail }),
+    ...(sourceId === undefined ? {} : { source_id: sourceId }),
+  });
+}
+
+function complaintEvents(email: Email, reportPart: string, original: Email | null): MessageEvents {
+  const fields = parseFieldGroups(reportPart)[0];
+  if (fields === undefined) throw new AppError('malformed_message', 'the feedback-report part is empty');
+  const feedbackType = fields.get('feedback-type')?.toLowerCase();
+  if (feedbackType === undefined)
+    throw new AppError('malformed_message', 'the feedback-report part has no Feedback-Type');
+  const named = [...fields.all('original-rcpt-to'), ...fields.all('removal-recipient')]
+    .map((v) => addressOfField(v))
+    .filter((a): a is string => a !== null);
+  const toOfOriginal = (original?.to ?? []).flatMap((a) => ('address' in a && a.address ? [a.address] : []));
+  // The original's To names the complaining recipient only when it names one address.
+  const recipients = [
+    ...new Map(
+      (named.length > 0 ? named : toOfOriginal.length === 1 ? toOfOriginal : []).map((a) => [
+        a.toLowerCase(),
+        a,
+      ]),
+    ).values(),
+  ];
+  const out: MessageEvents = { kind: 'arf', events: [], ignored: [] };
+  if (recipients.length === 0) {
+    out.ignored.push({
+      reason: 'no_recipient',
+      message:
+        'the report names no recipient (no Original-Rcpt-To or Removal-Recipient, and the original message has not one To address)',
+    });
+    return out;
+  }
+  if (recipients.length > MAX_RECIPIENTS_PER_MESSAGE)
+    throw new AppError(
+      'malformed_message',
+      `the report names more than ${MAX_RECIPIENTS_PER_MESSAGE} recipients`,
+    );
+  const at = timeOf(fields.get('arrival-date') ?? fields.get('received-date'), email.date);
+  const sourceId = sourceIdOf(original, fields, email);
+  for (const recipient of recipients) {
+    if (feedbackType !== 'abuse') {
+      out.ignored.push({
+        email: recipient,
+        reason: 'feedback_type',
+        message: `Feedback-Type "${feedbackType}" is not a complaint (only "abuse" is)`,
+      });
+      continue;
+    }
+    out.events.push({
+      email: recipient,
+      type: 'complaint',
+      ...(at === undefined ? {} : { at }),
+      detail: `Feedback-Type: abuse${fields.get('user-agent') ? `; ${fields.get('user-agent')}` : ''}`,
+      ...(sourceId === undefined ? {} : { source_id: sourceId }),
+    });
+  }
+  return out;
+}
+
+/** The Arrival-Date when it reads as a date, else the report's own Date; undefined: intake's now. */
+function timeOf(field: string | undefined, reportDate: string | undefined): string | undefined {
+  for (const value of [field, reportDate]) {
+    if (value === undefined) continue;
+    const time = Date.parse(value);
+    if (!Number.isNaN(time)) return new Date(time).toISOString();
+  }
+  return undefined;
+}
+
+/** The original message's Message-ID (Gmail also writes X-Original-Message-ID), else the report's own. */
+function sourceIdOf(
+  original: Email | null,
+  fields: FieldGroup | undefined,
+  email: Email,
+): string | undefined {
+  return cleanId(original?.messageId ?? fields?.get('x-original-message-id') ?? email.messageId);
+}
+
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u001f\u007f]/g;
+
+function cleanId(id: string | undefined): string | undefined {
+  const clean = id
+    ?.replace(CONTROL, '')
+    .trim()
+    .replace(/^<(.*)>$/, '$1')
+    .slice(0, 200);
+  return clean === undefined || clean === '' ? undefined : clean;
+}
+
+/** What an mbox file held: the events of its bounces and complaints, and the messages that were neither. */
+export interface MboxEvents {
+  messages: number;
+  events: MessageEvent[];
+  ignored: (IgnoredRecipient & { message_index: number })[];
+  /** Messages that gave nothing: not a bounce, malformed or too large. */
+  rejected: {
+    message_index: number;
+    error: 'not_a_bounce' | 'malformed_message' | 'payload_too_large';
+    message: string;
+  }[];
+}
+
+/**
+ * Splits an mbox file (the "From " line before each message; mboxrd's `>From ` unquoted) and reads
+ * each message as eventsFromMessage does. A message that is not a bounce is listed in `rejected`,
+ * not thrown. Throws AppError `payload_too_large` past MAX_MBOX_BYTES and `invalid_request` past
+ * MAX_MBOX_MESSAGES messages or 10,000 events (one intake's worth).
+ */
+export async function eventsFromMbox(raw: Uint8Array, maxEvents = 10_000): Promise<MboxEvents> {
+  if (raw.byteLength > MAX_MBOX_BYTES)
+    throw new AppError('payload_too_large', `the mbox is larger than ${MAX_MBOX_BYTES / 1024 / 1024} MiB`);
+  const messages = splitMbox(raw);
+  if (messages.length > MAX_MBOX_MESSAGES)
+    throw new AppError('invalid_request', `the mbox holds more than ${MAX_MBOX_MESSAGES} messages; split it`);
+  const out: MboxEvents = { messages: messages.length, events: [], ignored: [], rejected: [] };
+  for (const [index, message] of messages.entries()) {
+    try {
+      const found = await eventsFromMessage(message);
+      out.events.push(...found.events);
+      out.ignored.push(...found.ignored.map((i) => ({ ...i, message_index: index })));
+    } catch (err) {
+      if (!(err instanceof AppError)) throw err;
+      const code = err.code;
+      if (code !== 'not_a_bounce' && code !== 'malformed_message' && code !== 'payload_too_large') throw err;
+      out.rejected.push({ message_index: index, error: code, message: err.message });
+    }
+    if (out.events.length > maxEvents)
+      throw new AppError('invalid_request', `the mbox yields more than ${maxEvents} events; split it`);
+  }
+  return out;
+}
+
+// A "From " line starts a message only at the start of the file or after a blank line.
+const FROM_LINE = /(?:^|\n\n)From [^\n]*\n/g;
+
+/** The messages of an mbox, each without its "From " line, `>From ` lines unquoted (mboxrd). */
+export function splitMbox(raw: Uint8Array): Uint8Array[] {
+  // latin1 keeps one character per byte, so offsets in the text are offsets in the bytes.
+  const text = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength).toString('latin1');
+  const starts: { from: number; body: number }[] = [];
+  for (const match of text.matchAll(FROM_LINE)) {
+    const at = match.index + (match[0].startsWith('\n') ? 1 : 0);
+    starts.push({ from: at, body: match.index + match[0].length });
+  }
+  return starts.map(({ body }, i) => {
+    const end = i + 1 < starts.length ? starts[i + 1]!.from : text.length;
+    const message = text.slice(body, end).replace(/^>(>*From )/gm, '$1');
+    return Buffer.from(message, 'latin1');
+  });
+}
