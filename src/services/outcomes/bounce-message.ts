@@ -12,7 +12,7 @@
 import PostalMime, { type Email } from 'postal-mime';
 import { AppError } from '../../errors.js';
 import { classifyBounce, type IgnoredReason } from './bounce-status.js';
-import { textBounceRecipients, TEXT_BOUNCE_OPENINGS } from './bounce-text.js';
+import { COPY_STARTS, textBounceRecipients, TEXT_BOUNCE_OPENINGS } from './bounce-text.js';
 import { addressOfField, diagnosticText, parseFieldGroups, type FieldGroup } from './dsn-fields.js';
 import type { OutcomeEventInput } from './intake.service.js';
 
@@ -56,6 +56,16 @@ const PARSE_OPTIONS = {
   maxRfc822NestingDepth: 0,
 } as const;
 
+function startsWith(raw: Uint8Array, text: string): boolean {
+  return raw.byteLength >= text.length && [...text].every((c, i) => raw[i] === c.charCodeAt(0));
+}
+
+/** The offset after the first line feed (the whole length when there is none). */
+function lineEnd(raw: Uint8Array): number {
+  const at = raw.indexOf(0x0a);
+  return at < 0 ? raw.byteLength : at + 1;
+}
+
 const MAILER_DAEMON = /^(mailer-daemon|mailer_daemon|mailerdaemon|postmaster|mail-daemon|mdaemon)$/i;
 
 /**
@@ -81,10 +91,12 @@ export async function eventsFromMessage(raw: Uint8Array): Promise<MessageEvents>
   return textBounceEvents(email, original);
 }
 
-async function parse(raw: Uint8Array): Promise<Email> {
+async function parse(input: Uint8Array): Promise<Email> {
+  // A message piped from procmail or an mbox starts with its envelope "From " line: not a header.
+  const raw = startsWith(input, 'From ') ? input.subarray(lineEnd(input)) : input;
   // A message starts with a header field; anything else (a JSON body, a text file) is no message.
-  const head = new TextDecoder('latin1').decode(raw.subarray(0, 1000));
-  if (!/^[!-9;-~]+[ \t]*:/.test(head))
+  const head = new TextDecoder('latin1').decode(raw.subarray(0, 200));
+  if (!/^[A-Za-z0-9-]+[ \t]*:/.test(head))
     throw new AppError(
       'malformed_message',
       'the body is not an RFC 5322 message: it does not start with a header field',
@@ -166,8 +178,8 @@ function textBounceEvents(email: Email, original: Email | null): MessageEvents {
       'malformed_message',
       `the message reports more than ${MAX_RECIPIENTS_PER_MESSAGE} recipients`,
     );
-  // qmail and Yahoo quote the original message in the text, below a line that says so.
-  const copyAt = text.search(/below this line|copy of the message/i);
+  // qmail, Yahoo and Exchange quote the original message (or its headers) below a line that says so.
+  const copyAt = text.search(COPY_STARTS);
   const inline =
     copyAt < 0 ? undefined : /^message-id:[ \t]*(<[^>\r\n]{1,250}>)/im.exec(text.slice(copyAt))?.[1];
   const sourceId = cleanId(original?.messageId ?? inline ?? email.messageId);

@@ -30,11 +30,11 @@ export const TEXT_BOUNCE_OPENINGS =
   /(wasn't able to deliver your message|unable to deliver (your|the) message|could not be delivered to one or more|delivery has failed to these recipients|did not reach some or all of the intended recipients|following address(es)? failed|following recipient\(s\) cannot be reached|permanent error; I've given up)/i;
 
 /** Where the copy of the original message starts in a text bounce. */
-const COPY_STARTS =
+export const COPY_STARTS =
   /^\s*(-{2,}.*(below this line|copy of the message|original message|message follows)|original message headers:|-+ ?the header of the original message)/im;
 
 const ADDRESS_LINE = /^\s*['"<]?([^\s'"<>@]+@[^\s'"<>@]+?)['">]?\s*(:|\s+on\s+.*|\s*)$/;
-const SMTP_REPLY = /(?:^|[\s#'(])([245])\d\d(?:[\s-]+#?([245]\.\d{1,3}\.\d{1,3}))?(?=[\s'")]|$)/;
+const SMTP_REPLY = /(?:^|[\s#'(])([245])\d\d(?:[\s-]+#?([245]\.\d{1,3}\.\d{1,3}))?(?=[\s'"):]|$)/;
 
 /** Text read at most (a notification's sentences are short; the rest is a copy of the message). */
 export const MAX_TEXT_BYTES = 64 * 1024;
