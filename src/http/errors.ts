@@ -95,7 +95,7 @@ export function translate(err: FastifyError, request: FastifyRequest): AppError 
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return new AppError(
         'unsupported_media_type',
-        `request bodies must be sent as Content-Type: application/json, got ${request.headers['content-type'] ?? 'none'}`,
+        `request bodies must be sent as Content-Type: application/json${request.routeOptions.config.messageBody === true ? ' or message/rfc822' : ''}, got ${request.headers['content-type'] ?? 'none'}`,
       );
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return new AppError('invalid_json', 'the request body is empty; send a JSON object');
