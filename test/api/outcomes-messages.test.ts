@@ -190,6 +190,20 @@ describe('POST /v1/outcomes with a bounce message', () => {
     });
   });
 
+  it('stores the diagnostic with the addresses reduced to their domain, and no address anywhere', async () => {
+    const rows = await h.runtime.ctx.db
+      .selectFrom('outcome_events')
+      .selectAll()
+      .where('account_id', '=', h.accountId)
+      .where('source', '=', 'message')
+      .execute();
+    expect(rows.length).toBeGreaterThan(5);
+    expect(rows.find((r) => r.detail?.includes('Recipient address rejected'))?.detail).toBe(
+      '550 5.1.1 <*@acme.test>: Recipient address rejected: User unknown in virtual mailbox table',
+    );
+    expect(rows.filter((r) => /user\d+@/i.test(JSON.stringify(r)))).toEqual([]);
+  });
+
   it('never writes an address to the log', () => {
     expect(lines.some((l) => l.includes('"outcome message taken"'))).toBe(true);
     expect(lines.filter((l) => /user\d+@|acme\.test/i.test(l))).toEqual([]);

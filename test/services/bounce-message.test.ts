@@ -41,7 +41,7 @@ describe('eventsFromMessage: one event per recipient, from what the message says
           type: 'hard_bounce',
           status: '5.1.1',
           at: '2026-03-09T07:59:58.000Z',
-          detail: `550 5.1.1 <${rcpt}>: Recipient address rejected: User unknown in virtual mailbox table`,
+          detail: '550 5.1.1 <*@example.net>: Recipient address rejected: User unknown in virtual mailbox table',
           source_id: 'm-1@sender.example',
         },
       ],

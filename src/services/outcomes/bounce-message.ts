@@ -14,7 +14,7 @@ import { AppError } from '../../errors.js';
 import { classifyBounce, type IgnoredReason } from './bounce-status.js';
 import { COPY_STARTS, textBounceRecipients, TEXT_BOUNCE_OPENINGS } from './bounce-text.js';
 import { addressOfField, diagnosticText, parseFieldGroups, type FieldGroup } from './dsn-fields.js';
-import type { OutcomeEventInput } from './intake.service.js';
+import { MAX_DETAIL_LENGTH, type OutcomeEventInput } from './intake.service.js';
 
 /** The largest message taken (a bounce carries at most a copy of the message that bounced). */
 export const MAX_MESSAGE_BYTES = 1024 * 1024;
@@ -65,6 +65,9 @@ function lineEnd(raw: Uint8Array): number {
   const at = raw.indexOf(0x0a);
   return at < 0 ? raw.byteLength : at + 1;
 }
+
+// The store keeps no address (docs/outcomes.md, "Privacy"): a diagnostic's addresses keep their domain only.
+const LOCAL_PART = /[^\s<>"'()[\],;:]+@(?=[a-z0-9[])/gi;
 
 const MAILER_DAEMON = /^(mailer-daemon|mailer_daemon|mailerdaemon|postmaster|mail-daemon|mdaemon)$/i;
 
@@ -215,7 +218,8 @@ function addVerdict(
     });
     return;
   }
-  const detail = input.diagnostic ?? (verdict.status === null ? undefined : `Status: ${verdict.status}`);
+  const said = input.diagnostic?.slice(0, 2 * MAX_DETAIL_LENGTH).replace(LOCAL_PART, '*@');
+  const detail = said ?? (verdict.status === null ? undefined : `Status: ${verdict.status}`);
   out.events.push({
     email,
     type: verdict.type,
