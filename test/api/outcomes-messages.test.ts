@@ -4,6 +4,7 @@
  * store (PostgreSQL with MAILVERDICT_TEST_STORE=postgres), and the verdicts each message changes,
  * checked by verifying the address against a loopback MTA that holds every mailbox.
  */
+import { Readable } from 'node:stream';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createHarness, errorOf, type Harness } from '../kit/api-harness.js';
 import * as corpus from '../kit/bounce-corpus.js';
@@ -151,7 +152,16 @@ describe('POST /v1/outcomes with a bounce message', () => {
     const big = corpus
       .postfixHardBounce({ rcpt: 'user16@acme.test' })
       .replace('Hello, here are', `${'x'.repeat(76)}\r\n`.repeat(14_000));
-    const res = await postMessage(big);
+    const declared = await postMessage(big);
+    expect(declared.statusCode).toBe(413);
+    expect(errorOf(declared).error).toBe('payload_too_large');
+    // Streamed without a Content-Length: refused once read.
+    const res = await h.inject({
+      method: 'POST',
+      url: '/v1/outcomes',
+      headers: { authorization: `Bearer ${h.liveKey}`, 'content-type': 'message/rfc822' },
+      payload: Readable.from([Buffer.from(big)]),
+    });
     expect(res.statusCode).toBe(413);
     expect(errorOf(res).error).toBe('payload_too_large');
     expect(await verdict('user16@acme.test')).toMatchObject({ reason: null });

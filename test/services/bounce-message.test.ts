@@ -4,6 +4,7 @@
  * the mbox splitter with its bounds. The route's tests (test/api/outcomes-messages.test.ts) take
  * the same messages through the server.
  */
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isAppError } from '../../src/errors.js';
 import { classifyBounce } from '../../src/services/outcomes/bounce-status.js';
@@ -41,7 +42,8 @@ describe('eventsFromMessage: one event per recipient, from what the message says
           type: 'hard_bounce',
           status: '5.1.1',
           at: '2026-03-09T07:59:58.000Z',
-          detail: '550 5.1.1 <*@example.net>: Recipient address rejected: User unknown in virtual mailbox table',
+          detail:
+            '550 5.1.1 <*@example.net>: Recipient address rejected: User unknown in virtual mailbox table',
           source_id: 'm-1@sender.example',
         },
       ],
@@ -140,6 +142,40 @@ describe('eventsFromMessage: one event per recipient, from what the message says
 
   it('refuses a message over the size limit as payload_too_large', async () => {
     expect(await refusal(new Uint8Array(MAX_MESSAGE_BYTES + 1).fill(65))).toBe('payload_too_large');
+  });
+});
+
+describe('eventsFromMessage on damaged input', () => {
+  const kinds = [
+    corpus.postfixHardBounce,
+    corpus.eximHardBounce,
+    corpus.microsoft365HardBounce,
+    corpus.exchangeTextBounce,
+    corpus.gmailHardBounce,
+    corpus.yahooTextBounce,
+    corpus.arfComplaint,
+  ];
+
+  it('answers a real bounce with bytes changed or cut with events or a registered error, never a crash', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom(...kinds),
+        fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { maxLength: 30 }),
+        fc.nat(),
+        async (build, edits, cut) => {
+          const raw = bytes(build({ rcpt }));
+          for (const [at, byte] of edits) raw[at % raw.length] = byte;
+          const damaged = raw.subarray(0, raw.length - (cut % 400));
+          try {
+            const out = await eventsFromMessage(damaged);
+            expect(out.events.length + out.ignored.length).toBeLessThanOrEqual(100);
+          } catch (err) {
+            expect(isAppError(err), String(err)).toBe(true);
+          }
+        },
+      ),
+      { numRuns: 300, seed: 27 },
+    );
   });
 });
 

@@ -35,14 +35,14 @@ const requestValidator = createValidatorCompiler();
 const messageBodyUnchecked: FastifySchemaCompiler<unknown> = (route) =>
   route.httpPart === 'body' && route.contentType === MESSAGE_TYPE ? () => true : requestValidator(route);
 
+const tooLarge = () =>
+  new AppError('payload_too_large', `a message is at most ${MAX_MESSAGE_BYTES / 1024 / 1024} MiB`);
+
 export function outcomesRoutes(deps: ApiDeps): FastifyPluginAsync {
   return async (app) => {
     // Scoped to this plugin: only POST /v1/outcomes takes a raw message.
-    app.addContentTypeParser(MESSAGE_TYPE, { parseAs: 'buffer' }, (request, body, done) => {
-      if ((body as Buffer).byteLength > MAX_MESSAGE_BYTES)
-        return done(
-          new AppError('payload_too_large', `a message is at most ${MAX_MESSAGE_BYTES / 1024 / 1024} MiB`),
-        );
+    app.addContentTypeParser(MESSAGE_TYPE, { parseAs: 'buffer' }, (_request, body, done) => {
+      if ((body as Buffer).byteLength > MAX_MESSAGE_BYTES) return done(tooLarge());
       done(null, body);
     });
     const intakeDeps = {
@@ -55,6 +55,16 @@ export function outcomesRoutes(deps: ApiDeps): FastifyPluginAsync {
       '/v1/outcomes',
       {
         bodyLimit: OUTCOMES_BODY_LIMIT,
+        // A message's declared length is checked before its body is read (the route's limit is JSON's).
+        preParsing: (request, _reply, payload, done) => {
+          const declared = Number(request.headers['content-length']);
+          if (
+            request.headers['content-type']?.toLowerCase().startsWith(MESSAGE_TYPE) &&
+            declared > MAX_MESSAGE_BYTES
+          )
+            return done(tooLarge());
+          done(null, payload);
+        },
         validatorCompiler: messageBodyUnchecked,
         config: { scope: 'outcomes:write', messageBody: true },
         schema: {
