@@ -8,12 +8,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isAppError } from '../../src/errors.js';
 import { classifyBounce } from '../../src/services/outcomes/bounce-status.js';
-import {
-  eventsFromMbox,
-  eventsFromMessage,
-  MAX_MESSAGE_BYTES,
-  splitMbox,
-} from '../../src/services/outcomes/bounce-message.js';
+import { eventsFromMessage, MAX_MESSAGE_BYTES } from '../../src/services/outcomes/bounce-message.js';
+import { eventsFromMbox, splitMbox } from '../../src/services/outcomes/bounce-mbox.js';
 import * as corpus from '../kit/bounce-corpus.js';
 
 const bytes = (text: string) => new TextEncoder().encode(text);
@@ -69,6 +65,33 @@ describe('eventsFromMessage: one event per recipient, from what the message says
       source_id: 'orig-7@sender.example',
     });
     expect(out.events[0]!.at).toMatch(/^2026-03-09T/);
+  });
+
+  it('reads each recipient group of a DSN on its own: one hard bounce, one refusal of the sender', async () => {
+    const two = corpus
+      .postfixHardBounce({ rcpt })
+      .replace(
+        /(Diagnostic-Code: smtp; 550 5\.1\.1[^\r\n]*\r\n)/,
+        '$1\r\nFinal-Recipient: rfc822; boss@example.net\r\nAction: failed\r\nStatus: 5.7.1\r\n' +
+          'Diagnostic-Code: smtp; 550 5.7.1 Message rejected as spam\r\n',
+      );
+    const out = await eventsFromMessage(bytes(two));
+    expect(out.events).toMatchObject([{ email: rcpt, type: 'hard_bounce' }]);
+    expect(out.ignored).toMatchObject([
+      { email: 'boss@example.net', status: '5.7.1', reason: 'sender_policy' },
+    ]);
+  });
+
+  it("reads Exim's text when its DSN part is missing (older Exim), from the SMTP answer in the text", async () => {
+    const textOnly = corpus
+      .eximHardBounce({ rcpt })
+      .replace(
+        /--1773043204-eximdsn-1804289383\r\nContent-type: message\/delivery-status[^]*?(?=--1773043204)/,
+        '',
+      );
+    expect(textOnly).not.toContain('delivery-status\r\n');
+    const out = await eventsFromMessage(bytes(textOnly));
+    expect(out.events).toMatchObject([{ email: rcpt, type: 'hard_bounce', status: '5.1.1' }]);
   });
 
   it('reads a Postfix delay (4.4.1) as a soft bounce and a success report as a delivery', async () => {
@@ -227,6 +250,13 @@ describe('eventsFromMbox', () => {
       ['d@example.net', 'complaint'],
     ]);
     expect(out.rejected).toMatchObject([{ message_index: 1, error: 'not_a_bounce' }]);
+  });
+
+  it('reads CRLF mbox files, and a file of one message without its From line', async () => {
+    const crlf = mbox.replace(/\r?\n/g, '\r\n');
+    expect((await eventsFromMbox(bytes(crlf))).events).toHaveLength(3);
+    const eml = await eventsFromMbox(bytes(corpus.gmailHardBounce({ rcpt })));
+    expect(eml).toMatchObject({ messages: 1, events: [{ email: rcpt, type: 'hard_bounce' }] });
   });
 
   it('refuses an mbox that would yield more events than one intake takes', async () => {
