@@ -1,7 +1,8 @@
 /**
- * POST /v1/outcomes (delivery outcomes in) and DELETE /v1/outcomes?email= (an address's history
- * erased); docs/outcomes.md. A test key's events are checked and answered like a live key's, and
- * stored nowhere.
+ * POST /v1/outcomes (delivery outcomes in: JSON events, or one raw bounce or complaint message,
+ * docs/outcomes.md "Bounce and complaint messages") and DELETE /v1/outcomes?email= (an address's
+ * history erased); docs/outcomes.md. A test key's events are checked and answered like a live
+ * key's, and stored nowhere.
  */
 import type { FastifyPluginAsync, FastifySchemaCompiler } from 'fastify';
 import { AppError } from '../../errors.js';

@@ -285,7 +285,8 @@ function complaintEvents(email: Email, reportPart: string, original: Email | nul
 /** The Arrival-Date when it reads as a date, else the report's own Date; undefined: intake's now. */
 function timeOf(field: string | undefined, reportDate: string | undefined): string | undefined {
   for (const value of [field, reportDate]) {
-    if (value === undefined) continue;
+    // Date.parse takes almost anything ("5" is a year); a date field has a year and a time of day.
+    if (value === undefined || !/\b\d{4}\b/.test(value) || !/\d:\d\d/.test(value)) continue;
     const time = Date.parse(value);
     if (!Number.isNaN(time)) return new Date(time).toISOString();
   }
