@@ -33,6 +33,9 @@ export const AUDIT_EVENT_TYPES = [
   'key_created',
   'key_rotated',
   'key_revoked',
+  // An allow or block filter added (or its action changed) or deleted from the dashboard (issue 27).
+  'filter_created',
+  'filter_deleted',
   'webhook_secret_revealed',
   'webhook_secret_rotated',
   'two_factor_enabled',
