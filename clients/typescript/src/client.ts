@@ -176,6 +176,27 @@ export class Mailverdict {
     return this.#call(() => this.raw.POST('/v1/outcomes', { body, signal: options.signal }), false, options);
   }
 
+  /**
+   * POST /v1/outcomes with one raw bounce or complaint message (Content-Type: message/rfc822, at
+   * most 1 MiB; docs/outcomes.md, "Bounce and complaint messages"). Resolves with what it was
+   * (`kind`), the events it became and the recipients ignored; throws MailverdictError
+   * `not_a_bounce` for a message that is neither a bounce nor a complaint report.
+   */
+  reportOutcomeMessage(message: string | Uint8Array, options: CallOptions = {}): Promise<OutcomesTaken> {
+    // Repeated after a network error: a message's events carry its own times and ids (duplicates).
+    return this.#call(
+      () =>
+        this.raw.POST('/v1/outcomes', {
+          body: message as string,
+          bodySerializer: (body) => body,
+          headers: { 'content-type': 'message/rfc822' },
+          signal: options.signal,
+        }),
+      true,
+      options,
+    );
+  }
+
   /** DELETE /v1/outcomes?email=: erases every outcome the account holds for the address. */
   eraseOutcomes(email: string, options: CallOptions = {}): Promise<OutcomesErased> {
     // Not repeated after a network error: a second erasure would answer 0 for a done one.

@@ -7,6 +7,7 @@ import {
   type RetryInfo,
   type ResultRow,
 } from '../src/index.js';
+import { notABounce, postfixHardBounce } from '../../../test/kit/bounce-corpus.js';
 import { startServer, type Server } from './client-kit.js';
 
 let server: Server;
@@ -180,6 +181,23 @@ describe('outcomes and filters', () => {
     expect(await mv.eraseOutcomes('gone@client-outcomes.test')).toMatchObject({ deleted: 1 });
     const bad = await mv.eraseOutcomes('not an address').catch((e: unknown) => e);
     expect(isMailverdictError(bad, 'invalid_email_format')).toBe(true);
+  });
+
+  it('reports a raw bounce message, and refuses one that is not a bounce with not_a_bounce', async () => {
+    const mv = live();
+    const bounce = postfixHardBounce({ rcpt: 'gone@client-messages.test' });
+    const taken = await mv.reportOutcomeMessage(new TextEncoder().encode(bounce));
+    expect(taken).toMatchObject({
+      kind: 'dsn',
+      taken: 1,
+      duplicates: 0,
+      events: [{ email: 'gone@client-messages.test', type: 'hard_bounce', status: '5.1.1' }],
+    });
+    expect(await mv.reportOutcomeMessage(bounce)).toMatchObject({ taken: 1, duplicates: 1 });
+    const refused = await mv
+      .reportOutcomeMessage(notABounce({ rcpt: 'gone@client-messages.test' }))
+      .catch((e: unknown) => e);
+    expect(isMailverdictError(refused, 'not_a_bounce')).toBe(true);
   });
 
   it('adds, lists and deletes a filter; a deleted one is not_found', async () => {
