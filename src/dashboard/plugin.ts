@@ -16,6 +16,7 @@ import { installDashboardErrorHandler } from './errors.js';
 import { DEFAULT_WEB_DIR, pagesPlugin } from './pages.js';
 import { accountRoutes } from './routes/account.routes.js';
 import { auditRoutes } from './routes/audit.routes.js';
+import { filtersRoutes } from './routes/filters.routes.js';
 import { jobsRoutes } from './routes/jobs.routes.js';
 import { keysRoutes } from './routes/keys.routes.js';
 import { operatorRoutes } from './routes/operator.routes.js';
@@ -76,6 +77,7 @@ export function dashboardPlugin(options: DashboardOptions) {
         await api.register(twoFactorRoutes(deps));
         await api.register(accountRoutes(deps));
         await api.register(keysRoutes(deps));
+        await api.register(filtersRoutes(deps));
         await api.register(jobsRoutes(deps));
         await api.register(auditRoutes(deps));
         await api.register(operatorRoutes(deps));
