@@ -14,7 +14,7 @@ import { parseSourceAddress } from './engine/egress/egress.js';
 import { isFullyQualified } from './engine/net/host-name.js';
 import { STARTTLS_MODES, type StarttlsMode } from './engine/smtp/session.js';
 import { WARM_DEFAULTS } from './engine/sessions/warm-pool.js';
-import { DEFAULT_TIMEOUT_MS } from './engine/types.js';
+import { DEFAULT_CONCURRENCY, DEFAULT_PER_HOST_CONCURRENCY, DEFAULT_TIMEOUT_MS } from './engine/types.js';
 import type { EngineOptions, Status } from './engine/types.js';
 
 /** The base of links when `--public-base-url` is not set: the address `serve` listens on. */
@@ -1003,7 +1003,7 @@ export const SETTINGS = {
     flag: '--concurrency <n>',
     env: 'MAILVERDICT_CONCURRENCY',
     parser: integer(1, 10_000),
-    default: 200,
+    default: DEFAULT_CONCURRENCY,
     help: 'SMTP sessions in flight per process: of batches, and (counted apart) of single verifications',
     commands: BATCH,
   }),
@@ -1011,7 +1011,7 @@ export const SETTINGS = {
     flag: '--per-host-concurrency <n>',
     env: 'MAILVERDICT_PER_HOST_CONCURRENCY',
     parser: integer(1, 1000),
-    default: 5,
+    default: DEFAULT_PER_HOST_CONCURRENCY,
     help: 'SMTP sessions per MX host: of batches, and (counted apart) of single verifications',
     commands: BATCH,
   }),

@@ -40,7 +40,7 @@ import { DEFAULT_HOST_BACKOFF_MAX_MS, DEFAULT_HOST_BACKOFF_MS } from './coordina
 import { createLocalHealth } from './coordination-local.js';
 import type { MailHost, SmtpEvidence, SmtpOutcome, SmtpOutcomeKind } from './outcome.js';
 import { TtlMap } from './ttl-map.js';
-import type { SmtpOptions } from './types.js';
+import { DEFAULT_CONCURRENCY, DEFAULT_PER_HOST_CONCURRENCY, type SmtpOptions } from './types.js';
 import { CatchAllCache } from './smtp/catch-all-cache.js';
 import type { Egress, EgressGate } from './egress/egress.js';
 import { providerOfHost } from './smtp/providers.js';
@@ -139,10 +139,6 @@ export function improbableLocalPart(random: () => number): string {
   }
   return local;
 }
-
-/** Default caps of single verifications' sessions (the batch engine's defaults). */
-const DEFAULT_PER_HOST_CONCURRENCY = 5;
-const DEFAULT_CONCURRENCY = 200;
 
 /** Probes addresses over SMTP; one instance serves many probes and caches catch-all answers. */
 export class SmtpProber {

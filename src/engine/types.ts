@@ -290,6 +290,14 @@ export const DEFAULT_TIMEOUT_MS = 3000;
 export const MIN_TIMEOUT_MS = 100;
 export const MAX_TIMEOUT_MS = 5000;
 
+/**
+ * SMTP sessions in flight per process, and per MX host (docs/batch-engine.md): of batches, and,
+ * counted apart, of single verifications. The one place these defaults are written: config.ts
+ * and the single prober (probe.ts) import them.
+ */
+export const DEFAULT_CONCURRENCY = 200;
+export const DEFAULT_PER_HOST_CONCURRENCY = 5;
+
 /** Outcome of the RFC 5321 syntax check. Nothing that fails here reaches DNS or the SMTP wire. */
 export type ParsedAddress =
   | {
