@@ -10,7 +10,9 @@ import type { OutcomeSourceRow, OutcomeSourcesTable } from './schema/outcome-sou
 const COLUMN = 'outcome_sources.verify_key';
 
 function opened(db: Executor, row: OutcomeSourceRow): OutcomeSourceRow {
-  return row.verify_key === null ? row : { ...row, verify_key: storeSecrets(db).open(COLUMN, row.verify_key) };
+  return row.verify_key === null
+    ? row
+    : { ...row, verify_key: storeSecrets(db).open(COLUMN, row.verify_key) };
 }
 
 /** Inserts a source; `row.verify_key` is given in plaintext and stored sealed. */
@@ -65,7 +67,11 @@ export async function pinTopicArn(db: Executor, id: string, topicArn: string): P
     .where('id', '=', id)
     .where('topic_arn', 'is', null)
     .execute();
-  const row = await db.selectFrom('outcome_sources').select('topic_arn').where('id', '=', id).executeTakeFirst();
+  const row = await db
+    .selectFrom('outcome_sources')
+    .select('topic_arn')
+    .where('id', '=', id)
+    .executeTakeFirst();
   return row?.topic_arn ?? null;
 }
 

@@ -36,9 +36,7 @@ export class SecretKeyError extends ConfigError {
  * values' additional authenticated data, so it stays the same if the table is renamed.
  */
 export type SealedColumn =
-  | 'accounts.webhook_secret'
-  | 'member_two_factor.secret'
-  | 'outcome_sources.verify_key';
+  'accounts.webhook_secret' | 'member_two_factor.secret' | 'outcome_sources.verify_key';
 
 export interface SecretKey {
   /** The key's id in sealed values: 8 base64url characters of its SHA-256, not the key. */

@@ -27,7 +27,9 @@ beforeAll(async () => {
   kit = await startSmtpServers({
     mta: { kind: 'mta', mailboxes: Array.from({ length: 60 }, (_, i) => `user${i}`) },
   });
-  h = await createHarness({ flags: { smtpPort: String(kit.port), publicBaseUrl: 'https://verify.example.com' } });
+  h = await createHarness({
+    flags: { smtpPort: String(kit.port), publicBaseUrl: 'https://verify.example.com' },
+  });
   h.dns.setDomain('acme.test', { mx: [{ exchange: 'mx1.acme.test', priority: 10 }] });
   h.dns.setDomain('mx1.acme.test', { a: [kit.hosts.mta!.ip] });
   const pems = await generate([{ name: 'commonName', value: 'sns.amazonaws.com' }], {
@@ -96,9 +98,18 @@ async function listed(id: string): Promise<Created> {
 }
 
 /** POSTs to a source's URL, as the provider would. */
-function deliver(url: string, body: string, headers: Record<string, string> = {}): Promise<LightMyRequestResponse> {
+function deliver(
+  url: string,
+  body: string,
+  headers: Record<string, string> = {},
+): Promise<LightMyRequestResponse> {
   const u = new URL(url);
-  const basic = u.username === '' ? {} : { authorization: `Basic ${Buffer.from(`${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}`).toString('base64')}` };
+  const basic =
+    u.username === ''
+      ? {}
+      : {
+          authorization: `Basic ${Buffer.from(`${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}`).toString('base64')}`,
+        };
   return app.inject({
     method: 'POST',
     url: u.pathname,
@@ -131,14 +142,24 @@ async function eventsOf(source: string): Promise<{ type: string; source_id: stri
 describe('/v1/outcome-sources', () => {
   it('makes a source whose URL holds an unguessable token, lists it without the URL, and deletes it', async () => {
     const made = await source({ provider: 'ses', label: 'eu sends' });
-    expect(made.url).toMatch(/^https:\/\/verify\.example\.com\/hooks\/outcomes\/osrc_[0-9A-Za-z]{16}\/[0-9A-Za-z]{32}$/);
+    expect(made.url).toMatch(
+      /^https:\/\/verify\.example\.com\/hooks\/outcomes\/osrc_[0-9A-Za-z]{16}\/[0-9A-Za-z]{32}$/,
+    );
     expect(made.url).toContain(made.id);
     const row = await listed(made.id);
     expect(row).toMatchObject({ provider: 'ses', label: 'eu sends', topic_arn: null, events_taken: 0 });
     expect(JSON.stringify(row)).not.toContain(made.url.split('/').pop()!);
-    const stored = await h.runtime.ctx.db.selectFrom('outcome_sources').selectAll().where('id', '=', made.id).executeTakeFirstOrThrow();
+    const stored = await h.runtime.ctx.db
+      .selectFrom('outcome_sources')
+      .selectAll()
+      .where('id', '=', made.id)
+      .executeTakeFirstOrThrow();
     expect(stored.token_hash).not.toContain(made.url.split('/').pop()!);
-    const del = await app.inject({ method: 'DELETE', url: `/v1/outcome-sources/${made.id}`, headers: auth() });
+    const del = await app.inject({
+      method: 'DELETE',
+      url: `/v1/outcome-sources/${made.id}`,
+      headers: auth(),
+    });
     expect(del.statusCode, del.body).toBe(200);
     const after = await deliver(made.url, '{}');
     expect(after.statusCode).toBe(401);
@@ -149,11 +170,16 @@ describe('/v1/outcome-sources', () => {
     const made = await source({ provider: 'postmark' });
     expect(made.basic_auth?.username).toBe('mailverdict');
     expect(made.basic_auth?.password).toMatch(/^[0-9A-Za-z]{32}$/);
-    expect(made.basic_auth?.url).toBe(made.url.replace('https://', `https://mailverdict:${made.basic_auth!.password}@`));
+    expect(made.basic_auth?.url).toBe(
+      made.url.replace('https://', `https://mailverdict:${made.basic_auth!.password}@`),
+    );
   });
 
   it('refuses a SendGrid source without a P-256 verification key, and a key for SES', async () => {
-    const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 }).publicKey.export({ type: 'spki', format: 'der' });
+    const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 }).publicKey.export({
+      type: 'spki',
+      format: 'der',
+    });
     for (const body of [
       { provider: 'sendgrid' },
       { provider: 'sendgrid', verification_key: rsa.toString('base64') },
@@ -177,7 +203,10 @@ describe('/v1/outcome-sources', () => {
   it('answers 401 for a URL with a wrong token, and stores nothing', async () => {
     const made = await source({ provider: 'postmark' });
     const wrong = made.basic_auth!.url.replace(/\/[0-9A-Za-z]{32}$/, `/${'x'.repeat(32)}`);
-    const res = await deliver(wrong, JSON.stringify({ RecordType: 'Delivery', Recipient: 'user1@acme.test' }));
+    const res = await deliver(
+      wrong,
+      JSON.stringify({ RecordType: 'Delivery', Recipient: 'user1@acme.test' }),
+    );
     expect(res.statusCode).toBe(401);
     expect(errorOf(res).error).toBe('invalid_hook_token');
   });
@@ -205,13 +234,68 @@ describe('SendGrid', () => {
 
   const at = seconds(NOW) - 60;
   const batch = JSON.stringify([
-    { email: 'user10@acme.test', timestamp: at, 'smtp-id': '<14c5d75ce93.dfd.64b469@ismtpd-555>', event: 'processed', sg_event_id: 'sg-1', sg_message_id: '14c5d75ce93.dfd.64b469.filter0001.16648.5515E0B88.0' },
-    { email: 'user10@acme.test', timestamp: at, event: 'delivered', response: '250 OK', sg_event_id: 'sg-2', sg_message_id: 'm1' },
-    { email: 'user11@acme.test', timestamp: at, event: 'bounce', type: 'bounce', status: '5.1.1', reason: '550 5.1.1 The email account that you tried to reach does not exist.', bounce_classification: 'Invalid Address', sg_event_id: 'sg-3', sg_message_id: 'm2' },
-    { email: 'user12@acme.test', timestamp: at, event: 'bounce', type: 'blocked', status: '5.7.1', reason: '550 5.7.1 Service unavailable; client host blocked using Spamhaus', bounce_classification: 'Reputation', sg_event_id: 'sg-4', sg_message_id: 'm3' },
-    { email: 'user13@acme.test', timestamp: at, event: 'spamreport', sg_event_id: 'sg-5', sg_message_id: 'm4' },
-    { email: 'user14@acme.test', timestamp: at, event: 'open', useragent: 'Mozilla/5.0', ip: '255.255.255.255', sg_event_id: 'sg-6', sg_message_id: 'm5' },
-    { email: 'user15@acme.test', timestamp: at, event: 'dropped', reason: 'Bounced Address', sg_event_id: 'sg-7', sg_message_id: 'm6' },
+    {
+      email: 'user10@acme.test',
+      timestamp: at,
+      'smtp-id': '<14c5d75ce93.dfd.64b469@ismtpd-555>',
+      event: 'processed',
+      sg_event_id: 'sg-1',
+      sg_message_id: '14c5d75ce93.dfd.64b469.filter0001.16648.5515E0B88.0',
+    },
+    {
+      email: 'user10@acme.test',
+      timestamp: at,
+      event: 'delivered',
+      response: '250 OK',
+      sg_event_id: 'sg-2',
+      sg_message_id: 'm1',
+    },
+    {
+      email: 'user11@acme.test',
+      timestamp: at,
+      event: 'bounce',
+      type: 'bounce',
+      status: '5.1.1',
+      reason: '550 5.1.1 The email account that you tried to reach does not exist.',
+      bounce_classification: 'Invalid Address',
+      sg_event_id: 'sg-3',
+      sg_message_id: 'm2',
+    },
+    {
+      email: 'user12@acme.test',
+      timestamp: at,
+      event: 'bounce',
+      type: 'blocked',
+      status: '5.7.1',
+      reason: '550 5.7.1 Service unavailable; client host blocked using Spamhaus',
+      bounce_classification: 'Reputation',
+      sg_event_id: 'sg-4',
+      sg_message_id: 'm3',
+    },
+    {
+      email: 'user13@acme.test',
+      timestamp: at,
+      event: 'spamreport',
+      sg_event_id: 'sg-5',
+      sg_message_id: 'm4',
+    },
+    {
+      email: 'user14@acme.test',
+      timestamp: at,
+      event: 'open',
+      useragent: 'Mozilla/5.0',
+      ip: '255.255.255.255',
+      sg_event_id: 'sg-6',
+      sg_message_id: 'm5',
+    },
+    {
+      email: 'user15@acme.test',
+      timestamp: at,
+      event: 'dropped',
+      reason: 'Bounced Address',
+      sg_event_id: 'sg-7',
+      sg_message_id: 'm6',
+    },
     { email: 'user16@acme.test', timestamp: at, event: 'something_new', sg_event_id: 'sg-8' },
   ]);
 
@@ -242,7 +326,10 @@ describe('SendGrid', () => {
       { type: 'hard_bounce', source_id: 'sg-3' },
       { type: 'opened', source_id: 'sg-6' },
     ]);
-    expect(await verdict('user11@acme.test')).toMatchObject({ status: 'undeliverable', reason: 'previously_bounced' });
+    expect(await verdict('user11@acme.test')).toMatchObject({
+      status: 'undeliverable',
+      reason: 'previously_bounced',
+    });
     expect(await verdict('user13@acme.test')).toMatchObject({ status: 'risky', reason: 'complained' });
     const blocked = await verdict('user12@acme.test');
     expect(blocked.status).toBe('deliverable');
@@ -277,9 +364,15 @@ describe('Mailgun', () => {
     made = await source({ provider: 'mailgun', verification_key: signingKey });
   });
 
-  function body(event: Record<string, unknown>, token = 'e0b5477167110d68991efc6b9f89f0a11066af27834600e123', key = signingKey): string {
+  function body(
+    event: Record<string, unknown>,
+    token = 'e0b5477167110d68991efc6b9f89f0a11066af27834600e123',
+    key = signingKey,
+  ): string {
     const timestamp = String(seconds(NOW) - 30);
-    const signature = createHmac('sha256', key).update(timestamp + token).digest('hex');
+    const signature = createHmac('sha256', key)
+      .update(timestamp + token)
+      .digest('hex');
     return JSON.stringify({ signature: { token, timestamp, signature }, 'event-data': event });
   }
 
@@ -292,34 +385,78 @@ describe('Mailgun', () => {
     reason,
     'delivery-status': { 'attempt-no': 1, 'session-seconds': 0.2, ...status },
     envelope: { sender: 'bob@sends.example', transport: 'smtp', targets: recipient },
-    message: { headers: { to: recipient, 'message-id': '20260310115920.1.2@sends.example', from: 'bob@sends.example', subject: 'Hi' } },
+    message: {
+      headers: {
+        to: recipient,
+        'message-id': '20260310115920.1.2@sends.example',
+        from: 'bob@sends.example',
+        subject: 'Hi',
+      },
+    },
     recipient,
     'recipient-domain': 'acme.test',
   });
 
   it('takes a permanent failure of the mailbox as a hard bounce', async () => {
-    const res = await deliver(made.url, body(failed('user20@acme.test', 'G9Bn5sl1TC6nu79C8C0bwg', { code: 550, message: 'No Such User Here', description: '' }), 'tok-20-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa'));
+    const res = await deliver(
+      made.url,
+      body(
+        failed('user20@acme.test', 'G9Bn5sl1TC6nu79C8C0bwg', {
+          code: 550,
+          message: 'No Such User Here',
+          description: '',
+        }),
+        'tok-20-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa',
+      ),
+    );
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json()).toMatchObject({ taken: 1, ignored: 0 });
-    expect(await verdict('user20@acme.test')).toMatchObject({ status: 'undeliverable', reason: 'previously_bounced' });
+    expect(await verdict('user20@acme.test')).toMatchObject({
+      status: 'undeliverable',
+      reason: 'previously_bounced',
+    });
   });
 
   it('takes nothing from a policy refusal or from Mailgun suppressing a bounced address', async () => {
-    const policy = failed('user21@acme.test', 'ev-21', { code: 550, message: '5.7.1 Message rejected due to local policy', 'enhanced-code': '5.7.1' });
+    const policy = failed('user21@acme.test', 'ev-21', {
+      code: 550,
+      message: '5.7.1 Message rejected due to local policy',
+      'enhanced-code': '5.7.1',
+    });
     const res = await deliver(made.url, body(policy, 'tok-21-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa'));
     expect(res.json()).toMatchObject({ taken: 0, ignored: 1 });
-    const suppressed = failed('user22@acme.test', 'ev-22', { code: 605, description: 'Not delivering to previously bounced address' }, 'suppress-bounce');
-    const res2 = await deliver(made.url, body(suppressed, 'tok-22-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa'));
+    const suppressed = failed(
+      'user22@acme.test',
+      'ev-22',
+      { code: 605, description: 'Not delivering to previously bounced address' },
+      'suppress-bounce',
+    );
+    const res2 = await deliver(
+      made.url,
+      body(suppressed, 'tok-22-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa'),
+    );
     expect(res2.json()).toMatchObject({ taken: 0, ignored: 1 });
     expect((await verdict('user21@acme.test')).status).toBe('deliverable');
   });
 
   it('takes a retry of a token with its own body again, and refuses the token with another body', async () => {
     const token = 'tok-23-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa';
-    const delivered = body({ id: 'ev-23', event: 'delivered', timestamp: seconds(NOW) - 20, recipient: 'user23@acme.test', 'delivery-status': { code: 250, message: 'OK' } }, token);
+    const delivered = body(
+      {
+        id: 'ev-23',
+        event: 'delivered',
+        timestamp: seconds(NOW) - 20,
+        recipient: 'user23@acme.test',
+        'delivery-status': { code: 250, message: 'OK' },
+      },
+      token,
+    );
     expect((await deliver(made.url, delivered)).json()).toMatchObject({ taken: 1, duplicates: 0 });
     expect((await deliver(made.url, delivered)).json()).toMatchObject({ taken: 1, duplicates: 1 });
-    const forged = body(failed('user24@acme.test', 'ev-24', { code: 550, message: '5.1.1 no such user' }), token);
+    const forged = body(
+      failed('user24@acme.test', 'ev-24', { code: 550, message: '5.1.1 no such user' }),
+      token,
+    );
     const res = await deliver(made.url, forged);
     expect(res.statusCode).toBe(401);
     expect(errorOf(res).message).toMatch(/replay/);
@@ -327,7 +464,14 @@ describe('Mailgun', () => {
   });
 
   it('refuses a body signed with another key', async () => {
-    const res = await deliver(made.url, body(failed('user25@acme.test', 'ev-25', { code: 550, message: '5.1.1 no such user' }), 'tok-25-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa', 'key-another'));
+    const res = await deliver(
+      made.url,
+      body(
+        failed('user25@acme.test', 'ev-25', { code: 550, message: '5.1.1 no such user' }),
+        'tok-25-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa',
+        'key-another',
+      ),
+    );
     expect(res.statusCode).toBe(401);
     expect(errorOf(res).error).toBe('invalid_signature');
     expect((await verdict('user25@acme.test')).status).toBe('deliverable');
@@ -364,7 +508,10 @@ describe('Postmark', () => {
     });
 
   it('needs the basic-auth credentials it was given', async () => {
-    const res = await deliver(made.url, bounce('user30@acme.test', 'HardBounce', 1, 'smtp;550 5.1.1 unknown user', 4001));
+    const res = await deliver(
+      made.url,
+      bounce('user30@acme.test', 'HardBounce', 1, 'smtp;550 5.1.1 unknown user', 4001),
+    );
     expect(res.statusCode).toBe(401);
     expect(errorOf(res).error).toBe('invalid_hook_token');
     expect((await verdict('user30@acme.test')).status).toBe('deliverable');
@@ -372,12 +519,52 @@ describe('Postmark', () => {
 
   it('takes a hard bounce and a spam complaint, and nothing from a block', async () => {
     const url = made.basic_auth!.url;
-    expect((await deliver(url, bounce('user31@acme.test', 'HardBounce', 1, 'smtp;550 5.1.1 The email account that you tried to reach does not exist', 4002))).json()).toMatchObject({ taken: 1 });
-    expect((await deliver(url, bounce('user32@acme.test', 'Blocked', 100006, 'smtp;550 5.7.1 blocked by policy', 4003))).json()).toMatchObject({ taken: 0, ignored: 1 });
-    expect((await deliver(url, bounce('user33@acme.test', 'HardBounce', 1, 'smtp;554 5.7.1 rejected: spam content', 4004))).json()).toMatchObject({ taken: 0, ignored: 1 });
-    const complaint = JSON.stringify({ RecordType: 'SpamComplaint', MessageStream: 'outbound', ID: 4005, Type: 'SpamComplaint', TypeCode: 512, MessageID: '00000000-0000-0000-0000-000000000005', Email: 'user34@acme.test', BouncedAt: '2026-03-10T11:58:00Z', Subject: 'Hi' });
+    expect(
+      (
+        await deliver(
+          url,
+          bounce(
+            'user31@acme.test',
+            'HardBounce',
+            1,
+            'smtp;550 5.1.1 The email account that you tried to reach does not exist',
+            4002,
+          ),
+        )
+      ).json(),
+    ).toMatchObject({ taken: 1 });
+    expect(
+      (
+        await deliver(
+          url,
+          bounce('user32@acme.test', 'Blocked', 100006, 'smtp;550 5.7.1 blocked by policy', 4003),
+        )
+      ).json(),
+    ).toMatchObject({ taken: 0, ignored: 1 });
+    expect(
+      (
+        await deliver(
+          url,
+          bounce('user33@acme.test', 'HardBounce', 1, 'smtp;554 5.7.1 rejected: spam content', 4004),
+        )
+      ).json(),
+    ).toMatchObject({ taken: 0, ignored: 1 });
+    const complaint = JSON.stringify({
+      RecordType: 'SpamComplaint',
+      MessageStream: 'outbound',
+      ID: 4005,
+      Type: 'SpamComplaint',
+      TypeCode: 512,
+      MessageID: '00000000-0000-0000-0000-000000000005',
+      Email: 'user34@acme.test',
+      BouncedAt: '2026-03-10T11:58:00Z',
+      Subject: 'Hi',
+    });
     expect((await deliver(url, complaint)).json()).toMatchObject({ taken: 1 });
-    expect(await verdict('user31@acme.test')).toMatchObject({ status: 'undeliverable', reason: 'previously_bounced' });
+    expect(await verdict('user31@acme.test')).toMatchObject({
+      status: 'undeliverable',
+      reason: 'previously_bounced',
+    });
     expect(await verdict('user34@acme.test')).toMatchObject({ status: 'risky', reason: 'complained' });
     expect((await verdict('user32@acme.test')).status).toBe('deliverable');
     expect((await verdict('user33@acme.test')).status).toBe('deliverable');
@@ -385,31 +572,71 @@ describe('Postmark', () => {
 
   it('takes a delivery, and a reader unsubscribing', async () => {
     const url = made.basic_auth!.url;
-    const delivery = JSON.stringify({ RecordType: 'Delivery', ServerID: 23, MessageStream: 'outbound', MessageID: '00000000-0000-0000-0000-000000000006', Recipient: 'user35@acme.test', Tag: 'welcome', DeliveredAt: '2026-03-10T11:58:00Z', Details: 'Test delivery webhook details', Metadata: {} });
-    const change = JSON.stringify({ RecordType: 'SubscriptionChange', MessageID: '00000000-0000-0000-0000-000000000007', ServerID: 23, MessageStream: 'outbound', ChangedAt: '2026-03-10T11:58:30Z', Recipient: 'user35@acme.test', Origin: 'Recipient', SuppressSending: true, SuppressionReason: 'ManualSuppression', Tag: 'welcome', Metadata: {} });
+    const delivery = JSON.stringify({
+      RecordType: 'Delivery',
+      ServerID: 23,
+      MessageStream: 'outbound',
+      MessageID: '00000000-0000-0000-0000-000000000006',
+      Recipient: 'user35@acme.test',
+      Tag: 'welcome',
+      DeliveredAt: '2026-03-10T11:58:00Z',
+      Details: 'Test delivery webhook details',
+      Metadata: {},
+    });
+    const change = JSON.stringify({
+      RecordType: 'SubscriptionChange',
+      MessageID: '00000000-0000-0000-0000-000000000007',
+      ServerID: 23,
+      MessageStream: 'outbound',
+      ChangedAt: '2026-03-10T11:58:30Z',
+      Recipient: 'user35@acme.test',
+      Origin: 'Recipient',
+      SuppressSending: true,
+      SuppressionReason: 'ManualSuppression',
+      Tag: 'welcome',
+      Metadata: {},
+    });
     expect((await deliver(url, delivery)).json()).toMatchObject({ taken: 1 });
     expect((await deliver(url, change)).json()).toMatchObject({ taken: 1 });
     const v = await verdict('user35@acme.test');
-    expect(v.checks.history?.events.map((e) => `${e.type}/${e.source}`).sort()).toEqual(['delivered/postmark', 'unsubscribed/postmark']);
+    expect(v.checks.history?.events.map((e) => `${e.type}/${e.source}`).sort()).toEqual([
+      'delivered/postmark',
+      'unsubscribed/postmark',
+    ]);
   });
 });
 
 describe('Amazon SES through SNS', () => {
   const topic = 'arn:aws:sns:us-west-2:123456789012:ses-outcomes';
-  const certUrl = 'https://sns.us-west-2.amazonaws.com/SimpleNotificationService-f3ecfb7224c7233fe7bb5f59f96de52f.pem';
+  const certUrl =
+    'https://sns.us-west-2.amazonaws.com/SimpleNotificationService-f3ecfb7224c7233fe7bb5f59f96de52f.pem';
   let made: Created;
   beforeAll(async () => {
     made = await source({ provider: 'ses' });
   });
 
-  function snsMessage(fields: Record<string, string>, version: '1' | '2' = '1', certificate = certUrl): string {
+  function snsMessage(
+    fields: Record<string, string>,
+    version: '1' | '2' = '1',
+    certificate = certUrl,
+  ): string {
     const order =
       fields.Type === 'Notification'
         ? ['Message', 'MessageId', 'Subject', 'Timestamp', 'TopicArn', 'Type']
         : ['Message', 'MessageId', 'SubscribeURL', 'Timestamp', 'Token', 'TopicArn', 'Type'];
-    const canonical = order.filter((k) => fields[k] !== undefined).map((k) => `${k}\n${fields[k]}\n`).join('');
-    const signature = sign(version === '1' ? 'sha1' : 'sha256', Buffer.from(canonical), snsKey).toString('base64');
-    return JSON.stringify({ ...fields, SignatureVersion: version, Signature: signature, SigningCertURL: certificate });
+    const canonical = order
+      .filter((k) => fields[k] !== undefined)
+      .map((k) => `${k}\n${fields[k]}\n`)
+      .join('');
+    const signature = sign(version === '1' ? 'sha1' : 'sha256', Buffer.from(canonical), snsKey).toString(
+      'base64',
+    );
+    return JSON.stringify({
+      ...fields,
+      SignatureVersion: version,
+      Signature: signature,
+      SigningCertURL: certificate,
+    });
   }
 
   const notification = (message: unknown, id: string, topicArn = topic) => ({
@@ -418,7 +645,8 @@ describe('Amazon SES through SNS', () => {
     TopicArn: topicArn,
     Message: JSON.stringify(message),
     Timestamp: '2026-03-10T11:59:30.000Z',
-    UnsubscribeURL: 'https://sns.us-west-2.amazonaws.com/?Action=Unsubscribe&SubscriptionArn=arn:aws:sns:us-west-2:123456789012:ses-outcomes:c9135db0',
+    UnsubscribeURL:
+      'https://sns.us-west-2.amazonaws.com/?Action=Unsubscribe&SubscriptionArn=arn:aws:sns:us-west-2:123456789012:ses-outcomes:c9135db0',
   });
 
   const mail = (destination: string[]) => ({
@@ -432,28 +660,44 @@ describe('Amazon SES through SNS', () => {
 
   it('never fetches a certificate from a host that is not SNS, and refuses the message', async () => {
     const body = snsMessage(
-      notification({ notificationType: 'Delivery', mail: mail(['user40@acme.test']), delivery: { timestamp: '2026-03-10T11:59:10Z', recipients: ['user40@acme.test'] } }, 'm-40'),
+      notification(
+        {
+          notificationType: 'Delivery',
+          mail: mail(['user40@acme.test']),
+          delivery: { timestamp: '2026-03-10T11:59:10Z', recipients: ['user40@acme.test'] },
+        },
+        'm-40',
+      ),
       '1',
       'https://sns.us-west-2.amazonaws.com.evil.example/cert.pem',
     );
     const res = await deliver(made.url, body, { 'content-type': 'text/plain; charset=UTF-8' });
     expect(res.statusCode).toBe(401);
     expect(errorOf(res).error).toBe('invalid_signature');
-    for (const url of ['http://sns.us-west-2.amazonaws.com/c.pem', 'https://sns.us-west-2.amazonaws.com:8443/c.pem', 'https://s3.amazonaws.com/c.pem']) {
-      const other = await deliver(made.url, snsMessage(notification({ notificationType: 'Delivery' }, 'm-41'), '1', url));
+    for (const url of [
+      'http://sns.us-west-2.amazonaws.com/c.pem',
+      'https://sns.us-west-2.amazonaws.com:8443/c.pem',
+      'https://s3.amazonaws.com/c.pem',
+    ]) {
+      const other = await deliver(
+        made.url,
+        snsMessage(notification({ notificationType: 'Delivery' }, 'm-41'), '1', url),
+      );
       expect(other.statusCode, url).toBe(401);
     }
     expect(fetched).toEqual([]);
   });
 
   it('confirms the subscription by visiting its SubscribeURL, and pins the topic', async () => {
-    const subscribe = 'https://sns.us-west-2.amazonaws.com/?Action=ConfirmSubscription&TopicArn=arn:aws:sns:us-west-2:123456789012:ses-outcomes&Token=2336412f37';
+    const subscribe =
+      'https://sns.us-west-2.amazonaws.com/?Action=ConfirmSubscription&TopicArn=arn:aws:sns:us-west-2:123456789012:ses-outcomes&Token=2336412f37';
     const body = snsMessage({
       Type: 'SubscriptionConfirmation',
       MessageId: '165545c9-2a5c-472c-8df2-7ff2be2b3b1b',
       Token: '2336412f37',
       TopicArn: topic,
-      Message: 'You have chosen to subscribe to the topic arn:aws:sns:us-west-2:123456789012:ses-outcomes.\nTo confirm the subscription, visit the SubscribeURL included in this message.',
+      Message:
+        'You have chosen to subscribe to the topic arn:aws:sns:us-west-2:123456789012:ses-outcomes.\nTo confirm the subscription, visit the SubscribeURL included in this message.',
       SubscribeURL: subscribe,
       Timestamp: '2026-03-10T11:55:00.000Z',
     });
@@ -472,8 +716,18 @@ describe('Amazon SES through SNS', () => {
         bounceType: 'Permanent',
         bounceSubType: 'General',
         bouncedRecipients: [
-          { emailAddress: 'user41@acme.test', action: 'failed', status: '5.1.1', diagnosticCode: 'smtp; 550 5.1.1 user unknown' },
-          { emailAddress: 'user42@acme.test', action: 'failed', status: '5.7.1', diagnosticCode: 'smtp; 550 5.7.1 sender rejected by policy' },
+          {
+            emailAddress: 'user41@acme.test',
+            action: 'failed',
+            status: '5.1.1',
+            diagnosticCode: 'smtp; 550 5.1.1 user unknown',
+          },
+          {
+            emailAddress: 'user42@acme.test',
+            action: 'failed',
+            status: '5.7.1',
+            diagnosticCode: 'smtp; 550 5.7.1 sender rejected by policy',
+          },
         ],
         timestamp: '2026-03-10T11:59:20.605Z',
         remoteMtaIp: '127.0.2.0',
@@ -497,7 +751,13 @@ describe('Amazon SES through SNS', () => {
     const delivery = {
       notificationType: 'Delivery',
       mail: mail(['user44@acme.test']),
-      delivery: { timestamp: '2026-03-10T11:59:10.000Z', processingTimeMillis: 546, recipients: ['user44@acme.test'], smtpResponse: '250 ok:  Message 64111812 accepted', reportingMTA: 'a8-70.smtp-out.amazonses.com' },
+      delivery: {
+        timestamp: '2026-03-10T11:59:10.000Z',
+        processingTimeMillis: 546,
+        recipients: ['user44@acme.test'],
+        smtpResponse: '250 ok:  Message 64111812 accepted',
+        reportingMTA: 'a8-70.smtp-out.amazonses.com',
+      },
     };
     const r1 = await deliver(made.url, snsMessage(notification(bounce, 'n-1'), '1'));
     expect(r1.json()).toMatchObject({ taken: 1, ignored: 1 });
@@ -505,14 +765,28 @@ describe('Amazon SES through SNS', () => {
     expect(r2.json()).toMatchObject({ taken: 1 });
     const r3 = await deliver(made.url, snsMessage(notification(delivery, 'n-3'), '2'));
     expect(r3.json()).toMatchObject({ taken: 1 });
-    expect(await verdict('user41@acme.test')).toMatchObject({ status: 'undeliverable', reason: 'previously_bounced' });
+    expect(await verdict('user41@acme.test')).toMatchObject({
+      status: 'undeliverable',
+      reason: 'previously_bounced',
+    });
     expect((await verdict('user42@acme.test')).status).toBe('deliverable');
     expect(await verdict('user43@acme.test')).toMatchObject({ status: 'risky', reason: 'complained' });
     expect(fetched).toEqual([]); // the certificate was cached
   });
 
   it('refuses a message whose signed text was changed', async () => {
-    const body = JSON.parse(snsMessage(notification({ notificationType: 'Delivery', mail: mail(['user45@acme.test']), delivery: { timestamp: '2026-03-10T11:59:10Z', recipients: ['user45@acme.test'] } }, 'n-4'))) as Record<string, string>;
+    const body = JSON.parse(
+      snsMessage(
+        notification(
+          {
+            notificationType: 'Delivery',
+            mail: mail(['user45@acme.test']),
+            delivery: { timestamp: '2026-03-10T11:59:10Z', recipients: ['user45@acme.test'] },
+          },
+          'n-4',
+        ),
+      ),
+    ) as Record<string, string>;
     body.Message = body.Message!.replace('Delivery', 'Bounce');
     const res = await deliver(made.url, JSON.stringify(body));
     expect(res.statusCode).toBe(401);
@@ -520,7 +794,11 @@ describe('Amazon SES through SNS', () => {
   });
 
   it('refuses a signed message of another topic than the pinned one', async () => {
-    const other = notification({ notificationType: 'Bounce' }, 'n-5', 'arn:aws:sns:us-west-2:999999999999:someone-else');
+    const other = notification(
+      { notificationType: 'Bounce' },
+      'n-5',
+      'arn:aws:sns:us-west-2:999999999999:someone-else',
+    );
     const res = await deliver(made.url, snsMessage(other));
     expect(res.statusCode).toBe(403);
     expect(errorOf(res).error).toBe('untrusted_topic');

@@ -44,7 +44,13 @@ export function outcomeHooksRoutes(deps: ApiDeps): FastifyPluginAsync {
           { sourceId: id, token, headers, body },
         );
         request.log.info(
-          { source: id, taken: report.taken, duplicates: report.duplicates, ignored: report.ignored, refused: report.refused },
+          {
+            source: id,
+            taken: report.taken,
+            duplicates: report.duplicates,
+            ignored: report.ignored,
+            refused: report.refused,
+          },
           'outcome hook taken',
         );
         return { ...report, request_id: request.id };

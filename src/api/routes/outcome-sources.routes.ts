@@ -24,7 +24,10 @@ import {
 function liveAccount(request: FastifyRequest): string {
   const auth = requireAuth(request);
   if (auth.kind === 'test')
-    throw new AppError('insufficient_permissions', 'a test key cannot connect or remove a mail system; use a live key');
+    throw new AppError(
+      'insufficient_permissions',
+      'a test key cannot connect or remove a mail system; use a live key',
+    );
   return auth.accountId;
 }
 
@@ -37,7 +40,8 @@ export function outcomeSourcesRoutes(deps: ApiDeps): FastifyPluginAsync {
         schema: {
           summary: 'List outcome sources',
           operationId: 'listOutcomeSources',
-          description: "The account's mail-system webhooks, oldest first, with their counts (never their URL).",
+          description:
+            "The account's mail-system webhooks, oldest first, with their counts (never their URL).",
           tags: ['outcomes'],
           response: { 200: sourceListSchema, ...errorResponses(AUTH_ERRORS) },
         },
@@ -81,7 +85,7 @@ export function outcomeSourcesRoutes(deps: ApiDeps): FastifyPluginAsync {
         schema: {
           summary: 'Delete an outcome source',
           operationId: 'deleteOutcomeSource',
-          description: "Its URL stops working at once; the events it brought stay (erase them by address).",
+          description: 'Its URL stops working at once; the events it brought stay (erase them by address).',
           tags: ['outcomes'],
           params: {
             type: 'object',

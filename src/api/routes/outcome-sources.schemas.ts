@@ -13,7 +13,8 @@ const sourceProperties = {
   label: { type: ['string', 'null'] },
   topic_arn: {
     type: ['string', 'null'],
-    description: 'ses: the SNS topic this source accepts, pinned by the first signed message; null until then and for the others.',
+    description:
+      'ses: the SNS topic this source accepts, pinned by the first signed message; null until then and for the others.',
   },
   events_taken: { type: 'integer', description: 'Events stored from this source.' },
   events_ignored: {
@@ -23,7 +24,16 @@ const sourceProperties = {
   last_event_at: { type: ['string', 'null'], format: 'date-time' },
   created_at: { type: 'string', format: 'date-time' },
 } as const;
-const sourceRequired = ['id', 'provider', 'label', 'topic_arn', 'events_taken', 'events_ignored', 'last_event_at', 'created_at'] as const;
+const sourceRequired = [
+  'id',
+  'provider',
+  'label',
+  'topic_arn',
+  'events_taken',
+  'events_ignored',
+  'last_event_at',
+  'created_at',
+] as const;
 
 export const sourceBodySchema = {
   type: 'object',
@@ -53,7 +63,8 @@ export const createdSourceSchema = {
     },
     basic_auth: {
       type: ['object', 'null'],
-      description: 'postmark: the HTTP basic-auth credentials, shown once, and the URL carrying them (paste that one); null for the others.',
+      description:
+        'postmark: the HTTP basic-auth credentials, shown once, and the URL carrying them (paste that one); null for the others.',
       required: ['username', 'password', 'url'],
       properties: { username: { type: 'string' }, password: { type: 'string' }, url: { type: 'string' } },
     },
@@ -66,7 +77,10 @@ export const sourceListSchema = {
   headers: SUCCESS_HEADERS,
   required: ['sources', 'request_id'],
   properties: {
-    sources: { type: 'array', items: { type: 'object', required: sourceRequired, properties: sourceProperties } },
+    sources: {
+      type: 'array',
+      items: { type: 'object', required: sourceRequired, properties: sourceProperties },
+    },
     request_id: requestId,
   },
 } as const;

@@ -31,7 +31,12 @@ import { snsUrl, topicRegion, type SnsFetch, type SnsVerifier } from './esp/sns.
 import { takeOutcomes, type IntakeReport } from './intake.service.js';
 
 export type { EspProvider };
-export const ESP_PROVIDERS = ['ses', 'sendgrid', 'mailgun', 'postmark'] as const satisfies readonly EspProvider[];
+export const ESP_PROVIDERS = [
+  'ses',
+  'sendgrid',
+  'mailgun',
+  'postmark',
+] as const satisfies readonly EspProvider[];
 
 /** Sources an account may hold. */
 export const MAX_SOURCES = 20;
@@ -89,12 +94,14 @@ function checkedKey(provider: EspProvider, raw: string | null | undefined): stri
   };
   switch (provider) {
     case 'sendgrid':
-      if (key === '') return refuse("SendGrid's Verification Key is needed (Mail Settings, Signed Event Webhook)");
+      if (key === '')
+        return refuse("SendGrid's Verification Key is needed (Mail Settings, Signed Event Webhook)");
       sendgridPublicKey(key);
       return key;
     case 'mailgun':
       if (key === '') return refuse("Mailgun's HTTP webhook signing key is needed (Sending, Webhooks)");
-      if (key.length > MAX_KEY_LENGTH || !/^[\x21-\x7e]+$/.test(key)) return refuse('not a Mailgun signing key');
+      if (key.length > MAX_KEY_LENGTH || !/^[\x21-\x7e]+$/.test(key))
+        return refuse('not a Mailgun signing key');
       return key;
     case 'ses':
     case 'postmark':
@@ -133,7 +140,10 @@ export async function createOutcomeSource(
   };
   await db.transaction().execute(async (trx) => {
     if ((await countOutcomeSources(trx, input.accountId)) >= MAX_SOURCES)
-      throw new AppError('invalid_request', `an account holds at most ${MAX_SOURCES} outcome sources; delete one first`);
+      throw new AppError(
+        'invalid_request',
+        `an account holds at most ${MAX_SOURCES} outcome sources; delete one first`,
+      );
     await insertOutcomeSource(trx, row);
   });
   const url = new URL(`/hooks/outcomes/${id}/${token}`, publicBaseUrl);
@@ -186,7 +196,10 @@ async function sourceOf(db: Executor, id: string, token: string): Promise<Outcom
   const given = Buffer.from(sha256(token), 'hex');
   const expected = Buffer.from(row?.token_hash ?? sha256(''), 'hex');
   if (row === undefined || !timingSafeEqual(given, expected))
-    throw new AppError('invalid_hook_token', 'no outcome source has this URL; copy it again from where the source was made');
+    throw new AppError(
+      'invalid_hook_token',
+      'no outcome source has this URL; copy it again from where the source was made',
+    );
   return row;
 }
 
@@ -211,11 +224,19 @@ export async function receiveHook(deps: HookDeps, request: HookRequest): Promise
       const bodyHash = sha256(request.body.toString('utf8'));
       const seen = await recordNonce(
         deps.db,
-        { source_id: source.id, nonce: delivery.token, body_hash: bodyHash, expires_at: delivery.expiresAt.toISOString() },
+        {
+          source_id: source.id,
+          nonce: delivery.token,
+          body_hash: bodyHash,
+          expires_at: delivery.expiresAt.toISOString(),
+        },
         now.toISOString(),
       );
       if (seen !== null && seen !== bodyHash)
-        throw new AppError('invalid_signature', 'this Mailgun token came before with another event: a replay is refused');
+        throw new AppError(
+          'invalid_signature',
+          'this Mailgun token came before with another event: a replay is refused',
+        );
       break;
     }
     case 'postmark':
@@ -226,13 +247,19 @@ export async function receiveHook(deps: HookDeps, request: HookRequest): Promise
       const message = await deps.sns.verify(request.body);
       const pinned = await pinTopicArn(deps.db, source.id, message.TopicArn);
       if (pinned !== message.TopicArn)
-        throw new AppError('untrusted_topic', `this source takes SNS topic ${pinned ?? ''} only; make another source for another topic`);
+        throw new AppError(
+          'untrusted_topic',
+          `this source takes SNS topic ${pinned ?? ''} only; make another source for another topic`,
+        );
       if (message.Type === 'SubscriptionConfirmation') {
         const url = snsUrl(message.SubscribeURL, 'SubscribeURL', topicRegion(message.TopicArn) ?? '');
         try {
           await deps.snsFetch(url);
         } catch {
-          throw new AppError('service_unavailable', 'the SNS subscription could not be confirmed now; SNS will ask again');
+          throw new AppError(
+            'service_unavailable',
+            'the SNS subscription could not be confirmed now; SNS will ask again',
+          );
         }
         confirmed = true;
       }

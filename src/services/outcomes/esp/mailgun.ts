@@ -34,7 +34,11 @@ export function verifyMailgun(signingKey: string, body: Buffer, now: Date): Mail
   if (root === null || signature === null)
     throw new AppError('invalid_signature', 'the request carries no Mailgun signature');
   const { timestamp, token, signature: hex } = signature;
-  if ((typeof timestamp !== 'string' && typeof timestamp !== 'number') || typeof token !== 'string' || typeof hex !== 'string')
+  if (
+    (typeof timestamp !== 'string' && typeof timestamp !== 'number') ||
+    typeof token !== 'string' ||
+    typeof hex !== 'string'
+  )
     throw new AppError('invalid_signature', 'the Mailgun signature needs timestamp, token and signature');
   const expected = createHmac('sha256', signingKey).update(`${timestamp}${token}`).digest();
   const given = Buffer.from(hex, 'hex');
@@ -43,7 +47,10 @@ export function verifyMailgun(signingKey: string, body: Buffer, now: Date): Mail
   const at = fromEpochSeconds(timestamp);
   const age = at === null ? Infinity : now.getTime() - at.getTime();
   if (at === null || age > MAX_SIGNATURE_AGE_MS || age < -MAX_FUTURE_MS)
-    throw new AppError('invalid_signature', 'the Mailgun signature is too old (or from the future); a replay is refused');
+    throw new AppError(
+      'invalid_signature',
+      'the Mailgun signature is too old (or from the future); a replay is refused',
+    );
   if (event === null) unreadable('a Mailgun webhook body holds "event-data"');
   return { token, expiresAt: new Date(at.getTime() + MAX_SIGNATURE_AGE_MS), event };
 }

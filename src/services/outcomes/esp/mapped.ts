@@ -17,13 +17,7 @@ export class MappedEvents implements Mapped {
   ignored = 0;
 
   /** Adds the event, or counts it ignored when `type` is null or the recipient is missing. */
-  add(
-    type: OutcomeType | null,
-    email: unknown,
-    at: Date | null,
-    sourceId: unknown,
-    detail?: unknown,
-  ): void {
+  add(type: OutcomeType | null, email: unknown, at: Date | null, sourceId: unknown, detail?: unknown): void {
     if (type === null || typeof email !== 'string' || email === '') {
       this.ignored++;
       return;

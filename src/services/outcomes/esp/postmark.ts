@@ -18,10 +18,20 @@ export function verifyPostmark(passwordHash: string, authorization: string | und
   const decoded = match ? Buffer.from(match[1]!, 'base64').toString('utf8') : '';
   const colon = decoded.indexOf(':');
   const user = decoded.slice(0, colon);
-  const given = createHash('sha256').update(decoded.slice(colon + 1)).digest();
+  const given = createHash('sha256')
+    .update(decoded.slice(colon + 1))
+    .digest();
   const expected = Buffer.from(passwordHash, 'hex');
-  if (colon < 0 || user !== POSTMARK_USER || given.length !== expected.length || !timingSafeEqual(given, expected))
-    throw new AppError('invalid_hook_token', "the request lacks this source's basic-auth credentials; put them in the webhook URL");
+  if (
+    colon < 0 ||
+    user !== POSTMARK_USER ||
+    given.length !== expected.length ||
+    !timingSafeEqual(given, expected)
+  )
+    throw new AppError(
+      'invalid_hook_token',
+      "the request lacks this source's basic-auth credentials; put them in the webhook URL",
+    );
 }
 
 /**
@@ -44,6 +54,11 @@ function bounceType(record: Record<string, unknown>): OutcomeType | null {
   return typeOfCode(enhancedCode(record.Details)) === null ? null : type;
 }
 
+/** A bounce record's own id (a number in Postmark's JSON), else the message's. */
+function idOf(record: Record<string, unknown>, messageId: string): string {
+  return typeof record.ID === 'number' || typeof record.ID === 'string' ? String(record.ID) : messageId;
+}
+
 /** Maps one Postmark record to ours. */
 export function mapPostmark(body: Buffer): Mapped {
   const record = objectOf(parseJson(body, 'Postmark'));
@@ -56,10 +71,16 @@ export function mapPostmark(body: Buffer): Mapped {
       out.add('delivered', record.Recipient, fromIso(record.DeliveredAt), messageId, record.Details);
       break;
     case 'Bounce':
-      out.add(bounceType(record), record.Email, fromIso(record.BouncedAt), `bounce-${String(record.ID ?? messageId)}`, record.Details);
+      out.add(
+        bounceType(record),
+        record.Email,
+        fromIso(record.BouncedAt),
+        `bounce-${idOf(record, messageId)}`,
+        record.Details,
+      );
       break;
     case 'SpamComplaint':
-      out.add('complaint', record.Email, fromIso(record.BouncedAt), `complaint-${String(record.ID ?? messageId)}`);
+      out.add('complaint', record.Email, fromIso(record.BouncedAt), `complaint-${idOf(record, messageId)}`);
       break;
     case 'Open':
       out.add('opened', record.Recipient, fromIso(record.ReceivedAt), messageId);
@@ -71,7 +92,9 @@ export function mapPostmark(body: Buffer): Mapped {
       // Only the person's own unsubscription; a suppression for a bounce or a complaint comes
       // with its own record, and a reactivation says nothing.
       out.add(
-        record.SuppressSending === true && record.SuppressionReason === 'ManualSuppression' ? 'unsubscribed' : null,
+        record.SuppressSending === true && record.SuppressionReason === 'ManualSuppression'
+          ? 'unsubscribed'
+          : null,
         record.Recipient,
         fromIso(record.ChangedAt),
         `subscription-${messageId}`,

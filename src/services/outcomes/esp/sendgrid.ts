@@ -35,7 +35,10 @@ export function sendgridPublicKey(text: string): KeyObject {
     );
   }
   if (key.asymmetricKeyType !== 'ec' || key.asymmetricKeyDetails?.namedCurve !== 'prime256v1')
-    throw new AppError('invalid_request', 'verification_key: SendGrid signs with an ECDSA P-256 key; this is another kind');
+    throw new AppError(
+      'invalid_request',
+      'verification_key: SendGrid signs with an ECDSA P-256 key; this is another kind',
+    );
   return key;
 }
 
@@ -49,20 +52,36 @@ export function verifySendgrid(
   const signature = headers[SIGNATURE_HEADER];
   const timestamp = headers[TIMESTAMP_HEADER];
   if (signature === undefined || timestamp === undefined)
-    throw new AppError('invalid_signature', 'the request carries no SendGrid signature; turn on the Signed Event Webhook');
+    throw new AppError(
+      'invalid_signature',
+      'the request carries no SendGrid signature; turn on the Signed Event Webhook',
+    );
   const signed = Buffer.concat([Buffer.from(timestamp, 'utf8'), body]);
   let valid = false;
   try {
-    valid = verify('sha256', signed, { key: sendgridPublicKey(keyText), dsaEncoding: 'der' }, Buffer.from(signature, 'base64'));
+    valid = verify(
+      'sha256',
+      signed,
+      { key: sendgridPublicKey(keyText), dsaEncoding: 'der' },
+      Buffer.from(signature, 'base64'),
+    );
   } catch {
     valid = false;
   }
-  if (!valid) throw new AppError('invalid_signature', "the SendGrid signature does not match this source's verification key");
+  if (!valid)
+    throw new AppError(
+      'invalid_signature',
+      "the SendGrid signature does not match this source's verification key",
+    );
   const at = fromEpochSeconds(timestamp);
-  if (at === null || !/^\d+$/.test(timestamp)) throw new AppError('invalid_signature', 'the SendGrid timestamp is not a number of seconds');
+  if (at === null || !/^\d+$/.test(timestamp))
+    throw new AppError('invalid_signature', 'the SendGrid timestamp is not a number of seconds');
   const age = now.getTime() - at.getTime();
   if (age > MAX_SIGNATURE_AGE_MS || age < -MAX_FUTURE_MS)
-    throw new AppError('invalid_signature', 'the SendGrid signature is too old (or from the future); a replay is refused');
+    throw new AppError(
+      'invalid_signature',
+      'the SendGrid signature is too old (or from the future); a replay is refused',
+    );
 }
 
 /** bounce_classification values that are about the mailbox (SendGrid's bounce classifications). */

@@ -8,7 +8,9 @@ import { enhancedCode, permanentFailure, typeOfCode } from './failure.js';
 import { fromIso, MappedEvents, objectOf, unreadable, type Mapped } from './mapped.js';
 
 function list(value: unknown): Record<string, unknown>[] {
-  return Array.isArray(value) ? value.map(objectOf).filter((v): v is Record<string, unknown> => v !== null) : [];
+  return Array.isArray(value)
+    ? value.map(objectOf).filter((v): v is Record<string, unknown> => v !== null)
+    : [];
 }
 
 /**
@@ -17,7 +19,11 @@ function list(value: unknown): Record<string, unknown>[] {
  * are the mailbox's; OnAccountSuppressionList (the account's list, which a complaint also fills),
  * Undetermined, and the content refusals are not.
  */
-function bouncedType(bounceType: unknown, subType: unknown, recipient: Record<string, unknown>): OutcomeType | null {
+function bouncedType(
+  bounceType: unknown,
+  subType: unknown,
+  recipient: Record<string, unknown>,
+): OutcomeType | null {
   const code = enhancedCode(recipient.status, recipient.diagnosticCode);
   if (bounceType === 'Permanent') {
     if (subType === 'OnAccountSuppressionList') return null;
@@ -49,7 +55,10 @@ export function mapSes(messageText: string): Mapped {
   const messageId = typeof mail.messageId === 'string' ? mail.messageId : '';
   const out = new MappedEvents();
   // Engagement names no recipient: taken only when the message had one.
-  const destination = Array.isArray(mail.destination) && mail.destination.length === 1 ? mail.destination[0] : undefined;
+  const destination: unknown =
+    Array.isArray(mail.destination) && mail.destination.length === 1
+      ? (mail.destination[0] as unknown)
+      : undefined;
   switch (kind) {
     case 'Bounce': {
       const bounce = objectOf(root.bounce) ?? unreadable('bounce: missing from a Bounce notification');
@@ -58,20 +67,32 @@ export function mapSes(messageText: string): Mapped {
       const at = fromIso(bounce.timestamp);
       const id = typeof bounce.feedbackId === 'string' ? bounce.feedbackId : messageId;
       for (const r of recipients)
-        out.add(bouncedType(bounce.bounceType, bounce.bounceSubType, r), r.emailAddress, at, id, [r.status, r.diagnosticCode].filter(Boolean).join(' '));
+        out.add(
+          bouncedType(bounce.bounceType, bounce.bounceSubType, r),
+          r.emailAddress,
+          at,
+          id,
+          [r.status, r.diagnosticCode].filter(Boolean).join(' '),
+        );
       break;
     }
     case 'Complaint': {
-      const complaint = objectOf(root.complaint) ?? unreadable('complaint: missing from a Complaint notification');
+      const complaint =
+        objectOf(root.complaint) ?? unreadable('complaint: missing from a Complaint notification');
       const at = fromIso(complaint.timestamp);
       const id = typeof complaint.feedbackId === 'string' ? complaint.feedbackId : messageId;
       // `not-spam` is a report that the mail is wanted; OnAccountSuppressionList a complaint SES only presumed.
-      const type = complaint.complaintFeedbackType === 'not-spam' || complaint.complaintSubType === 'OnAccountSuppressionList' ? null : 'complaint';
+      const type =
+        complaint.complaintFeedbackType === 'not-spam' ||
+        complaint.complaintSubType === 'OnAccountSuppressionList'
+          ? null
+          : 'complaint';
       for (const r of list(complaint.complainedRecipients)) out.add(type, r.emailAddress, at, id);
       break;
     }
     case 'Delivery': {
-      const delivery = objectOf(root.delivery) ?? unreadable('delivery: missing from a Delivery notification');
+      const delivery =
+        objectOf(root.delivery) ?? unreadable('delivery: missing from a Delivery notification');
       const at = fromIso(delivery.timestamp);
       const recipients = Array.isArray(delivery.recipients) ? delivery.recipients : [];
       for (const email of recipients) out.add('delivered', email, at, messageId, delivery.smtpResponse);
@@ -86,7 +107,8 @@ export function mapSes(messageText: string): Mapped {
     case 'DeliveryDelay': {
       const delay = objectOf(root.deliveryDelay) ?? {};
       const type = delay.delayType === 'MailboxFull' ? 'soft_bounce' : null;
-      for (const r of list(delay.delayedRecipients)) out.add(type, r.emailAddress, fromIso(delay.timestamp), `${messageId}-delay`, r.diagnosticCode);
+      for (const r of list(delay.delayedRecipients))
+        out.add(type, r.emailAddress, fromIso(delay.timestamp), `${messageId}-delay`, r.diagnosticCode);
       break;
     }
     default:

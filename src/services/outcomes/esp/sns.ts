@@ -39,8 +39,18 @@ export function snsUrl(raw: unknown, what: string, region?: string): URL {
     url = null;
   }
   const host = url === null ? null : SNS_HOST.exec(url.hostname);
-  if (url === null || url.protocol !== 'https:' || url.port !== '' || url.username !== '' || url.password !== '' || host === null)
-    throw new AppError('invalid_signature', `${what} is not an https URL of an Amazon SNS host (sns.<region>.amazonaws.com)`);
+  if (
+    url === null ||
+    url.protocol !== 'https:' ||
+    url.port !== '' ||
+    url.username !== '' ||
+    url.password !== '' ||
+    host === null
+  )
+    throw new AppError(
+      'invalid_signature',
+      `${what} is not an https URL of an Amazon SNS host (sns.<region>.amazonaws.com)`,
+    );
   if (region !== undefined && host[1] !== region)
     throw new AppError('invalid_signature', `${what} is not in the topic's region (${region})`);
   return url;
@@ -48,7 +58,15 @@ export function snsUrl(raw: unknown, what: string, region?: string): URL {
 
 const FIELDS: Readonly<Record<SnsMessageType, readonly (keyof SnsMessage)[]>> = {
   Notification: ['Message', 'MessageId', 'Subject', 'Timestamp', 'TopicArn', 'Type'],
-  SubscriptionConfirmation: ['Message', 'MessageId', 'SubscribeURL', 'Timestamp', 'Token', 'TopicArn', 'Type'],
+  SubscriptionConfirmation: [
+    'Message',
+    'MessageId',
+    'SubscribeURL',
+    'Timestamp',
+    'Token',
+    'TopicArn',
+    'Type',
+  ],
   UnsubscribeConfirmation: ['Message', 'MessageId', 'SubscribeURL', 'Timestamp', 'Token', 'TopicArn', 'Type'],
 };
 
@@ -104,10 +122,15 @@ export function createSnsVerifier(deps: { fetch: SnsFetch; clock: Clock }): SnsV
           'the body is not an SNS message (raw message delivery is on?): turn raw message delivery off, so that SNS signs it',
         );
       const type = raw.Type;
-      if (type !== 'Notification' && type !== 'SubscriptionConfirmation' && type !== 'UnsubscribeConfirmation')
+      if (
+        type !== 'Notification' &&
+        type !== 'SubscriptionConfirmation' &&
+        type !== 'UnsubscribeConfirmation'
+      )
         unreadable('Type: not an SNS message type');
       for (const field of FIELDS[type])
-        if (field !== 'Subject' && typeof raw[field] !== 'string') unreadable(`${field}: missing from the SNS message`);
+        if (field !== 'Subject' && typeof raw[field] !== 'string')
+          unreadable(`${field}: missing from the SNS message`);
       if (raw.Subject !== undefined && typeof raw.Subject !== 'string') unreadable('Subject: not a string');
       const message = raw as unknown as SnsMessage;
       const region = topicRegion(message.TopicArn);
