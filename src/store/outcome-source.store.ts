@@ -44,10 +44,24 @@ export async function countOutcomeSources(db: Executor, accountId: string): Prom
   return Number(row?.n ?? 0);
 }
 
+/** A source, with its account's suspension (null: active). */
+export type OutcomeSourceWithAccount = OutcomeSourceRow & { account_suspended_at: string | null };
+
 /** The source with its verification key opened, or undefined. */
-export async function getOutcomeSource(db: Executor, id: string): Promise<OutcomeSourceRow | undefined> {
-  const row = await db.selectFrom('outcome_sources').selectAll().where('id', '=', id).executeTakeFirst();
-  return row === undefined ? undefined : opened(db, row);
+export async function getOutcomeSource(
+  db: Executor,
+  id: string,
+): Promise<OutcomeSourceWithAccount | undefined> {
+  const row = await db
+    .selectFrom('outcome_sources')
+    .innerJoin('accounts', 'accounts.id', 'outcome_sources.account_id')
+    .selectAll('outcome_sources')
+    .select('accounts.suspended_at as account_suspended_at')
+    .where('outcome_sources.id', '=', id)
+    .executeTakeFirst();
+  return row === undefined
+    ? undefined
+    : { ...opened(db, row), account_suspended_at: row.account_suspended_at };
 }
 
 export async function deleteOutcomeSource(db: Executor, accountId: string, id: string): Promise<boolean> {

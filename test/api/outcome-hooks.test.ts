@@ -200,6 +200,31 @@ describe('/v1/outcome-sources', () => {
     expect(errorOf(res).error).toBe('insufficient_permissions');
   });
 
+  it("answers 403 account_suspended while the source's account is suspended, and stores nothing", async () => {
+    const made = await source({ provider: 'postmark' });
+    const { db } = h.runtime.ctx;
+    const delivery = JSON.stringify({
+      RecordType: 'Delivery',
+      MessageID: 'susp-1',
+      Recipient: 'user2@acme.test',
+      DeliveredAt: '2026-03-10T11:00:00Z',
+    });
+    await db
+      .updateTable('accounts')
+      .set({ suspended_at: '2026-03-10T11:30:00.000Z' })
+      .where('id', '=', h.accountId)
+      .execute();
+    try {
+      const res = await deliver(made.basic_auth!.url, delivery);
+      expect(res.statusCode).toBe(403);
+      expect(errorOf(res).error).toBe('account_suspended');
+    } finally {
+      await db.updateTable('accounts').set({ suspended_at: null }).where('id', '=', h.accountId).execute();
+    }
+    expect((await listed(made.id)).events_taken).toBe(0);
+    expect((await deliver(made.basic_auth!.url, delivery)).json()).toMatchObject({ taken: 1 });
+  });
+
   it('answers 401 for a URL with a wrong token, and stores nothing', async () => {
     const made = await source({ provider: 'postmark' });
     const wrong = made.basic_auth!.url.replace(/\/[0-9A-Za-z]{32}$/, `/${'x'.repeat(32)}`);

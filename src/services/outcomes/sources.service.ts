@@ -200,6 +200,9 @@ async function sourceOf(db: Executor, id: string, token: string): Promise<Outcom
       'invalid_hook_token',
       'no outcome source has this URL; copy it again from where the source was made',
     );
+  // A suspended account takes nothing in (the provider retries on its own schedule).
+  if (row.account_suspended_at !== null)
+    throw new AppError('account_suspended', 'the account of this outcome source is suspended');
   return row;
 }
 
