@@ -19,6 +19,7 @@ import { auditRoutes } from './routes/audit.routes.js';
 import { jobsRoutes } from './routes/jobs.routes.js';
 import { keysRoutes } from './routes/keys.routes.js';
 import { operatorRoutes } from './routes/operator.routes.js';
+import { outcomeSourcesRoutes } from './routes/outcome-sources.routes.js';
 import { sessionRoutes } from './routes/session.routes.js';
 import { twoFactorRoutes } from './routes/two-factor.routes.js';
 import { CONTENT_SECURITY_POLICY, installGuards, sessionCookie, type GuardDeps } from './security.js';
@@ -78,6 +79,7 @@ export function dashboardPlugin(options: DashboardOptions) {
         await api.register(twoFactorRoutes(deps));
         await api.register(accountRoutes(deps));
         await api.register(keysRoutes(deps));
+        await api.register(outcomeSourcesRoutes(deps));
         await api.register(jobsRoutes(deps));
         await api.register(auditRoutes(deps));
         await api.register(operatorRoutes(deps));

@@ -33,6 +33,9 @@ export const AUDIT_EVENT_TYPES = [
   'key_created',
   'key_rotated',
   'key_revoked',
+  // A mail system's webhook connected or removed (docs/outcomes.md, "Mail systems").
+  'outcome_source_created',
+  'outcome_source_deleted',
   'webhook_secret_revealed',
   'webhook_secret_rotated',
   'two_factor_enabled',

@@ -15,6 +15,7 @@ import { PageTitle, Shell } from './components/shell';
 import { ErrorMessage, Loading } from './components/status';
 import { ForgotPasswordPage } from './pages/forgot-password';
 import { KeysPage } from './pages/keys';
+import { OutcomeSourcesPage } from './pages/outcome-sources';
 import { ListDetailPage } from './pages/list-detail';
 import { ListsPage } from './pages/lists';
 import { OperatorPage } from './pages/operator';
@@ -123,6 +124,7 @@ function SignedIn() {
       <Switch>
         <Route path="/" component={OverviewPage} />
         <Route path="/keys" component={KeysPage} />
+        <Route path="/integrations" component={OutcomeSourcesPage} />
         <Route path="/lists" component={ListsPage} />
         <Route path="/lists/:id">{(params) => <ListDetailPage key={params.id} id={params.id} />}</Route>
         <Route path="/verify" component={VerifyPage} />

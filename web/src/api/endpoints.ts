@@ -23,6 +23,9 @@ import type {
   ServiceStatus,
   CreatedKey,
   CreateKeyBody,
+  CreatedOutcomeSource,
+  CreateOutcomeSourceBody,
+  OutcomeSourceList,
   DisableTwoFactorBody,
   DownloadQuery,
   ForgotPasswordBody,
@@ -117,6 +120,13 @@ export function endpoints(api: ApiClient) {
     revokeKey: (keyId: string) => api.request<KeyItem>(`/keys/${segment(keyId)}/revoke`, { method: 'POST' }),
     rotateKey: (keyId: string) =>
       api.request<CreatedKey>(`/keys/${segment(keyId)}/rotate`, { method: 'POST' }),
+
+    // ---- integrations: the mail systems' outcome webhooks
+    outcomeSources: () => api.request<OutcomeSourceList>('/outcome-sources'),
+    createOutcomeSource: (body: CreateOutcomeSourceBody) =>
+      api.request<CreatedOutcomeSource>('/outcome-sources', { method: 'POST', body }),
+    deleteOutcomeSource: (id: string) =>
+      api.request<void>(`/outcome-sources/${segment(id)}`, { method: 'DELETE' }),
 
     // ---- lists (batch jobs)
     jobs: (cursor: string | null) =>

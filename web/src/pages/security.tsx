@@ -101,6 +101,8 @@ const EVENT_LABELS = {
   key_created: 'Key created',
   key_rotated: 'Key rotated',
   key_revoked: 'Key revoked',
+  outcome_source_created: 'Mail system connected',
+  outcome_source_deleted: 'Mail system removed',
   webhook_secret_revealed: 'Webhook secret revealed',
   webhook_secret_rotated: 'Webhook secret rotated',
   two_factor_enabled: 'Two-factor sign-in on',
