@@ -9,6 +9,8 @@
  *    look-up, in a loop of one address at a time, against an account holding 20,000 events; and,
  *    beside it, process CPU per POST /v1/verify (live key, answered from the result cache, so no
  *    network) in the same process, which includes the look-up.
+ * 3. The mail systems' webhooks (bench/outcome-hooks.ts): events per second through one SendGrid
+ *    source (signed batches of 1,000) and one Mailgun source (one signed event per POST).
  *
  *   --rounds 5                 intake rounds per backend
  *   --lookups 3000             look-ups (and verifications) measured
@@ -20,6 +22,7 @@ import { parseArgs } from 'node:util';
 import { decideByAccount } from '../src/services/outcomes/account-data.js';
 import { createHarness, type Harness } from '../test/kit/api-harness.js';
 import { createTestSchema } from '../test/kit/store-harness.js';
+import { hookFigures } from './outcome-hooks.js';
 
 const { values } = parseArgs({
   options: {
@@ -101,6 +104,7 @@ async function run(backend: 'sqlite' | 'postgres'): Promise<void> {
         `median ${median.toFixed(0)} ms (${Math.round(10_000 / (median / 1000)).toLocaleString('en')} events/s), ` +
         `min ${sorted[0]!.toFixed(0)} ms, max ${sorted[sorted.length - 1]!.toFixed(0)} ms; ms per round: ${times.map((t) => t.toFixed(0)).join(', ')}`,
     );
+    await hookFigures(h, backend, ROUNDS, DEADLINE);
     const { lookupUs, verifyUs, n } = await lookups(h);
     console.log(
       `${backend}: account-data look-up (filters + history, one address, ${times.length * 10_000} events held): ` +
