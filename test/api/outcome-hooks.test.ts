@@ -22,6 +22,8 @@ let app: FastifyInstance;
 const fetched: string[] = [];
 let snsCert = '';
 let snsKey = '';
+/** The app's info log lines. */
+const lines: string[] = [];
 
 beforeAll(async () => {
   kit = await startSmtpServers({
@@ -29,6 +31,7 @@ beforeAll(async () => {
   });
   h = await createHarness({
     flags: { smtpPort: String(kit.port), publicBaseUrl: 'https://verify.example.com' },
+    logLines: lines,
   });
   h.dns.setDomain('acme.test', { mx: [{ exchange: 'mx1.acme.test', priority: 10 }] });
   h.dns.setDomain('mx1.acme.test', { a: [kit.hosts.mta!.ip] });
@@ -368,6 +371,16 @@ describe('SendGrid', () => {
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json()).toMatchObject({ taken: 4, duplicates: 4 });
     expect(await eventsOf('sendgrid')).toHaveLength(4);
+  });
+
+  it("logs counts, never an address or the URL's token", async () => {
+    const token = made.url.split('/').pop()!;
+    const hookLines = lines.filter((l) => l.includes('outcome hook taken'));
+    expect(hookLines.some((l) => l.includes(`"source":"${made.id}"`) && l.includes('"taken":4'))).toBe(true);
+    for (const line of lines) {
+      expect(line).not.toContain(token);
+      expect(line).not.toContain('user11@acme.test');
+    }
   });
 
   it('answers 422 for a signed body that is not an array of events, and stores nothing', async () => {
