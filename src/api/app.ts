@@ -248,8 +248,7 @@ export function buildApp(options: BuildAppOptions): FastifyInstance {
     reply.raw.once('close', () => unanswered.delete(reply));
     done();
   });
-  const capMailer = createCapMailer(options.config);
-  if (capMailer !== null) app.addHook('onClose', (_instance, done) => (capMailer.close(), done()));
+  const capMailer = createCapMailer(options.mailer);
   const capDeps = {
     db: options.db,
     clock: options.clock,

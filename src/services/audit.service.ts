@@ -36,6 +36,9 @@ export const AUDIT_EVENT_TYPES = [
   // A mail system's webhook connected or removed (docs/outcomes.md, "Mail systems").
   'outcome_source_created',
   'outcome_source_deleted',
+  // An allow or block filter added (or its action changed) or deleted from the dashboard (issue 27).
+  'filter_created',
+  'filter_deleted',
   'webhook_secret_revealed',
   'webhook_secret_rotated',
   'two_factor_enabled',

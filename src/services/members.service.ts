@@ -212,7 +212,7 @@ export interface MembersDeps {
   clock: Clock;
   config: Pick<Config, 'publicBaseUrl'>;
   /** Null: no relay configured, links are only shown. */
-  mailer: Pick<MemberMailer, 'send' | 'close'> | null;
+  mailer: Pick<MemberMailer, 'send'> | null;
   logger: Pick<Logger, 'warn'>;
 }
 

@@ -159,3 +159,37 @@ describe('batch', () => {
     await expect(rows.next()).rejects.toMatchObject({ code: 'not_found', status: 404 });
   });
 });
+
+describe('outcomes and filters', () => {
+  const live = () => client({ apiKey: server.liveKey, retry: { retries: 10 } });
+
+  it('reports outcomes with the refused ones listed, and erases an address', async () => {
+    const mv = live();
+    const taken = await mv.reportOutcomes({
+      events: [
+        { email: 'gone@client-outcomes.test', type: 'hard_bounce', at: '2026-01-05T08:00:00Z' },
+        { email: 'gone@client-outcomes.test', type: 'not_a_type' },
+      ],
+    });
+    expect(taken).toMatchObject({
+      taken: 1,
+      duplicates: 0,
+      refused: 1,
+      refusals: [{ index: 1, reason: 'invalid_type' }],
+    });
+    expect(await mv.eraseOutcomes('gone@client-outcomes.test')).toMatchObject({ deleted: 1 });
+    const bad = await mv.eraseOutcomes('not an address').catch((e: unknown) => e);
+    expect(isMailverdictError(bad, 'invalid_email_format')).toBe(true);
+  });
+
+  it('adds, lists and deletes a filter; a deleted one is not_found', async () => {
+    const mv = live();
+    const added = await mv.addFilter({ action: 'block', match: 'domain', value: '@Client-Filters.TEST' });
+    expect(added).toMatchObject({ action: 'block', match: 'domain', value: 'client-filters.test' });
+    expect((await mv.listFilters()).filters.map((f) => f.id)).toContain(added.id);
+    expect(await mv.deleteFilter(added.id)).toMatchObject({ id: added.id, deleted: true });
+    const again = await mv.deleteFilter(added.id).catch((e: unknown) => e);
+    expect(isMailverdictError(again, 'not_found')).toBe(true);
+    expect((await mv.listFilters()).filters.map((f) => f.id)).not.toContain(added.id);
+  });
+});

@@ -26,8 +26,11 @@ import type {
   CreatedOutcomeSource,
   CreateOutcomeSourceBody,
   OutcomeSourceList,
+  CreateFilterBody,
   DisableTwoFactorBody,
   DownloadQuery,
+  FilterItem,
+  FilterList,
   ForgotPasswordBody,
   Invitation,
   InvitationPreview,
@@ -127,6 +130,12 @@ export function endpoints(api: ApiClient) {
       api.request<CreatedOutcomeSource>('/outcome-sources', { method: 'POST', body }),
     deleteOutcomeSource: (id: string) =>
       api.request<void>(`/outcome-sources/${segment(id)}`, { method: 'DELETE' }),
+    // ---- filters (the account's allow and block lists)
+    filters: () => api.request<FilterList>('/filters'),
+    /** 201 the filter as stored (its value normalised); an existing (match, value) takes the new action. */
+    createFilter: (body: CreateFilterBody) => api.request<FilterItem>('/filters', { method: 'POST', body }),
+    deleteFilter: (filterId: string) =>
+      api.request<FilterItem>(`/filters/${segment(filterId)}`, { method: 'DELETE' }),
 
     // ---- lists (batch jobs)
     jobs: (cursor: string | null) =>

@@ -13,6 +13,7 @@ export const keys = {
   overview: ['overview'] as const,
   apiKeys: ['keys'] as const,
   outcomeSources: ['outcome-sources'] as const,
+  filters: ['filters'] as const,
   jobs: ['jobs'] as const,
   job: (id: string) => ['jobs', id] as const,
   history: (id: string) => ['jobs', id, 'history'] as const,
@@ -106,6 +107,11 @@ export function useKeys() {
 export function useOutcomeSources() {
   const api = useEndpoints();
   return useQuery({ queryKey: keys.outcomeSources, queryFn: api.outcomeSources });
+}
+
+export function useFilters() {
+  const api = useEndpoints();
+  return useQuery({ queryKey: keys.filters, queryFn: api.filters });
 }
 
 export function useJobs() {

@@ -23,7 +23,7 @@ function sourceServer(initial: OutcomeSourceItem[]) {
   let sources = [...initial];
   let made = 0;
   return new FakeServer({
-    'GET /outcome-sources': () => ok<OutcomeSourceList>({ sources, limit: 20 }),
+    'GET /outcome-sources': () => ok({ sources, limit: 20 } satisfies OutcomeSourceList),
     'POST /outcome-sources': (call) => {
       const body = call.body as CreateOutcomeSourceBody;
       if (body.provider === 'sendgrid' && body.verification_key === 'bad')

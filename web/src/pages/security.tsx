@@ -103,6 +103,8 @@ const EVENT_LABELS = {
   key_revoked: 'Key revoked',
   outcome_source_created: 'Mail system connected',
   outcome_source_deleted: 'Mail system removed',
+  filter_created: 'Filter added',
+  filter_deleted: 'Filter deleted',
   webhook_secret_revealed: 'Webhook secret revealed',
   webhook_secret_rotated: 'Webhook secret rotated',
   two_factor_enabled: 'Two-factor sign-in on',
