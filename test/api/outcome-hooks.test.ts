@@ -228,6 +228,13 @@ describe('/v1/outcome-sources', () => {
     expect((await deliver(made.basic_auth!.url, delivery)).json()).toMatchObject({ taken: 1 });
   });
 
+  it('refuses a body over 4 MiB with 413 before reading it', async () => {
+    const made = await source({ provider: 'ses' });
+    const res = await deliver(made.url, `"${'x'.repeat(4 * 1024 * 1024)}"`);
+    expect(res.statusCode).toBe(413);
+    expect(errorOf(res).error).toBe('payload_too_large');
+  });
+
   it('answers 401 for a URL with a wrong token, and stores nothing', async () => {
     const made = await source({ provider: 'postmark' });
     const wrong = made.basic_auth!.url.replace(/\/[0-9A-Za-z]{32}$/, `/${'x'.repeat(32)}`);

@@ -70,6 +70,12 @@ describe('dashboard outcome sources', { timeout: 60_000 }, () => {
     expect(gone.entries).toHaveLength(1);
   });
 
+  it("answers a GET of a hook URL with the API's 404, not the app's page", async () => {
+    const res = await h.app.inject({ method: 'GET', url: '/hooks/outcomes/osrc_0000000000000000/token' });
+    expect(res.statusCode).toBe(404);
+    expect(errorCode(res)).toBe('not_found');
+  });
+
   it("answers 404 for another account's source, and leaves it in place", async () => {
     const db = h.runtime.ctx.db;
     const other = await createAccount(db, h.manualClock, { email: 'other@example.org' });
