@@ -20,6 +20,8 @@ let h: Harness;
 let app: FastifyInstance;
 /** What the SNS fetcher was asked for, in order. */
 const fetched: string[] = [];
+/** When set, the SNS fetcher fails as a network would. */
+let failFetch = false;
 let snsCert = '';
 let snsKey = '';
 /** The app's info log lines. */
@@ -48,6 +50,7 @@ beforeAll(async () => {
     ...h.runtime.ctx,
     snsFetch: async (url) => {
       fetched.push(url.href);
+      if (failFetch) throw new Error('connect ETIMEDOUT');
       return url.pathname.endsWith('.pem') ? snsCert : '<ConfirmSubscriptionResponse/>';
     },
   });
@@ -750,7 +753,7 @@ describe('Amazon SES through SNS', () => {
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json()).toMatchObject({ subscription_confirmed: true, taken: 0 });
     expect(fetched).toEqual([certUrl, subscribe]);
-    expect((await listed(made.id)).topic_arn).toBe(topic);
+    expect(await listed(made.id)).toMatchObject({ topic_arn: topic, last_event_at: null, events_ignored: 0 });
   });
 
   it('takes a permanent bounce of the mailbox, a complaint and a delivery (SignatureVersion 1 and 2)', async () => {
@@ -817,6 +820,21 @@ describe('Amazon SES through SNS', () => {
     expect((await verdict('user42@acme.test')).status).toBe('deliverable');
     expect(await verdict('user43@acme.test')).toMatchObject({ status: 'risky', reason: 'complained' });
     expect(fetched).toEqual([]); // the certificate was cached
+  });
+
+  it('answers 503 when the certificate cannot be fetched, so that SNS tries again', async () => {
+    failFetch = true;
+    try {
+      const url = certUrl.replace('f3ecfb7224c7233fe7bb5f59f96de52f', '0000000000000000000000000000000a');
+      const res = await deliver(
+        made.url,
+        snsMessage(notification({ notificationType: 'Delivery' }, 'n-7'), '1', url),
+      );
+      expect(res.statusCode).toBe(503);
+      expect(errorOf(res).error).toBe('service_unavailable');
+    } finally {
+      failFetch = false;
+    }
   });
 
   it('refuses a message whose signed text was changed', async () => {

@@ -248,7 +248,7 @@ export async function receiveHook(deps: HookDeps, request: HookRequest): Promise
       break;
     case 'ses': {
       const message = await deps.sns.verify(request.body);
-      const pinned = await pinTopicArn(deps.db, source.id, message.TopicArn);
+      const pinned = source.topic_arn ?? (await pinTopicArn(deps.db, source.id, message.TopicArn));
       if (pinned !== message.TopicArn)
         throw new AppError(
           'untrusted_topic',
@@ -274,11 +274,13 @@ export async function receiveHook(deps: HookDeps, request: HookRequest): Promise
     { db: deps.db, clock: deps.clock, retentionMs: deps.retentionMs, resultCache: deps.resultCache },
     { accountId: source.account_id, source: source.provider, events: mapped.events },
   );
-  await countSourceEvents(deps.db, source.id, {
-    taken: report.taken - report.duplicates,
-    ignored: mapped.ignored,
-    at: now.toISOString(),
-  });
+  // An SNS subscription's confirmation carries no event: the source's last event stays as it was.
+  if (mapped.events.length + mapped.ignored > 0)
+    await countSourceEvents(deps.db, source.id, {
+      taken: report.taken - report.duplicates,
+      ignored: mapped.ignored,
+      at: now.toISOString(),
+    });
   return {
     taken: report.taken,
     duplicates: report.duplicates,

@@ -100,11 +100,18 @@ export function createSnsVerifier(deps: { fetch: SnsFetch; clock: Clock }): SnsV
     const now = deps.clock.now().getTime();
     const kept = cache.get(url.href);
     if (kept !== undefined && kept.until > now) return kept.key;
+    let pem: string;
+    try {
+      pem = await deps.fetch(url);
+    } catch {
+      // A network failure, not a forgery: SNS retries, and a later try may reach the certificate.
+      throw new AppError('service_unavailable', 'the SNS signing certificate could not be fetched now');
+    }
     let cert: X509Certificate;
     try {
-      cert = new X509Certificate(await deps.fetch(url));
+      cert = new X509Certificate(pem);
     } catch {
-      throw new AppError('invalid_signature', 'the SNS signing certificate could not be had or read');
+      throw new AppError('invalid_signature', 'the SNS signing certificate is not a certificate');
     }
     if (Date.parse(cert.validFrom) > now || Date.parse(cert.validTo) < now)
       throw new AppError('invalid_signature', 'the SNS signing certificate is not valid now');
