@@ -837,6 +837,34 @@ describe('Amazon SES through SNS', () => {
     }
   });
 
+  it('reads a delivery over a real socket as SNS sends it (text/plain, chunked)', async () => {
+    const address = await app.listen({ port: 0, host: '127.0.0.1' });
+    try {
+      const delivery = {
+        notificationType: 'Delivery',
+        mail: mail(['user46@acme.test']),
+        delivery: { timestamp: '2026-03-10T11:59:12.000Z', recipients: ['user46@acme.test'] },
+      };
+      const body = snsMessage(notification(delivery, 'n-8'), '2');
+      const res = await fetch(`${address}${new URL(made.url).pathname}`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'text/plain; charset=UTF-8',
+          'x-amz-sns-message-type': 'Notification',
+          'x-amz-sns-topic-arn': topic,
+        },
+        // A stream: sent chunked, with no Content-Length, as a proxy may pass it on.
+        body: new Blob([body]).stream(),
+        duplex: 'half',
+      } as RequestInit);
+      expect(res.status, await res.clone().text()).toBe(200);
+      expect(await res.json()).toMatchObject({ taken: 1 });
+    } finally {
+      await app.server.close();
+    }
+    expect((await verdict('user46@acme.test')).checks.history?.events.map((e) => e.source)).toEqual(['ses']);
+  });
+
   it('refuses a message whose signed text was changed', async () => {
     const body = JSON.parse(
       snsMessage(
