@@ -856,11 +856,11 @@ describe('Amazon SES through SNS', () => {
         // A stream: sent chunked, with no Content-Length, as a proxy may pass it on.
         body: new Blob([body]).stream(),
         duplex: 'half',
-      } as RequestInit);
+      });
       expect(res.status, await res.clone().text()).toBe(200);
       expect(await res.json()).toMatchObject({ taken: 1 });
     } finally {
-      await app.server.close();
+      await new Promise<void>((resolve) => app.server.close(() => resolve()));
     }
     expect((await verdict('user46@acme.test')).checks.history?.events.map((e) => e.source)).toEqual(['ses']);
   });
