@@ -416,8 +416,9 @@ describe('Mailgun', () => {
     event: Record<string, unknown>,
     token = 'e0b5477167110d68991efc6b9f89f0a11066af27834600e123',
     key = signingKey,
+    ageSeconds = 30,
   ): string {
-    const timestamp = String(seconds(NOW) - 30);
+    const timestamp = String(seconds(NOW) - ageSeconds);
     const signature = createHmac('sha256', key)
       .update(timestamp + token)
       .digest('hex');
@@ -509,6 +510,19 @@ describe('Mailgun', () => {
     expect(res.statusCode).toBe(401);
     expect(errorOf(res).message).toMatch(/replay/);
     expect((await verdict('user24@acme.test')).status).toBe('deliverable');
+  });
+
+  it('refuses a signature older than Mailgun retries for', async () => {
+    const old = body(
+      failed('user26@acme.test', 'ev-26', { code: 550, message: '5.1.1 no such user' }),
+      'tok-26-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa',
+      signingKey,
+      9 * 3600,
+    );
+    const res = await deliver(made.url, old);
+    expect(res.statusCode).toBe(401);
+    expect(errorOf(res).message).toMatch(/too old/);
+    expect((await verdict('user26@acme.test')).status).toBe('deliverable');
   });
 
   it('refuses a body signed with another key', async () => {
@@ -809,7 +823,11 @@ describe('Amazon SES through SNS', () => {
     };
     const r1 = await deliver(made.url, snsMessage(notification(bounce, 'n-1'), '1'));
     expect(r1.json()).toMatchObject({ taken: 1, ignored: 1 });
-    const r2 = await deliver(made.url, snsMessage(notification(complaint, 'n-2'), '2'));
+    // Configuration-set event publishing: SNS adds a Subject, which its signature covers.
+    const r2 = await deliver(
+      made.url,
+      snsMessage({ ...notification(complaint, 'n-2'), Subject: 'Amazon SES Email Event Notification' }, '2'),
+    );
     expect(r2.json()).toMatchObject({ taken: 1 });
     const r3 = await deliver(made.url, snsMessage(notification(delivery, 'n-3'), '2'));
     expect(r3.json()).toMatchObject({ taken: 1 });
