@@ -13,6 +13,8 @@
  *    test/kit/bounce-corpus.ts (Postfix, Exim, Microsoft 365, Exchange text, Gmail, Yahoo, ARF, a
  *    new recipient each), messages per second; then POST /v1/outcomes with one message at a time
  *    (message/rfc822) through the app on each backend: wall time per message, parse and intake.
+ * 4. The mail systems' webhooks (bench/outcome-hooks.ts): events per second through one SendGrid
+ *    source (signed batches of 1,000) and one Mailgun source (one signed event per POST).
  *
  *   --rounds 5                 intake rounds per backend
  *   --lookups 3000             look-ups (and verifications) measured
@@ -27,6 +29,7 @@ import { eventsFromMessage } from '../src/services/outcomes/bounce-message.js';
 import { createHarness, type Harness } from '../test/kit/api-harness.js';
 import * as corpus from '../test/kit/bounce-corpus.js';
 import { createTestSchema } from '../test/kit/store-harness.js';
+import { hookFigures } from './outcome-hooks.js';
 
 const { values } = parseArgs({
   options: {
@@ -165,6 +168,7 @@ async function run(backend: 'sqlite' | 'postgres'): Promise<void> {
         `min ${sorted[0]!.toFixed(0)} ms, max ${sorted[sorted.length - 1]!.toFixed(0)} ms; ms per round: ${times.map((t) => t.toFixed(0)).join(', ')}`,
     );
     await postMessages(h, backend);
+    await hookFigures(h, backend, ROUNDS, DEADLINE);
     const { lookupUs, verifyUs, n } = await lookups(h);
     console.log(
       `${backend}: account-data look-up (filters + history, one address, ${times.length * 10_000} events held): ` +

@@ -42,6 +42,11 @@ export const ERROR_CODES = [
   'weak_password',
   'two_factor_required',
   'challenge_required',
+  // Mail systems' webhooks (docs/outcomes.md, "Mail systems").
+  'invalid_hook_token',
+  'invalid_signature',
+  'untrusted_topic',
+  'invalid_hook_payload',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -52,6 +52,9 @@ import { metricsRoutes } from './routes/metrics.routes.js';
 import { openapiRoutes } from './routes/openapi.routes.js';
 import { outcomesRoutes } from './routes/outcomes.routes.js';
 import { filtersRoutes } from './routes/filters.routes.js';
+import { outcomeHooksRoutes } from './routes/outcome-hooks.routes.js';
+import { outcomeSourcesRoutes } from './routes/outcome-sources.routes.js';
+import { fetchFromSns } from '../services/outcomes/esp/sns-fetch.js';
 import { usageRoutes } from './routes/usage.routes.js';
 import { verifyRoutes } from './routes/verify.routes.js';
 import { widgetRoutes } from './routes/widget.routes.js';
@@ -70,6 +73,8 @@ export interface BuildAppOptions extends AppContext {
   keyCache?: ApiDeps['keyCache'];
   /** Default: a fresh cache of this app, emptied by the store's change token. */
   usageCache?: ApiDeps['usageCache'];
+  /** Default: https GETs of SNS hosts, SSRF-checked (services/outcomes/esp/sns-fetch.ts). */
+  snsFetch?: ApiDeps['snsFetch'];
 }
 
 /** The API's collaborators, `options`' own where given. src/runtime.ts shares them with the dashboard. */
@@ -83,6 +88,7 @@ export function apiDeps(options: BuildAppOptions): ApiDeps {
     keyCache: options.keyCache ?? createKeyCache(),
     usageCache: options.usageCache ?? createStoreUsageCache(options.db, options.config.usageCacheTtlMs),
     readinessChecks: options.readinessChecks ?? {},
+    snsFetch: options.snsFetch ?? fetchFromSns,
   };
 }
 
@@ -109,6 +115,7 @@ function routePlugins(deps: ApiDeps): FastifyPluginAsync[] {
     jobsRoutes(deps),
     outcomesRoutes(deps),
     filtersRoutes(deps),
+    outcomeSourcesRoutes(deps),
   ];
 }
 
@@ -340,5 +347,6 @@ export function buildApp(options: BuildAppOptions): FastifyInstance {
     // Must stay the last registration of this scope: it covers the routes registered above.
     void v1.register(methodNotAllowed);
   });
+  void app.register(outcomeHooksRoutes(deps));
   return app;
 }

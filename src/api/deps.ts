@@ -5,6 +5,7 @@ import type { PlanTable } from '../services/plans.js';
 import type { UsageCache } from '../services/usage-cache.js';
 import type { ApiMetrics } from './metrics.js';
 import type { RateLimiter } from '../services/rate-limit.js';
+import type { SnsFetch } from '../services/outcomes/esp/sns.js';
 
 /** What route plugins are handed: the app context plus the API's own collaborators. */
 export interface ApiDeps extends AppContext {
@@ -17,4 +18,6 @@ export interface ApiDeps extends AppContext {
   usageCache: UsageCache;
   /** What /readyz asks besides the store, by name (e.g. redis); each rejects when unreachable. */
   readinessChecks: Readonly<Record<string, () => Promise<unknown>>>;
+  /** Gets SNS signing certificates and confirms SNS subscriptions (SES outcome sources). */
+  snsFetch: SnsFetch;
 }

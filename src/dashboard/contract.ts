@@ -358,6 +358,54 @@ export const Overview = Type.Object({
 });
 export type Overview = Static<typeof Overview>;
 
+// ---- outcome sources (docs/outcomes.md, "Mail systems") ------------------------------------
+
+export const ESP_PROVIDER = Type.Union([
+  Type.Literal('ses'),
+  Type.Literal('sendgrid'),
+  Type.Literal('mailgun'),
+  Type.Literal('postmark'),
+]);
+
+export const OutcomeSourceItem = Type.Object({
+  id: Type.String(),
+  provider: ESP_PROVIDER,
+  label: Nullable(Type.String()),
+  /** SES: the SNS topic pinned by the first signed message. */
+  topic_arn: Nullable(Type.String()),
+  events_taken: Type.Integer(),
+  events_ignored: Type.Integer(),
+  last_event_at: Nullable(IsoTime),
+  created_at: IsoTime,
+});
+export type OutcomeSourceItem = Static<typeof OutcomeSourceItem>;
+
+/** GET /outcome-sources: oldest first. */
+export const OutcomeSourceList = Type.Object({
+  sources: Type.Array(OutcomeSourceItem),
+  limit: Type.Integer({ description: 'Most sources an account may hold.' }),
+});
+export type OutcomeSourceList = Static<typeof OutcomeSourceList>;
+
+export const CreateOutcomeSourceBody = Type.Object(
+  {
+    provider: ESP_PROVIDER,
+    label: Type.Optional(Printable({ maxLength: 100 })),
+    /** SendGrid's verification key, Mailgun's webhook signing key; none for SES and Postmark. */
+    verification_key: Type.Optional(Type.String({ maxLength: 2000 })),
+  },
+  { additionalProperties: false },
+);
+export type CreateOutcomeSourceBody = Static<typeof CreateOutcomeSourceBody>;
+
+/** POST /outcome-sources: the only response that carries the URL (and Postmark's password). */
+export const CreatedOutcomeSource = Type.Object({
+  source: OutcomeSourceItem,
+  url: Type.String(),
+  basic_auth: Nullable(Type.Object({ username: Type.String(), password: Type.String(), url: Type.String() })),
+});
+export type CreatedOutcomeSource = Static<typeof CreatedOutcomeSource>;
+
 // ---- keys ------------------------------------------------------------------------------------
 
 export const KeyItem = Type.Object({

@@ -17,7 +17,7 @@ import { DASHBOARD_API } from './contract.js';
 export const DEFAULT_WEB_DIR = fileURLToPath(new URL('../../dist/web', import.meta.url));
 
 /** Paths the v1 API and operations own: an unknown one there is the API's 404, never the app. */
-const API_PATHS = ['/v1', '/healthz', '/readyz', '/metrics'];
+const API_PATHS = ['/v1', '/hooks', '/healthz', '/readyz', '/metrics'];
 
 const NOT_BUILT =
   'The mailverdict dashboard is not built in this installation.\n' +

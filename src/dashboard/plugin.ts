@@ -20,6 +20,7 @@ import { filtersRoutes } from './routes/filters.routes.js';
 import { jobsRoutes } from './routes/jobs.routes.js';
 import { keysRoutes } from './routes/keys.routes.js';
 import { operatorRoutes } from './routes/operator.routes.js';
+import { outcomeSourcesRoutes } from './routes/outcome-sources.routes.js';
 import { sessionRoutes } from './routes/session.routes.js';
 import { twoFactorRoutes } from './routes/two-factor.routes.js';
 import { CONTENT_SECURITY_POLICY, installGuards, sessionCookie, type GuardDeps } from './security.js';
@@ -77,6 +78,7 @@ export function dashboardPlugin(options: DashboardOptions) {
         await api.register(twoFactorRoutes(deps));
         await api.register(accountRoutes(deps));
         await api.register(keysRoutes(deps));
+        await api.register(outcomeSourcesRoutes(deps));
         await api.register(filtersRoutes(deps));
         await api.register(jobsRoutes(deps));
         await api.register(auditRoutes(deps));

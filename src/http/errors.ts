@@ -49,6 +49,10 @@ export const HTTP_STATUS: Readonly<Record<ErrorCode, number>> = {
   weak_password: 422,
   two_factor_required: 403,
   challenge_required: 428,
+  invalid_hook_token: 401,
+  invalid_signature: 401,
+  untrusted_topic: 403,
+  invalid_hook_payload: 422,
 };
 
 export interface ErrorBody {

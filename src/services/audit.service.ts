@@ -33,6 +33,9 @@ export const AUDIT_EVENT_TYPES = [
   'key_created',
   'key_rotated',
   'key_revoked',
+  // A mail system's webhook connected or removed (docs/outcomes.md, "Mail systems").
+  'outcome_source_created',
+  'outcome_source_deleted',
   // An allow or block filter added (or its action changed) or deleted from the dashboard (issue 27).
   'filter_created',
   'filter_deleted',

@@ -65,6 +65,8 @@ export const COPIED_TABLES = [
   { name: 'list_run_changes', key: ['job_id', 'part'], pageSize: 16 },
   { name: 'outcome_events', key: ['id'], pageSize: 500 },
   { name: 'account_filters', key: ['id'], pageSize: 500 },
+  { name: 'outcome_sources', key: ['id'], pageSize: 500 },
+  { name: 'outcome_hook_nonces', key: ['source_id', 'nonce'], pageSize: 500 },
 ] as const satisfies readonly CopiedTable[];
 
 /**

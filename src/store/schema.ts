@@ -8,6 +8,7 @@ import type { BootstrapTables } from './schema/bootstrap.schema.js';
 import type { DashboardTables } from './schema/dashboard.schema.js';
 import type { JobTables } from './schema/jobs.schema.js';
 import type { ListScheduleTables } from './schema/list-schedule.schema.js';
+import type { OutcomeSourceTables } from './schema/outcome-sources.schema.js';
 import type { FilterTables, OutcomeTables } from './schema/outcomes.schema.js';
 import type { TwoFactorTables } from './schema/two-factor.schema.js';
 import type { WorkerTables } from './schema/worker.schema.js';
@@ -21,4 +22,5 @@ export type Database = AccountTables &
   WorkerTables &
   BootstrapTables &
   OutcomeTables &
-  FilterTables;
+  FilterTables &
+  OutcomeSourceTables;

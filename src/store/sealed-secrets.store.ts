@@ -14,6 +14,7 @@ import type { SealedColumn } from './secret-box.js';
 const SEALED_COLUMNS: readonly { label: SealedColumn; table: string; column: string }[] = [
   { label: 'accounts.webhook_secret', table: 'accounts', column: 'webhook_secret' },
   { label: 'member_two_factor.secret', table: 'member_two_factor', column: 'secret' },
+  { label: 'outcome_sources.verify_key', table: 'outcome_sources', column: 'verify_key' },
 ];
 
 /** Which stored values `resealSecrets` seals again. */

@@ -35,7 +35,8 @@ export class SecretKeyError extends ConfigError {
  * The labels of the sealed columns (`table.column` when they were introduced); each is its
  * values' additional authenticated data, so it stays the same if the table is renamed.
  */
-export type SealedColumn = 'accounts.webhook_secret' | 'member_two_factor.secret';
+export type SealedColumn =
+  'accounts.webhook_secret' | 'member_two_factor.secret' | 'outcome_sources.verify_key';
 
 export interface SecretKey {
   /** The key's id in sealed values: 8 base64url characters of its SHA-256, not the key. */

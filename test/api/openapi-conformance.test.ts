@@ -359,6 +359,23 @@ describe('the real server against docs/openapi.json', () => {
     expect((await call('deleteFilter', { key: liveKey, params: { id } })).status).toBe(404);
   });
 
+  it('listOutcomeSources, createOutcomeSource and deleteOutcomeSource: a source from its creation to its deletion', async () => {
+    const made = await call('createOutcomeSource', {
+      key: liveKey,
+      body: { provider: 'postmark', label: 'main' },
+    });
+    expect(made.status).toBe(200);
+    const id = (made.json() as { id: string }).id;
+    expect((await call('createOutcomeSource', { key: liveKey, body: { provider: 'sendgrid' } })).status).toBe(
+      422,
+    );
+    expect((await call('createOutcomeSource', { key: testKey, body: { provider: 'ses' } })).status).toBe(403);
+    expect((await call('listOutcomeSources', { key: liveKey })).status).toBe(200);
+    expect((await call('listOutcomeSources', { key: limitedKey })).status).toBe(403);
+    expect((await call('deleteOutcomeSource', { key: liveKey, params: { id } })).status).toBe(200);
+    expect((await call('deleteOutcomeSource', { key: liveKey, params: { id } })).status).toBe(404);
+  });
+
   it('called every operation of the document', () => {
     const called = new Set(seen.map((s) => s.operationId));
     expect([...operations.keys()].filter((id) => !called.has(id))).toEqual([]);

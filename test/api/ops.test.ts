@@ -115,6 +115,9 @@ describe('health, metrics and the OpenAPI document', () => {
       'GET /v1/filters': 'listFilters',
       'POST /v1/filters': 'addFilter',
       'DELETE /v1/filters/{id}': 'deleteFilter',
+      'GET /v1/outcome-sources': 'listOutcomeSources',
+      'POST /v1/outcome-sources': 'createOutcomeSource',
+      'DELETE /v1/outcome-sources/{id}': 'deleteOutcomeSource',
     });
     expect(doc.info.license).toEqual({ name: 'MIT', identifier: 'MIT' });
     expect(doc.servers).toEqual([expect.objectContaining({ url: '/' })]);

@@ -54,7 +54,11 @@ describe('mailverdict secrets', () => {
     );
     expect(res.code, res.stderr).toBe(0);
     expect(JSON.parse(res.stdout)).toEqual({
-      resealed: { 'accounts.webhook_secret': 1, 'member_two_factor.secret': 0 },
+      resealed: {
+        'accounts.webhook_secret': 1,
+        'member_two_factor.secret': 0,
+        'outcome_sources.verify_key': 0,
+      },
     });
 
     const after = openDatabase({

@@ -50,6 +50,8 @@ import { SECRET_KEY_FILE } from '../../src/store/secret-keys.js';
 import { migrations } from '../../src/store/migrations/index.js';
 import { createFilter } from '../../src/services/outcomes/filters.service.js';
 import { takeOutcomes } from '../../src/services/outcomes/intake.service.js';
+import { createOutcomeSource } from '../../src/services/outcomes/sources.service.js';
+import { recordNonce } from '../../src/store/outcome-source.store.js';
 import type { Database } from '../../src/store/schema.js';
 import { createJobsHarness, fixtureEmails, type JobsHarness } from '../kit/jobs-kit.js';
 import { createTestSchema, openTestStore, tableNames, testBackends } from '../kit/store-harness.js';
@@ -280,6 +282,17 @@ describe.skipIf(!backends.includes('postgres'))('mailverdict store copy into Pos
       match: 'domain',
       value: 'example.net',
     });
+    // An outcome source with its sealed signing key, and a Mailgun token seen (migration 0020).
+    const mailgun = await createOutcomeSource(db, h.clock, config.publicBaseUrl, {
+      accountId: h.accountId,
+      provider: 'mailgun',
+      verificationKey: 'key-3ax6xnjp29jd6fds4gc373sgvjxteol0',
+    });
+    await recordNonce(
+      db,
+      { source_id: mailgun.id, nonce: 'token-1', body_hash: 'ab', expires_at: '2099-01-01T00:00:00.000Z' },
+      h.clock.now().toISOString(),
+    );
   });
 
   it('copies every row of every table, and keys created on SQLite authenticate against PostgreSQL', async () => {

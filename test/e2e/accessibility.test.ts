@@ -89,6 +89,20 @@ describe.skipIf(skipE2e)('dashboard end to end: accessibility (axe-core)', { tim
         ready: async (p) => p.getByRole('form', { name: 'Add a filter' }).waitFor(),
       },
       {
+        name: 'integrations',
+        path: '/integrations',
+        ready: async (p) => p.getByText('No mail system connected yet.').waitFor(),
+      },
+      {
+        name: 'connect-a-mail-system dialog',
+        path: '/integrations',
+        ready: async (p) => {
+          await p.getByRole('button', { name: 'Connect a mail system' }).click();
+          await p.getByRole('radio', { name: /SendGrid/ }).check();
+          await p.getByLabel('Verification key').waitFor();
+        },
+      },
+      {
         name: 'lists',
         path: '/lists',
         ready: async (p) => p.getByRole('table', { name: 'Your lists' }).waitFor(),

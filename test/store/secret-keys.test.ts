@@ -169,10 +169,12 @@ describe.each(testBackends())('secrets at rest on %s', (backend) => {
     expect(await rotateSecrets(during)).toEqual({
       'accounts.webhook_secret': 3,
       'member_two_factor.secret': 0,
+      'outcome_sources.verify_key': 0,
     });
     expect(await rotateSecrets(during)).toEqual({
       'accounts.webhook_secret': 0,
       'member_two_factor.secret': 0,
+      'outcome_sources.verify_key': 0,
     });
 
     const after = await reopen(store, keyed(newKey));

@@ -16,6 +16,7 @@ import { ErrorMessage, Loading } from './components/status';
 import { FiltersPage } from './pages/filters';
 import { ForgotPasswordPage } from './pages/forgot-password';
 import { KeysPage } from './pages/keys';
+import { OutcomeSourcesPage } from './pages/outcome-sources';
 import { ListDetailPage } from './pages/list-detail';
 import { ListsPage } from './pages/lists';
 import { OperatorPage } from './pages/operator';
@@ -124,6 +125,7 @@ function SignedIn() {
       <Switch>
         <Route path="/" component={OverviewPage} />
         <Route path="/keys" component={KeysPage} />
+        <Route path="/integrations" component={OutcomeSourcesPage} />
         <Route path="/filters" component={FiltersPage} />
         <Route path="/lists" component={ListsPage} />
         <Route path="/lists/:id">{(params) => <ListDetailPage key={params.id} id={params.id} />}</Route>

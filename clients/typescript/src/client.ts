@@ -18,6 +18,10 @@ import type {
   JobList,
   JobListQuery,
   JobSummary,
+  OutcomeSourceCreated,
+  OutcomeSourceDeleted,
+  OutcomeSourceList,
+  OutcomeSourceRequest,
   OutcomesErased,
   OutcomesReport,
   OutcomesTaken,
@@ -222,6 +226,34 @@ export class Mailverdict {
     // Not repeated after a network error: a done deletion would answer not_found.
     return this.#call(
       () => this.raw.DELETE('/v1/filters/{id}', { params: { path: { id } }, signal: options.signal }),
+      false,
+      options,
+    );
+  }
+
+  /** GET /v1/outcome-sources: the account's mail-system webhooks, oldest first, never their URL. */
+  listOutcomeSources(options: CallOptions = {}): Promise<OutcomeSourceList> {
+    return this.#call(() => this.raw.GET('/v1/outcome-sources', { signal: options.signal }), true, options);
+  }
+
+  /**
+   * POST /v1/outcome-sources: connects a mail system's event webhook (docs/outcomes.md, "Mail
+   * systems"). The answer's `url` (and Postmark's `basic_auth`) is shown this once. Needs a live key.
+   */
+  createOutcomeSource(body: OutcomeSourceRequest, options: CallOptions = {}): Promise<OutcomeSourceCreated> {
+    // Not repeated after a network error: a second source would be made, its URL never seen.
+    return this.#call(
+      () => this.raw.POST('/v1/outcome-sources', { body, signal: options.signal }),
+      false,
+      options,
+    );
+  }
+
+  /** DELETE /v1/outcome-sources/:id: its URL is refused from the next delivery on. */
+  deleteOutcomeSource(id: string, options: CallOptions = {}): Promise<OutcomeSourceDeleted> {
+    // Not repeated after a network error: a done deletion would answer not_found.
+    return this.#call(
+      () => this.raw.DELETE('/v1/outcome-sources/{id}', { params: { path: { id } }, signal: options.signal }),
       false,
       options,
     );

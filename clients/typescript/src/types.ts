@@ -29,3 +29,10 @@ export type FilterItem = FilterList['filters'][number];
 export type FilterRequest = Json<paths['/v1/filters']['post']['requestBody']>;
 export type Filter = Json<paths['/v1/filters']['post']['responses'][200]>;
 export type FilterDeleted = Json<paths['/v1/filters/{id}']['delete']['responses'][200]>;
+export type OutcomeSourceList = Json<paths['/v1/outcome-sources']['get']['responses'][200]>;
+/** A mail system's webhook as `GET /v1/outcome-sources` lists it (never its URL). */
+export type OutcomeSourceItem = OutcomeSourceList['sources'][number];
+export type OutcomeSourceRequest = Json<paths['/v1/outcome-sources']['post']['requestBody']>;
+/** The new source with its webhook URL (and Postmark's basic-auth credentials), shown this once. */
+export type OutcomeSourceCreated = Json<paths['/v1/outcome-sources']['post']['responses'][200]>;
+export type OutcomeSourceDeleted = Json<paths['/v1/outcome-sources/{id}']['delete']['responses'][200]>;

@@ -211,3 +211,20 @@ describe('outcomes and filters', () => {
     expect((await mv.listFilters()).filters.map((f) => f.id)).not.toContain(added.id);
   });
 });
+
+describe('outcome sources', () => {
+  it('connects a mail system with its URL shown once, lists it, and deletes it', async () => {
+    const mv = client({ apiKey: server.liveKey, retry: { retries: 10 } });
+    const made = await mv.createOutcomeSource({ provider: 'postmark', label: 'client test' });
+    expect(made.url).toMatch(/\/hooks\/outcomes\/osrc_[0-9A-Za-z]{16}\/[0-9A-Za-z]{32}$/);
+    expect(made.basic_auth?.username).toBe('mailverdict');
+    const { sources } = await mv.listOutcomeSources();
+    expect(sources.find((s) => s.id === made.id)).toMatchObject({
+      provider: 'postmark',
+      label: 'client test',
+    });
+    expect(await mv.deleteOutcomeSource(made.id)).toMatchObject({ id: made.id, deleted: true });
+    const bad = await mv.createOutcomeSource({ provider: 'sendgrid' }).catch((e: unknown) => e);
+    expect(isMailverdictError(bad, 'invalid_request')).toBe(true);
+  });
+});

@@ -23,6 +23,9 @@ import type {
   ServiceStatus,
   CreatedKey,
   CreateKeyBody,
+  CreatedOutcomeSource,
+  CreateOutcomeSourceBody,
+  OutcomeSourceList,
   CreateFilterBody,
   DisableTwoFactorBody,
   DownloadQuery,
@@ -121,6 +124,12 @@ export function endpoints(api: ApiClient) {
     rotateKey: (keyId: string) =>
       api.request<CreatedKey>(`/keys/${segment(keyId)}/rotate`, { method: 'POST' }),
 
+    // ---- integrations: the mail systems' outcome webhooks
+    outcomeSources: () => api.request<OutcomeSourceList>('/outcome-sources'),
+    createOutcomeSource: (body: CreateOutcomeSourceBody) =>
+      api.request<CreatedOutcomeSource>('/outcome-sources', { method: 'POST', body }),
+    deleteOutcomeSource: (id: string) =>
+      api.request<void>(`/outcome-sources/${segment(id)}`, { method: 'DELETE' }),
     // ---- filters (the account's allow and block lists)
     filters: () => api.request<FilterList>('/filters'),
     /** 201 the filter as stored (its value normalised); an existing (match, value) takes the new action. */

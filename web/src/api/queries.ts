@@ -12,6 +12,7 @@ export const keys = {
   session: ['session'] as const,
   overview: ['overview'] as const,
   apiKeys: ['keys'] as const,
+  outcomeSources: ['outcome-sources'] as const,
   filters: ['filters'] as const,
   jobs: ['jobs'] as const,
   job: (id: string) => ['jobs', id] as const,
@@ -101,6 +102,11 @@ export function useOverview() {
 export function useKeys() {
   const api = useEndpoints();
   return useQuery({ queryKey: keys.apiKeys, queryFn: api.keys });
+}
+
+export function useOutcomeSources() {
+  const api = useEndpoints();
+  return useQuery({ queryKey: keys.outcomeSources, queryFn: api.outcomeSources });
 }
 
 export function useFilters() {

@@ -27,6 +27,7 @@ const SECTIONS = [
   { href: '/lists', label: 'Lists' },
   { href: '/verify', label: 'Verify' },
   { href: '/keys', label: 'API keys' },
+  { href: '/integrations', label: 'Integrations' },
   { href: '/filters', label: 'Filters' },
   { href: '/settings', label: 'Settings' },
 ] as const;

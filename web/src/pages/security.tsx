@@ -101,6 +101,8 @@ const EVENT_LABELS = {
   key_created: 'Key created',
   key_rotated: 'Key rotated',
   key_revoked: 'Key revoked',
+  outcome_source_created: 'Mail system connected',
+  outcome_source_deleted: 'Mail system removed',
   filter_created: 'Filter added',
   filter_deleted: 'Filter deleted',
   webhook_secret_revealed: 'Webhook secret revealed',

@@ -38,6 +38,10 @@ export const ERROR_CODES = [
   'weak_password',
   'two_factor_required',
   'challenge_required',
+  'invalid_hook_token',
+  'invalid_signature',
+  'untrusted_topic',
+  'invalid_hook_payload',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -195,6 +195,50 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/outcome-sources': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List outcome sources
+     * @description The account's mail-system webhooks, oldest first, with their counts (never their URL).
+     */
+    get: operations['listOutcomeSources'];
+    put?: never;
+    /**
+     * Connect a mail system
+     * @description Makes the webhook URL for one provider's event webhook (ses, sendgrid, mailgun, postmark). The answer holds the URL (and Postmark's basic-auth credentials) once: they are kept hashed. See docs/outcomes.md for each provider's set-up.
+     */
+    post: operations['createOutcomeSource'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/outcome-sources/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /**
+     * Delete an outcome source
+     * @description Its URL stops working at once; the events it brought stay (erase them by address).
+     */
+    delete: operations['deleteOutcomeSource'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1948,6 +1992,353 @@ export interface operations {
     };
   };
   deleteFilter: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          /** @description e.g. "default";r=49;t=1: r requests remaining, t seconds to reset. */
+          RateLimit?: string;
+          /** @description e.g. "default";q=50;w=1: q requests per w seconds. */
+          'RateLimit-Policy'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            id: string;
+            /** @enum {boolean} */
+            deleted: true;
+            /** @description Identifier of this request, req_<id>; also in X-Request-Id. */
+            request_id: string;
+          };
+        };
+      };
+      /** @description invalid_api_key | revoked_api_key */
+      401: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description insufficient_permissions | account_suspended */
+      403: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description not_found */
+      404: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description rate_limit_exceeded */
+      429: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          /** @description e.g. "default";r=49;t=1: r requests remaining, t seconds to reset. */
+          RateLimit?: string;
+          /** @description e.g. "default";q=50;w=1: q requests per w seconds. */
+          'RateLimit-Policy'?: string;
+          /** @description rate_limit_exceeded: seconds to wait. */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description internal_error */
+      500: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  listOutcomeSources: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          /** @description e.g. "default";r=49;t=1: r requests remaining, t seconds to reset. */
+          RateLimit?: string;
+          /** @description e.g. "default";q=50;w=1: q requests per w seconds. */
+          'RateLimit-Policy'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            sources: {
+              /** @description osrc_<id> */
+              id: string;
+              /** @enum {string} */
+              provider: 'ses' | 'sendgrid' | 'mailgun' | 'postmark';
+              label: string | null;
+              /** @description ses: the SNS topic this source accepts, pinned by the first signed message; null until then and for the others. */
+              topic_arn: string | null;
+              /** @description Events stored from this source. */
+              events_taken: number;
+              /** @description The provider's events that are no outcome (sends, refusals of the sender, unknown types). */
+              events_ignored: number;
+              /** Format: date-time */
+              last_event_at: string | null;
+              /** Format: date-time */
+              created_at: string;
+            }[];
+            /** @description Identifier of this request, req_<id>; also in X-Request-Id. */
+            request_id: string;
+          };
+        };
+      };
+      /** @description invalid_api_key | revoked_api_key */
+      401: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description insufficient_permissions | account_suspended */
+      403: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description rate_limit_exceeded */
+      429: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          /** @description e.g. "default";r=49;t=1: r requests remaining, t seconds to reset. */
+          RateLimit?: string;
+          /** @description e.g. "default";q=50;w=1: q requests per w seconds. */
+          'RateLimit-Policy'?: string;
+          /** @description rate_limit_exceeded: seconds to wait. */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description internal_error */
+      500: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  createOutcomeSource: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @enum {string} */
+          provider: 'ses' | 'sendgrid' | 'mailgun' | 'postmark';
+          label?: string;
+          /** @description sendgrid: the Signed Event Webhook's Verification Key (base64, or PEM); mailgun: the HTTP webhook signing key; ses and postmark: none. */
+          verification_key?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          /** @description e.g. "default";r=49;t=1: r requests remaining, t seconds to reset. */
+          RateLimit?: string;
+          /** @description e.g. "default";q=50;w=1: q requests per w seconds. */
+          'RateLimit-Policy'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description osrc_<id> */
+            id: string;
+            /** @enum {string} */
+            provider: 'ses' | 'sendgrid' | 'mailgun' | 'postmark';
+            label: string | null;
+            /** @description ses: the SNS topic this source accepts, pinned by the first signed message; null until then and for the others. */
+            topic_arn: string | null;
+            /** @description Events stored from this source. */
+            events_taken: number;
+            /** @description The provider's events that are no outcome (sends, refusals of the sender, unknown types). */
+            events_ignored: number;
+            /** Format: date-time */
+            last_event_at: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** @description The webhook URL to give the provider. It holds the token: shown once, kept hashed. */
+            url: string;
+            /** @description postmark: the HTTP basic-auth credentials, shown once, and the URL carrying them (paste that one); null for the others. */
+            basic_auth: {
+              username: string;
+              password: string;
+              url: string;
+            } | null;
+            /** @description Identifier of this request, req_<id>; also in X-Request-Id. */
+            request_id: string;
+          };
+        };
+      };
+      /** @description invalid_json */
+      400: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description invalid_api_key | revoked_api_key */
+      401: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description insufficient_permissions | account_suspended */
+      403: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description payload_too_large */
+      413: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description unsupported_media_type */
+      415: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description invalid_request */
+      422: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description rate_limit_exceeded */
+      429: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          /** @description e.g. "default";r=49;t=1: r requests remaining, t seconds to reset. */
+          RateLimit?: string;
+          /** @description e.g. "default";q=50;w=1: q requests per w seconds. */
+          'RateLimit-Policy'?: string;
+          /** @description rate_limit_exceeded: seconds to wait. */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description internal_error */
+      500: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  deleteOutcomeSource: {
     parameters: {
       query?: never;
       header?: never;
