@@ -60,6 +60,8 @@ export interface ApiClient {
   resultsPage(id: string, offset: number, limit: number): Promise<ResultsPage>;
   usage(): Promise<Json>;
   reportOutcomes(body: Json): Promise<Json>;
+  /** One raw bounce or complaint message (RFC 3464 DSN, ARF), as POST /v1/outcomes takes it. */
+  reportOutcomeMessage(message: string): Promise<Json>;
   eraseOutcomes(email: string): Promise<Json>;
   listFilters(): Promise<Json>;
   addFilter(body: Json): Promise<Json>;
@@ -119,17 +121,19 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
   async function send(
     method: string,
     path: string,
-    init: { body?: Json; headers?: Record<string, string> } = {},
+    init: { body?: Json; message?: string; headers?: Record<string, string> } = {},
   ) {
     const headers: Record<string, string> = { authorization: `Bearer ${options.apiKey}`, ...init.headers };
     if (init.body !== undefined) headers['content-type'] = 'application/json';
+    if (init.message !== undefined) headers['content-type'] = 'message/rfc822';
+    const body = init.body !== undefined ? JSON.stringify(init.body) : init.message;
     for (let attempt = 0; ; attempt++) {
       let response: Response;
       try {
         response = await fetch(`${base}${path}`, {
           method,
           headers,
-          ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
+          ...(body === undefined ? {} : { body }),
         });
       } catch (err) {
         const cause = (err as { cause?: { code?: unknown; message?: unknown } }).cause;
@@ -165,6 +169,7 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     usage: async () => json(await send('GET', '/v1/account/usage')),
     // Idempotent on (address, type, at, source_id): a retried report stores nothing twice.
     reportOutcomes: async (body) => json(await send('POST', '/v1/outcomes', { body })),
+    reportOutcomeMessage: async (message) => json(await send('POST', '/v1/outcomes', { message })),
     eraseOutcomes: async (email) =>
       json(await send('DELETE', `/v1/outcomes?email=${encodeURIComponent(email)}`)),
     listFilters: async () => json(await send('GET', '/v1/filters')),

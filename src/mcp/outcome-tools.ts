@@ -33,6 +33,26 @@ function reportText(r: Json): string {
   ].join('\n');
 }
 
+/** What a bounce or complaint message became: its events and the recipients it said nothing of. */
+function messageText(r: Json): string {
+  const events = Array.isArray(r.events) ? (r.events as Json[]) : [];
+  const ignored = Array.isArray(r.ignored) ? (r.ignored as Json[]) : [];
+  const what = r.kind === 'arf' ? 'A complaint report' : 'A delivery status notification';
+  return [
+    `${what}: ${reportText(r)}`,
+    ...events.map(
+      (e) => `- ${str(e.email)}: ${str(e.type)}${e.status === undefined ? '' : ` (${str(e.status)})`}`,
+    ),
+    ...ignored.map(
+      (i) =>
+        `- ${i.email === undefined ? 'no recipient' : str(i.email)}: no event, ${str(i.reason)}: ${str(i.message)}`,
+    ),
+  ].join('\n');
+}
+
+/** The largest message the API takes (POST /v1/outcomes, message/rfc822). */
+const MAX_MESSAGE_CHARACTERS = 1024 * 1024;
+
 const filterLine = (f: Json) => `${str(f.action)} ${str(f.match)} ${str(f.value)} (${str(f.id)})`;
 
 function listText(filters: Json[]): string {
@@ -70,6 +90,35 @@ export function outcomeTools(doc: OpenApiDocument): ToolDefinition[] {
       async run(api, args) {
         const answer = await api.reportOutcomes(args);
         return { text: reportText(answer), data: answer };
+      },
+    },
+    {
+      name: 'report_bounce_message',
+      title: 'Report a bounce or complaint message',
+      description:
+        'Reads one raw bounce (a delivery status notification as Postfix, Exim, Microsoft 365, Gmail or Yahoo send them) or complaint report (ARF), headers and body exactly as received, and reports what it says about each recipient: a permanent 5.1.x failure is a hard bounce (the address is then answered undeliverable / previously_bounced without a network check), a 4.x.x or mailbox-full failure a soft bounce, a success a delivery, an abuse report a complaint. A refusal about the sender (5.7.x policy, spam, DMARC) is no event: it says nothing about the mailbox. The same message sent again stores nothing twice. A message that is neither a bounce nor a complaint is refused (not_a_bounce). At most 1 MiB.',
+      operationId: 'reportOutcomes',
+      inputSchema: {
+        type: 'object',
+        properties: {
+          message: {
+            type: 'string',
+            description: 'The whole message as received: its header lines, a blank line, then the body.',
+            maxLength: MAX_MESSAGE_CHARACTERS,
+          },
+        },
+        required: ['message'],
+      },
+      annotations: {
+        readOnlyHint: false,
+        idempotentHint: true,
+        destructiveHint: false,
+        openWorldHint: false,
+      },
+      async run(api, args) {
+        const message = requiredString(args, 'message', 'the raw message (headers, a blank line, the body)');
+        const answer = await api.reportOutcomeMessage(message);
+        return { text: messageText(answer), data: answer };
       },
     },
     {
