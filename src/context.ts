@@ -9,6 +9,7 @@ import type { Config } from './config.js';
 import type { ResolverTrust } from './engine/dns/resolver-trust.js';
 import type { Verifier } from './engine/types.js';
 import type { ResultCache } from './services/result-cache.js';
+import type { VerdictLog } from './services/outcomes/verdict-log.js';
 import type { Database } from './store/schema.js';
 
 export interface AppContext {
@@ -27,4 +28,6 @@ export interface AppContext {
    * (and, through Redis, of every process). createRuntime builds it from the settings; absent: no cache.
    */
   resultCache?: ResultCache;
+  /** The latest verdict per (account, address), for the accuracy report (services/outcomes/verdict-log.ts). */
+  verdictLog: VerdictLog;
 }

@@ -35,6 +35,7 @@ import type { MemberMailer } from './services/member-mail.js';
 import type { OperatorConsoleOptions } from './dashboard/deps.js';
 import { PLAN_SLUGS, isPlanSlug, plansFromConfig } from './services/plans.js';
 import { resultCacheFromSettings } from './services/result-cache.js';
+import { createVerdictLog } from './services/outcomes/verdict-log.js';
 import { checkSecretKeys, sealLegacySecrets, type ResealCounts } from './services/secrets.service.js';
 import { openDatabase } from './store/db.js';
 import { migrateToLatest } from './store/migrate.js';
@@ -172,7 +173,8 @@ export async function createRuntime(
       if (mayWarn()) logger.warn({ err }, 'result cache unreachable: verifying without it');
     },
   });
-  const ctx: AppContext = { config, db, clock, logger, verifier, resultCache, dnsTrust };
+  const verdictLog = createVerdictLog({ db, clock, logger });
+  const ctx: AppContext = { config, db, clock, logger, verifier, resultCache, dnsTrust, verdictLog };
   let closed: Promise<void> | undefined;
   return {
     ctx,
@@ -186,6 +188,7 @@ export async function createRuntime(
         await dnsTrust.close();
         await verifier.close();
         if (redis) await closeRedis(redis);
+        await verdictLog.close();
         await db.destroy();
         if (!options.logger) logger.flush();
       })()),

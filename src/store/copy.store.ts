@@ -65,6 +65,7 @@ export const COPIED_TABLES = [
   { name: 'list_run_changes', key: ['job_id', 'part'], pageSize: 16 },
   { name: 'outcome_events', key: ['id'], pageSize: 500 },
   { name: 'account_filters', key: ['id'], pageSize: 500 },
+  { name: 'verdict_log', key: ['account_id', 'address_key'], pageSize: 500 },
 ] as const satisfies readonly CopiedTable[];
 
 /**

@@ -84,7 +84,7 @@ export function outcomesRoutes(deps: ApiDeps): FastifyPluginAsync {
           auth.kind === 'test'
             ? 0
             : await eraseOutcomes(
-                { db: deps.db, resultCache: deps.resultCache ?? null },
+                { db: deps.db, resultCache: deps.resultCache ?? null, verdictLog: deps.verdictLog },
                 { accountId: auth.accountId, email },
               );
         return { deleted, request_id: request.id };

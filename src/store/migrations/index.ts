@@ -22,6 +22,7 @@ import { bootstrapMigration } from './0016-bootstrap.js';
 import { outcomesMigration } from './0017-outcomes.js';
 import { filtersMigration } from './0018-filters.js';
 import { emailChangesMigration } from './0019-email-changes.js';
+import { verdictLogMigration } from './0021-verdict-log.js';
 
 export const migrations: Record<string, Migration> = {
   '0001-accounts': accountsMigration,
@@ -43,4 +44,5 @@ export const migrations: Record<string, Migration> = {
   '0017-outcomes': outcomesMigration,
   '0018-filters': filtersMigration,
   '0019-email-changes': emailChangesMigration,
+  '0021-verdict-log': verdictLogMigration,
 };
