@@ -51,6 +51,7 @@ import { jobsRoutes } from './routes/jobs.routes.js';
 import { metricsRoutes } from './routes/metrics.routes.js';
 import { openapiRoutes } from './routes/openapi.routes.js';
 import { outcomesRoutes } from './routes/outcomes.routes.js';
+import { accountOutcomesRoutes } from './routes/account-outcomes.routes.js';
 import { filtersRoutes } from './routes/filters.routes.js';
 import { usageRoutes } from './routes/usage.routes.js';
 import { verifyRoutes } from './routes/verify.routes.js';
@@ -108,6 +109,7 @@ function routePlugins(deps: ApiDeps): FastifyPluginAsync[] {
     usageRoutes(deps),
     jobsRoutes(deps),
     outcomesRoutes(deps),
+    accountOutcomesRoutes(deps),
     filtersRoutes(deps),
   ];
 }

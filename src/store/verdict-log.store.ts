@@ -72,7 +72,7 @@ export interface VerdictOutcomeRow {
 }
 
 /**
- * The verdicts last given in [from, to) with the outcomes after each (`at` later than its `since`),
+ * The verdicts last given in [from, to] with the outcomes after each (`at` later than its `since`),
  * counted per address and grouped by (status, reason, provider, score): one read on the
  * (account, verified_at) index and the outcomes' (account, address) index. `accountId` null:
  * every account (each verdict still meets only its own account's outcomes).
@@ -96,7 +96,7 @@ export async function verdictOutcomes(
       from verdict_log v
       left join outcome_events e
         on e.account_id = v.account_id and e.address_key = v.address_key and e.at > v.since
-      where v.verified_at >= ${period.from} and v.verified_at < ${period.to} ${account}
+      where v.verified_at >= ${period.from} and v.verified_at <= ${period.to} ${account}
       group by v.account_id, v.address_key, v.status, v.reason, v.provider, v.score
     ) per_address
     group by status, reason, provider, score
