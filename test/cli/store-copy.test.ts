@@ -280,6 +280,11 @@ describe.skipIf(!backends.includes('postgres'))('mailverdict store copy into Pos
       match: 'domain',
       value: 'example.net',
     });
+    // The verdict log (migration 0021).
+    h.runtime.ctx.verdictLog.record(h.accountId, [
+      { email: 'anna@example.com', status: 'deliverable', reason: null, score: 95, provider: 'google' },
+    ]);
+    await h.runtime.ctx.verdictLog.flush();
   });
 
   it('copies every row of every table, and keys created on SQLite authenticate against PostgreSQL', async () => {
