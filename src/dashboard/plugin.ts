@@ -18,6 +18,7 @@ import { accountRoutes } from './routes/account.routes.js';
 import { auditRoutes } from './routes/audit.routes.js';
 import { jobsRoutes } from './routes/jobs.routes.js';
 import { keysRoutes } from './routes/keys.routes.js';
+import { outcomesRoutes } from './routes/outcomes.routes.js';
 import { operatorRoutes } from './routes/operator.routes.js';
 import { sessionRoutes } from './routes/session.routes.js';
 import { twoFactorRoutes } from './routes/two-factor.routes.js';
@@ -80,6 +81,7 @@ export function dashboardPlugin(options: DashboardOptions) {
         await api.register(keysRoutes(deps));
         await api.register(jobsRoutes(deps));
         await api.register(auditRoutes(deps));
+        await api.register(outcomesRoutes(deps));
         await api.register(operatorRoutes(deps));
         // Unknown dashboard routes (and known ones with another method) in the dashboard's envelope,
         // behind the same guards as every route that needs a session: without one they answer 401

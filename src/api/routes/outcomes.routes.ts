@@ -7,6 +7,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import {
   eraseOutcomes,
   MAX_EVENTS_PER_REQUEST,
+  OUTCOMES_FILE_LIMIT,
   takeOutcomes,
   type OutcomeEventInput,
 } from '../../services/outcomes/intake.service.js';
@@ -23,7 +24,7 @@ import {
 } from '../schemas.js';
 
 /** 10,000 events of the longest fields fit; a larger body is refused before it is parsed. */
-export const OUTCOMES_BODY_LIMIT = 8 * 1024 * 1024;
+export const OUTCOMES_BODY_LIMIT = OUTCOMES_FILE_LIMIT;
 
 export function outcomesRoutes(deps: ApiDeps): FastifyPluginAsync {
   return async (app) => {

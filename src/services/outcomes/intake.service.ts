@@ -27,6 +27,8 @@ export const MAX_EVENTS_PER_REQUEST = 10_000;
 export const MAX_FUTURE_SKEW_MS = 5 * MINUTE;
 export const MAX_DETAIL_LENGTH = 300;
 export const MAX_SOURCE_ID_LENGTH = 200;
+/** The largest body of events (a request's JSON, an uploaded file): 10,000 events of the longest fields fit. */
+export const OUTCOMES_FILE_LIMIT = 8 * 1024 * 1024;
 
 export interface OutcomeEventInput {
   email: string;
