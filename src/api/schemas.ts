@@ -480,7 +480,8 @@ export const accountOutcomesQuerySchema = {
     from: {
       type: 'string',
       maxLength: 40,
-      description: 'Start of the period (included): an ISO 8601 date or time with a zone. Default: 90 days before `to`.',
+      description:
+        'Start of the period (included): an ISO 8601 date or time with a zone. Default: 90 days before `to`.',
     },
     to: {
       type: 'string',
@@ -491,13 +492,20 @@ export const accountOutcomesQuerySchema = {
 } as const;
 
 const outcomeFigures = {
-  verified: { type: 'integer', description: 'Addresses given the verdict in the period (its latest verification).' },
+  verified: {
+    type: 'integer',
+    description: 'Addresses given the verdict in the period (its latest verification).',
+  },
   sent: { type: 'integer', description: 'Of those, addresses with any delivery outcome after the verdict.' },
   delivered: {
     type: 'integer',
-    description: 'Of those sent to, addresses with a delivery, open or click after the verdict and no hard bounce.',
+    description:
+      'Of those sent to, addresses with a delivery, open or click after the verdict and no hard bounce.',
   },
-  hard_bounced: { type: 'integer', description: 'Of those sent to, addresses with a hard bounce after the verdict.' },
+  hard_bounced: {
+    type: 'integer',
+    description: 'Of those sent to, addresses with a hard bounce after the verdict.',
+  },
   bounce_rate: {
     type: ['number', 'null'],
     description: '`hard_bounced / sent`, to 4 decimals; null when nothing was sent.',
@@ -535,7 +543,10 @@ export const accountOutcomesSchema = {
     by_status: { type: 'array', items: figuresOf({ status: { type: 'string' } }, ['status']) },
     by_reason: {
       type: 'array',
-      items: figuresOf({ status: { type: 'string' }, reason: { type: ['string', 'null'] } }, ['status', 'reason']),
+      items: figuresOf({ status: { type: 'string' }, reason: { type: ['string', 'null'] } }, [
+        'status',
+        'reason',
+      ]),
     },
     by_provider: {
       type: 'array',
@@ -547,7 +558,8 @@ export const accountOutcomesSchema = {
     },
     reliability: {
       type: 'array',
-      description: 'Per score decile: the mean score / 100 (predicted) against delivered / (delivered + hard_bounced) (observed).',
+      description:
+        'Per score decile: the mean score / 100 (predicted) against delivered / (delivered + hard_bounced) (observed).',
       items: {
         type: 'object',
         required: ['min', 'max', 'n', 'delivered', 'hard_bounced', 'predicted', 'observed'],

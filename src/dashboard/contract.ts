@@ -877,7 +877,9 @@ export const AccuracyReport = Type.Object({
   to: IsoTime,
   totals: Type.Object(OutcomeFigures),
   by_status: Type.Array(Type.Object({ status: Type.String(), ...OutcomeFigures })),
-  by_reason: Type.Array(Type.Object({ status: Type.String(), reason: Nullable(Type.String()), ...OutcomeFigures })),
+  by_reason: Type.Array(
+    Type.Object({ status: Type.String(), reason: Nullable(Type.String()), ...OutcomeFigures }),
+  ),
   by_provider: Type.Array(Type.Object({ provider: Nullable(Type.String()), ...OutcomeFigures })),
   by_score_band: Type.Array(Type.Object({ min: Type.Integer(), max: Type.Integer(), ...OutcomeFigures })),
   reliability: Type.Array(

@@ -15,7 +15,10 @@ const ROWS_PER_INSERT = 500;
  * ignored (two processes flushing out of order); the same status and reason as the one held keep
  * its `since`. `rows` must not name an (account, address) twice.
  */
-export async function upsertVerdicts(db: Executor, rows: readonly Insertable<VerdictLogTable>[]): Promise<void> {
+export async function upsertVerdicts(
+  db: Executor,
+  rows: readonly Insertable<VerdictLogTable>[],
+): Promise<void> {
   for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) {
     await db
       .insertInto('verdict_log')
@@ -38,7 +41,11 @@ export async function upsertVerdicts(db: Executor, rows: readonly Insertable<Ver
 }
 
 /** Erases an address's verdict in the account; returns how many rows (0 or 1). */
-export async function deleteVerdictOfAddress(db: Executor, accountId: string, addressKey: string): Promise<number> {
+export async function deleteVerdictOfAddress(
+  db: Executor,
+  accountId: string,
+  addressKey: string,
+): Promise<number> {
   const res = await db
     .deleteFrom('verdict_log')
     .where('account_id', '=', accountId)

@@ -62,7 +62,11 @@ async function accuracy(h: Harness, query = '', key = h.liveKey): Promise<Accura
   return res.json<AccuracyReport>();
 }
 
-async function verify(h: Harness, email: string, key = h.liveKey): Promise<{ status: string; reason: string | null }> {
+async function verify(
+  h: Harness,
+  email: string,
+  key = h.liveKey,
+): Promise<{ status: string; reason: string | null }> {
   const res = await h.verify(key, { email });
   expect(res.statusCode, res.body).toBe(200);
   return res.json();
@@ -85,7 +89,8 @@ describe('GET /v1/account/outcomes after single verifications', () => {
     h.dns.setNxdomain('gone.test');
     // Before the verifications: a delivery that says nothing about what was answered later.
     await report(h, [{ email: 'user6@acme.test', type: 'delivered', at: '2026-03-09T08:00:00Z' }]);
-    for (const n of [1, 2, 3, 4, 5, 6]) expect((await verify(h, `user${n}@acme.test`)).status).toBe('deliverable');
+    for (const n of [1, 2, 3, 4, 5, 6])
+      expect((await verify(h, `user${n}@acme.test`)).status).toBe('deliverable');
     expect(await verify(h, 'nobody@acme.test')).toEqual(expect.objectContaining({ reason: 'smtp_rejected' }));
     expect(await verify(h, 'x@gone.test')).toEqual(expect.objectContaining({ reason: 'domain_not_found' }));
     clock.advance(DAY);
@@ -168,11 +173,18 @@ describe('GET /v1/account/outcomes after single verifications', () => {
     expect(r.to).toBe('2026-03-10T12:00:00.000Z');
     // Both ends are included; user1's verdict was last given on 2026-03-12.
     expect(r.totals.verified).toBe(7);
-    expect((await accuracy(h, '?from=2026-03-10T00:00:00Z&to=2026-03-10T11:59:59.999Z')).totals.verified).toBe(0);
+    expect(
+      (await accuracy(h, '?from=2026-03-10T00:00:00Z&to=2026-03-10T11:59:59.999Z')).totals.verified,
+    ).toBe(0);
   });
 
   it('refuses a period that does not parse, runs backwards or is longer than 730 days, with 422', async () => {
-    for (const query of ['?from=yesterday', '?to=2026-03-10T12:00:00', '?from=2026-03-10&to=2026-03-01', '?from=2020-01-01']) {
+    for (const query of [
+      '?from=yesterday',
+      '?to=2026-03-10T12:00:00',
+      '?from=2026-03-10&to=2026-03-01',
+      '?from=2020-01-01',
+    ]) {
       const res = await read(h, query);
       expect(res.statusCode, query).toBe(422);
       expect(errorOf(res).error).toBe('invalid_request');
@@ -199,7 +211,10 @@ describe('GET /v1/account/outcomes after single verifications', () => {
   });
 
   it("never counts another account's outcomes, nor shows it this account's verdicts", async () => {
-    const other = await createAccount(h.runtime.ctx.db, h.clock, { email: 'second@example.org', rateLimit: 1000 });
+    const other = await createAccount(h.runtime.ctx.db, h.clock, {
+      email: 'second@example.org',
+      rateLimit: 1000,
+    });
     const { key } = await createKey(h.runtime.ctx.db, h.clock, { accountId: other.id, kind: 'live' });
     await report(h, [{ email: 'user5@acme.test', type: 'hard_bounce', at: '2026-03-12T08:00:00Z' }], key);
     expect((await accuracy(h, '', key)).totals).toEqual(figures(0, 0, 0, 0));

@@ -7,7 +7,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DAY } from '../../src/clock.js';
 import type { AccuracyReport, OutcomeIntake, OutcomeUploadReport } from '../../src/dashboard/contract.js';
-import { API, createDashboardHarness, errorCode, type Browser, type DashboardHarness } from '../kit/dashboard-kit.js';
+import {
+  API,
+  createDashboardHarness,
+  errorCode,
+  type Browser,
+  type DashboardHarness,
+} from '../kit/dashboard-kit.js';
 
 const upload = (b: Browser, payload: string, type = 'text/csv') =>
   b.request('POST', `${API}/outcomes/upload`, { raw: { type, payload } });
@@ -52,7 +58,10 @@ describe('the Outcomes page API', () => {
   });
 
   it('takes a CSV without a header as address, type and optional time', async () => {
-    const res = await upload(owner, 'eve@acme.test,soft_bounce\r\nfay@acme.test,OPENED,2026-03-10T09:00:00+01:00\r\n');
+    const res = await upload(
+      owner,
+      'eve@acme.test,soft_bounce\r\nfay@acme.test,OPENED,2026-03-10T09:00:00+01:00\r\n',
+    );
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json<OutcomeUploadReport>()).toMatchObject({ taken: 2, refused: 0 });
   });
@@ -132,7 +141,9 @@ describe('the Outcomes page API', () => {
       ['google', 1],
       [null, 0],
     ]);
-    const v1 = (await h.v1('GET', '/v1/account/outcomes', h.liveKey)).json<AccuracyReport & { request_id: string }>();
+    const v1 = (await h.v1('GET', '/v1/account/outcomes', h.liveKey)).json<
+      AccuracyReport & { request_id: string }
+    >();
     const { request_id: _, ...sameReport } = v1;
     expect(sameReport).toEqual(report);
     const bad = await owner.get(`${API}/outcomes/report?from=2026-04-01&to=2026-03-01`);
@@ -148,8 +159,11 @@ describe('the Outcomes page API', () => {
     h.manualClock.advance(DAY);
     const at = new Date(since.getTime() + 1000).toISOString();
     expect(
-      (await h.v1('POST', '/v1/outcomes', other.liveKey, { events: [{ email: 'kim@acme.test', type: 'delivered', at }] }))
-        .statusCode,
+      (
+        await h.v1('POST', '/v1/outcomes', other.liveKey, {
+          events: [{ email: 'kim@acme.test', type: 'delivered', at }],
+        })
+      ).statusCode,
     ).toBe(200);
     const res = await ops.get(`${API}/operator/outcomes/report`);
     expect(res.statusCode, res.body).toBe(200);

@@ -12,7 +12,12 @@ import {
 } from '../../services/outcomes/report.service.js';
 import { requireAuth } from '../auth.js';
 import type { ApiDeps } from '../deps.js';
-import { accountOutcomesQuerySchema, accountOutcomesSchema, AUTH_ERRORS, errorResponses } from '../schemas.js';
+import {
+  accountOutcomesQuerySchema,
+  accountOutcomesSchema,
+  AUTH_ERRORS,
+  errorResponses,
+} from '../schemas.js';
 
 export function accountOutcomesRoutes(deps: ApiDeps): FastifyPluginAsync {
   return async (app) => {

@@ -55,8 +55,10 @@ export function outcomesRoutes(deps: DashboardDeps) {
 function uploadRoute(deps: DashboardDeps) {
   return async (instance: FastifyInstance): Promise<void> => {
     const app = instance.withTypeProvider<TypeBoxTypeProvider>();
-    app.addContentTypeParser(Object.keys(KINDS), { parseAs: 'string', bodyLimit: OUTCOMES_FILE_LIMIT }, (_r, body, done) =>
-      done(null, body),
+    app.addContentTypeParser(
+      Object.keys(KINDS),
+      { parseAs: 'string', bodyLimit: OUTCOMES_FILE_LIMIT },
+      (_r, body, done) => done(null, body),
     );
     app.post(
       '/outcomes/upload',

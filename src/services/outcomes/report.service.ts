@@ -124,7 +124,10 @@ function add(into: Counts, row: VerdictOutcomeRow): void {
 
 const figures = (c: Counts): OutcomeFigures => ({ ...c, bounce_rate: rate(c.hard_bounced, c.sent) });
 
-function groupBy<K>(rows: readonly VerdictOutcomeRow[], key: (r: VerdictOutcomeRow) => K): Map<string, [K, Counts]> {
+function groupBy<K>(
+  rows: readonly VerdictOutcomeRow[],
+  key: (r: VerdictOutcomeRow) => K,
+): Map<string, [K, Counts]> {
   const out = new Map<string, [K, Counts]>();
   for (const row of rows) {
     const k = key(row);
@@ -137,20 +140,26 @@ function groupBy<K>(rows: readonly VerdictOutcomeRow[], key: (r: VerdictOutcomeR
 }
 
 /** The report of `rows` (verdictOutcomes' groups) for the period. */
-export function buildReport(rows: readonly VerdictOutcomeRow[], period: { from: Date; to: Date }): AccuracyReport {
+export function buildReport(
+  rows: readonly VerdictOutcomeRow[],
+  period: { from: Date; to: Date },
+): AccuracyReport {
   const totals = zero();
   for (const row of rows) add(totals, row);
-  const inRange = ([min, max]: readonly [number, number]) => rows.filter((r) => r.score >= min && r.score <= max);
+  const inRange = ([min, max]: readonly [number, number]) =>
+    rows.filter((r) => r.score >= min && r.score <= max);
   return {
     from: period.from.toISOString(),
     to: period.to.toISOString(),
     totals: figures(totals),
     by_status: [...groupBy(rows, (r) => r.status).values()].map(([status, c]) => ({ status, ...figures(c) })),
-    by_reason: [...groupBy(rows, (r) => [r.status, r.reason] as const).values()].map(([[status, reason], c]) => ({
-      status,
-      reason: reason === '' ? null : reason,
-      ...figures(c),
-    })),
+    by_reason: [...groupBy(rows, (r) => [r.status, r.reason] as const).values()].map(
+      ([[status, reason], c]) => ({
+        status,
+        reason: reason === '' ? null : reason,
+        ...figures(c),
+      }),
+    ),
     by_provider: [...groupBy(rows, (r) => r.provider).values()].map(([provider, c]) => ({
       provider: provider === '' ? null : provider,
       ...figures(c),

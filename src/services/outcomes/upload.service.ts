@@ -47,7 +47,11 @@ const TYPE_NAMES = new Set(['type', 'event', 'outcome']);
 const AT_NAMES = new Set(['at', 'time', 'timestamp', 'date']);
 
 /** `Hard Bounce`, `hard-bounce` and `HARD_BOUNCE` all read as `hard_bounce`. */
-const typeOf = (cell: string): string => cell.trim().toLowerCase().replace(/[\s-]+/g, '_');
+const typeOf = (cell: string): string =>
+  cell
+    .trim()
+    .toLowerCase()
+    .replace(/[\s-]+/g, '_');
 
 /**
  * A CSV of outcomes: columns address, type and (optional) at, in that order; or any order under a

@@ -1,5 +1,5 @@
 /**
- * The signed-in frame: a sidebar with the five sections (a "Menu" button folds it away at phone
+ * The signed-in frame: a sidebar with the six sections (a "Menu" button folds it away at phone
  * width), the member's e-mail and "Sign out", and the page in <main id="main">, reached first
  * with the "Skip to content" link.
  *
@@ -9,7 +9,7 @@
  * While the server's DNS resolver is not trusted, every member sees a banner (role "alert") above
  * the page: answers that would say a domain does not exist are unknown, and lists wait.
  *
- * Accessible names: navigation "Main" with links Overview, Lists, Verify, API keys, Settings;
+ * Accessible names: navigation "Main" with links Overview, Lists, Verify, Outcomes, API keys, Settings;
  * link "API reference" (the server's /docs page, outside the app); link "Operator console"
  * (operators only); select "Account" (several accounts only); buttons "Menu", "Sign out";
  * link "Skip to content".
@@ -26,6 +26,7 @@ const SECTIONS = [
   { href: '/', label: 'Overview' },
   { href: '/lists', label: 'Lists' },
   { href: '/verify', label: 'Verify' },
+  { href: '/outcomes', label: 'Outcomes' },
   { href: '/keys', label: 'API keys' },
   { href: '/settings', label: 'Settings' },
 ] as const;
