@@ -42,7 +42,9 @@ describe.skipIf(skipE2e)('dashboard end to end: outcomes', { timeout: 60_000 }, 
     await page.getByLabel('Choose a file').setInputFiles({
       name: 'bounces.csv',
       mimeType: 'text/csv',
-      buffer: Buffer.from(`email,type,at\nann@${NXDOMAIN},hard_bounce,${at}\nnot-an-address,delivered,${at}\n`),
+      buffer: Buffer.from(
+        `email,type,at\nann@${NXDOMAIN},hard_bounce,${at}\nnot-an-address,delivered,${at}\n`,
+      ),
     });
     await page.getByRole('button', { name: 'Upload' }).click();
     const status = page.getByRole('status').filter({ hasText: 'taken' });
@@ -52,15 +54,33 @@ describe.skipIf(skipE2e)('dashboard end to end: outcomes', { timeout: 60_000 }, 
     const bySource = page.getByRole('table', { name: 'By source' });
     await bySource.waitFor();
     const upload = bySource.getByRole('row').filter({ has: page.getByRole('rowheader', { name: 'Upload' }) });
-    expect(await upload.getByRole('cell').allTextContents()).toEqual(['1', '0', '1', '0', '0', '0', '0', '0']);
+    expect(await upload.getByRole('cell').allTextContents()).toEqual([
+      '1',
+      '0',
+      '1',
+      '0',
+      '0',
+      '0',
+      '0',
+      '0',
+    ]);
 
     const byVerdict = page.getByRole('table', { name: 'By verdict' });
     await byVerdict.waitFor();
     const row = byVerdict.getByRole('row').filter({ hasText: 'domain_not_found' });
-    expect(await row.getByRole('cell').allTextContents()).toEqual(['domain_not_found', '2', '1', '0', '1', '100%']);
+    expect(await row.getByRole('cell').allTextContents()).toEqual([
+      'domain_not_found',
+      '2',
+      '1',
+      '0',
+      '1',
+      '100%',
+    ]);
     const diagram = page.getByRole('img', { name: /Reliability diagram/ });
     expect(await diagram.getAttribute('aria-labelledby')).toBeTruthy();
-    expect(await page.getByRole('img', { name: /Scores 0 to 9: predicted 2%, observed 0% of 1\./ }).count()).toBe(1);
+    expect(
+      await page.getByRole('img', { name: /Scores 0 to 9: predicted 2%, observed 0% of 1\./ }).count(),
+    ).toBe(1);
 
     const violations = await seriousViolations(page);
     expect(violations, describeViolations('the Outcomes page', violations)).toEqual([]);

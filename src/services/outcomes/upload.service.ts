@@ -60,7 +60,12 @@ const typeOf = (cell: string): string =>
 export function eventsFromCsv(raw: string): FileEvents {
   let records: string[][];
   try {
-    records = parse(raw, { bom: true, relax_column_count: true, skip_empty_lines: false, trim: true });
+    records = parse(raw, {
+      bom: true,
+      relax_column_count: true,
+      skip_empty_lines: false,
+      trim: true,
+    }) as string[][];
   } catch (err) {
     throw new AppError('invalid_request', `the file is not valid CSV: ${(err as Error).message}`);
   }
