@@ -49,6 +49,8 @@ export interface VerdictLogDeps {
   db: Executor;
   clock: Clock;
   logger: Logger;
+  /** Default FLUSH_INTERVAL_MS. */
+  flushIntervalMs?: number;
 }
 
 export const FLUSH_INTERVAL_MS = SECOND;
@@ -107,7 +109,7 @@ export function createVerdictLog(deps: VerdictLogDeps): VerdictLog {
       }
       if (pending.size >= MAX_PENDING) void flush();
       else if (pending.size > 0 && timer === null) {
-        timer = setTimeout(() => void flush(), FLUSH_INTERVAL_MS);
+        timer = setTimeout(() => void flush(), deps.flushIntervalMs ?? FLUSH_INTERVAL_MS);
         timer.unref();
       }
     },
