@@ -112,6 +112,9 @@ describe('the Outcomes page API', () => {
     expect(errorCode(empty)).toBe('invalid_request');
     const badHeader = await upload(owner, 'email,when\nann@acme.test,2026-03-10T08:00:00Z\n');
     expect(badHeader.statusCode).toBe(422);
+    const tooLarge = await upload(owner, 'x'.repeat(8 * 1024 * 1024 + 1));
+    expect(tooLarge.statusCode).toBe(413);
+    expect(errorCode(tooLarge)).toBe('payload_too_large');
   });
 
   it('refuses an upload without the CSRF token', async () => {
@@ -177,5 +180,17 @@ describe('the Outcomes page API', () => {
     expect((await owner.get(`${API}/outcomes/report`)).json<AccuracyReport>().totals.verified).toBe(2);
     const member = await owner.get(`${API}/operator/outcomes/report`);
     expect(member.statusCode).toBe(404);
+  });
+
+  it('refuses an upload while the account is suspended, and stores nothing', async () => {
+    const suspend = await ops.request('PATCH', `${API}/operator/accounts/${h.accountId}`, {
+      body: { suspended: true, reason: 'unpaid invoice' },
+    });
+    expect(suspend.statusCode, suspend.body).toBe(200);
+    const before = (await owner.get(`${API}/outcomes/intake`)).json<OutcomeIntake>().total;
+    const res = await upload(owner, 'lea@acme.test,hard_bounce,2026-03-10T08:00:00Z\n');
+    expect(res.statusCode).toBe(403);
+    expect(errorCode(res)).toBe('account_suspended');
+    expect((await owner.get(`${API}/outcomes/intake`)).json<OutcomeIntake>().total).toBe(before);
   });
 });
