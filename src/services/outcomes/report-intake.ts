@@ -19,8 +19,6 @@ export interface IntakeSummary {
   total: number;
 }
 
-export const INTAKE_SUMMARY_MAX_DAYS = 366;
-
 const noTypes = (): TypeCounts => Object.fromEntries(OUTCOME_TYPES.map((t) => [t, 0])) as TypeCounts;
 
 /** The last `days` days (today included) of the account's intake. */
