@@ -16,10 +16,12 @@ type Point = AccuracyReport['reliability'][number];
 
 const SIZE = 240;
 const PAD = 36;
+/** Room on the left for the tick labels and, beside them, the axis's title. */
+const PAD_LEFT = 56;
 const percent = new Intl.NumberFormat(undefined, { style: 'percent', maximumFractionDigits: 1 });
 export const formatShare = (value: number | null): string => (value === null ? '—' : percent.format(value));
 
-const x = (p: number) => PAD + p * SIZE;
+const x = (p: number) => PAD_LEFT + p * SIZE;
 const y = (p: number) => PAD + (1 - p) * SIZE;
 
 function describe(points: readonly Point[]): string {
@@ -43,13 +45,13 @@ export function ReliabilityDiagram({ points }: { points: readonly Point[] }) {
       <svg
         role="img"
         aria-labelledby={`${id}-title ${id}-desc`}
-        viewBox={`0 0 ${SIZE + 2 * PAD} ${SIZE + 2 * PAD}`}
+        viewBox={`0 0 ${SIZE + PAD_LEFT + PAD} ${SIZE + 2 * PAD}`}
         width="100%"
-        style={{ maxWidth: SIZE + 2 * PAD }}
+        style={{ maxWidth: SIZE + PAD_LEFT + PAD }}
       >
         <title id={`${id}-title`}>Reliability diagram</title>
         <desc id={`${id}-desc`}>{describe(points)}</desc>
-        <rect x={PAD} y={PAD} width={SIZE} height={SIZE} fill="none" stroke="#d0d5dd" />
+        <rect x={PAD_LEFT} y={PAD} width={SIZE} height={SIZE} fill="none" stroke="#d0d5dd" />
         {ticks.map((t) => (
           <g key={t} fontSize="10" fill="#475467">
             <line x1={x(t)} y1={y(0)} x2={x(t)} y2={y(0) + 4} stroke="#98a2b3" />
@@ -85,12 +87,12 @@ export function ReliabilityDiagram({ points }: { points: readonly Point[] }) {
           Predicted (score / 100)
         </text>
         <text
-          x={10}
+          x={14}
           y={y(0.5)}
           textAnchor="middle"
           fontSize="11"
           fill="#344054"
-          transform={`rotate(-90 10 ${y(0.5)})`}
+          transform={`rotate(-90 14 ${y(0.5)})`}
         >
           Observed delivered
         </text>
