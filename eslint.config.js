@@ -95,7 +95,7 @@ const layers = [
   }),
   // The command line is the process's entry: it may start the other edges (runtime.ts, jobs/) and
   // open, migrate or copy a store, but it reads and writes one only through services.
-  layer('cli', ['src/cli/**'], ['storeExceptOpening', 'http', 'dashboard'], {
+  layer('cli', ['src/cli/**'], ['storeExceptOpening', 'http', 'dashboard', 'redis'], {
     typesFrom: ['storeExceptOpening'],
   }),
   layer(

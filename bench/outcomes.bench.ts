@@ -9,12 +9,17 @@
  *    look-up, in a loop of one address at a time, against an account holding 20,000 events; and,
  *    beside it, process CPU per POST /v1/verify (live key, answered from the result cache, so no
  *    network) in the same process, which includes the look-up.
- * 3. The verdict log every live verification now writes (services/outcomes/verdict-log.ts): process
+ * 3. Bounce messages (once, not per backend for the parse): eventsFromMessage on the corpus of
+ *    test/kit/bounce-corpus.ts (Postfix, Exim, Microsoft 365, Exchange text, Gmail, Yahoo, ARF, a
+ *    new recipient each), messages per second; then POST /v1/outcomes with one message at a time
+ *    (message/rfc822) through the app on each backend: wall time per message, parse and intake.
+ * 4. The verdict log every live verification now writes (services/outcomes/verdict-log.ts): process
  *    CPU per verdict recorded through the buffer (flushes included), against one upsert
  *    transaction per verdict (the design not taken), each beside the POST /v1/verify of (2).
  *
  *   --rounds 5                 intake rounds per backend
  *   --lookups 3000             look-ups (and verifications) measured
+ *   --messages 2000            bounce messages parsed (and a tenth of them posted)
  *   --database-url <url>       PostgreSQL too (default: MAILVERDICT_TEST_DATABASE_URL, if set)
  *   --max-seconds 300          stop measuring after this long, whatever the counts
  */
@@ -23,19 +28,23 @@ import { parseArgs } from 'node:util';
 import { decideByAccount } from '../src/services/outcomes/account-data.js';
 import { outcomeAddress } from '../src/services/outcomes/address-key.js';
 import { upsertVerdicts } from '../src/store/verdict-log.store.js';
+import { eventsFromMessage } from '../src/services/outcomes/bounce-message.js';
 import { createHarness, type Harness } from '../test/kit/api-harness.js';
+import * as corpus from '../test/kit/bounce-corpus.js';
 import { createTestSchema } from '../test/kit/store-harness.js';
 
 const { values } = parseArgs({
   options: {
     rounds: { type: 'string', default: '5' },
     lookups: { type: 'string', default: '3000' },
+    messages: { type: 'string', default: '2000' },
     'database-url': { type: 'string' },
     'max-seconds': { type: 'string', default: '300' },
   },
 });
 const ROUNDS = Number(values.rounds);
 const LOOKUPS = Number(values.lookups);
+const MESSAGES = Number(values.messages);
 const PG_URL = values['database-url'] ?? process.env.MAILVERDICT_TEST_DATABASE_URL;
 const DEADLINE = performance.now() + Number(values['max-seconds']) * 1000;
 
@@ -130,6 +139,60 @@ async function verdictLogCost(h: Harness, n: number): Promise<{ bufferedUs: numb
   return { bufferedUs, directUs: (cpuMicros() - start) / n };
 }
 
+const KINDS = [
+  corpus.postfixHardBounce,
+  corpus.eximHardBounce,
+  corpus.microsoft365HardBounce,
+  corpus.exchangeTextBounce,
+  corpus.gmailHardBounce,
+  corpus.yahooTextBounce,
+  corpus.arfComplaint,
+];
+const bounce = (i: number): Uint8Array =>
+  new TextEncoder().encode(
+    KINDS[i % KINDS.length]!({ rcpt: `bounced${i}@bench${i % 50}.test`, messageId: `m${i}@bench` }),
+  );
+
+async function parseMessages(): Promise<void> {
+  const messages = Array.from({ length: MESSAGES }, (_, i) => bounce(i));
+  for (let i = 0; i < 100; i++) await eventsFromMessage(messages[i % messages.length]!);
+  const started = performance.now();
+  let n = 0;
+  let events = 0;
+  for (; n < messages.length && performance.now() < DEADLINE; n++)
+    events += (await eventsFromMessage(messages[n]!)).events.length;
+  const ms = performance.now() - started;
+  if (events !== n) throw new Error(`expected one event per message, got ${events} of ${n}`);
+  console.log(
+    `bounce messages parsed (eventsFromMessage, ${KINDS.length} sender kinds in turn, ` +
+      `${Math.round(messages.reduce((a, m) => a + m.byteLength, 0) / messages.length)} bytes on average): ` +
+      `${n} in ${ms.toFixed(0)} ms, ${Math.round(n / (ms / 1000)).toLocaleString('en')} messages/s, ${((1000 * ms) / n).toFixed(0)} µs each`,
+  );
+}
+
+async function postMessages(h: Harness, backend: string): Promise<void> {
+  const count = Math.max(1, Math.floor(MESSAGES / 10));
+  const times: number[] = [];
+  for (let i = 0; i < count && performance.now() < DEADLINE; i++) {
+    const payload = Buffer.from(bounce(100_000 + i));
+    const started = performance.now();
+    const res = await h.inject({
+      method: 'POST',
+      url: '/v1/outcomes',
+      headers: { authorization: `Bearer ${h.liveKey}`, 'content-type': 'message/rfc822' },
+      payload,
+    });
+    times.push(performance.now() - started);
+    if (res.statusCode !== 200 || res.json<{ taken: number }>().taken !== 1)
+      throw new Error(`message intake failed: ${res.statusCode} ${res.body.slice(0, 200)}`);
+  }
+  const sorted = [...times].sort((a, b) => a - b);
+  console.log(
+    `${backend}: POST /v1/outcomes with one bounce message (parse and intake), ${times.length} messages: ` +
+      `median ${sorted[Math.floor(sorted.length / 2)]!.toFixed(2)} ms, max ${sorted[sorted.length - 1]!.toFixed(2)} ms`,
+  );
+}
+
 async function run(backend: 'sqlite' | 'postgres'): Promise<void> {
   const flags = backend === 'postgres' ? { databaseUrl: (await createTestSchema()).url } : {};
   const h = await createHarness({ flags, account: { quotaLimit: 10_000_000, rateLimit: 10_000_000 } });
@@ -144,6 +207,7 @@ async function run(backend: 'sqlite' | 'postgres'): Promise<void> {
         `median ${median.toFixed(0)} ms (${Math.round(10_000 / (median / 1000)).toLocaleString('en')} events/s), ` +
         `min ${sorted[0]!.toFixed(0)} ms, max ${sorted[sorted.length - 1]!.toFixed(0)} ms; ms per round: ${times.map((t) => t.toFixed(0)).join(', ')}`,
     );
+    await postMessages(h, backend);
     const { lookupUs, verifyUs, n } = await lookups(h);
     console.log(
       `${backend}: account-data look-up (filters + history, one address, ${times.length * 10_000} events held): ` +
@@ -161,6 +225,7 @@ async function run(backend: 'sqlite' | 'postgres'): Promise<void> {
   }
 }
 
+await parseMessages();
 await run('sqlite');
 if (PG_URL) {
   process.env.MAILVERDICT_TEST_DATABASE_URL = PG_URL;

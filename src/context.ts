@@ -8,6 +8,7 @@ import type { Clock } from './clock.js';
 import type { Config } from './config.js';
 import type { ResolverTrust } from './engine/dns/resolver-trust.js';
 import type { Verifier } from './engine/types.js';
+import type { Mailer } from './services/mailer.js';
 import type { ResultCache } from './services/result-cache.js';
 import type { VerdictLog } from './services/outcomes/verdict-log.js';
 import type { Database } from './store/schema.js';
@@ -28,6 +29,11 @@ export interface AppContext {
    * (and, through Redis, of every process). createRuntime builds it from the settings; absent: no cache.
    */
   resultCache?: ResultCache;
+  /**
+   * The process's one mailer to the SMTP relay (services/mailer.ts), built and closed by
+   * createRuntime; absent or null: no relay, and no e-mail is sent.
+   */
+  mailer?: Mailer | null;
   /** The latest verdict per (account, address), for the accuracy report (services/outcomes/verdict-log.ts). */
   verdictLog: VerdictLog;
 }

@@ -30,6 +30,9 @@ export const ERROR_CODES = [
   'request_timeout',
   'internal_error',
   'service_unavailable',
+  // Bounce and complaint messages (docs/outcomes.md).
+  'not_a_bounce',
+  'malformed_message',
   // The dashboard (docs/dashboard.md).
   'unauthenticated',
   'invalid_credentials',

@@ -24,7 +24,7 @@ import { createVerifier } from './engine/verifier.js';
 import { createResolverTrust, type ResolverTrustMonitor } from './engine/dns/resolver-trust.js';
 import { SessionShare } from './engine/batch/session-share.js';
 import type { EgressGuard } from './engine/net/egress-guard.js';
-import { createLocalEgressHealth } from './engine/net/egress-health.js';
+import { createLocalEgressHealth, type EgressHealthStore } from './engine/net/egress-health.js';
 import { createRedisEgressHealth } from './redis/egress-health.js';
 import { createEgressGuard } from './services/egress-guard.service.js';
 import { closeRedis, onceEvery, openRedis, REDIS_WARN_INTERVAL_MS } from './redis/connection.js';
@@ -34,6 +34,7 @@ import { createRedisResultStore } from './redis/result-store.js';
 import type { MemberMailer } from './services/member-mail.js';
 import type { OperatorConsoleOptions } from './dashboard/deps.js';
 import { PLAN_SLUGS, isPlanSlug, plansFromConfig } from './services/plans.js';
+import { createMailer } from './services/mailer.js';
 import { resultCacheFromSettings } from './services/result-cache.js';
 import { createVerdictLog } from './services/outcomes/verdict-log.js';
 import { checkSecretKeys, sealLegacySecrets, type ResealCounts } from './services/secrets.service.js';
@@ -112,10 +113,7 @@ export async function createRuntime(
   const redis = config.redisUrl === null ? null : await openRedis(config.redisUrl, { logger });
   const now = (): number => clock.now().getTime();
   const guard = createEgressGuard(config, {
-    store:
-      redis === null
-        ? createLocalEgressHealth(now)
-        : createRedisEgressHealth(redis, { keyPrefix: config.redisKeyPrefix }),
+    store: egressHealthStore(config, redis, now),
     now,
     logger,
   });
@@ -173,8 +171,9 @@ export async function createRuntime(
       if (mayWarn()) logger.warn({ err }, 'result cache unreachable: verifying without it');
     },
   });
+  const mailer = createMailer(config);
   const verdictLog = createVerdictLog({ db, clock, logger });
-  const ctx: AppContext = { config, db, clock, logger, verifier, resultCache, dnsTrust, verdictLog };
+  const ctx: AppContext = { config, db, clock, logger, verifier, resultCache, dnsTrust, mailer, verdictLog };
   let closed: Promise<void> | undefined;
   return {
     ctx,
@@ -187,11 +186,41 @@ export async function createRuntime(
         await guard.stop();
         await dnsTrust.close();
         await verifier.close();
+        mailer?.close();
         if (redis) await closeRedis(redis);
         await verdictLog.close();
         await db.destroy();
         if (!options.logger) logger.flush();
       })()),
+  };
+}
+
+/** Where egress health is kept: in Redis when the processes share one, else in this process. */
+function egressHealthStore(
+  config: Readonly<Config>,
+  redis: Redis | null,
+  now: () => number,
+): EgressHealthStore {
+  return redis === null
+    ? createLocalEgressHealth(now)
+    : createRedisEgressHealth(redis, { keyPrefix: config.redisKeyPrefix });
+}
+
+/**
+ * The egress health every `serve` and `worker` on the configured Redis share, for a command that
+ * only reads it (`mailverdict egresses`); without Redis, this process's own (empty) record.
+ */
+export async function openEgressHealth(
+  config: Readonly<Config>,
+): Promise<{ store: EgressHealthStore; shared: boolean; close(): Promise<void> }> {
+  const redis =
+    config.redisUrl === null ? null : await openRedis(config.redisUrl, { logger: pino({ level: 'silent' }) });
+  return {
+    store: egressHealthStore(config, redis, Date.now),
+    shared: redis !== null,
+    close: async () => {
+      if (redis !== null) await closeRedis(redis);
+    },
   };
 }
 

@@ -164,8 +164,13 @@ function clientAddressError(request: FastifyRequest): string | null {
 }
 
 const JSON_CONTENT_TYPE = /^application\/json\s*(;|$)/i;
+const MESSAGE_CONTENT_TYPE = /^message\/rfc822\s*(;|$)/i;
 
 declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The route also takes one raw message (`message/rfc822`) as its body, its own parser reads it. */
+    messageBody?: boolean;
+  }
   interface FastifyInstance {
     /**
      * Answers every request still waiting for its response with 503 service_unavailable,
@@ -243,8 +248,7 @@ export function buildApp(options: BuildAppOptions): FastifyInstance {
     reply.raw.once('close', () => unanswered.delete(reply));
     done();
   });
-  const capMailer = createCapMailer(options.config);
-  if (capMailer !== null) app.addHook('onClose', (_instance, done) => (capMailer.close(), done()));
+  const capMailer = createCapMailer(options.mailer);
   const capDeps = {
     db: options.db,
     clock: options.clock,
@@ -311,17 +315,20 @@ export function buildApp(options: BuildAppOptions): FastifyInstance {
   // security headers, its error handler): neither changes the other's.
   const keyUses = createKeyUseRecorder({ db: options.db, clock: options.clock, logger: options.logger });
   void app.register(async (v1) => {
-    // v1 bodies are JSON: a body-carrying method without a JSON Content-Type is refused, even empty.
+    // v1 bodies are JSON (or a raw message where the route says so): a body-carrying method without
+    // such a Content-Type is refused, even empty.
     v1.addHook('preValidation', (request, reply, done) => {
       const method = request.method;
       if (method !== 'POST' && method !== 'PUT' && method !== 'PATCH') return done();
       const type = request.headers['content-type'] ?? '';
       if (JSON_CONTENT_TYPE.test(type)) return done();
+      const takesMessage = request.routeOptions.config.messageBody === true;
+      if (takesMessage && MESSAGE_CONTENT_TYPE.test(type)) return done();
       sendError(
         request,
         reply,
         'unsupported_media_type',
-        `request bodies must be sent as Content-Type: application/json, got ${type === '' ? 'none' : type}`,
+        `request bodies must be sent as Content-Type: application/json${takesMessage ? ' or message/rfc822' : ''}, got ${type === '' ? 'none' : type}`,
       );
     });
     // After the response: a key's last use (the dashboard's list), written at most once a minute.

@@ -428,7 +428,7 @@ export const outcomesBodySchema = {
 
 export const outcomesReportSchema = {
   type: 'object',
-  description: 'What was taken and what was refused.',
+  description: 'What was taken and what was refused; for a message, also what it was and who was left out.',
   headers: SUCCESS_HEADERS,
   required: ['taken', 'duplicates', 'refused', 'refusals', 'request_id'],
   properties: {
@@ -445,6 +445,49 @@ export const outcomesReportSchema = {
           reason: {
             type: 'string',
             enum: ['invalid_email', 'invalid_type', 'invalid_at', 'expired', 'invalid_source_id'],
+          },
+          message: { type: 'string' },
+        },
+        additionalProperties: false,
+      },
+    },
+    kind: {
+      type: 'string',
+      enum: ['dsn', 'arf'],
+      description:
+        'A message (Content-Type: message/rfc822) only: a delivery status notification (dsn) or a complaint report (arf).',
+    },
+    events: {
+      type: 'array',
+      description:
+        "A message only: the events its recipients became, in order (a refusal's index points here).",
+      items: {
+        type: 'object',
+        required: ['email', 'type'],
+        properties: {
+          email: { type: 'string' },
+          type: { type: 'string', enum: ['delivered', 'hard_bounce', 'soft_bounce', 'complaint'] },
+          status: { type: 'string', description: 'The enhanced status code it rests on (5.1.1).' },
+          at: {
+            type: 'string',
+            description: "The message's Arrival-Date, else its Date; absent: the server's now.",
+          },
+        },
+        additionalProperties: false,
+      },
+    },
+    ignored: {
+      type: 'array',
+      description: 'A message only: recipients that became no event, and why (docs/outcomes.md).',
+      items: {
+        type: 'object',
+        required: ['reason', 'message'],
+        properties: {
+          email: { type: 'string', description: 'Absent when the message names no recipient.' },
+          status: { type: 'string' },
+          reason: {
+            type: 'string',
+            enum: ['sender_policy', 'not_about_mailbox', 'unclassified', 'feedback_type', 'no_recipient'],
           },
           message: { type: 'string' },
         },

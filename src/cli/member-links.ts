@@ -6,6 +6,7 @@
 import pino from 'pino';
 import { systemClock } from '../clock.js';
 import { defaultPublicBaseUrl, loadConfig, type Config } from '../config.js';
+import { createMailer } from '../services/mailer.js';
 import { createMemberMailer } from '../services/member-mail.js';
 import type { MembersDeps, SentLink } from '../services/members.service.js';
 import type { Executor } from '../store/executor.js';
@@ -24,7 +25,8 @@ export async function withMembers<T>(
   fn: (deps: MembersDeps, settings: Readonly<Config>) => Promise<T>,
 ): Promise<T> {
   const settings: Readonly<Config> = loadConfig(settingsFlags({ ...flags }));
-  const mailer = createMemberMailer(settings);
+  const relay = createMailer(settings);
+  const mailer = createMemberMailer(relay);
   try {
     return await withStore(flags, (db: Executor) =>
       fn(
@@ -39,7 +41,7 @@ export async function withMembers<T>(
       ),
     );
   } finally {
-    mailer?.close();
+    relay?.close();
   }
 }
 

@@ -436,6 +436,47 @@ export const CreatedKey = Type.Object({
 });
 export type CreatedKey = Static<typeof CreatedKey>;
 
+// ---- filters (docs/outcomes.md, "Filters") ------------------------------------------------------
+
+export const FilterAction = Type.Union([Type.Literal('allow'), Type.Literal('block')]);
+export type FilterAction = Static<typeof FilterAction>;
+export const FilterMatch = Type.Union([
+  Type.Literal('email'),
+  Type.Literal('domain'),
+  Type.Literal('mx'),
+  Type.Literal('tld'),
+]);
+export type FilterMatch = Static<typeof FilterMatch>;
+
+/** One of the account's allow and block filters; `value` as stored (normalised). */
+export const FilterItem = Type.Object({
+  id: Type.String(),
+  action: FilterAction,
+  match: FilterMatch,
+  value: Type.String(),
+  created_at: IsoTime,
+});
+export type FilterItem = Static<typeof FilterItem>;
+
+/** GET /filters: oldest first, with the limits the service enforces. */
+export const FilterList = Type.Object({
+  filters: Type.Array(FilterItem),
+  limit: Type.Integer({ description: 'Most filters an account may hold (10,000).' }),
+  mx_limit: Type.Integer({ description: 'Most mx filters an account may hold (100).' }),
+});
+export type FilterList = Static<typeof FilterList>;
+
+/** POST /filters: the v1 body (POST /v1/filters); a (match, value) filtered already takes the new action. */
+export const CreateFilterBody = Type.Object(
+  {
+    action: FilterAction,
+    match: FilterMatch,
+    value: Printable({ minLength: 1, maxLength: 254 }),
+  },
+  { additionalProperties: false },
+);
+export type CreateFilterBody = Static<typeof CreateFilterBody>;
+
 // ---- lists (batch jobs) ----------------------------------------------------------------------
 
 /** GET /jobs?cursor=…: the next page after `next_cursor`. */

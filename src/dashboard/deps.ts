@@ -32,7 +32,7 @@ export interface OperatorConsoleOptions {
 }
 
 /** What the dashboard's plugins are handed: its options with the defaults filled in. */
-export interface DashboardDeps extends Omit<DashboardOptions, 'webDir' | 'memberMailer'> {
+export interface DashboardDeps extends Omit<DashboardOptions, 'webDir' | 'memberMailer' | 'mailer'> {
   /** Where the built app (index.html, assets/) is. */
   webDir: string;
   /** Null: no SMTP relay, links are only shown. */

@@ -16,6 +16,7 @@ import { installDashboardErrorHandler } from './errors.js';
 import { DEFAULT_WEB_DIR, pagesPlugin } from './pages.js';
 import { accountRoutes } from './routes/account.routes.js';
 import { auditRoutes } from './routes/audit.routes.js';
+import { filtersRoutes } from './routes/filters.routes.js';
 import { jobsRoutes } from './routes/jobs.routes.js';
 import { keysRoutes } from './routes/keys.routes.js';
 import { outcomesRoutes } from './routes/outcomes.routes.js';
@@ -26,15 +27,13 @@ import { CONTENT_SECURITY_POLICY, installGuards, sessionCookie, type GuardDeps }
 
 export function dashboardPlugin(options: DashboardOptions) {
   return async (app: FastifyInstance): Promise<void> => {
-    const ownMailer = options.memberMailer === undefined ? createMemberMailer(options.config) : null;
     const { webDir: _webDir, memberMailer: _memberMailer, ...shared } = options;
     const deps: DashboardDeps = {
       ...shared,
       webDir: options.webDir ?? DEFAULT_WEB_DIR,
-      mailer: options.memberMailer ?? ownMailer,
+      mailer: options.memberMailer === undefined ? createMemberMailer(options.mailer) : options.memberMailer,
       cookie: sessionCookie(options.config.publicBaseUrl),
     };
-    if (ownMailer !== null) app.addHook('onClose', (_instance, done) => (ownMailer.close(), done()));
     // The dashboard's API is the app's, not part of the public v1 document (docs/openapi.json).
     app.addHook('onRoute', (route) => {
       route.schema = { ...route.schema, hide: true };
@@ -79,6 +78,7 @@ export function dashboardPlugin(options: DashboardOptions) {
         await api.register(twoFactorRoutes(deps));
         await api.register(accountRoutes(deps));
         await api.register(keysRoutes(deps));
+        await api.register(filtersRoutes(deps));
         await api.register(jobsRoutes(deps));
         await api.register(auditRoutes(deps));
         await api.register(outcomesRoutes(deps));

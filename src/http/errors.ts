@@ -39,6 +39,8 @@ export const HTTP_STATUS: Readonly<Record<ErrorCode, number>> = {
   request_timeout: 408,
   internal_error: 500,
   service_unavailable: 503,
+  not_a_bounce: 422,
+  malformed_message: 422,
   unauthenticated: 401,
   invalid_credentials: 401,
   csrf_rejected: 403,
@@ -93,7 +95,7 @@ export function translate(err: FastifyError, request: FastifyRequest): AppError 
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return new AppError(
         'unsupported_media_type',
-        `request bodies must be sent as Content-Type: application/json, got ${request.headers['content-type'] ?? 'none'}`,
+        `request bodies must be sent as Content-Type: application/json${request.routeOptions.config.messageBody === true ? ' or message/rfc822' : ''}, got ${request.headers['content-type'] ?? 'none'}`,
       );
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return new AppError('invalid_json', 'the request body is empty; send a JSON object');

@@ -109,7 +109,7 @@ export function startEmbeddedWorkers(ctx: AppContext, options: BackgroundOptions
     }),
     ...(options.metrics ? { metrics: options.metrics } : {}),
   });
-  const notifier = createMailNotifier(config);
+  const notifier = createMailNotifier(ctx.mailer);
   const deliveries = new DeliveryRunner({
     db: ctx.db,
     clock: ctx.clock,
@@ -128,7 +128,13 @@ export function startEmbeddedWorkers(ctx: AppContext, options: BackgroundOptions
     outcomeRetentionMs: config.outcomeRetentionMs,
   });
   sweeper.start(SWEEP_INTERVAL_MS);
-  const scheduler = createScheduler({ db: ctx.db, clock: ctx.clock, config, logger });
+  const scheduler = createScheduler({
+    db: ctx.db,
+    clock: ctx.clock,
+    config,
+    logger,
+    mailer: ctx.mailer ?? null,
+  });
   scheduler.start(SCHEDULE_INTERVAL_MS);
 
   worker.start();
@@ -154,7 +160,6 @@ export function startEmbeddedWorkers(ctx: AppContext, options: BackgroundOptions
       (stopped ??= (async () => {
         await Promise.all([worker.stop(), deliveries.stop(), sweeper.stop(), scheduler.stop()]);
         await presence.stop();
-        notifier?.close();
         if (options.batchEngine === undefined) await batchEngine.close();
         await coordination?.close();
         logger.info({ worker: worker.id }, 'batch workers stopped');

@@ -1,27 +1,18 @@
 /**
  * The completion e-mail: a short summary of the job and its download link, sent to the
- * account's address through the configured SMTP relay with nodemailer.
+ * account's address through the process's mailer (services/mailer.ts).
  */
-import nodemailer from 'nodemailer';
-import type { Config } from '../config.js';
+import type { Mailer } from '../services/mailer.js';
 import type { JobView } from '../services/job-view.js';
 
 export interface Notifier {
   send(to: string, job: JobView): Promise<void>;
-  close(): void;
 }
 
-/** The relay's notifier, or null when no relay is configured (notifications are then skipped). */
-export function createMailNotifier(config: Pick<Config, 'smtpRelayUrl' | 'notifyFrom'>): Notifier | null {
-  if (config.smtpRelayUrl === null) return null;
-  const transport = nodemailer.createTransport(config.smtpRelayUrl);
-  return {
-    async send(to, job) {
-      const message = notificationMessage(job);
-      await transport.sendMail({ from: config.notifyFrom, to, subject: message.subject, text: message.text });
-    },
-    close: () => transport.close(),
-  };
+/** The notifier over the process's mailer, or null without one (notifications are then skipped). */
+export function createMailNotifier(mailer: Mailer | null | undefined): Notifier | null {
+  if (!mailer) return null;
+  return { send: (to, job) => mailer.send({ to, ...notificationMessage(job) }) };
 }
 
 export function notificationMessage(job: JobView): { subject: string; text: string } {

@@ -15,15 +15,15 @@ export interface Scheduler {
   runOnce(): Promise<TickReport>;
   /** Ticks now, then every `intervalMs` until stop(). */
   start(intervalMs: number): void;
-  /** Stops the timer, waits for a tick in progress and closes the mailer. */
+  /** Stops the timer and waits for a tick in progress. */
   stop(): Promise<void>;
 }
 
 export function createScheduler(
-  ctx: Pick<AppContext, 'db' | 'clock' | 'config'> & { logger: Logger },
+  ctx: Pick<AppContext, 'db' | 'clock' | 'config' | 'mailer'> & { logger: Logger },
 ): Scheduler {
   const { logger } = ctx;
-  const mailer = createScheduleMailer(ctx.config);
+  const mailer = createScheduleMailer(ctx.mailer);
   const deps = {
     db: ctx.db,
     clock: ctx.clock,
@@ -57,7 +57,6 @@ export function createScheduler(
       if (timer) clearInterval(timer);
       timer = null;
       await ticking;
-      mailer?.close();
     },
   };
 }

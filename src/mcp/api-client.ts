@@ -59,6 +59,11 @@ export interface ApiClient {
   getJob(id: string): Promise<Json>;
   resultsPage(id: string, offset: number, limit: number): Promise<ResultsPage>;
   usage(): Promise<Json>;
+  reportOutcomes(body: Json): Promise<Json>;
+  eraseOutcomes(email: string): Promise<Json>;
+  listFilters(): Promise<Json>;
+  addFilter(body: Json): Promise<Json>;
+  deleteFilter(id: string): Promise<Json>;
 }
 
 /** The URL as it may be shown (an error, a log line): without any `user:password@`. */
@@ -158,6 +163,13 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
       json(await send('POST', '/v1/verify/batch', { body, headers: { 'idempotency-key': idempotencyKey } })),
     getJob: async (id) => json(await send('GET', job(id))),
     usage: async () => json(await send('GET', '/v1/account/usage')),
+    // Idempotent on (address, type, at, source_id): a retried report stores nothing twice.
+    reportOutcomes: async (body) => json(await send('POST', '/v1/outcomes', { body })),
+    eraseOutcomes: async (email) =>
+      json(await send('DELETE', `/v1/outcomes?email=${encodeURIComponent(email)}`)),
+    listFilters: async () => json(await send('GET', '/v1/filters')),
+    addFilter: async (body) => json(await send('POST', '/v1/filters', { body })),
+    deleteFilter: async (id) => json(await send('DELETE', `/v1/filters/${encodeURIComponent(id)}`)),
     async resultsPage(id, offset, limit) {
       const response = await send('GET', `${job(id)}/results?format=json`);
       // The API sends every row; read them as they arrive and stop one row past the page.

@@ -24,7 +24,10 @@ export const MCP_SERVER_NAME = 'mailverdict';
 const INSTRUCTIONS =
   'Verifies e-mail addresses with a mailverdict server. verify_email checks one address now; for many, ' +
   'submit_batch answers a job id, get_job tells when it has completed and get_job_results reads its rows ' +
-  "a page at a time. get_usage tells how much of the quota is left. Errors carry the API's code " +
+  'a page at a time. get_usage tells how much of the quota is left. report_outcomes tells the server what ' +
+  "the account's sends found (bounces, deliveries, complaints), erase_outcomes forgets an address, and " +
+  'list_filters, add_filter and delete_filter keep the allow and block filters that decide verifications ' +
+  "before any network check. Errors carry the API's code " +
   '(e.g. quota_exceeded, rate_limit_exceeded, insufficient_permissions) and message.';
 
 /** A tool error an agent can read: the API's code and message (and when to retry). */

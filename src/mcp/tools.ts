@@ -1,52 +1,24 @@
 /**
  * The MCP tools: one per thing an agent does with mailverdict, each calling one API operation
  * (its operationId in docs/openapi.json) with the input schema of that operation, and answering a
- * line an agent can read followed by the API's JSON.
+ * line an agent can read followed by the API's JSON. Verification, jobs and usage here; delivery
+ * outcomes and filters in outcome-tools.ts.
  */
-import type { ApiClient, Json } from './api-client.js';
+import type { Json } from './api-client.js';
+import { outcomeTools } from './outcome-tools.js';
 import {
   parameterSchema,
   requestBodySchema,
   type JsonSchema,
   type OpenApiDocument,
 } from './openapi-schemas.js';
+import { str, ToolInputError, type ToolDefinition } from './tool.js';
 
-/** What a tool answers: `text` for the reader, `data` the structured content. */
-export interface ToolAnswer {
-  text: string;
-  data: Json;
-}
-
-/** Invalid arguments of a tool's own (the API checks the rest and answers `invalid_request` too). */
-export class ToolInputError extends Error {
-  override readonly name = 'ToolInputError';
-}
-
-export interface ToolDefinition {
-  name: string;
-  title: string;
-  description: string;
-  /** The API operation the tool calls. */
-  operationId: string;
-  inputSchema: JsonSchema & { type: 'object' };
-  annotations: {
-    readOnlyHint: boolean;
-    idempotentHint: boolean;
-    destructiveHint: boolean;
-    openWorldHint: boolean;
-  };
-  run(api: ApiClient, args: Json): Promise<ToolAnswer>;
-}
+export { ToolInputError, type ToolAnswer, type ToolDefinition } from './tool.js';
 
 /** Results rows a page holds at most. */
 export const MAX_PAGE_ROWS = 1000;
 export const DEFAULT_PAGE_ROWS = 100;
-
-/** A value of the API's JSON as text. */
-const str = (v: unknown): string =>
-  typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean'
-    ? String(v)
-    : (JSON.stringify(v) ?? '');
 
 const yesNo = (v: unknown) => (v === true ? 'yes' : v === false ? 'no' : 'not found out');
 
@@ -236,5 +208,6 @@ export function toolDefinitions(doc: OpenApiDocument): ToolDefinition[] {
         return { text: usageText(usage), data: usage };
       },
     },
+    ...outcomeTools(doc),
   ];
 }

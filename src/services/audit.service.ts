@@ -33,6 +33,9 @@ export const AUDIT_EVENT_TYPES = [
   'key_created',
   'key_rotated',
   'key_revoked',
+  // An allow or block filter added (or its action changed) or deleted from the dashboard (issue 27).
+  'filter_created',
+  'filter_deleted',
   'webhook_secret_revealed',
   'webhook_secret_rotated',
   'two_factor_enabled',
@@ -64,6 +67,18 @@ export interface AuditOrigin {
   clientIp: string | null;
   userAgent: string | null;
 }
+
+/**
+ * Who makes a change, for the security log entry the service writes with it, in the change's
+ * transaction: a member (with the request's origin) or the operator (the CLI).
+ */
+export interface ChangeBy {
+  actor: AuditActor;
+  origin?: AuditOrigin;
+}
+
+/** The CLI acts as the operator. */
+export const BY_OPERATOR: ChangeBy = { actor: { kind: 'operator' } };
 
 export type AuditDetails = Readonly<Record<string, string | number | boolean | null>>;
 

@@ -10,11 +10,13 @@ import type { Executor } from '../store/executor.js';
 import { lastUsesOfAccountKeys } from '../store/key-usage.store.js';
 import { findKeyById } from '../store/key.store.js';
 import {
-  createKey,
+  createKeyBy,
   listKeys,
   MAX_ACTIVE_KEYS,
-  revokeKey,
+  revokeKeyBy,
+  rotateKeyBy,
   SCOPES,
+  type KeyChangeBy,
   toKeyView,
   type KeyView,
   type Scope,
@@ -116,14 +118,20 @@ export async function createKeyItem(
   spend: KeySpendDeps,
   accountId: string,
   body: NewAccountKey,
+  by: KeyChangeBy,
 ): Promise<CreatedAccountKey> {
-  const { key, record } = await createKey(db, clock, {
-    accountId,
-    kind: body.kind,
-    scopes: body.scopes,
-    name: body.name,
-    ...(body.publishable === undefined ? {} : { publishable: body.publishable }),
-  });
+  const { key, record } = await createKeyBy(
+    db,
+    clock,
+    {
+      accountId,
+      kind: body.kind,
+      scopes: body.scopes,
+      name: body.name,
+      ...(body.publishable === undefined ? {} : { publishable: body.publishable }),
+    },
+    by,
+  );
   return created(record, key, await accountMonthlyQuota(db, spend.plans, accountId), spend);
 }
 
@@ -150,9 +158,10 @@ export async function revokeAccountKey(
   spend: KeySpendDeps,
   accountId: string,
   keyId: string,
+  by: KeyChangeBy,
 ): Promise<AccountKey> {
   await requireAccountKey(db, accountId, keyId);
-  const view = await revokeKey(db, clock, keyId);
+  const view = await revokeKeyBy(db, clock, keyId, by);
   const lastUses = await lastUsesOfAccountKeys(db, accountId);
   const quota = await accountMonthlyQuota(db, spend.plans, accountId);
   return toKeyItem(view, lastUses.get(view.id) ?? null, quota, spend);
@@ -168,26 +177,10 @@ export async function rotateAccountKey(
   spend: KeySpendDeps,
   accountId: string,
   keyId: string,
+  by: KeyChangeBy,
 ): Promise<CreatedAccountKey> {
   const old = await requireAccountKey(db, accountId, keyId);
-  if (old.status === 'revoked')
-    throw new AppError('invalid_request', 'this key is revoked; create a new key instead of rotating it');
-  const { key, record } = await createKey(db, clock, {
-    accountId,
-    kind: old.kind,
-    scopes: old.scopes,
-    name: old.name,
-    ...(old.publishable
-      ? {
-          publishable: {
-            allowedOrigins: old.allowed_origins,
-            visitorRateLimit: old.visitor_rate_limit,
-            keyRateLimit: old.key_rate_limit,
-            dailyCap: old.daily_cap,
-          },
-        }
-      : {}),
-  });
+  const { key, record } = await rotateKeyBy(db, clock, old, by);
   return {
     ...created(record, key, await accountMonthlyQuota(db, spend.plans, accountId), spend),
     replaces: old.id,

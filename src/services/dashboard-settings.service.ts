@@ -6,8 +6,9 @@ import type { Clock } from '../clock.js';
 import { AppError } from '../errors.js';
 import { updateAccount } from '../store/account.store.js';
 import { setWebhookSecret } from '../store/account-settings.store.js';
-import type { Executor } from '../store/executor.js';
+import { inTransaction, type Executor } from '../store/executor.js';
 import { getAccount } from './accounts.service.js';
+import { recordAudit, type ChangeBy } from './audit.service.js';
 import { normalizeEmail } from './members.service.js';
 import { newWebhookSecret } from './webhooks/sign.js';
 import { webhookSecretFor } from './webhooks/secret.js';
@@ -58,9 +59,31 @@ export async function setNotificationEmail(
  * A new signing secret: webhooks sent from now on are signed with it (receivers must switch;
  * docs/webhooks.md). Returns it.
  */
-export async function rotateWebhookSecret(db: Executor, accountId: string): Promise<string> {
+export async function rotateWebhookSecret(
+  db: Executor,
+  clock: Clock,
+  accountId: string,
+  by: ChangeBy,
+): Promise<string> {
   const secret = newWebhookSecret();
-  if (!(await setWebhookSecret(db, accountId, secret)))
-    throw new AppError('not_found', `no account ${accountId}`);
-  return secret;
+  return inTransaction(db, async (trx) => {
+    if (!(await setWebhookSecret(trx, accountId, secret)))
+      throw new AppError('not_found', `no account ${accountId}`);
+    await recordAudit(trx, clock, { accountId, type: 'webhook_secret_rotated', ...by });
+    return secret;
+  });
+}
+
+/** The account's webhook secret shown to a person, with the log entry that says who saw it. */
+export async function revealWebhookSecret(
+  db: Executor,
+  clock: Clock,
+  accountId: string,
+  by: ChangeBy,
+): Promise<string> {
+  return inTransaction(db, async (trx) => {
+    const secret = await webhookSecretFor(trx, accountId);
+    await recordAudit(trx, clock, { accountId, type: 'webhook_secret_revealed', ...by });
+    return secret;
+  });
 }

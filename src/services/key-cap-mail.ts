@@ -1,12 +1,10 @@
 /**
  * The e-mail telling an account that one of its publishable keys reached its daily cap (issue 26):
- * a public token, so whoever reads the page may be spending it. Sent through the configured SMTP
- * relay with nodemailer, as schedule-mail.ts sends its notice; without a relay there is no mailer
- * and the overview's notice and the security log are the only word of it.
+ * a public token, so whoever reads the page may be spending it. Sent through the process's mailer
+ * (mailer.ts); without a relay there is no mailer and the overview's notice and the security log
+ * are the only word of it.
  */
-import nodemailer from 'nodemailer';
-import { SECOND } from '../clock.js';
-import type { Config } from '../config.js';
+import type { Mailer } from './mailer.js';
 
 export interface CapReached {
   keyName: string | null;
@@ -22,26 +20,11 @@ export interface CapReached {
 export interface CapMailer {
   /** Rejects when the relay does not take the message. */
   sendCapReached(to: string, event: CapReached): Promise<void>;
-  close(): void;
 }
 
-const RELAY_TIMEOUT_MS = 15 * SECOND;
-
-export function createCapMailer(config: Pick<Config, 'smtpRelayUrl' | 'notifyFrom'>): CapMailer | null {
-  if (config.smtpRelayUrl === null) return null;
-  const transport = nodemailer.createTransport({
-    url: config.smtpRelayUrl,
-    connectionTimeout: RELAY_TIMEOUT_MS,
-    greetingTimeout: RELAY_TIMEOUT_MS,
-    socketTimeout: RELAY_TIMEOUT_MS,
-  });
-  return {
-    async sendCapReached(to, event) {
-      const message = capReachedMessage(event);
-      await transport.sendMail({ from: config.notifyFrom, to, subject: message.subject, text: message.text });
-    },
-    close: () => transport.close(),
-  };
+export function createCapMailer(mailer: Mailer | null | undefined): CapMailer | null {
+  if (!mailer) return null;
+  return { sendCapReached: (to, event) => mailer.send({ to, ...capReachedMessage(event) }) };
 }
 
 export function capReachedMessage(event: CapReached): { subject: string; text: string } {

@@ -10,7 +10,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import { AppError } from '../errors.js';
 import { storeBackend } from '../store/backend.js';
-import type { Executor } from '../store/executor.js';
+import { inTransaction, type Executor } from '../store/executor.js';
 import {
   findKeyByHash,
   findKeyById,
@@ -18,7 +18,8 @@ import {
   revokeKey as revokeKeyRow,
 } from '../store/key.store.js';
 import type { ApiKeyRow } from '../store/schema/accounts.schema.js';
-import { getAccount } from './accounts.service.js';
+import { getAccount, refuseIfSuspended } from './accounts.service.js';
+import { recordAudit, type ChangeBy } from './audit.service.js';
 import { newId, randomBase62 } from './ids.js';
 import type { KeyCache } from './key-cache.js';
 import {
@@ -178,6 +179,91 @@ export async function createKey(
       `account ${input.accountId} already has ${MAX_ACTIVE_KEYS} active keys; revoke one first`,
     );
   return { key, record: toKeyView(row) };
+}
+
+/**
+ * Who changes a key (audit.service.ts's ChangeBy). A member's creation or rotation is refused
+ * while the account is suspended; the operator's is not (the operator suspended it).
+ */
+export type KeyChangeBy = ChangeBy;
+
+/** createKey as a person does it: the suspension check, the key and its log entry in one transaction. */
+export async function createKeyBy(
+  db: Executor,
+  clock: Clock,
+  input: NewKey,
+  by: KeyChangeBy,
+): Promise<{ key: string; record: KeyView }> {
+  return inTransaction(db, async (trx) => {
+    if (by.actor.kind === 'member') await refuseIfSuspended(trx, input.accountId);
+    const made = await createKey(trx, clock, input);
+    await recordAudit(trx, clock, {
+      accountId: made.record.account_id,
+      type: 'key_created',
+      ...by,
+      details: { key_id: made.record.id, kind: made.record.kind },
+    });
+    return made;
+  });
+}
+
+/**
+ * Creates the replacement of `old` (its name, kind, scopes and a publishable key's rules) as a
+ * person does it, with the `key_rotated` entry, in one transaction.
+ */
+export async function rotateKeyBy(
+  db: Executor,
+  clock: Clock,
+  old: KeyView,
+  by: KeyChangeBy,
+): Promise<{ key: string; record: KeyView }> {
+  if (old.status === 'revoked')
+    throw new AppError('invalid_request', 'this key is revoked; create a new key instead of rotating it');
+  return inTransaction(db, async (trx) => {
+    if (by.actor.kind === 'member') await refuseIfSuspended(trx, old.account_id);
+    const made = await createKey(trx, clock, {
+      accountId: old.account_id,
+      kind: old.kind,
+      scopes: old.scopes,
+      name: old.name,
+      ...(old.publishable
+        ? {
+            publishable: {
+              allowedOrigins: old.allowed_origins,
+              visitorRateLimit: old.visitor_rate_limit,
+              keyRateLimit: old.key_rate_limit,
+              dailyCap: old.daily_cap,
+            },
+          }
+        : {}),
+    });
+    await recordAudit(trx, clock, {
+      accountId: old.account_id,
+      type: 'key_rotated',
+      ...by,
+      details: { key_id: made.record.id, replaces: old.id },
+    });
+    return made;
+  });
+}
+
+/** revokeKey with its log entry, in one transaction (revoking is never refused: it only takes away). */
+export async function revokeKeyBy(
+  db: Executor,
+  clock: Clock,
+  keyId: string,
+  by: KeyChangeBy,
+): Promise<KeyView> {
+  return inTransaction(db, async (trx) => {
+    const view = await revokeKey(trx, clock, keyId);
+    await recordAudit(trx, clock, {
+      accountId: view.account_id,
+      type: 'key_revoked',
+      ...by,
+      details: { key_id: view.id },
+    });
+    return view;
+  });
 }
 
 export async function revokeKey(db: Executor, clock: Clock, keyId: string): Promise<KeyView> {

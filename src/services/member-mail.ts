@@ -1,13 +1,11 @@
 /**
  * The e-mails of a dashboard person: the ones that carry a link (an invitation, a password reset,
  * the confirmation of a new sign-in address) and the security notices (issue 26: wrong second
- * factors after a correct password, two factors turned on). Sent through the
- * configured SMTP relay with nodemailer, as job notifications are (jobs/notify.ts); without a
- * relay there is no mailer and the link is only shown (CLI, the inviter's screen).
+ * factors after a correct password, two factors turned on). Sent through the process's mailer
+ * (mailer.ts); without a relay there is no mailer and the link is only shown (CLI, the inviter's
+ * screen).
  */
-import nodemailer from 'nodemailer';
-import type { Config } from '../config.js';
-import { SECOND } from '../clock.js';
+import type { Mailer } from './mailer.js';
 import type { MemberTokenKind } from '../store/schema/dashboard.schema.js';
 
 /** What a security notice tells its person (never a secret; the client address is not one). */
@@ -34,30 +32,13 @@ export interface MemberMailer {
   send(to: string, kind: MemberMailKind, link: string, expiresAt: string): Promise<void>;
   /** Sends a security notice; rejects when the relay does not take the message. */
   sendNotice(to: string, notice: SecurityNotice): Promise<void>;
-  close(): void;
 }
 
-/** A relay that does not answer must not hold a dashboard request for nodemailer's default minutes. */
-const RELAY_TIMEOUT_MS = 15 * SECOND;
-
-export function createMemberMailer(config: Pick<Config, 'smtpRelayUrl' | 'notifyFrom'>): MemberMailer | null {
-  if (config.smtpRelayUrl === null) return null;
-  const transport = nodemailer.createTransport({
-    url: config.smtpRelayUrl,
-    connectionTimeout: RELAY_TIMEOUT_MS,
-    greetingTimeout: RELAY_TIMEOUT_MS,
-    socketTimeout: RELAY_TIMEOUT_MS,
-  });
+export function createMemberMailer(mailer: Mailer | null | undefined): MemberMailer | null {
+  if (!mailer) return null;
   return {
-    async send(to, kind, link, expiresAt) {
-      const message = memberMessage(kind, link, expiresAt);
-      await transport.sendMail({ from: config.notifyFrom, to, subject: message.subject, text: message.text });
-    },
-    async sendNotice(to, notice) {
-      const message = noticeMessage(notice);
-      await transport.sendMail({ from: config.notifyFrom, to, subject: message.subject, text: message.text });
-    },
-    close: () => transport.close(),
+    send: (to, kind, link, expiresAt) => mailer.send({ to, ...memberMessage(kind, link, expiresAt) }),
+    sendNotice: (to, notice) => mailer.send({ to, ...noticeMessage(notice) }),
   };
 }
 

@@ -18,7 +18,7 @@ import type { Logger } from 'pino';
 import { HOUR, type Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { AppError } from '../errors.js';
-import type { Executor } from '../store/executor.js';
+import { inTransaction, type Executor } from '../store/executor.js';
 import {
   deleteMember,
   deleteOtherInvitations,
@@ -46,6 +46,7 @@ import type { MemberRole, MemberTokenKind, PersonRow } from '../store/schema/das
 import { deletePersonSessions } from '../store/session.store.js';
 import { deletePersonChallenges } from '../store/two-factor.store.js';
 import { createAccount, getAccount, type NewAccount } from './accounts.service.js';
+import { BY_OPERATOR, recordAudit, type AuditOrigin, type ChangeBy } from './audit.service.js';
 import { FAILURE_WINDOW_MS, failureKey, forgetAttempts, reserveAttempt } from './failure-budget.js';
 import { randomBase62 } from './ids.js';
 import { refuseControlCharacters } from './text.js';
@@ -212,7 +213,7 @@ export interface MembersDeps {
   clock: Clock;
   config: Pick<Config, 'publicBaseUrl'>;
   /** Null: no relay configured, links are only shown. */
-  mailer: Pick<MemberMailer, 'send' | 'close'> | null;
+  mailer: Pick<MemberMailer, 'send'> | null;
   logger: Pick<Logger, 'warn'>;
 }
 
@@ -241,12 +242,21 @@ export async function mailLink(
   return { ...issued, link, emailed };
 }
 
-/** The operator's invitation (CLI): the link, e-mailed too when a relay is configured. */
+/** The operator's invitation (CLI), with its log entry: the link, e-mailed too when a relay is configured. */
 export async function inviteMember(
   deps: MembersDeps,
   input: { accountId: string; email: string },
 ): Promise<SentLink> {
-  const issued = await deps.db.transaction().execute((trx) => issueInvitation(trx, deps.clock, input));
+  const issued = await deps.db.transaction().execute(async (trx) => {
+    const invitation = await issueInvitation(trx, deps.clock, input);
+    await recordAudit(trx, deps.clock, {
+      accountId: input.accountId,
+      type: 'invitation_created',
+      ...BY_OPERATOR,
+      details: { member_id: invitation.member?.id ?? null, email: invitation.email, new_link: true },
+    });
+    return invitation;
+  });
   return mailLink(deps, 'invitation', issued);
 }
 
@@ -275,6 +285,9 @@ export async function createOwnedAccount(
 export interface Inviter {
   memberId: string;
   role: MemberRole;
+  /** The inviter's address and the request's origin, for the log entry. */
+  email: string;
+  origin?: AuditOrigin;
 }
 
 /** What the dashboard tells the inviter: `link` null when the invitation was pending already. */
@@ -304,14 +317,22 @@ export async function inviteFromDashboard(
     const member = await pendingMember(trx, clock, { ...input, role: 'member' });
     const pendingUntil = await usableInvitationExpiry(trx, member.id, clock.now().toISOString());
     // Pending and nothing to e-mail a new link with: the earlier link is the invitation.
-    if (pendingUntil !== undefined && deps.mailer === null)
-      return { pendingUntil, member: toMemberView(member), issued: null };
-    const issued = await issueToken(
-      trx,
-      clock,
-      { kind: 'invitation', member },
-      { replace: false, invitedBy: input.inviter.memberId },
-    );
+    const issued =
+      pendingUntil !== undefined && deps.mailer === null
+        ? null
+        : await issueToken(
+            trx,
+            clock,
+            { kind: 'invitation', member },
+            { replace: false, invitedBy: input.inviter.memberId },
+          );
+    await recordAudit(trx, clock, {
+      accountId: input.accountId,
+      type: 'invitation_created',
+      actor: { kind: 'member', memberId: input.inviter.memberId, email: input.inviter.email },
+      ...(input.inviter.origin === undefined ? {} : { origin: input.inviter.origin }),
+      details: { member_id: member.id, email: member.email, new_link: pendingUntil === undefined },
+    });
     return { pendingUntil, member: toMemberView(member), issued };
   });
   if (outcome.issued === null)
@@ -492,13 +513,25 @@ export async function listMembers(db: Executor, accountId: string): Promise<Memb
  * their next request, or end when there is none (services/sessions.service.ts). 404 for another
  * account's member, 409 `owner_not_removable` for the owner.
  */
-export async function removeMember(db: Executor, accountId: string, memberId: string): Promise<MemberView> {
-  return db.transaction().execute(async (trx) => {
-    const member = await findAccountMember(trx, accountId, memberId);
-    if (!member) throw new AppError('not_found', `no member ${memberId}`);
+export async function removeMember(
+  db: Executor,
+  clock: Clock,
+  input: { accountId: string; memberId: string },
+  by: ChangeBy,
+): Promise<MemberView> {
+  return inTransaction(db, async (trx) => {
+    const member = await findAccountMember(trx, input.accountId, input.memberId);
+    if (!member) throw new AppError('not_found', `no member ${input.memberId}`);
     if (member.role === 'owner')
       throw new AppError('owner_not_removable', "the account's owner cannot be removed");
     await deleteMember(trx, member.id);
+    await recordAudit(trx, clock, {
+      accountId: input.accountId,
+      // A member who never joined was an invitation.
+      type: member.joined_at === null ? 'invitation_revoked' : 'member_removed',
+      ...by,
+      details: { member_id: member.id, email: member.email },
+    });
     return toMemberView(member);
   });
 }
@@ -506,14 +539,15 @@ export async function removeMember(db: Executor, accountId: string, memberId: st
 /** The CLI's removal, by address. */
 export async function removeMemberByEmail(
   db: Executor,
-  accountId: string,
-  email: string,
+  clock: Clock,
+  input: { accountId: string; email: string },
+  by: ChangeBy,
 ): Promise<MemberView> {
-  const address = normalizeEmail(email);
+  const address = normalizeEmail(input.email);
   const person = await findPersonByEmail(db, address);
-  const member = person ? await findMembership(db, accountId, person.id) : undefined;
-  if (!member) throw new AppError('not_found', `${address} is not a member of account ${accountId}`);
-  return removeMember(db, accountId, member.id);
+  const member = person ? await findMembership(db, input.accountId, person.id) : undefined;
+  if (!member) throw new AppError('not_found', `${address} is not a member of account ${input.accountId}`);
+  return removeMember(db, clock, { accountId: input.accountId, memberId: member.id }, by);
 }
 
 /**

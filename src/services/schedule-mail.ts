@@ -1,12 +1,9 @@
 /**
  * The e-mail telling an account's members that a scheduled re-verification was skipped because
- * the remaining quota could not cover it. Sent through the configured SMTP relay with nodemailer,
- * as member-mail.ts sends links; without a relay there is no mailer and the overview's notice is
- * the only word of it.
+ * the remaining quota could not cover it. Sent through the process's mailer (mailer.ts); without a
+ * relay there is no mailer and the overview's notice is the only word of it.
  */
-import nodemailer from 'nodemailer';
-import { SECOND } from '../clock.js';
-import type { Config } from '../config.js';
+import type { Mailer } from './mailer.js';
 
 export interface SkippedRun {
   listName: string;
@@ -19,33 +16,11 @@ export interface SkippedRun {
 export interface ScheduleMailer {
   /** Rejects when the relay does not take the message. */
   sendSkipped(to: readonly string[], run: SkippedRun): Promise<void>;
-  close(): void;
 }
 
-const RELAY_TIMEOUT_MS = 15 * SECOND;
-
-export function createScheduleMailer(
-  config: Pick<Config, 'smtpRelayUrl' | 'notifyFrom'>,
-): ScheduleMailer | null {
-  if (config.smtpRelayUrl === null) return null;
-  const transport = nodemailer.createTransport({
-    url: config.smtpRelayUrl,
-    connectionTimeout: RELAY_TIMEOUT_MS,
-    greetingTimeout: RELAY_TIMEOUT_MS,
-    socketTimeout: RELAY_TIMEOUT_MS,
-  });
-  return {
-    async sendSkipped(to, run) {
-      const message = skippedMessage(run);
-      await transport.sendMail({
-        from: config.notifyFrom,
-        to: [...to],
-        subject: message.subject,
-        text: message.text,
-      });
-    },
-    close: () => transport.close(),
-  };
+export function createScheduleMailer(mailer: Mailer | null | undefined): ScheduleMailer | null {
+  if (!mailer) return null;
+  return { sendSkipped: (to, run) => mailer.send({ to, ...skippedMessage(run) }) };
 }
 
 export function skippedMessage(run: SkippedRun): { subject: string; text: string } {

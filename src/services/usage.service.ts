@@ -7,7 +7,7 @@
  */
 import { AppError } from '../errors.js';
 import { findAccountById } from '../store/account.store.js';
-import type { Executor } from '../store/executor.js';
+import { inTransaction, type Executor } from '../store/executor.js';
 import {
   addUsage,
   ensurePeriod,
@@ -45,11 +45,6 @@ export function currentPeriod(account: Pick<AccountRow, 'created_at'>, now: Date
 /** The UTC day (YYYY-MM-DD) a count made at `at` is kept under in `usage_days`. */
 export function usageDay(at: Date | string): string {
   return (typeof at === 'string' ? at : at.toISOString()).slice(0, 10);
-}
-
-/** Runs `fn` in the caller's transaction, or in one of its own when `db` is not one. */
-function inTransaction<T>(db: Executor, fn: (trx: Executor) => Promise<T>): Promise<T> {
-  return db.isTransaction ? fn(db) : db.transaction().execute(fn);
 }
 
 /**

@@ -39,13 +39,19 @@ export async function countFilters(db: Executor, accountId: string, match?: Filt
   return Number(row?.n ?? 0);
 }
 
-export async function deleteFilter(db: Executor, accountId: string, id: string): Promise<boolean> {
-  const res = await db
+/** Deletes the account's filter `id`: the row deleted, or null when the account holds none. */
+export async function deleteFilter(
+  db: Executor,
+  accountId: string,
+  id: string,
+): Promise<AccountFilterRow | null> {
+  const row = await db
     .deleteFrom('account_filters')
     .where('account_id', '=', accountId)
     .where('id', '=', id)
+    .returningAll()
     .executeTakeFirst();
-  return Number(res.numDeletedRows) === 1;
+  return row ?? null;
 }
 
 /** What a group of addresses may match: their addresses, domains (with parents) and TLDs. */

@@ -95,6 +95,7 @@ async function tick(d: DashboardHarness) {
     db: ctx.db,
     clock: ctx.clock,
     config: ctx.config,
+    mailer: ctx.mailer ?? null,
     logger: pino({ level: 'silent' }),
   });
   try {
@@ -115,6 +116,7 @@ async function ticksAtOnce(d: DashboardHarness, processes: number) {
           db,
           clock: ctx.clock,
           config: ctx.config,
+          mailer: ctx.mailer ?? null,
           logger: pino({ level: 'silent' }),
         }).runOnce(),
       ),

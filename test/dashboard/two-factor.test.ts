@@ -284,7 +284,7 @@ describe('signing in with two factors', SLOW, () => {
         db,
         clock: d.manualClock,
         config: d.runtime.ctx.config,
-        mailer: { send: async () => undefined, close: () => undefined },
+        mailer: { send: async () => undefined },
         logger: { warn: () => undefined },
       },
       'owner@example.org',

@@ -84,6 +84,11 @@ describe.skipIf(skipE2e)('dashboard end to end: accessibility (axe-core)', { tim
         },
       },
       {
+        name: 'filters',
+        path: '/filters',
+        ready: async (p) => p.getByRole('form', { name: 'Add a filter' }).waitFor(),
+      },
+      {
         name: 'lists',
         path: '/lists',
         ready: async (p) => p.getByRole('table', { name: 'Your lists' }).waitFor(),

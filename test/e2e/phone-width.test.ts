@@ -106,6 +106,7 @@ describe.skipIf(skipE2e)('every page fits a 390 px phone', { timeout: 120_000 },
     const stops: [string, string, (p: Page) => Promise<void>][] = [
       ['overview', '/', (p) => p.getByRole('heading', { name: 'Overview', level: 1 }).waitFor()],
       ['keys', '/keys', (p) => p.getByRole('table', { name: 'API keys' }).waitFor()],
+      ['filters', '/filters', (p) => p.getByRole('form', { name: 'Add a filter' }).waitFor()],
       ['lists', '/lists', (p) => p.getByRole('table', { name: 'Your lists' }).waitFor()],
       ['a list', `/lists/${jobId}`, (p) => p.getByRole('figure', { name: 'By verdict' }).waitFor()],
       ['verify', '/verify', (p) => p.getByLabel('E-mail address').waitFor()],

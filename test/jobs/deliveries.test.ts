@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { MINUTE, SECOND } from '../../src/clock.js';
 import { DeliveryRunner, RETRY_SCHEDULE_MS } from '../../src/jobs/delivery-runner.js';
 import { createMailNotifier, type Notifier } from '../../src/jobs/notify.js';
+import { createMailer } from '../../src/services/mailer.js';
 import { accountSummary } from '../../src/services/account-summary.service.js';
 import { submitBatch } from '../../src/services/batch.service.js';
 import { intakeAll } from '../../src/services/batch-intake.js';
@@ -350,8 +351,9 @@ describe('notification e-mail', () => {
       smtpRelayUrl: `smtp://127.0.0.1:${port}`,
       publicBaseUrl: 'https://verify.example.net',
     });
-    const notifier = createMailNotifier(h.runtime.ctx.config)!;
-    closers.push(async () => notifier.close());
+    const mailer = createMailer(h.runtime.ctx.config)!;
+    closers.push(async () => mailer.close());
+    const notifier = createMailNotifier(mailer)!;
     const jobId = await completedJob(h, {});
     expect(await runner(h, notifier).runOnce()).toBe(1);
 
@@ -373,8 +375,9 @@ describe('notification e-mail', () => {
     closed.close();
     await once(closed, 'close');
     const h = await harness({ smtpRelayUrl: `smtp://127.0.0.1:${port}` });
-    const notifier = createMailNotifier(h.runtime.ctx.config)!;
-    closers.push(async () => notifier.close());
+    const mailer = createMailer(h.runtime.ctx.config)!;
+    closers.push(async () => mailer.close());
+    const notifier = createMailNotifier(mailer)!;
     const jobId = await completedJob(h, {});
     const r = runner(h, notifier);
     expect(await r.runOnce()).toBe(1);

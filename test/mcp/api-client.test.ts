@@ -70,6 +70,23 @@ describe('the MCP API client', () => {
     expect(seen[1]!.headers['idempotency-key']).toBe('mine');
   });
 
+  it('puts an address to erase in the query and a filter id in the path, encoded, with no body on a DELETE', async () => {
+    const { url, seen } = await scripted([json(200, { ok: true })]);
+    const api = createApiClient({ url, apiKey: KEY });
+    await api.eraseOutcomes('jane+news&x=1@example.com');
+    await api.deleteFilter('flt_a/../b');
+    await api.addFilter({ action: 'block', match: 'tld', value: 'xyz' });
+    await api.reportOutcomes({ events: [] });
+    await api.listFilters();
+    expect(seen.map((s) => [s.method, s.url, s.headers['content-type']])).toEqual([
+      ['DELETE', '/v1/outcomes?email=jane%2Bnews%26x%3D1%40example.com', undefined],
+      ['DELETE', '/v1/filters/flt_a%2F..%2Fb', undefined],
+      ['POST', '/v1/filters', 'application/json'],
+      ['POST', '/v1/outcomes', 'application/json'],
+      ['GET', '/v1/filters', undefined],
+    ]);
+  });
+
   it('tries rate_limit_exceeded again after its Retry-After and answers the next attempt', async () => {
     const { url, seen } = await scripted([
       refusal('rate_limit_exceeded', 429, { 'retry-after': '0' }),

@@ -131,16 +131,34 @@ describe('mailverdict mcp', () => {
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  it('lists its five tools, each with the input schema of its operation in docs/openapi.json', async () => {
+  it('lists its ten tools, each with the input schema of its operation in docs/openapi.json', async () => {
     const { tools } = await agent.client.listTools();
     const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
     expect(Object.keys(byName).sort()).toEqual([
+      'add_filter',
+      'delete_filter',
+      'erase_outcomes',
       'get_job',
       'get_job_results',
       'get_usage',
+      'list_filters',
+      'report_outcomes',
       'submit_batch',
       'verify_email',
     ]);
+    expect(byName.report_outcomes!.inputSchema).toEqual(bodySchema('/v1/outcomes'));
+    expect(byName.add_filter!.inputSchema).toEqual(bodySchema('/v1/filters'));
+    const email = doc.paths['/v1/outcomes']!.delete!.parameters!.find((p) => p.name === 'email')!;
+    expect(byName.erase_outcomes!.inputSchema).toEqual({
+      type: 'object',
+      properties: { email: { ...email.schema, description: email.description } },
+      required: ['email'],
+    });
+    const filterId = doc.paths['/v1/filters/{id}']!.delete!.parameters!.find((p) => p.name === 'id')!;
+    expect(byName.delete_filter!.inputSchema.properties!.id).toMatchObject(filterId.schema);
+    expect(byName.list_filters!.annotations?.readOnlyHint).toBe(true);
+    expect(byName.erase_outcomes!.annotations?.destructiveHint).toBe(true);
+    expect(byName.delete_filter!.annotations?.destructiveHint).toBe(true);
     expect(byName.verify_email!.inputSchema).toEqual(bodySchema('/v1/verify'));
     const batch = bodySchema('/v1/verify/batch') as { properties: object };
     expect(byName.submit_batch!.inputSchema.properties).toMatchObject(batch.properties);
@@ -260,6 +278,131 @@ describe('mailverdict mcp', () => {
     const page = await callTool(agent, 'get_job_results', { id: 'job_00000000000000000000', limit: 0 });
     expect(page.structuredContent).toMatchObject({ error: 'invalid_request' });
     expect(text(page)).toContain('limit must be an integer from 1 to 1000');
+  });
+
+  it('report_outcomes takes a hard bounce that suppresses the address at once, lists refusals; erase_outcomes forgets it', async () => {
+    const live = await connect(server.keys!.live_key);
+    const bounced = 'gone@bounced.mcp.test';
+    const reported = await callTool(live, 'report_outcomes', {
+      events: [
+        { email: bounced, type: 'hard_bounce', at: '2026-01-05T08:00:00Z', detail: '550 5.1.1 user unknown' },
+        { email: 'not an address', type: 'hard_bounce' },
+        { email: bounced, type: 'bounced_maybe' },
+      ],
+    });
+    expect(reported.isError).toBeFalsy();
+    expect(reported.structuredContent).toMatchObject({
+      taken: 1,
+      duplicates: 0,
+      refused: 2,
+      refusals: [
+        { index: 1, reason: 'invalid_email' },
+        { index: 2, reason: 'invalid_type' },
+      ],
+    });
+    expect(text(reported)).toMatch(
+      /^Taken 1 event \(0 already held\), refused 2\.\nEvent 1 refused, invalid_email: .+\nEvent 2 refused, invalid_type: unknown type/,
+    );
+    // The same event again: held already, nothing stored twice.
+    const again = await callTool(live, 'report_outcomes', {
+      events: [{ email: bounced, type: 'hard_bounce', at: '2026-01-05T08:00:00Z' }],
+    });
+    expect(again.structuredContent).toMatchObject({ taken: 1, duplicates: 1, refused: 0 });
+
+    // Suppressed: decided without any network check.
+    const verdict = await callTool(live, 'verify_email', { email: bounced });
+    expect(verdict.structuredContent).toMatchObject({
+      status: 'undeliverable',
+      reason: 'previously_bounced',
+    });
+
+    const erased = await callTool(live, 'erase_outcomes', { email: bounced.toUpperCase() });
+    expect(erased.isError).toBeFalsy();
+    expect(erased.structuredContent).toMatchObject({ deleted: 1 });
+    expect(text(erased)).toMatch(/^Erased 1 event of the address, and its cached verification\./);
+    expect((await callTool(live, 'erase_outcomes', { email: bounced })).structuredContent).toMatchObject({
+      deleted: 0,
+    });
+    const malformed = await callTool(live, 'erase_outcomes', { email: 'not an address' });
+    expect(malformed.structuredContent).toMatchObject({ error: 'invalid_email_format', status: 422 });
+    const missing = await callTool(live, 'erase_outcomes', {});
+    expect(missing.structuredContent).toMatchObject({ error: 'invalid_request' });
+    expect(text(missing)).toContain('email must be the address to forget');
+  });
+
+  it('add_filter, list_filters and delete_filter keep the filters that decide verifications before any network check', async () => {
+    const live = await connect(server.keys!.live_key);
+    const empty = await callTool(live, 'list_filters');
+    expect(empty.structuredContent).toMatchObject({ filters: [] });
+    expect(text(empty)).toMatch(/^The account has no filters/);
+
+    const block = await callTool(live, 'add_filter', {
+      action: 'block',
+      match: 'domain',
+      value: '@Blocked.MCP.test.',
+    });
+    expect(block.isError).toBeFalsy();
+    const blockId = (block.structuredContent as { id: string }).id;
+    expect(block.structuredContent).toMatchObject({
+      action: 'block',
+      match: 'domain',
+      value: 'blocked.mcp.test',
+    });
+    expect(text(block)).toMatch(
+      new RegExp(
+        `^Filter ${blockId}: block domain blocked\\.mcp\\.test\\. Live verifications it matches now answer undeliverable / blocked_by_filter`,
+      ),
+    );
+    const allow = await callTool(live, 'add_filter', {
+      action: 'allow',
+      match: 'email',
+      value: 'Vip@Partner.MCP.test',
+    });
+    const allowId = (allow.structuredContent as { id: string }).id;
+
+    const listed = await callTool(live, 'list_filters');
+    expect((listed.content[0] as { text: string }).text).toBe(
+      `2 filters, oldest first:\n- block domain blocked.mcp.test (${blockId})\n- allow email vip@partner.mcp.test (${allowId})`,
+    );
+    expect(
+      (await callTool(live, 'verify_email', { email: 'ann@mail.blocked.mcp.test' })).structuredContent,
+    ).toMatchObject({
+      status: 'undeliverable',
+      reason: 'blocked_by_filter',
+      checks: { filter: { id: blockId } },
+    });
+    expect(
+      (await callTool(live, 'verify_email', { email: 'VIP@partner.mcp.test' })).structuredContent,
+    ).toMatchObject({ status: 'deliverable', reason: 'allowed_by_filter' });
+
+    const bad = await callTool(live, 'add_filter', { action: 'block', match: 'tld', value: 'co.uk' });
+    expect(bad.structuredContent).toMatchObject({ error: 'invalid_request', status: 422 });
+    expect(text(bad)).toContain('a top-level domain is one label');
+
+    const deleted = await callTool(live, 'delete_filter', { id: blockId });
+    expect(deleted.structuredContent).toMatchObject({ id: blockId, deleted: true });
+    expect((deleted.content[0] as { text: string }).text).toBe(`Filter ${blockId} deleted.`);
+    expect((await callTool(live, 'delete_filter', { id: blockId })).structuredContent).toMatchObject({
+      error: 'not_found',
+      status: 404,
+    });
+    expect((await callTool(live, 'list_filters')).structuredContent).toMatchObject({
+      filters: [{ id: allowId }],
+    });
+    await callTool(live, 'delete_filter', { id: allowId });
+
+    // A key without filters:write (nor outcomes:write) is refused by the API.
+    const limited = await connect(limitedKey);
+    const refused = await callTool(limited, 'add_filter', {
+      action: 'block',
+      match: 'domain',
+      value: 'x.test',
+    });
+    expect(refused.structuredContent).toMatchObject({ error: 'insufficient_permissions', status: 403 });
+    const report = await callTool(limited, 'report_outcomes', {
+      events: [{ email: 'a@x.test', type: 'delivered' }],
+    });
+    expect(report.structuredContent).toMatchObject({ error: 'insufficient_permissions', status: 403 });
   });
 
   it('answers connection_failed as a tool error when the server cannot be reached', async () => {

@@ -13,6 +13,7 @@ import { ServicesProvider, type Services } from './api/services';
 import type { ListParserFactory } from './lists/parser';
 import { PageTitle, Shell } from './components/shell';
 import { ErrorMessage, Loading } from './components/status';
+import { FiltersPage } from './pages/filters';
 import { ForgotPasswordPage } from './pages/forgot-password';
 import { KeysPage } from './pages/keys';
 import { ListDetailPage } from './pages/list-detail';
@@ -124,6 +125,7 @@ function SignedIn() {
       <Switch>
         <Route path="/" component={OverviewPage} />
         <Route path="/keys" component={KeysPage} />
+        <Route path="/filters" component={FiltersPage} />
         <Route path="/lists" component={ListsPage} />
         <Route path="/lists/:id">{(params) => <ListDetailPage key={params.id} id={params.id} />}</Route>
         <Route path="/verify" component={VerifyPage} />

@@ -10,10 +10,17 @@ import { withRetry, type RetryOptions } from './retry.js';
 import type {
   BatchAccepted,
   BatchRequest,
+  Filter,
+  FilterDeleted,
+  FilterList,
+  FilterRequest,
   Job,
   JobList,
   JobListQuery,
   JobSummary,
+  OutcomesErased,
+  OutcomesReport,
+  OutcomesTaken,
   ResultRow,
   Usage,
   VerifyRequest,
@@ -158,6 +165,66 @@ export class Mailverdict {
   async runBatch(body: BatchRequest, options: SubmitOptions & WaitOptions = {}): Promise<EndedJob> {
     const accepted = await this.submitBatch(body, options);
     return this.waitForJob(accepted.job_id, options);
+  }
+
+  /**
+   * POST /v1/outcomes: up to 10,000 delivery outcomes of the account's sends (docs/outcomes.md).
+   * Resolves with how many were taken and every refused event's index and reason.
+   */
+  reportOutcomes(body: OutcomesReport, options: CallOptions = {}): Promise<OutcomesTaken> {
+    // Not repeated after a network error: events without `at` would be stored again at a new time.
+    return this.#call(() => this.raw.POST('/v1/outcomes', { body, signal: options.signal }), false, options);
+  }
+
+  /**
+   * POST /v1/outcomes with one raw bounce or complaint message (Content-Type: message/rfc822, at
+   * most 1 MiB; docs/outcomes.md, "Bounce and complaint messages"). Resolves with what it was
+   * (`kind`), the events it became and the recipients ignored; throws MailverdictError
+   * `not_a_bounce` for a message that is neither a bounce nor a complaint report.
+   */
+  reportOutcomeMessage(message: string | Uint8Array, options: CallOptions = {}): Promise<OutcomesTaken> {
+    // Repeated after a network error: a message's events carry its own times and ids (duplicates).
+    return this.#call(
+      () =>
+        this.raw.POST('/v1/outcomes', {
+          body: message as string,
+          bodySerializer: (body) => body,
+          headers: { 'content-type': 'message/rfc822' },
+          signal: options.signal,
+        }),
+      true,
+      options,
+    );
+  }
+
+  /** DELETE /v1/outcomes?email=: erases every outcome the account holds for the address. */
+  eraseOutcomes(email: string, options: CallOptions = {}): Promise<OutcomesErased> {
+    // Not repeated after a network error: a second erasure would answer 0 for a done one.
+    return this.#call(
+      () => this.raw.DELETE('/v1/outcomes', { params: { query: { email } }, signal: options.signal }),
+      false,
+      options,
+    );
+  }
+
+  /** GET /v1/filters: the account's allow and block filters, oldest first. */
+  listFilters(options: CallOptions = {}): Promise<FilterList> {
+    return this.#call(() => this.raw.GET('/v1/filters', { signal: options.signal }), true, options);
+  }
+
+  /** POST /v1/filters: adds a filter, or changes the action of the (match, value) filtered already. */
+  addFilter(body: FilterRequest, options: CallOptions = {}): Promise<Filter> {
+    return this.#call(() => this.raw.POST('/v1/filters', { body, signal: options.signal }), true, options);
+  }
+
+  /** DELETE /v1/filters/:id. Throws MailverdictError `not_found` for an id the account does not hold. */
+  deleteFilter(id: string, options: CallOptions = {}): Promise<FilterDeleted> {
+    // Not repeated after a network error: a done deletion would answer not_found.
+    return this.#call(
+      () => this.raw.DELETE('/v1/filters/{id}', { params: { path: { id } }, signal: options.signal }),
+      false,
+      options,
+    );
   }
 
   /** One request with retries; its data, or its error answer thrown as a MailverdictError. */

@@ -17,3 +17,15 @@ export type JobListQuery = NonNullable<paths['/v1/jobs']['get']['parameters']['q
 export type JobResults = Json<paths['/v1/jobs/{id}/results']['get']['responses'][200]>;
 /** One row of a job's results, in submission order (`index` is the position in `emails`). */
 export type ResultRow = JobResults['results'][number];
+
+export type OutcomesReport = Json<paths['/v1/outcomes']['post']['requestBody']>;
+/** One delivery outcome of `OutcomesReport` (docs/outcomes.md). */
+export type OutcomeEvent = OutcomesReport['events'][number];
+export type OutcomesTaken = Json<paths['/v1/outcomes']['post']['responses'][200]>;
+export type OutcomesErased = Json<paths['/v1/outcomes']['delete']['responses'][200]>;
+export type FilterList = Json<paths['/v1/filters']['get']['responses'][200]>;
+/** An allow or block filter as `GET /v1/filters` lists it (no `request_id`). */
+export type FilterItem = FilterList['filters'][number];
+export type FilterRequest = Json<paths['/v1/filters']['post']['requestBody']>;
+export type Filter = Json<paths['/v1/filters']['post']['responses'][200]>;
+export type FilterDeleted = Json<paths['/v1/filters/{id}']['delete']['responses'][200]>;

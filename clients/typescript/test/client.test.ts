@@ -7,6 +7,7 @@ import {
   type RetryInfo,
   type ResultRow,
 } from '../src/index.js';
+import { notABounce, postfixHardBounce } from '../../../test/kit/bounce-corpus.js';
 import { startServer, type Server } from './client-kit.js';
 
 let server: Server;
@@ -157,5 +158,56 @@ describe('batch', () => {
   it('results of an unknown job throw not_found', async () => {
     const rows = client({ retry: { retries: 10 } }).results('job_doesnotexist');
     await expect(rows.next()).rejects.toMatchObject({ code: 'not_found', status: 404 });
+  });
+});
+
+describe('outcomes and filters', () => {
+  const live = () => client({ apiKey: server.liveKey, retry: { retries: 10 } });
+
+  it('reports outcomes with the refused ones listed, and erases an address', async () => {
+    const mv = live();
+    const taken = await mv.reportOutcomes({
+      events: [
+        { email: 'gone@client-outcomes.test', type: 'hard_bounce', at: '2026-01-05T08:00:00Z' },
+        { email: 'gone@client-outcomes.test', type: 'not_a_type' },
+      ],
+    });
+    expect(taken).toMatchObject({
+      taken: 1,
+      duplicates: 0,
+      refused: 1,
+      refusals: [{ index: 1, reason: 'invalid_type' }],
+    });
+    expect(await mv.eraseOutcomes('gone@client-outcomes.test')).toMatchObject({ deleted: 1 });
+    const bad = await mv.eraseOutcomes('not an address').catch((e: unknown) => e);
+    expect(isMailverdictError(bad, 'invalid_email_format')).toBe(true);
+  });
+
+  it('reports a raw bounce message, and refuses one that is not a bounce with not_a_bounce', async () => {
+    const mv = live();
+    const bounce = postfixHardBounce({ rcpt: 'gone@client-messages.test' });
+    const taken = await mv.reportOutcomeMessage(new TextEncoder().encode(bounce));
+    expect(taken).toMatchObject({
+      kind: 'dsn',
+      taken: 1,
+      duplicates: 0,
+      events: [{ email: 'gone@client-messages.test', type: 'hard_bounce', status: '5.1.1' }],
+    });
+    expect(await mv.reportOutcomeMessage(bounce)).toMatchObject({ taken: 1, duplicates: 1 });
+    const refused = await mv
+      .reportOutcomeMessage(notABounce({ rcpt: 'gone@client-messages.test' }))
+      .catch((e: unknown) => e);
+    expect(isMailverdictError(refused, 'not_a_bounce')).toBe(true);
+  });
+
+  it('adds, lists and deletes a filter; a deleted one is not_found', async () => {
+    const mv = live();
+    const added = await mv.addFilter({ action: 'block', match: 'domain', value: '@Client-Filters.TEST' });
+    expect(added).toMatchObject({ action: 'block', match: 'domain', value: 'client-filters.test' });
+    expect((await mv.listFilters()).filters.map((f) => f.id)).toContain(added.id);
+    expect(await mv.deleteFilter(added.id)).toMatchObject({ id: added.id, deleted: true });
+    const again = await mv.deleteFilter(added.id).catch((e: unknown) => e);
+    expect(isMailverdictError(again, 'not_found')).toBe(true);
+    expect((await mv.listFilters()).filters.map((f) => f.id)).not.toContain(added.id);
   });
 });

@@ -6,13 +6,10 @@
  * /metrics). Exit 0 when every egress is in service, 1 when one rests, 2 on bad usage.
  */
 import type { Command } from 'commander';
-import pino from 'pino';
 import { loadConfig } from '../../config.js';
 import type { EgressStatus } from '../../engine/net/egress-guard.js';
-import { createLocalEgressHealth } from '../../engine/net/egress-health.js';
-import { closeRedis, openRedis } from '../../redis/connection.js';
-import { createRedisEgressHealth } from '../../redis/egress-health.js';
 import { egressReport, type EgressReport } from '../../services/egress-guard.service.js';
+import { openEgressHealth } from '../../runtime.js';
 import { addSettingsOptions, settingsFlags } from '../cli-support.js';
 
 export function registerEgressesCommand(program: Command): void {
@@ -30,21 +27,13 @@ export function registerEgressesCommand(program: Command): void {
 
 async function runEgresses(flags: Record<string, unknown>): Promise<void> {
   const config = loadConfig(settingsFlags(flags));
-  const logger = pino({ level: 'silent' });
-  const redis = config.redisUrl === null ? null : await openRedis(config.redisUrl, { logger });
+  const health = await openEgressHealth(config);
   try {
-    const report = await egressReport(config, {
-      shared: redis !== null,
-      store:
-        redis === null
-          ? createLocalEgressHealth()
-          : createRedisEgressHealth(redis, { keyPrefix: config.redisKeyPrefix }),
-      now: Date.now,
-    });
+    const report = await egressReport(config, { shared: health.shared, store: health.store, now: Date.now });
     process.stdout.write(flags.json === true ? `${JSON.stringify(toJson(report))}\n` : table(report));
     if (report.egresses.some((e) => e.state !== 'ok')) process.exitCode = 1;
   } finally {
-    if (redis !== null) await closeRedis(redis);
+    await health.close();
   }
 }
 

@@ -4,9 +4,9 @@
  */
 import { InvalidArgumentError, type Command } from 'commander';
 import { systemClock } from '../../clock.js';
-import { recordAudit } from '../../services/audit.service.js';
 import { keyCapCost } from '../../services/key-cap.service.js';
-import { SCOPES, createKey, listKeys, revokeKey } from '../../services/keys.service.js';
+import { SCOPES, createKeyBy, listKeys, revokeKeyBy } from '../../services/keys.service.js';
+import { BY_OPERATOR } from '../../services/audit.service.js';
 import { plansFromConfig } from '../../services/plans.js';
 import type { DailyCapCost } from '../../services/publishable-keys.js';
 import { AppError } from '../../errors.js';
@@ -86,35 +86,34 @@ export function registerKeysCommand(program: Command): void {
     if (!flags.publishable && flags.allowedOrigin !== undefined)
       throw new AppError('invalid_request', '--allowed-origin needs --publishable');
     const { made: created, publicBaseUrl } = await withStore(flags, async (db, config) => {
-      const made = await createKey(db, systemClock, {
-        ...(flags.publishable
-          ? {
-              publishable: {
-                allowedOrigins: flags.allowedOrigin ?? [],
-                visitorRateLimit: flags.visitorRateLimit ?? null,
-                keyRateLimit: flags.keyRateLimit ?? null,
-                dailyCap: flags.dailyCap ?? null,
-              },
-            }
-          : {}),
-        accountId: flags.account,
-        kind: flags.kind,
-        ...(flags.scopes === undefined
-          ? {}
-          : {
-              scopes: flags.scopes
-                .split(',')
-                .map((s) => s.trim())
-                .filter((s) => s !== ''),
-            }),
-        name: flags.name ?? null,
-      });
-      await recordAudit(db, systemClock, {
-        accountId: made.record.account_id,
-        type: 'key_created',
-        actor: { kind: 'operator' },
-        details: { key_id: made.record.id, kind: made.record.kind },
-      });
+      const made = await createKeyBy(
+        db,
+        systemClock,
+        {
+          ...(flags.publishable
+            ? {
+                publishable: {
+                  allowedOrigins: flags.allowedOrigin ?? [],
+                  visitorRateLimit: flags.visitorRateLimit ?? null,
+                  keyRateLimit: flags.keyRateLimit ?? null,
+                  dailyCap: flags.dailyCap ?? null,
+                },
+              }
+            : {}),
+          accountId: flags.account,
+          kind: flags.kind,
+          ...(flags.scopes === undefined
+            ? {}
+            : {
+                scopes: flags.scopes
+                  .split(',')
+                  .map((s) => s.trim())
+                  .filter((s) => s !== ''),
+              }),
+          name: flags.name ?? null,
+        },
+        BY_OPERATOR,
+      );
       // What one day at a publishable key's cap costs, and a warning when 30 of them exceed the quota.
       const capCost = made.record.publishable
         ? await keyCapCost(
@@ -170,14 +169,7 @@ export function registerKeysCommand(program: Command): void {
       .argument('<key-id>'),
   ).action(async (id: string, flags: CommonFlags) => {
     const view = await withStore(flags, async (db) => {
-      const revoked = await revokeKey(db, systemClock, id);
-      await recordAudit(db, systemClock, {
-        accountId: revoked.account_id,
-        type: 'key_revoked',
-        actor: { kind: 'operator' },
-        details: { key_id: revoked.id },
-      });
-      return revoked;
+      return revokeKeyBy(db, systemClock, id, BY_OPERATOR);
     });
     print(flags.json, view, () => `revoked key ${view.id} (${view.display}) at ${view.revoked_at ?? ''}`);
   });

@@ -8,7 +8,7 @@ import type { Command } from 'commander';
 import pino from 'pino';
 import { AppError } from '../../errors.js';
 import { getAccount } from '../../services/accounts.service.js';
-import { recordAudit } from '../../services/audit.service.js';
+import { BY_OPERATOR, recordAudit } from '../../services/audit.service.js';
 import { systemClock } from '../../clock.js';
 import {
   inviteMember,
@@ -50,14 +50,7 @@ export function registerMembersCommand(program: Command): void {
       .requiredOption('--email <address>', 'the person to invite'),
   ).action(async (flags: LinkFlags & { account: string }) => {
     const { sent, config } = await withMembers(flags, async (deps, config) => {
-      const invited = await inviteMember(deps, { accountId: flags.account, email: flags.email });
-      await recordAudit(deps.db, deps.clock, {
-        accountId: flags.account,
-        type: 'invitation_created',
-        actor: { kind: 'operator' },
-        details: { member_id: invited.member?.id ?? null, email: invited.email, new_link: true },
-      });
-      return { sent: invited, config };
+      return { sent: await inviteMember(deps, { accountId: flags.account, email: flags.email }), config };
     });
     print(flags.json, linkJson(sent), () =>
       linkText(`invited ${sent.email} to account ${flags.account}.`, sent, config),
@@ -125,16 +118,9 @@ export function registerMembersCommand(program: Command): void {
       .requiredOption('--account <account-id>', 'the account')
       .requiredOption('--email <address>', 'the member'),
   ).action(async (flags: StoreFlags & { account: string; email: string }) => {
-    const removed = await withStore(flags, async (db) => {
-      const member = await removeMemberByEmail(db, flags.account, flags.email);
-      await recordAudit(db, systemClock, {
-        accountId: flags.account,
-        type: member.joined_at === null ? 'invitation_revoked' : 'member_removed',
-        actor: { kind: 'operator' },
-        details: { member_id: member.id, email: member.email },
-      });
-      return member;
-    });
+    const removed = await withStore(flags, (db) =>
+      removeMemberByEmail(db, systemClock, { accountId: flags.account, email: flags.email }, BY_OPERATOR),
+    );
     print(flags.json, removed, () => `removed ${removed.email} from account ${flags.account}`);
   });
 

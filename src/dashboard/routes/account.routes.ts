@@ -9,12 +9,12 @@ import { DEFAULT_TIMEOUT_MS } from '../../engine/types.js';
 import { dailyUsageCsv, getOverview } from '../../services/dashboard-overview.service.js';
 import {
   getSettings,
+  revealWebhookSecret,
   rotateWebhookSecret,
   setNotificationEmail,
 } from '../../services/dashboard-settings.service.js';
 import { inviteFromDashboard, listMembers, removeMember } from '../../services/members.service.js';
 import { verifyOne } from '../../services/verify.service.js';
-import { webhookSecretFor } from '../../services/webhooks/secret.js';
 import {
   IdParams,
   Invitation,
@@ -26,8 +26,7 @@ import {
   VerifyBody,
   WebhookSecret,
 } from '../contract.js';
-import { recordAudit } from '../../services/audit.service.js';
-import { byMember } from '../audit-origin.js';
+import { byMember, originOf } from '../audit-origin.js';
 import type { DashboardDeps } from '../deps.js';
 import { requireSession } from '../security.js';
 
@@ -83,14 +82,14 @@ export function accountRoutes(deps: DashboardDeps) {
           {
             accountId: session.accountId,
             email: request.body.email,
-            inviter: { memberId: session.memberId, role: session.role },
+            inviter: {
+              memberId: session.memberId,
+              role: session.role,
+              email: session.email,
+              origin: originOf(request),
+            },
           },
         );
-        await recordAudit(db, clock, {
-          ...byMember(request, session),
-          type: 'invitation_created',
-          details: { member_id: sent.member.id, email: sent.member.email, new_link: sent.link !== null },
-        });
         return reply
           .code(201)
           .send({ member: sent.member, link: sent.link, expires_at: sent.expiresAt, emailed: sent.emailed });
@@ -99,13 +98,12 @@ export function accountRoutes(deps: DashboardDeps) {
 
     app.delete('/members/:id', { schema: { params: IdParams } }, async (request, reply) => {
       const session = requireSession(request);
-      const removed = await removeMember(db, session.accountId, request.params.id);
-      await recordAudit(db, clock, {
-        ...byMember(request, session),
-        // A member who never joined was an invitation.
-        type: removed.joined_at === null ? 'invitation_revoked' : 'member_removed',
-        details: { member_id: removed.id, email: removed.email },
-      });
+      await removeMember(
+        db,
+        clock,
+        { accountId: session.accountId, memberId: request.params.id },
+        byMember(request, session),
+      );
       return reply.code(204).send();
     });
 
@@ -124,9 +122,9 @@ export function accountRoutes(deps: DashboardDeps) {
       { schema: { response: { 200: WebhookSecret } } },
       async (request) => {
         const session = requireSession(request);
-        const secret = await webhookSecretFor(db, session.accountId);
-        await recordAudit(db, clock, { ...byMember(request, session), type: 'webhook_secret_revealed' });
-        return { webhook_secret: secret };
+        return {
+          webhook_secret: await revealWebhookSecret(db, clock, session.accountId, byMember(request, session)),
+        };
       },
     );
 
@@ -135,9 +133,9 @@ export function accountRoutes(deps: DashboardDeps) {
       { schema: { response: { 200: WebhookSecret } } },
       async (request) => {
         const session = requireSession(request);
-        const secret = await rotateWebhookSecret(db, session.accountId);
-        await recordAudit(db, clock, { ...byMember(request, session), type: 'webhook_secret_rotated' });
-        return { webhook_secret: secret };
+        return {
+          webhook_secret: await rotateWebhookSecret(db, clock, session.accountId, byMember(request, session)),
+        };
       },
     );
   };

@@ -8,8 +8,6 @@ import {
   rotateAccountKey,
 } from '../../services/dashboard-keys.service.js';
 import { CreatedKey, CreateKeyBody, IdParams, KeyItem, KeyList } from '../contract.js';
-import { recordAudit } from '../../services/audit.service.js';
-import { refuseIfSuspended } from '../../services/accounts.service.js';
 import { byMember } from '../audit-origin.js';
 import type { DashboardDeps } from '../deps.js';
 import { requireSession } from '../security.js';
@@ -37,13 +35,14 @@ export function keysRoutes(deps: DashboardDeps) {
       { schema: { body: CreateKeyBody, response: { 201: CreatedKey } } },
       async (request, reply) => {
         const session = requireSession(request);
-        await refuseIfSuspended(db, session.accountId);
-        const created = await createKeyItem(db, clock, spend, session.accountId, request.body);
-        await recordAudit(db, clock, {
-          ...byMember(request, session),
-          type: 'key_created',
-          details: { key_id: created.key.id, kind: created.key.kind },
-        });
+        const created = await createKeyItem(
+          db,
+          clock,
+          spend,
+          session.accountId,
+          request.body,
+          byMember(request, session),
+        );
         return reply.code(201).send(created);
       },
     );
@@ -53,13 +52,14 @@ export function keysRoutes(deps: DashboardDeps) {
       { schema: { params: IdParams, response: { 200: KeyItem } } },
       async (request) => {
         const session = requireSession(request);
-        const revoked = await revokeAccountKey(db, clock, spend, session.accountId, request.params.id);
-        await recordAudit(db, clock, {
-          ...byMember(request, session),
-          type: 'key_revoked',
-          details: { key_id: revoked.id },
-        });
-        return revoked;
+        return revokeAccountKey(
+          db,
+          clock,
+          spend,
+          session.accountId,
+          request.params.id,
+          byMember(request, session),
+        );
       },
     );
 
@@ -68,13 +68,14 @@ export function keysRoutes(deps: DashboardDeps) {
       { schema: { params: IdParams, response: { 201: CreatedKey } } },
       async (request, reply) => {
         const session = requireSession(request);
-        await refuseIfSuspended(db, session.accountId);
-        const created = await rotateAccountKey(db, clock, spend, session.accountId, request.params.id);
-        await recordAudit(db, clock, {
-          ...byMember(request, session),
-          type: 'key_rotated',
-          details: { key_id: created.key.id, replaces: created.replaces ?? null },
-        });
+        const created = await rotateAccountKey(
+          db,
+          clock,
+          spend,
+          session.accountId,
+          request.params.id,
+          byMember(request, session),
+        );
         return reply.code(201).send(created);
       },
     );

@@ -103,9 +103,11 @@ export async function listFilters(db: Executor, accountId: string): Promise<Filt
   return (await listFilterRows(db, accountId)).map(view);
 }
 
-/** Deletes the account's filter; not_found when it holds none with that id. */
-export async function deleteFilter(db: Executor, accountId: string, id: string): Promise<void> {
-  if (!(await deleteFilterRow(db, accountId, id))) throw new AppError('not_found', `no filter ${id}`);
+/** Deletes the account's filter and answers what it was; not_found when it holds none with that id. */
+export async function deleteFilter(db: Executor, accountId: string, id: string): Promise<FilterView> {
+  const row = await deleteFilterRow(db, accountId, id);
+  if (row === null) throw new AppError('not_found', `no filter ${id}`);
+  return view(row);
 }
 
 /** What filters know of one address before any look-up. */

@@ -27,8 +27,11 @@ import type {
   ServiceStatus,
   CreatedKey,
   CreateKeyBody,
+  CreateFilterBody,
   DisableTwoFactorBody,
   DownloadQuery,
+  FilterItem,
+  FilterList,
   ForgotPasswordBody,
   Invitation,
   InvitationPreview,
@@ -121,6 +124,13 @@ export function endpoints(api: ApiClient) {
     revokeKey: (keyId: string) => api.request<KeyItem>(`/keys/${segment(keyId)}/revoke`, { method: 'POST' }),
     rotateKey: (keyId: string) =>
       api.request<CreatedKey>(`/keys/${segment(keyId)}/rotate`, { method: 'POST' }),
+
+    // ---- filters (the account's allow and block lists)
+    filters: () => api.request<FilterList>('/filters'),
+    /** 201 the filter as stored (its value normalised); an existing (match, value) takes the new action. */
+    createFilter: (body: CreateFilterBody) => api.request<FilterItem>('/filters', { method: 'POST', body }),
+    deleteFilter: (filterId: string) =>
+      api.request<FilterItem>(`/filters/${segment(filterId)}`, { method: 'DELETE' }),
 
     // ---- lists (batch jobs)
     jobs: (cursor: string | null) =>

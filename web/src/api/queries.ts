@@ -12,6 +12,7 @@ export const keys = {
   session: ['session'] as const,
   overview: ['overview'] as const,
   apiKeys: ['keys'] as const,
+  filters: ['filters'] as const,
   jobs: ['jobs'] as const,
   job: (id: string) => ['jobs', id] as const,
   history: (id: string) => ['jobs', id, 'history'] as const,
@@ -103,6 +104,11 @@ export function useOverview() {
 export function useKeys() {
   const api = useEndpoints();
   return useQuery({ queryKey: keys.apiKeys, queryFn: api.keys });
+}
+
+export function useFilters() {
+  const api = useEndpoints();
+  return useQuery({ queryKey: keys.filters, queryFn: api.filters });
 }
 
 export function useJobs() {

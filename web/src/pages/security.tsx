@@ -101,6 +101,8 @@ const EVENT_LABELS = {
   key_created: 'Key created',
   key_rotated: 'Key rotated',
   key_revoked: 'Key revoked',
+  filter_created: 'Filter added',
+  filter_deleted: 'Filter deleted',
   webhook_secret_revealed: 'Webhook secret revealed',
   webhook_secret_rotated: 'Webhook secret rotated',
   two_factor_enabled: 'Two-factor sign-in on',

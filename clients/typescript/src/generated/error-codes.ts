@@ -28,6 +28,8 @@ export const ERROR_CODES = [
   'request_timeout',
   'internal_error',
   'service_unavailable',
+  'not_a_bounce',
+  'malformed_message',
   'unauthenticated',
   'invalid_credentials',
   'csrf_rejected',

@@ -141,7 +141,7 @@ export interface paths {
     put?: never;
     /**
      * Report delivery outcomes
-     * @description Up to 10000 events of the account's own sends (bounces, deliveries, complaints, engagement). Each event is checked on its own: the refused ones are listed with their index and reason, the others are stored in one transaction. An event the account already holds (same address, type, time and source_id) is counted as a duplicate. A test key's events are checked and not stored. See docs/outcomes.md.
+     * @description Either up to 10000 events of the account's own sends (bounces, deliveries, complaints, engagement) as JSON, or one raw bounce or complaint message (Content-Type: message/rfc822, at most 1 MiB): a delivery status notification (RFC 3464, or a mailer daemon's text bounce) or an ARF complaint report (RFC 5965), whose recipients become events of source "message" (the answer then adds kind, events and ignored). Each event is checked on its own: the refused ones are listed with their index and reason, the others are stored in one transaction. An event the account already holds (same address, type, time and source_id) is counted as a duplicate. A message that is neither a bounce nor a complaint is refused with 422 not_a_bounce and nothing is stored. A test key's events are checked and not stored. See docs/outcomes.md.
      */
     post: operations['reportOutcomes'];
     /**
@@ -1480,10 +1480,11 @@ export interface operations {
             source_id?: string;
           }[];
         };
+        'message/rfc822': string;
       };
     };
     responses: {
-      /** @description What was taken and what was refused. */
+      /** @description What was taken and what was refused; for a message, also what it was and who was left out. */
       200: {
         headers: {
           /** @description req_<id>, on every response. */
@@ -1506,6 +1507,31 @@ export interface operations {
               index: number;
               /** @enum {string} */
               reason: 'invalid_email' | 'invalid_type' | 'invalid_at' | 'expired' | 'invalid_source_id';
+              message: string;
+            }[];
+            /**
+             * @description A message (Content-Type: message/rfc822) only: a delivery status notification (dsn) or a complaint report (arf).
+             * @enum {string}
+             */
+            kind?: 'dsn' | 'arf';
+            /** @description A message only: the events its recipients became, in order (a refusal's index points here). */
+            events?: {
+              email: string;
+              /** @enum {string} */
+              type: 'delivered' | 'hard_bounce' | 'soft_bounce' | 'complaint';
+              /** @description The enhanced status code it rests on (5.1.1). */
+              status?: string;
+              /** @description The message's Arrival-Date, else its Date; absent: the server's now. */
+              at?: string;
+            }[];
+            /** @description A message only: recipients that became no event, and why (docs/outcomes.md). */
+            ignored?: {
+              /** @description Absent when the message names no recipient. */
+              email?: string;
+              status?: string;
+              /** @enum {string} */
+              reason:
+                'sender_policy' | 'not_about_mailbox' | 'unclassified' | 'feedback_type' | 'no_recipient';
               message: string;
             }[];
             /** @description Identifier of this request, req_<id>; also in X-Request-Id. */
@@ -1568,7 +1594,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description invalid_request */
+      /** @description invalid_request | not_a_bounce | malformed_message */
       422: {
         headers: {
           /** @description req_<id>, on every response. */
