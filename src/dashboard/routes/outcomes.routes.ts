@@ -57,7 +57,7 @@ function uploadRoute(deps: DashboardDeps) {
     const app = instance.withTypeProvider<TypeBoxTypeProvider>();
     app.addContentTypeParser(
       Object.keys(KINDS),
-      { parseAs: 'string', bodyLimit: OUTCOMES_FILE_LIMIT },
+      { parseAs: 'buffer', bodyLimit: OUTCOMES_FILE_LIMIT },
       (_r, body, done) => done(null, body),
     );
     app.post(
@@ -67,7 +67,7 @@ function uploadRoute(deps: DashboardDeps) {
         const session = requireSession(request);
         const type = (request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
         const kind = KINDS[type];
-        if (kind === undefined || typeof request.body !== 'string')
+        if (kind === undefined || !Buffer.isBuffer(request.body))
           throw new AppError(
             'unsupported_media_type',
             'upload the file as it is, with Content-Type: text/csv (or application/mbox)',

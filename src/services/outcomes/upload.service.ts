@@ -27,7 +27,8 @@ export interface FileEvents {
   items: number[];
 }
 
-export type OutcomeFileReader = (raw: string) => FileEvents | Promise<FileEvents>;
+/** Reads a file's bytes (an mbox is bytes, a CSV UTF-8 text). */
+export type OutcomeFileReader = (raw: Buffer) => FileEvents | Promise<FileEvents>;
 
 /** One refused event of a file: where it is in the file, and why. */
 export interface FileRefusal {
@@ -95,15 +96,15 @@ export function eventsFromCsv(raw: string): FileEvents {
 
 /** Each kind's reader; null: not taken yet (415). */
 export const OUTCOME_FILE_READERS: Record<OutcomeFileKind, OutcomeFileReader | null> = {
-  csv: eventsFromCsv,
-  // The mbox reader (bounce and complaint messages) is wired here: eventsFromMbox(raw).
+  csv: (raw) => eventsFromCsv(raw.toString('utf8')),
+  // The mbox reader (bounce and complaint messages) is wired here: bounce-mbox.ts's eventsFromMbox(raw).
   mbox: null,
 };
 
 /** Reads `raw` as a file of `kind` and takes its events in for the account. */
 export async function uploadOutcomes(
   deps: IntakeDeps & { readers?: Record<OutcomeFileKind, OutcomeFileReader | null> },
-  input: { accountId: string; kind: OutcomeFileKind; raw: string },
+  input: { accountId: string; kind: OutcomeFileKind; raw: Buffer },
 ): Promise<UploadReport> {
   const reader = (deps.readers ?? OUTCOME_FILE_READERS)[input.kind];
   if (reader === null)
