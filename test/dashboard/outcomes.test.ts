@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DAY } from '../../src/clock.js';
+import { listAudit } from '../../src/services/audit.service.js';
 import type { AccuracyReport, OutcomeIntake, OutcomeUploadReport } from '../../src/dashboard/contract.js';
 import {
   API,
@@ -55,6 +56,12 @@ describe('the Outcomes page API', () => {
     const again = (await upload(owner, csv)).json<OutcomeUploadReport>();
     // The complaint had no time: it is stamped now, which the clock has not left.
     expect(again).toMatchObject({ taken: 3, duplicates: 3 });
+    const { entries } = await listAudit(h.runtime.ctx.db, h.accountId, { type: 'outcomes_uploaded' });
+    expect(entries.map((e) => e.details)).toEqual([
+      { kind: 'csv', taken: 3, duplicates: 3, refused: 2 },
+      { kind: 'csv', taken: 3, duplicates: 0, refused: 2 },
+    ]);
+    expect(JSON.stringify(entries)).not.toContain('acme.test');
   });
 
   it('takes a CSV without a header as address, type and optional time', async () => {

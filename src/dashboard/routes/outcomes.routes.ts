@@ -2,11 +2,12 @@
  * The Outcomes page's API (docs/outcomes.md, "The dashboard's Outcomes page"): a file of outcomes
  * uploaded (its kind said by its Content-Type), what came in per day and per source, and the
  * accuracy report. Every call is the signed-in member's account's; an upload is refused while the
- * account is suspended.
+ * account is suspended, and is in the security log (its counts, never an address).
  */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { refuseIfSuspended } from '../../services/accounts.service.js';
+import { recordAudit } from '../../services/audit.service.js';
 import { AppError } from '../../errors.js';
 import { accuracyReport, reportPeriod } from '../../services/outcomes/report.service.js';
 import { intakeSummary } from '../../services/outcomes/report-intake.js';
@@ -19,6 +20,7 @@ import {
   OutcomeIntakeQuery,
   OutcomeUploadReport,
 } from '../contract.js';
+import { byMember } from '../audit-origin.js';
 import type { DashboardDeps } from '../deps.js';
 import { requireSession } from '../security.js';
 
@@ -82,6 +84,12 @@ function uploadRoute(deps: DashboardDeps) {
           },
           { accountId: session.accountId, kind, raw: request.body },
         );
+        const { kind: uploaded, taken, duplicates, refused } = report;
+        await recordAudit(deps.db, deps.clock, {
+          ...byMember(request, session),
+          type: 'outcomes_uploaded',
+          details: { kind: uploaded, taken, duplicates, refused },
+        });
         request.log.info(
           { kind, taken: report.taken, duplicates: report.duplicates, refused: report.refused },
           'outcomes uploaded',
