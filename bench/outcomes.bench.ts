@@ -15,6 +15,9 @@
  *    (message/rfc822) through the app on each backend: wall time per message, parse and intake.
  * 4. The mail systems' webhooks (bench/outcome-hooks.ts): events per second through one SendGrid
  *    source (signed batches of 1,000) and one Mailgun source (one signed event per POST).
+ * 5. The verdict log every live verification now writes (services/outcomes/verdict-log.ts): process
+ *    CPU per verdict recorded through the buffer (flushes included), against one upsert
+ *    transaction per verdict (the design not taken), each beside the POST /v1/verify of (2).
  *
  *   --rounds 5                 intake rounds per backend
  *   --lookups 3000             look-ups (and verifications) measured
@@ -25,6 +28,8 @@
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { decideByAccount } from '../src/services/outcomes/account-data.js';
+import { outcomeAddress } from '../src/services/outcomes/address-key.js';
+import { upsertVerdicts } from '../src/store/verdict-log.store.js';
 import { eventsFromMessage } from '../src/services/outcomes/bounce-message.js';
 import { createHarness, type Harness } from '../test/kit/api-harness.js';
 import * as corpus from '../test/kit/bounce-corpus.js';
@@ -97,6 +102,44 @@ async function lookups(h: Harness): Promise<{ lookupUs: number; verifyUs: number
     if (res.statusCode !== 200) throw new Error(res.body);
   }
   return { lookupUs, verifyUs: (cpuMicros() - start) / m, n };
+}
+
+/** CPU per verdict: recorded through the buffer (flushes included), and written one upsert at a time. */
+async function verdictLogCost(h: Harness, n: number): Promise<{ bufferedUs: number; directUs: number }> {
+  const { verdictLog, db } = h.runtime.ctx;
+  const verdict = (i: number, round: string) => ({
+    email: `${round}-v${i}@bench${i % 50}.test`,
+    status: 'deliverable' as const,
+    reason: null,
+    score: 95,
+    provider: null,
+  });
+  let start = cpuMicros();
+  for (let i = 0; i < n; i++) verdictLog.record(h.accountId, [verdict(i, 'buffered')]);
+  await verdictLog.flush();
+  const bufferedUs = (cpuMicros() - start) / n;
+  start = cpuMicros();
+  for (let i = 0; i < n; i++) {
+    const v = verdict(i, 'direct');
+    const address = outcomeAddress(h.accountId, v.email);
+    if ('error' in address) throw new Error(address.error);
+    const now = new Date().toISOString();
+    await db.transaction().execute((trx) =>
+      upsertVerdicts(trx, [
+        {
+          account_id: h.accountId,
+          address_key: address.key,
+          status: v.status,
+          reason: '',
+          score: v.score,
+          provider: '',
+          since: now,
+          verified_at: now,
+        },
+      ]),
+    );
+  }
+  return { bufferedUs, directUs: (cpuMicros() - start) / n };
 }
 
 const KINDS = [
@@ -174,6 +217,12 @@ async function run(backend: 'sqlite' | 'postgres'): Promise<void> {
       `${backend}: account-data look-up (filters + history, one address, ${times.length * 10_000} events held): ` +
         `${lookupUs.toFixed(1)} µs CPU per look-up; POST /v1/verify answered from the cache (look-up included): ` +
         `${verifyUs.toFixed(1)} µs CPU per request; the look-up is ${((100 * lookupUs) / verifyUs).toFixed(1)} % of it (${n} each)`,
+    );
+    const { bufferedUs, directUs } = await verdictLogCost(h, n);
+    console.log(
+      `${backend}: verdict log: ${bufferedUs.toFixed(1)} µs CPU per verdict buffered (flushes included), ` +
+        `${((100 * bufferedUs) / verifyUs).toFixed(1)} % of the verification above; one upsert transaction per verdict ` +
+        `instead: ${directUs.toFixed(1)} µs (${((100 * directUs) / verifyUs).toFixed(1)} %) (${n} each)`,
     );
   } finally {
     await h.close();

@@ -12,6 +12,7 @@ import { loadConfig } from '../src/config.js';
 import { TRUST_OFF } from '../src/engine/dns/resolver-trust.js';
 import type { Verifier } from '../src/engine/types.js';
 import { openDatabase } from '../src/store/db.js';
+import { createVerdictLog } from '../src/services/outcomes/verdict-log.js';
 
 /** Routes are never called here, so the engine is not needed. */
 const unusedVerifier: Verifier = {
@@ -27,13 +28,15 @@ export async function buildOpenApiDocument(): Promise<unknown> {
   const dir = mkdtempSync(join(tmpdir(), 'mailverdict-openapi-'));
   const config = loadConfig({ dataDir: dir }, {});
   const db = openDatabase(config);
+  const logger = pino({ level: 'silent' });
   const app = buildApp({
     config,
     db,
     clock: systemClock,
-    logger: pino({ level: 'silent' }),
+    logger,
     verifier: unusedVerifier,
     dnsTrust: TRUST_OFF,
+    verdictLog: createVerdictLog({ db, clock: systemClock, logger }),
   });
   try {
     await app.ready();

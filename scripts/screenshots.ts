@@ -150,6 +150,7 @@ async function operatorSignedIn(dashboard: Dashboard, context: BrowserContext): 
   );
   await post(context, session, '/account/two-factor/enrolment/confirm', {
     code: totpCode(secret, new Date()),
+    password: PASSWORD,
   });
 }
 
@@ -236,6 +237,22 @@ async function seed(dashboard: Dashboard, context: BrowserContext): Promise<{ jo
     });
     await res.arrayBuffer();
   }
+  // Bounces reported after those verifications (the Outcomes page's intake and accuracy report).
+  const at = new Date(Date.now() + 1000).toISOString();
+  const bounces = [
+    'email,type,at',
+    // Six of the trade fair's contacts at the domain (contacts(): first name, row, domain by row).
+    ...[0, 2, 4, 6, 8, 10].map(
+      (i) => `${['ada', 'cleo', 'eli', 'gus', 'ivo'][(i % 10) / 2]}.${i}@${NXDOMAIN},hard_bounce,${at}`,
+    ),
+    ...[0, 1, 2].map((i) => `visitor${i}@${NXDOMAIN},hard_bounce,${at}`),
+    `visitor3@${NXDOMAIN},soft_bounce,${at}`,
+  ].join('\n');
+  const uploaded = await context.request.post('/dashboard/api/outcomes/upload', {
+    headers: { 'content-type': 'text/csv', 'x-csrf-token': session.csrf_token },
+    data: bounces,
+  });
+  if (!uploaded.ok()) throw new Error(`outcomes upload: ${uploaded.status()} ${await uploaded.text()}`);
 
   const overview = (await (await context.request.get('/dashboard/api/overview')).json()) as Overview;
   const db = openDatabase({ dataDir: dashboard.dataDir });
@@ -321,6 +338,14 @@ function shots(jobId: string): Shot[] {
         await page.getByLabel('E-mail address').fill('anna@gmial.com');
         await page.getByRole('button', { name: 'Verify' }).click();
         await page.getByRole('list', { name: 'Checks' }).waitFor();
+      },
+    },
+    {
+      name: 'outcomes',
+      path: '/outcomes',
+      ready: async (page) => {
+        await page.getByRole('table', { name: 'By source' }).waitFor();
+        await page.getByRole('img', { name: /Reliability diagram/ }).waitFor();
       },
     },
     {

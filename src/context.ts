@@ -11,6 +11,7 @@ import type { SessionShare } from './engine/sessions/session-share.js';
 import type { Verifier } from './engine/types.js';
 import type { Mailer } from './services/mailer.js';
 import type { ResultCache } from './services/result-cache.js';
+import type { VerdictLog } from './services/outcomes/verdict-log.js';
 import type { Database } from './store/schema.js';
 
 export interface AppContext {
@@ -40,4 +41,6 @@ export interface AppContext {
    * createRuntime; absent or null: no relay, and no e-mail is sent.
    */
   mailer?: Mailer | null;
+  /** The latest verdict per (account, address), for the accuracy report (services/outcomes/verdict-log.ts). */
+  verdictLog: VerdictLog;
 }

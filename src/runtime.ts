@@ -36,6 +36,7 @@ import type { OperatorConsoleOptions } from './dashboard/deps.js';
 import { PLAN_SLUGS, isPlanSlug, plansFromConfig } from './services/plans.js';
 import { createMailer } from './services/mailer.js';
 import { resultCacheFromSettings } from './services/result-cache.js';
+import { createVerdictLog } from './services/outcomes/verdict-log.js';
 import { checkSecretKeys, sealLegacySecrets, type ResealCounts } from './services/secrets.service.js';
 import { openDatabase } from './store/db.js';
 import { migrateToLatest } from './store/migrate.js';
@@ -171,6 +172,7 @@ export async function createRuntime(
     },
   });
   const mailer = createMailer(config);
+  const verdictLog = createVerdictLog({ db, clock, logger });
   const ctx: AppContext = {
     config,
     db,
@@ -180,6 +182,7 @@ export async function createRuntime(
     resultCache,
     dnsTrust,
     mailer,
+    verdictLog,
     // Its batch engine takes the caps of the verifier built here (not those of one passed in).
     ...(options.verifier === undefined ? { sessionShare } : {}),
   };
@@ -197,6 +200,7 @@ export async function createRuntime(
         await verifier.close();
         mailer?.close();
         if (redis) await closeRedis(redis);
+        await verdictLog.close();
         await db.destroy();
         if (!options.logger) logger.flush();
       })()),

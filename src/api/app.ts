@@ -51,6 +51,7 @@ import { jobsRoutes } from './routes/jobs.routes.js';
 import { metricsRoutes } from './routes/metrics.routes.js';
 import { openapiRoutes } from './routes/openapi.routes.js';
 import { outcomesRoutes } from './routes/outcomes.routes.js';
+import { accountOutcomesRoutes } from './routes/account-outcomes.routes.js';
 import { filtersRoutes } from './routes/filters.routes.js';
 import { outcomeHooksRoutes } from './routes/outcome-hooks.routes.js';
 import { outcomeSourcesRoutes } from './routes/outcome-sources.routes.js';
@@ -114,6 +115,7 @@ function routePlugins(deps: ApiDeps): FastifyPluginAsync[] {
     usageRoutes(deps),
     jobsRoutes(deps),
     outcomesRoutes(deps),
+    accountOutcomesRoutes(deps),
     filtersRoutes(deps),
     outcomeSourcesRoutes(deps),
   ];

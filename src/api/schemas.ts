@@ -515,6 +515,113 @@ export const outcomesEraseSchema = {
   },
 } as const;
 
+/** GET /v1/account/outcomes (docs/outcomes.md, "How accurate are we?"). */
+export const accountOutcomesQuerySchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    from: {
+      type: 'string',
+      maxLength: 40,
+      description:
+        'Start of the period (included): an ISO 8601 date or time with a zone. Default: 90 days before `to`.',
+    },
+    to: {
+      type: 'string',
+      maxLength: 40,
+      description: 'End of the period (included): an ISO 8601 date or time with a zone. Default: now.',
+    },
+  },
+} as const;
+
+const outcomeFigures = {
+  verified: {
+    type: 'integer',
+    description: 'Addresses given the verdict in the period (its latest verification).',
+  },
+  sent: { type: 'integer', description: 'Of those, addresses with any delivery outcome after the verdict.' },
+  delivered: {
+    type: 'integer',
+    description:
+      'Of those sent to, addresses with a delivery, open or click after the verdict and no hard bounce.',
+  },
+  hard_bounced: {
+    type: 'integer',
+    description: 'Of those sent to, addresses with a hard bounce after the verdict.',
+  },
+  bounce_rate: {
+    type: ['number', 'null'],
+    description: '`hard_bounced / sent`, to 4 decimals; null when nothing was sent.',
+  },
+} as const;
+const outcomeFigureNames = ['verified', 'sent', 'delivered', 'hard_bounced', 'bounce_rate'] as const;
+
+const figuresOf = (extra: Record<string, unknown>, required: readonly string[]) =>
+  ({
+    type: 'object',
+    required: [...required, ...outcomeFigureNames],
+    additionalProperties: false,
+    properties: { ...extra, ...outcomeFigures },
+  }) as const;
+
+export const accountOutcomesSchema = {
+  type: 'object',
+  description: 'The verdicts given in the period set against the delivery outcomes reported after each.',
+  headers: SUCCESS_HEADERS,
+  required: [
+    'from',
+    'to',
+    'totals',
+    'by_status',
+    'by_reason',
+    'by_provider',
+    'by_score_band',
+    'reliability',
+    'request_id',
+  ],
+  properties: {
+    from: { type: 'string', format: 'date-time' },
+    to: { type: 'string', format: 'date-time' },
+    totals: figuresOf({}, []),
+    by_status: { type: 'array', items: figuresOf({ status: { type: 'string' } }, ['status']) },
+    by_reason: {
+      type: 'array',
+      items: figuresOf({ status: { type: 'string' }, reason: { type: ['string', 'null'] } }, [
+        'status',
+        'reason',
+      ]),
+    },
+    by_provider: {
+      type: 'array',
+      items: figuresOf({ provider: { type: ['string', 'null'] } }, ['provider']),
+    },
+    by_score_band: {
+      type: 'array',
+      items: figuresOf({ min: { type: 'integer' }, max: { type: 'integer' } }, ['min', 'max']),
+    },
+    reliability: {
+      type: 'array',
+      description:
+        'Per score decile: the mean score / 100 (predicted) against delivered / (delivered + hard_bounced) (observed).',
+      items: {
+        type: 'object',
+        required: ['min', 'max', 'n', 'delivered', 'hard_bounced', 'predicted', 'observed'],
+        additionalProperties: false,
+        properties: {
+          min: { type: 'integer' },
+          max: { type: 'integer' },
+          n: { type: 'integer', description: 'delivered + hard_bounced' },
+          delivered: { type: 'integer' },
+          hard_bounced: { type: 'integer' },
+          predicted: { type: ['number', 'null'] },
+          observed: { type: ['number', 'null'] },
+        },
+      },
+    },
+    request_id: requestId,
+  },
+} as const;
+
 const filterProperties = {
   id: { type: 'string', description: 'flt_<id>' },
   action: { type: 'string', enum: ['allow', 'block'] },

@@ -884,3 +884,103 @@ export type ServiceHealth = Static<typeof ServiceHealth>;
 /** GET /service-status: what every member is told of the server's state (the shell's banner). */
 export const ServiceStatus = Type.Object({ dns_resolver: DnsResolverHealth });
 export type ServiceStatus = Static<typeof ServiceStatus>;
+
+// ---- delivery outcomes and the accuracy report (issue 27; docs/outcomes.md) ------------------
+
+const OutcomeTypeCounts = Type.Object({
+  delivered: Type.Integer(),
+  hard_bounce: Type.Integer(),
+  soft_bounce: Type.Integer(),
+  complaint: Type.Integer(),
+  unsubscribed: Type.Integer(),
+  opened: Type.Integer(),
+  clicked: Type.Integer(),
+});
+export type OutcomeTypeCounts = Static<typeof OutcomeTypeCounts>;
+
+/** GET /outcomes/intake?days=: how many days back, today included (default 30). */
+export const OutcomeIntakeQuery = Type.Object(
+  { days: Type.Optional(Type.Integer({ minimum: 1, maximum: 366 })) },
+  { additionalProperties: false },
+);
+export type OutcomeIntakeQuery = Static<typeof OutcomeIntakeQuery>;
+
+/** GET /outcomes/intake: what came in, per day of intake (newest first) and per source. */
+export const OutcomeIntake = Type.Object({
+  since: Type.String({ description: 'The first day counted, YYYY-MM-DD (UTC).' }),
+  total: Type.Integer(),
+  by_day: Type.Array(Type.Object({ day: Type.String(), total: Type.Integer(), by_type: OutcomeTypeCounts })),
+  by_source: Type.Array(
+    Type.Object({ source: Type.String(), total: Type.Integer(), by_type: OutcomeTypeCounts }),
+  ),
+});
+export type OutcomeIntake = Static<typeof OutcomeIntake>;
+
+/**
+ * POST /outcomes/upload: the body is the file itself, its kind said by its Content-Type: `text/csv`
+ * (address, type, optional at) or `application/mbox` (bounce messages). The answer:
+ */
+export const OutcomeUploadReport = Type.Object({
+  kind: Type.Union([Type.Literal('csv'), Type.Literal('mbox')]),
+  taken: Type.Integer(),
+  duplicates: Type.Integer(),
+  refused: Type.Integer(),
+  refusals: Type.Array(
+    Type.Object({
+      /** The CSV row (from 1, a header row counted) or the mbox message (from 1). */
+      item: Type.Integer(),
+      reason: Type.Union([
+        Type.Literal('invalid_email'),
+        Type.Literal('invalid_type'),
+        Type.Literal('invalid_at'),
+        Type.Literal('expired'),
+        Type.Literal('invalid_source_id'),
+      ]),
+      message: Type.String(),
+    }),
+  ),
+});
+export type OutcomeUploadReport = Static<typeof OutcomeUploadReport>;
+
+/** GET /outcomes/report and GET /operator/outcomes/report: the period (both ends included). */
+export const AccuracyQuery = Type.Object(
+  {
+    from: Type.Optional(Type.String({ maxLength: 40 })),
+    to: Type.Optional(Type.String({ maxLength: 40 })),
+  },
+  { additionalProperties: false },
+);
+export type AccuracyQuery = Static<typeof AccuracyQuery>;
+
+const OutcomeFigures = {
+  verified: Type.Integer(),
+  sent: Type.Integer(),
+  delivered: Type.Integer(),
+  hard_bounced: Type.Integer(),
+  bounce_rate: Nullable(Type.Number()),
+};
+
+/** The accuracy report, as GET /v1/account/outcomes answers it (docs/outcomes.md, "How accurate are we?"). */
+export const AccuracyReport = Type.Object({
+  from: IsoTime,
+  to: IsoTime,
+  totals: Type.Object(OutcomeFigures),
+  by_status: Type.Array(Type.Object({ status: Type.String(), ...OutcomeFigures })),
+  by_reason: Type.Array(
+    Type.Object({ status: Type.String(), reason: Nullable(Type.String()), ...OutcomeFigures }),
+  ),
+  by_provider: Type.Array(Type.Object({ provider: Nullable(Type.String()), ...OutcomeFigures })),
+  by_score_band: Type.Array(Type.Object({ min: Type.Integer(), max: Type.Integer(), ...OutcomeFigures })),
+  reliability: Type.Array(
+    Type.Object({
+      min: Type.Integer(),
+      max: Type.Integer(),
+      n: Type.Integer(),
+      delivered: Type.Integer(),
+      hard_bounced: Type.Integer(),
+      predicted: Nullable(Type.Number()),
+      observed: Nullable(Type.Number()),
+    }),
+  ),
+});
+export type AccuracyReport = Static<typeof AccuracyReport>;

@@ -19,6 +19,7 @@ import { auditRoutes } from './routes/audit.routes.js';
 import { filtersRoutes } from './routes/filters.routes.js';
 import { jobsRoutes } from './routes/jobs.routes.js';
 import { keysRoutes } from './routes/keys.routes.js';
+import { outcomesRoutes } from './routes/outcomes.routes.js';
 import { operatorRoutes } from './routes/operator.routes.js';
 import { outcomeSourcesRoutes } from './routes/outcome-sources.routes.js';
 import { sessionRoutes } from './routes/session.routes.js';
@@ -82,6 +83,7 @@ export function dashboardPlugin(options: DashboardOptions) {
         await api.register(filtersRoutes(deps));
         await api.register(jobsRoutes(deps));
         await api.register(auditRoutes(deps));
+        await api.register(outcomesRoutes(deps));
         await api.register(operatorRoutes(deps));
         // Unknown dashboard routes (and known ones with another method) in the dashboard's envelope,
         // behind the same guards as every route that needs a session: without one they answer 401

@@ -105,6 +105,7 @@ export function startEmbeddedWorkers(ctx: AppContext, options: BackgroundOptions
       coordination,
       resultCache: ctx.resultCache ?? null,
       accountData: accountLookup(ctx),
+      verdictLog: ctx.verdictLog,
     }),
     ...(options.metrics ? { metrics: options.metrics } : {}),
   });

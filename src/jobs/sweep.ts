@@ -37,7 +37,14 @@ export function createSweeper(deps: SweeperDeps): Sweeper {
   const sweep = (): void => {
     sweeping = runOnce()
       .then((r) => {
-        if (r.jobs > 0 || r.idempotencyKeys > 0 || r.auditEntries > 0 || r.outcomeEvents > 0 || r.workers > 0)
+        if (
+          r.jobs > 0 ||
+          r.idempotencyKeys > 0 ||
+          r.auditEntries > 0 ||
+          r.outcomeEvents > 0 ||
+          r.verdicts > 0 ||
+          r.workers > 0
+        )
           logger.info(r, 'retention sweep');
       })
       .catch((err: unknown) => logger.error({ err }, 'retention sweep failed'));

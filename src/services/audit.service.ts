@@ -39,6 +39,8 @@ export const AUDIT_EVENT_TYPES = [
   // An allow or block filter added (or its action changed) or deleted from the dashboard (issue 27).
   'filter_created',
   'filter_deleted',
+  // A file of delivery outcomes uploaded on the Outcomes page (issue 27): counts only, no address.
+  'outcomes_uploaded',
   'webhook_secret_revealed',
   'webhook_secret_rotated',
   'two_factor_enabled',

@@ -34,6 +34,7 @@ import type { VerificationResult, Verifier } from '../engine/types.js';
 import { restsOnUntrustedResolver } from '../engine/verifier.js';
 import type { ResultCache } from './result-cache.js';
 import type { AccountData } from './outcomes/account-data.js';
+import type { VerdictLog } from './outcomes/verdict-log.js';
 import { NO_HISTORY, type AddressHistory } from './outcomes/history.js';
 import { testModeResult } from './test-mode.js';
 import { addressKey, type ResultRow } from '../store/chunk-codec.js';
@@ -76,6 +77,8 @@ export interface ChunkVerifierDeps {
   resultCache?: ResultCache | null;
   /** The accounts' filters and delivery outcomes (services/outcomes/account-data.ts); absent or null: none are read. */
   accountData?: AccountData | null;
+  /** Remembers live verdicts for the accuracy report (services/outcomes/verdict-log.ts); absent or null: not kept. */
+  verdictLog?: VerdictLog | null;
 }
 
 /** Jobs whose repeated-address results are kept; a worker runs at most a few jobs at once. */
@@ -304,6 +307,12 @@ export function createChunkVerifier(deps: ChunkVerifierDeps): ChunkVerifier {
           )
         : found.map(([, r]) => r);
       found.forEach(([index], k) => (rows[index] = toRow(finished[k]!)));
+      // Issue 27, part 4: the network's verdicts (not the account-decided ones) go to the verdict log.
+      if (deps.verdictLog && job.accountId !== undefined)
+        deps.verdictLog.record(
+          job.accountId,
+          found.map(([index]) => ({ email: emails[index]!, ...rows[index]! })),
+        );
     };
     // Probes `batch` (owned addresses settled to "probe here" among them), then lets the owned
     // ones go at once: other chunks and workers wait for them, and this chunk may wait for theirs.

@@ -2,7 +2,7 @@
  * The retention sweep: deletes the chunks (addresses and results) of jobs whose retention has
  * passed and keeps the job row, so the results endpoint answers 410 rather than 404; and
  * deletes expired idempotency keys, the security log's entries past `auditRetentionMs`, delivery
- * outcomes past `outcomeRetentionMs`, and the
+ * outcomes and the verdict log past `outcomeRetentionMs`, and the
  * rows of worker processes not seen for WORKER_ROWS_KEPT_MS.
  * Idempotent; safe to run from several processes.
  */
@@ -13,6 +13,7 @@ import { deleteExpiredIdempotencyKeys } from '../store/idempotency.store.js';
 import { findExpiredJobIds, markResultsDeleted } from '../store/job.store.js';
 import { deleteOutcomesBefore } from '../store/outcome.store.js';
 import { deleteStaleWorkers } from '../store/worker.store.js';
+import { deleteVerdictsBefore } from '../store/verdict-log.store.js';
 import { pruneAudit } from './audit.service.js';
 
 export interface SweepReport {
@@ -22,6 +23,8 @@ export interface SweepReport {
   auditEntries: number;
   /** Delivery outcomes that happened more than `outcomeRetentionMs` ago. */
   outcomeEvents: number;
+  /** Verdicts of the verdict log last given more than `outcomeRetentionMs` ago. */
+  verdicts: number;
   /** Rows of workers stopped or lost more than WORKER_ROWS_KEPT_MS ago. */
   workers: number;
 }
@@ -57,6 +60,7 @@ export async function sweepExpired(deps: SweepDeps): Promise<SweepReport> {
     idempotencyKeys: 0,
     auditEntries: 0,
     outcomeEvents: 0,
+    verdicts: 0,
     workers: 0,
   };
   for (;;) {
@@ -72,10 +76,11 @@ export async function sweepExpired(deps: SweepDeps): Promise<SweepReport> {
   }
   report.idempotencyKeys = await deleteExpiredIdempotencyKeys(db, now);
   report.auditEntries = await pruneAudit(db, clock, deps.auditRetentionMs ?? DEFAULT_AUDIT_RETENTION_MS);
-  report.outcomeEvents = await deleteOutcomesBefore(
-    db,
-    new Date(clock.now().getTime() - (deps.outcomeRetentionMs ?? DEFAULT_OUTCOME_RETENTION_MS)).toISOString(),
-  );
+  const outcomesBefore = new Date(
+    clock.now().getTime() - (deps.outcomeRetentionMs ?? DEFAULT_OUTCOME_RETENTION_MS),
+  ).toISOString();
+  report.outcomeEvents = await deleteOutcomesBefore(db, outcomesBefore);
+  report.verdicts = await deleteVerdictsBefore(db, outcomesBefore);
   report.workers = await deleteStaleWorkers(
     db,
     new Date(clock.now().getTime() - WORKER_ROWS_KEPT_MS).toISOString(),

@@ -30,6 +30,7 @@ import type { UsageCache } from './usage-cache.js';
 import type { ResultCache } from './result-cache.js';
 import { decideByAccount, finishWithAccount } from './outcomes/account-data.js';
 import { NO_HISTORY } from './outcomes/history.js';
+import type { VerdictLog } from './outcomes/verdict-log.js';
 
 /** The contract's limit on `email` (RFC 5321's 256-octet path minus the angle brackets). */
 export const MAX_ADDRESS_LENGTH = 254;
@@ -44,6 +45,8 @@ export interface VerifyDeps {
   usageCache?: UsageCache;
   /** Conclusive live results given again without a probe (services/result-cache.ts); absent: none. */
   resultCache?: ResultCache;
+  /** Remembers the verdicts of live verifications for the accuracy report (services/outcomes/verdict-log.ts). */
+  verdictLog: VerdictLog;
 }
 
 export interface VerifyInput {
@@ -114,6 +117,7 @@ export async function verifyOne(deps: VerifyDeps, input: VerifyInput): Promise<V
     const [hit] = await cache.lookUp(input.accountId, [input.email]);
     if (hit) {
       const [result] = await finishWithAccount(deps, input.accountId, [hit.result], [history]);
+      logVerdict(deps, input.accountId, result!);
       return { result: result!, cached: true, checkedAt: hit.checkedAt };
     }
   }
@@ -124,12 +128,22 @@ export async function verifyOne(deps: VerifyDeps, input: VerifyInput): Promise<V
   const checkedAt = deps.clock.now();
   await cache?.store(input.accountId, [result], checkedAt);
   const [finished] = await finishWithAccount(deps, input.accountId, [result], [history]);
+  logVerdict(deps, input.accountId, finished!);
   return {
     result: finished!,
     cached: false,
     checkedAt,
     ...withTranscript(input, transcript ?? []),
   };
+}
+
+// Issue 27, part 4: the verdict log's hook (docs/outcomes.md, "How accurate are we?"). Only the
+// network's verdicts come here; the account-decided ones above are not predictions.
+function logVerdict(deps: VerifyDeps, accountId: string, result: VerificationResult): void {
+  const { status, reason, score } = result;
+  deps.verdictLog.record(accountId, [
+    { email: result.email, status, reason, score, provider: result.checks.mx.provider },
+  ]);
 }
 
 function withTranscript(input: VerifyInput, transcript: TranscriptLine[]): { transcript?: TranscriptLine[] } {

@@ -67,6 +67,7 @@ export const COPIED_TABLES = [
   { name: 'account_filters', key: ['id'], pageSize: 500 },
   { name: 'outcome_sources', key: ['id'], pageSize: 500 },
   { name: 'outcome_hook_nonces', key: ['source_id', 'nonce'], pageSize: 500 },
+  { name: 'verdict_log', key: ['account_id', 'address_key'], pageSize: 500 },
 ] as const satisfies readonly CopiedTable[];
 
 /**

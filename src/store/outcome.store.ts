@@ -116,3 +116,24 @@ export async function domainOutcomeCounts(
   }
   return [...out.values()];
 }
+
+/** Events that came in on one day (UTC, by `created_at`) from one source, of one type. */
+export interface IntakeCount {
+  day: string;
+  source: string;
+  type: string;
+  count: number;
+}
+
+/** What the account took in since `since` (ISO), counted per day of intake, source and type. */
+export async function intakeCounts(db: Executor, accountId: string, since: string): Promise<IntakeCount[]> {
+  const day = sql<string>`substr(created_at, 1, 10)`;
+  const rows = await db
+    .selectFrom('outcome_events')
+    .select([day.as('day'), 'source', 'type', (eb) => eb.fn.countAll<number | string>().as('n')])
+    .where('account_id', '=', accountId)
+    .where('created_at', '>=', since)
+    .groupBy([day, 'source', 'type'])
+    .execute();
+  return rows.map((r) => ({ day: r.day, source: r.source, type: r.type, count: Number(r.n) }));
+}

@@ -345,6 +345,16 @@ describe('the real server against docs/openapi.json', () => {
     );
   });
 
+  it('getOutcomesReport: the report of a live key, of a test key, and its refusals', async () => {
+    const report = await call('getOutcomesReport', { key: liveKey, query: '?from=2026-01-01' });
+    expect(report.status).toBe(200);
+    expect((await call('getOutcomesReport', { key: testKey })).status).toBe(200);
+    expect((await call('getOutcomesReport', { key: liveKey, query: '?from=soon' })).status).toBe(422);
+    expect((await call('getOutcomesReport', { key: liveKey, query: '?week=1' })).status).toBe(422);
+    expect((await call('getOutcomesReport', { key: limitedKey })).status).toBe(403);
+    expect((await call('getOutcomesReport', {})).status).toBe(401);
+  });
+
   it('listFilters, addFilter and deleteFilter: a filter from its creation to its deletion', async () => {
     const added = await call('addFilter', {
       key: liveKey,

@@ -293,6 +293,11 @@ describe.skipIf(!backends.includes('postgres'))('mailverdict store copy into Pos
       { source_id: mailgun.id, nonce: 'token-1', body_hash: 'ab', expires_at: '2099-01-01T00:00:00.000Z' },
       h.clock.now().toISOString(),
     );
+    // The verdict log (migration 0021).
+    h.runtime.ctx.verdictLog.record(h.accountId, [
+      { email: 'anna@example.com', status: 'deliverable', reason: null, score: 95, provider: 'google' },
+    ]);
+    await h.runtime.ctx.verdictLog.flush();
   });
 
   it('copies every row of every table, and keys created on SQLite authenticate against PostgreSQL', async () => {

@@ -62,6 +62,7 @@ describe('dashboard pages', SLOW, () => {
       '/keys',
       '/lists',
       '/lists/job_abc123',
+      '/outcomes',
       '/sign-in',
       '/accept-invite',
       '/settings?tab=members',

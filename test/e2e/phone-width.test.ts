@@ -115,6 +115,7 @@ describe.skipIf(skipE2e)('every page fits a 390 px phone', { timeout: 120_000 },
       ['lists', '/lists', (p) => p.getByRole('table', { name: 'Your lists' }).waitFor()],
       ['a list', `/lists/${jobId}`, (p) => p.getByRole('figure', { name: 'By verdict' }).waitFor()],
       ['verify', '/verify', (p) => p.getByLabel('E-mail address').waitFor()],
+      ['outcomes', '/outcomes', (p) => p.getByRole('heading', { name: 'How accurate are we?' }).waitFor()],
       ['settings', '/settings', (p) => p.getByRole('table', { name: 'Members' }).waitFor()],
       [
         'security log',

@@ -135,6 +135,7 @@ export function liveChunkVerifier(ctx: AppContext, batchEngine: BatchEngine): Ch
     testModeChunkDelayMs: 0,
     resultCache: ctx.resultCache ?? null,
     accountData: accountLookup(ctx),
+    verdictLog: ctx.verdictLog,
     dnsTrust: ctx.dnsTrust,
   });
 }

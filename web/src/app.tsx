@@ -20,6 +20,7 @@ import { OutcomeSourcesPage } from './pages/outcome-sources';
 import { ListDetailPage } from './pages/list-detail';
 import { ListsPage } from './pages/lists';
 import { OperatorPage } from './pages/operator';
+import { OutcomesPage } from './pages/outcomes';
 import { OverviewPage } from './pages/overview';
 import { SetPasswordPage } from './pages/set-password';
 import { SettingsPage } from './pages/settings';
@@ -130,6 +131,7 @@ function SignedIn() {
         <Route path="/lists" component={ListsPage} />
         <Route path="/lists/:id">{(params) => <ListDetailPage key={params.id} id={params.id} />}</Route>
         <Route path="/verify" component={VerifyPage} />
+        <Route path="/outcomes" component={OutcomesPage} />
         <Route path="/settings" component={SettingsPage} />
         <Route path="/settings/security-log" component={SecurityLogPage} />
         <Route path="/operator" component={OperatorPage} />

@@ -22,6 +22,7 @@ import type {
   OutcomeSourceDeleted,
   OutcomeSourceList,
   OutcomeSourceRequest,
+  OutcomesAccuracy,
   OutcomesErased,
   OutcomesReport,
   OutcomesTaken,
@@ -207,6 +208,22 @@ export class Mailverdict {
     return this.#call(
       () => this.raw.DELETE('/v1/outcomes', { params: { query: { email } }, signal: options.signal }),
       false,
+      options,
+    );
+  }
+
+  /**
+   * GET /v1/account/outcomes: for the addresses verified in the period (`from` and `to`, ISO dates
+   * or times, both included; default the last 90 days) and sent to later, what became of them per
+   * status, reason, provider and score band, and the reliability diagram (docs/outcomes.md).
+   */
+  outcomesReport(
+    period: { from?: string; to?: string } = {},
+    options: CallOptions = {},
+  ): Promise<OutcomesAccuracy> {
+    return this.#call(
+      () => this.raw.GET('/v1/account/outcomes', { params: { query: period }, signal: options.signal }),
+      true,
       options,
     );
   }

@@ -23,6 +23,8 @@ export type OutcomesReport = Json<paths['/v1/outcomes']['post']['requestBody']>;
 export type OutcomeEvent = OutcomesReport['events'][number];
 export type OutcomesTaken = Json<paths['/v1/outcomes']['post']['responses'][200]>;
 export type OutcomesErased = Json<paths['/v1/outcomes']['delete']['responses'][200]>;
+/** GET /v1/account/outcomes: how accurate the verdicts were (docs/outcomes.md, "How accurate are we?"). */
+export type OutcomesAccuracy = Json<paths['/v1/account/outcomes']['get']['responses'][200]>;
 export type FilterList = Json<paths['/v1/filters']['get']['responses'][200]>;
 /** An allow or block filter as `GET /v1/filters` lists it (no `request_id`). */
 export type FilterItem = FilterList['filters'][number];

@@ -183,6 +183,16 @@ describe('outcomes and filters', () => {
     expect(isMailverdictError(bad, 'invalid_email_format')).toBe(true);
   });
 
+  it("reads the accuracy report of the account's verdicts, and refuses a period that does not parse", async () => {
+    const mv = live();
+    const report = await mv.outcomesReport({ from: '2026-01-01' });
+    expect(report.from).toBe('2026-01-01T00:00:00.000Z');
+    expect(report.by_score_band).toHaveLength(5);
+    expect(report.reliability).toHaveLength(10);
+    const bad = await mv.outcomesReport({ from: 'last week' }).catch((e: unknown) => e);
+    expect(isMailverdictError(bad, 'invalid_request')).toBe(true);
+  });
+
   it('reports a raw bounce message, and refuses one that is not a bounce with not_a_bounce', async () => {
     const mv = live();
     const bounce = postfixHardBounce({ rcpt: 'gone@client-messages.test' });

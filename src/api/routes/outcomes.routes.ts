@@ -11,6 +11,7 @@ import { MAX_MESSAGE_BYTES } from '../../services/outcomes/bounce-message.js';
 import {
   eraseOutcomes,
   MAX_EVENTS_PER_REQUEST,
+  OUTCOMES_FILE_LIMIT,
   takeOutcomes,
   type OutcomeEventInput,
 } from '../../services/outcomes/intake.service.js';
@@ -28,7 +29,7 @@ import {
 import { createValidatorCompiler } from '../validation.js';
 
 /** 10,000 events of the longest fields fit; a larger body is refused before it is parsed. */
-export const OUTCOMES_BODY_LIMIT = 8 * 1024 * 1024;
+export const OUTCOMES_BODY_LIMIT = OUTCOMES_FILE_LIMIT;
 
 const MESSAGE_TYPE = 'message/rfc822';
 const requestValidator = createValidatorCompiler();
@@ -150,7 +151,7 @@ export function outcomesRoutes(deps: ApiDeps): FastifyPluginAsync {
           auth.kind === 'test'
             ? 0
             : await eraseOutcomes(
-                { db: deps.db, resultCache: deps.resultCache ?? null },
+                { db: deps.db, resultCache: deps.resultCache ?? null, verdictLog: deps.verdictLog },
                 { accountId: auth.accountId, email },
               );
         return { deleted, request_id: request.id };

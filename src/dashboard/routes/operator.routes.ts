@@ -1,6 +1,6 @@
 /**
- * The operator console's API (docs/operators.md): every account, changing and creating one, and
- * the service's health. Operators only: every route's onRequest hook asks requireOperator (after
+ * The operator console's API (docs/operators.md): every account, changing and creating one, the
+ * service's health, and the accuracy report of every account's verdicts in aggregate. Operators only: every route's onRequest hook asks requireOperator (after
  * the session guard, before the body is read), which answers 404 to everyone else.
  */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -13,7 +13,10 @@ import {
 } from '../../services/operator.service.js';
 import { PLAN_SLUGS } from '../../services/plans.js';
 import { serviceHealth } from '../../services/service-health.service.js';
+import { accuracyReport, reportPeriod } from '../../services/outcomes/report.service.js';
 import {
+  AccuracyQuery,
+  AccuracyReport,
   CreatedOperatorAccount,
   CreateOperatorAccountBody,
   IdParams,
@@ -84,6 +87,15 @@ export function operatorRoutes(deps: DashboardDeps) {
           },
         });
       },
+    );
+
+    // The accuracy report over every account, in aggregate only (docs/operators.md): no account's
+    // addresses, no per-account figure.
+    app.get(
+      '/operator/outcomes/report',
+      { schema: { querystring: AccuracyQuery, response: { 200: AccuracyReport } } },
+      async (request) =>
+        accuracyReport(deps, { accountId: null, ...reportPeriod(deps.clock, request.query) }),
     );
 
     app.get('/operator/health', { schema: { response: { 200: ServiceHealth } } }, async () =>

@@ -19,6 +19,7 @@ import { randomBase62 } from '../ids.js';
 import type { ResultCache } from '../result-cache.js';
 import { outcomeAddress } from './address-key.js';
 import { isOutcomeType, OUTCOME_TYPES, type OutcomeSource } from './outcome-types.js';
+import type { VerdictLog } from './verdict-log.js';
 
 /** Events one request may carry. */
 export const MAX_EVENTS_PER_REQUEST = 10_000;
@@ -26,6 +27,8 @@ export const MAX_EVENTS_PER_REQUEST = 10_000;
 export const MAX_FUTURE_SKEW_MS = 5 * MINUTE;
 export const MAX_DETAIL_LENGTH = 300;
 export const MAX_SOURCE_ID_LENGTH = 200;
+/** The largest body of events (a request's JSON, an uploaded file): 10,000 events of the longest fields fit. */
+export const OUTCOMES_FILE_LIMIT = 8 * 1024 * 1024;
 
 export interface OutcomeEventInput {
   email: string;
@@ -136,15 +139,19 @@ export async function takeOutcomes(deps: IntakeDeps, input: IntakeInput): Promis
   return { taken: rows.length, duplicates: rows.length - stored, refused: refusals.length, refusals };
 }
 
-/** Erases an address's outcomes in the account (the right to be forgotten); returns how many events. */
+/**
+ * Erases an address's outcomes in the account (the right to be forgotten), and the verdict the
+ * account was last given for it (the verdict log); returns how many events.
+ */
 export async function eraseOutcomes(
-  deps: Pick<IntakeDeps, 'db' | 'resultCache'>,
+  deps: Pick<IntakeDeps, 'db' | 'resultCache'> & { verdictLog: VerdictLog },
   input: { accountId: string; email: string },
 ): Promise<number> {
   const address = outcomeAddress(input.accountId, input.email);
   if ('error' in address)
     throw new AppError('invalid_email_format', `the address is malformed: ${address.error}`);
   const deleted = await deleteOutcomesOfAddress(deps.db, input.accountId, address.key);
+  await deps.verdictLog.erase(input.accountId, input.email);
   await deps.resultCache?.forget(input.accountId, [input.email]);
   return deleted;
 }

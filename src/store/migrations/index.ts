@@ -23,6 +23,7 @@ import { outcomesMigration } from './0017-outcomes.js';
 import { filtersMigration } from './0018-filters.js';
 import { emailChangesMigration } from './0019-email-changes.js';
 import { outcomeSourcesMigration } from './0020-outcome-sources.js';
+import { verdictLogMigration } from './0021-verdict-log.js';
 
 export const migrations: Record<string, Migration> = {
   '0001-accounts': accountsMigration,
@@ -45,4 +46,5 @@ export const migrations: Record<string, Migration> = {
   '0018-filters': filtersMigration,
   '0019-email-changes': emailChangesMigration,
   '0020-outcome-sources': outcomeSourcesMigration,
+  '0021-verdict-log': verdictLogMigration,
 };

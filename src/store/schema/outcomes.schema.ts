@@ -22,8 +22,29 @@ export interface OutcomeEventsTable {
   created_at: string;
 }
 
+/**
+ * The latest verdict of a live verification per (account, address) (migration 0021;
+ * docs/outcomes.md, "How accurate are we?").
+ */
+export interface VerdictLogTable {
+  account_id: string;
+  /** Keyed hash of the address (services/outcomes/address-key.ts); never the address itself. */
+  address_key: string;
+  status: string;
+  /** The verdict's reason; '' for none (so that the key of a group is never null). */
+  reason: string;
+  score: number;
+  /** `checks.mx.provider`; '' for none. */
+  provider: string;
+  /** When this verdict (status and reason) was first given, with no other in between; ISO UTC. */
+  since: string;
+  /** When it was last given; ISO UTC. */
+  verified_at: string;
+}
+
 export interface OutcomeTables {
   outcome_events: OutcomeEventsTable;
+  verdict_log: VerdictLogTable;
 }
 
 export type OutcomeEventRow = Selectable<OutcomeEventsTable>;

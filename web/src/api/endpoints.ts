@@ -7,6 +7,10 @@
 import { useMemo } from 'react';
 import type { ApiClient } from './client';
 import type {
+  AccuracyQuery,
+  AccuracyReport,
+  OutcomeIntake,
+  OutcomeUploadReport,
   AuditPage,
   AuditQuery,
   ChangeEmailBody,
@@ -154,6 +158,18 @@ export function endpoints(api: ApiClient) {
     uploadList: (query: UploadQuery, csv: Blob) =>
       api.request<JobItem>('/lists', { method: 'POST', query, body: csv, contentType: 'text/csv' }),
 
+    // ---- delivery outcomes and the accuracy report
+    outcomeIntake: (days: number) =>
+      api.request<OutcomeIntake>('/outcomes/intake', { query: { days: String(days) } }),
+    /** The file itself; an .mbox goes as bounce messages, anything else as CSV. */
+    uploadOutcomes: (file: Blob, kind: 'csv' | 'mbox') =>
+      api.request<OutcomeUploadReport>('/outcomes/upload', {
+        method: 'POST',
+        body: file,
+        contentType: kind === 'mbox' ? 'application/mbox' : 'text/csv',
+      }),
+    outcomesReport: (query: AccuracyQuery) => api.request<AccuracyReport>('/outcomes/report', { query }),
+
     // ---- settings
     members: () => api.request<MemberList>('/members'),
     invite: (body: InviteBody) => api.request<Invitation>('/members', { method: 'POST', body }),
@@ -180,6 +196,9 @@ export function endpoints(api: ApiClient) {
     createAccount: (body: CreateOperatorAccountBody) =>
       api.request<CreatedOperatorAccount>('/operator/accounts', { method: 'POST', body }),
     serviceHealth: () => api.request<ServiceHealth>('/operator/health'),
+    /** Every account's verdicts against their outcomes, in aggregate. */
+    operatorOutcomesReport: (query: AccuracyQuery) =>
+      api.request<AccuracyReport>('/operator/outcomes/report', { query }),
   };
 }
 

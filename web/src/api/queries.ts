@@ -23,6 +23,9 @@ export const keys = {
   operatorAccounts: ['operator', 'accounts'] as const,
   serviceHealth: ['operator', 'health'] as const,
   serviceStatus: ['service-status'] as const,
+  outcomeIntake: (days: number) => ['outcomes', 'intake', days] as const,
+  outcomesReport: (days: number) => ['outcomes', 'report', days] as const,
+  operatorOutcomesReport: (days: number) => ['operator', 'outcomes', days] as const,
   /** A sign-in waiting for its second factor (after a reset link, for the sign-in page). */
   pendingChallenge: ['second-factor-challenge'] as const,
 };
@@ -163,4 +166,28 @@ export function useInvalidate() {
   const client = useQueryClient();
   return (...queryKeys: (readonly unknown[])[]) =>
     Promise.all(queryKeys.map((queryKey) => client.invalidateQueries({ queryKey })));
+}
+
+/** The period of an accuracy report: the last `days` days, to now. */
+const lastDays = (days: number) => ({ from: new Date(Date.now() - days * 86_400_000).toISOString() });
+
+/** What came in over the last `days` days, per day and source. */
+export function useOutcomeIntake(days: number) {
+  const api = useEndpoints();
+  return useQuery({ queryKey: keys.outcomeIntake(days), queryFn: () => api.outcomeIntake(days) });
+}
+
+/** The account's accuracy report over the last `days` days. */
+export function useOutcomesReport(days: number) {
+  const api = useEndpoints();
+  return useQuery({ queryKey: keys.outcomesReport(days), queryFn: () => api.outcomesReport(lastDays(days)) });
+}
+
+/** Every account's accuracy report, in aggregate (operators only). */
+export function useOperatorOutcomesReport(days: number) {
+  const api = useEndpoints();
+  return useQuery({
+    queryKey: keys.operatorOutcomesReport(days),
+    queryFn: () => api.operatorOutcomesReport(lastDays(days)),
+  });
 }

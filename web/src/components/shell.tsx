@@ -9,7 +9,8 @@
  * While the server's DNS resolver is not trusted, every member sees a banner (role "alert") above
  * the page: answers that would say a domain does not exist are unknown, and lists wait.
  *
- * Accessible names: navigation "Main" with links Overview, Lists, Verify, API keys, Filters, Settings;
+ * Accessible names: navigation "Main" with links Overview, Lists, Verify, Outcomes, API keys, Filters,
+ * Settings;
  * link "API reference" (the server's /docs page, outside the app); link "Operator console"
  * (operators only); select "Account" (several accounts only); buttons "Menu", "Sign out";
  * link "Skip to content".
@@ -26,6 +27,7 @@ const SECTIONS = [
   { href: '/', label: 'Overview' },
   { href: '/lists', label: 'Lists' },
   { href: '/verify', label: 'Verify' },
+  { href: '/outcomes', label: 'Outcomes' },
   { href: '/keys', label: 'API keys' },
   { href: '/integrations', label: 'Integrations' },
   { href: '/filters', label: 'Filters' },

@@ -2,7 +2,7 @@ import { screen, waitFor, within } from '@testing-library/react';
 import { describe, expect, it } from 'vitest';
 import type { OperatorAccount, OperatorAccountPatch, ServiceHealth } from '../api/contract';
 import { FakeServer, failure, ok, session } from '../test/fake-server';
-import { overview } from '../test/fixtures';
+import { accuracyReport, overview } from '../test/fixtures';
 import { renderApp } from '../test/render';
 
 const PLANS = ['free', 'starter', 'growth', 'scale'];
@@ -127,10 +127,26 @@ function consoleServer(initial: OperatorAccount[], health: ServiceHealth = HEALT
       );
     },
     'GET /operator/health': ok(health),
+    'GET /operator/outcomes/report': ok(accuracyReport()),
   });
 }
 
 describe('operator console page', () => {
+  it("shows every account's accuracy report in aggregate, with its reliability diagram", async () => {
+    const server = consoleServer([account(1)]);
+    renderApp('/operator', server);
+    const section = (await screen.findByRole('heading', { name: 'How accurate are we?' })).closest(
+      'section',
+    )!;
+    expect(
+      await within(section).findByText(
+        'Of the 1,000 addresses called deliverable and sent to since Dec 10, 2025, 0.4% bounced (4).',
+      ),
+    ).toBeInTheDocument();
+    expect(within(section).getByRole('img', { name: /Reliability diagram/ })).toBeInTheDocument();
+    expect(server.callsTo('GET', '/operator/outcomes/report')).toHaveLength(1);
+  });
+
   it('lists accounts with plan, usage, keys, members, creation date and state, and the service health', async () => {
     renderApp(
       '/operator',

@@ -22,7 +22,8 @@ import type {
   ServiceHealth,
 } from '../api/contract';
 import { useEndpoints } from '../api/endpoints';
-import { keys as queryKeys, useInvalidate } from '../api/queries';
+import { keys as queryKeys, useInvalidate, useOperatorOutcomesReport } from '../api/queries';
+import { AccuracySection } from '../components/accuracy-report';
 import { CopyField } from '../components/copy-button';
 import { ConfirmDialog, Dialog } from '../components/dialog';
 import { formatAgo, formatDateTime, formatDay, formatNumber, plural } from '../components/format';
@@ -535,6 +536,21 @@ export function OperatorPage() {
         ) : null}
         {health.data ? <HealthPanel health={health.data} /> : null}
       </section>
+      {accounts.isSuccess ? <OperatorAccuracy /> : null}
     </>
+  );
+}
+
+/** Every account's verdicts against their outcomes, in aggregate only: no account is named. */
+function OperatorAccuracy() {
+  const [days, setDays] = useState(90);
+  const report = useOperatorOutcomesReport(days);
+  return (
+    <AccuracySection
+      report={report}
+      days={days}
+      setDays={setDays}
+      intro="Every account's live verifications in the period, and what the outcomes each account reported after them say of the verdicts: in aggregate, no account's addresses or figures."
+    />
   );
 }

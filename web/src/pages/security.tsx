@@ -105,6 +105,7 @@ const EVENT_LABELS = {
   outcome_source_deleted: 'Mail system removed',
   filter_created: 'Filter added',
   filter_deleted: 'Filter deleted',
+  outcomes_uploaded: 'Outcomes uploaded',
   webhook_secret_revealed: 'Webhook secret revealed',
   webhook_secret_rotated: 'Webhook secret rotated',
   two_factor_enabled: 'Two-factor sign-in on',

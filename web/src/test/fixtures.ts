@@ -1,5 +1,5 @@
 /** Shapes the fake server answers with, valid by the contract's types. */
-import type { DayCount, JobItem, Overview, Usage, VerificationResult } from '../api/contract';
+import type { AccuracyReport, DayCount, JobItem, Overview, Usage, VerificationResult } from '../api/contract';
 
 export function usage(
   overrides: { used?: number; limit?: number; overage?: boolean; overageCount?: number } = {},
@@ -108,3 +108,57 @@ export function result(overrides: Partial<VerificationResult> = {}): Verificatio
     ...overrides,
   };
 }
+
+/** The figures of one group of an accuracy report; the bounce rate unrounded. */
+export const figures = (verified: number, sent: number, delivered: number, hard: number) => ({
+  verified,
+  sent,
+  delivered,
+  hard_bounced: hard,
+  bounce_rate: sent === 0 ? null : hard / sent,
+});
+
+const decile = (i: number, over: Partial<AccuracyReport['reliability'][number]> = {}) => ({
+  min: i * 10,
+  max: i === 9 ? 100 : i * 10 + 9,
+  n: 0,
+  delivered: 0,
+  hard_bounced: 0,
+  predicted: null,
+  observed: null,
+  ...over,
+});
+
+/** An accuracy report: 1,000 deliverable addresses sent to, 4 bounced; 10 catch-all, 2 bounced. */
+export const accuracyReport = (over: Partial<AccuracyReport> = {}): AccuracyReport => ({
+  from: '2025-12-10T12:00:00.000Z',
+  to: '2026-03-10T12:00:00.000Z',
+  totals: figures(1_300, 1_010, 1_004, 6),
+  by_status: [
+    { status: 'deliverable', ...figures(1_200, 1_000, 996, 4) },
+    { status: 'risky', ...figures(100, 10, 8, 2) },
+  ],
+  by_reason: [
+    { status: 'deliverable', reason: null, ...figures(1_200, 1_000, 996, 4) },
+    { status: 'risky', reason: 'catch_all', ...figures(100, 10, 8, 2) },
+  ],
+  by_provider: [
+    { provider: 'google', ...figures(1_000, 900, 898, 2) },
+    { provider: null, ...figures(300, 110, 106, 4) },
+  ],
+  by_score_band: [
+    { min: 0, max: 9, ...figures(0, 0, 0, 0) },
+    { min: 10, max: 39, ...figures(0, 0, 0, 0) },
+    { min: 40, max: 59, ...figures(100, 10, 8, 2) },
+    { min: 60, max: 79, ...figures(0, 0, 0, 0) },
+    { min: 80, max: 100, ...figures(1_200, 1_000, 996, 4) },
+  ],
+  reliability: Array.from({ length: 10 }, (_, i) =>
+    i === 5
+      ? decile(5, { n: 10, delivered: 8, hard_bounced: 2, predicted: 0.55, observed: 0.8 })
+      : i === 9
+        ? decile(9, { n: 1_000, delivered: 996, hard_bounced: 4, predicted: 0.95, observed: 0.996 })
+        : decile(i),
+  ),
+  ...over,
+});

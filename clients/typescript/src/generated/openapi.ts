@@ -154,6 +154,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/account/outcomes': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * How accurate the verdicts were
+     * @description For the addresses the account verified in the period (default: the last 90 days) and later sent to, what became of them, per status, reason, provider and score band, with the counts behind each figure and the reliability diagram per score decile. See docs/outcomes.md, "How accurate are we?". A test key gets the same shape with every count 0.
+     */
+    get: operations['getOutcomesReport'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/filters': {
     parameters: {
       query?: never;
@@ -1714,6 +1734,182 @@ export interface operations {
         };
       };
       /** @description invalid_request | invalid_email_format */
+      422: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description rate_limit_exceeded */
+      429: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          /** @description e.g. "default";r=49;t=1: r requests remaining, t seconds to reset. */
+          RateLimit?: string;
+          /** @description e.g. "default";q=50;w=1: q requests per w seconds. */
+          'RateLimit-Policy'?: string;
+          /** @description rate_limit_exceeded: seconds to wait. */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description internal_error */
+      500: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  getOutcomesReport: {
+    parameters: {
+      query?: {
+        /** @description Start of the period (included): an ISO 8601 date or time with a zone. Default: 90 days before `to`. */
+        from?: string;
+        /** @description End of the period (included): an ISO 8601 date or time with a zone. Default: now. */
+        to?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The verdicts given in the period set against the delivery outcomes reported after each. */
+      200: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          /** @description e.g. "default";r=49;t=1: r requests remaining, t seconds to reset. */
+          RateLimit?: string;
+          /** @description e.g. "default";q=50;w=1: q requests per w seconds. */
+          'RateLimit-Policy'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** Format: date-time */
+            from: string;
+            /** Format: date-time */
+            to: string;
+            totals: {
+              /** @description Addresses given the verdict in the period (its latest verification). */
+              verified: number;
+              /** @description Of those, addresses with any delivery outcome after the verdict. */
+              sent: number;
+              /** @description Of those sent to, addresses with a delivery, open or click after the verdict and no hard bounce. */
+              delivered: number;
+              /** @description Of those sent to, addresses with a hard bounce after the verdict. */
+              hard_bounced: number;
+              /** @description `hard_bounced / sent`, to 4 decimals; null when nothing was sent. */
+              bounce_rate: number | null;
+            };
+            by_status: {
+              status: string;
+              /** @description Addresses given the verdict in the period (its latest verification). */
+              verified: number;
+              /** @description Of those, addresses with any delivery outcome after the verdict. */
+              sent: number;
+              /** @description Of those sent to, addresses with a delivery, open or click after the verdict and no hard bounce. */
+              delivered: number;
+              /** @description Of those sent to, addresses with a hard bounce after the verdict. */
+              hard_bounced: number;
+              /** @description `hard_bounced / sent`, to 4 decimals; null when nothing was sent. */
+              bounce_rate: number | null;
+            }[];
+            by_reason: {
+              status: string;
+              reason: string | null;
+              /** @description Addresses given the verdict in the period (its latest verification). */
+              verified: number;
+              /** @description Of those, addresses with any delivery outcome after the verdict. */
+              sent: number;
+              /** @description Of those sent to, addresses with a delivery, open or click after the verdict and no hard bounce. */
+              delivered: number;
+              /** @description Of those sent to, addresses with a hard bounce after the verdict. */
+              hard_bounced: number;
+              /** @description `hard_bounced / sent`, to 4 decimals; null when nothing was sent. */
+              bounce_rate: number | null;
+            }[];
+            by_provider: {
+              provider: string | null;
+              /** @description Addresses given the verdict in the period (its latest verification). */
+              verified: number;
+              /** @description Of those, addresses with any delivery outcome after the verdict. */
+              sent: number;
+              /** @description Of those sent to, addresses with a delivery, open or click after the verdict and no hard bounce. */
+              delivered: number;
+              /** @description Of those sent to, addresses with a hard bounce after the verdict. */
+              hard_bounced: number;
+              /** @description `hard_bounced / sent`, to 4 decimals; null when nothing was sent. */
+              bounce_rate: number | null;
+            }[];
+            by_score_band: {
+              min: number;
+              max: number;
+              /** @description Addresses given the verdict in the period (its latest verification). */
+              verified: number;
+              /** @description Of those, addresses with any delivery outcome after the verdict. */
+              sent: number;
+              /** @description Of those sent to, addresses with a delivery, open or click after the verdict and no hard bounce. */
+              delivered: number;
+              /** @description Of those sent to, addresses with a hard bounce after the verdict. */
+              hard_bounced: number;
+              /** @description `hard_bounced / sent`, to 4 decimals; null when nothing was sent. */
+              bounce_rate: number | null;
+            }[];
+            /** @description Per score decile: the mean score / 100 (predicted) against delivered / (delivered + hard_bounced) (observed). */
+            reliability: {
+              min: number;
+              max: number;
+              /** @description delivered + hard_bounced */
+              n: number;
+              delivered: number;
+              hard_bounced: number;
+              predicted: number | null;
+              observed: number | null;
+            }[];
+            /** @description Identifier of this request, req_<id>; also in X-Request-Id. */
+            request_id: string;
+          };
+        };
+      };
+      /** @description invalid_api_key | revoked_api_key */
+      401: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description insufficient_permissions | account_suspended */
+      403: {
+        headers: {
+          /** @description req_<id>, on every response. */
+          'X-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description invalid_request */
       422: {
         headers: {
           /** @description req_<id>, on every response. */
