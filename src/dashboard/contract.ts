@@ -939,6 +939,29 @@ export const OutcomeUploadReport = Type.Object({
       message: Type.String(),
     }),
   ),
+  /** An mbox: its messages, the recipients that became no event, the messages that were no bounce. */
+  mbox: Type.Optional(
+    Type.Object({
+      messages: Type.Integer(),
+      ignored: Type.Array(
+        Type.Object({
+          item: Type.Integer(),
+          email: Type.Optional(Type.String()),
+          reason: Type.Union([
+            Type.Literal('sender_policy'),
+            Type.Literal('not_about_mailbox'),
+            Type.Literal('unclassified'),
+            Type.Literal('feedback_type'),
+            Type.Literal('no_recipient'),
+          ]),
+          message: Type.String(),
+        }),
+      ),
+      rejected: Type.Array(
+        Type.Object({ item: Type.Integer(), error: Type.String(), message: Type.String() }),
+      ),
+    }),
+  ),
 });
 export type OutcomeUploadReport = Static<typeof OutcomeUploadReport>;
 

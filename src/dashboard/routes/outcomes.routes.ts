@@ -13,6 +13,7 @@ import { accuracyReport, reportPeriod } from '../../services/outcomes/report.ser
 import { intakeSummary } from '../../services/outcomes/report-intake.js';
 import { uploadOutcomes, type OutcomeFileKind } from '../../services/outcomes/upload.service.js';
 import { OUTCOMES_FILE_LIMIT } from '../../services/outcomes/intake.service.js';
+import { MAX_MBOX_BYTES } from '../../services/outcomes/bounce-mbox.js';
 import {
   AccuracyQuery,
   AccuracyReport,
@@ -57,14 +58,20 @@ export function outcomesRoutes(deps: DashboardDeps) {
 function uploadRoute(deps: DashboardDeps) {
   return async (instance: FastifyInstance): Promise<void> => {
     const app = instance.withTypeProvider<TypeBoxTypeProvider>();
+    // A CSV of events is small (10,000 rows); an mbox carries whole messages (bounce-mbox.ts's bound).
     app.addContentTypeParser(
-      Object.keys(KINDS),
+      'text/csv',
       { parseAs: 'buffer', bodyLimit: OUTCOMES_FILE_LIMIT },
+      (_r, body, done) => done(null, body),
+    );
+    app.addContentTypeParser(
+      'application/mbox',
+      { parseAs: 'buffer', bodyLimit: MAX_MBOX_BYTES },
       (_r, body, done) => done(null, body),
     );
     app.post(
       '/outcomes/upload',
-      { bodyLimit: OUTCOMES_FILE_LIMIT, schema: { response: { 200: OutcomeUploadReport } } },
+      { bodyLimit: MAX_MBOX_BYTES, schema: { response: { 200: OutcomeUploadReport } } },
       async (request) => {
         const session = requireSession(request);
         const type = (request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
@@ -72,7 +79,13 @@ function uploadRoute(deps: DashboardDeps) {
         if (kind === undefined || !Buffer.isBuffer(request.body))
           throw new AppError(
             'unsupported_media_type',
-            'upload the file as it is, with Content-Type: text/csv (or application/mbox)',
+            'upload the file as it is, with Content-Type: text/csv or application/mbox',
+          );
+        // The route takes an mbox's size; a CSV has its own, smaller bound.
+        if (kind === 'csv' && request.body.byteLength > OUTCOMES_FILE_LIMIT)
+          throw new AppError(
+            'payload_too_large',
+            `a CSV of outcomes is at most ${OUTCOMES_FILE_LIMIT / 1024 / 1024} MiB`,
           );
         await refuseIfSuspended(deps.db, session.accountId);
         const report = await uploadOutcomes(

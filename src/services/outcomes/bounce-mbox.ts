@@ -15,6 +15,8 @@ export const MAX_MBOX_MESSAGES = 5_000;
 export interface MboxEvents {
   messages: number;
   events: MessageEvent[];
+  /** The message (from 0) each of `events` came from. */
+  eventMessages: number[];
   ignored: (IgnoredRecipient & { message_index: number })[];
   /** Messages that gave nothing: not a bounce, malformed or too large. */
   rejected: {
@@ -39,13 +41,20 @@ export async function eventsFromMbox(
   const messages = splitMbox(raw);
   if (messages.length > MAX_MBOX_MESSAGES)
     throw new AppError('invalid_request', `the mbox holds more than ${MAX_MBOX_MESSAGES} messages; split it`);
-  const out: MboxEvents = { messages: messages.length, events: [], ignored: [], rejected: [] };
+  const out: MboxEvents = {
+    messages: messages.length,
+    events: [],
+    eventMessages: [],
+    ignored: [],
+    rejected: [],
+  };
   for (const [index, message] of messages.entries()) {
     // Parsing is CPU work in microtasks: give the event loop its turn now and then (a 64 MiB file).
     if (index % 20 === 19) await new Promise((resolve) => setImmediate(resolve));
     try {
       const found = await eventsFromMessage(message);
       out.events.push(...found.events);
+      out.eventMessages.push(...found.events.map(() => index));
       out.ignored.push(...found.ignored.map((i) => ({ ...i, message_index: index })));
     } catch (err) {
       if (!(err instanceof AppError)) throw err;

@@ -4,11 +4,13 @@
  * event checked on its own, the events taken stored in one transaction), with source `upload`.
  *
  * Kinds: `csv` (address, type and an optional time; below) and `mbox` (bounce and complaint
- * messages), whose reader is plugged in at OUTCOME_FILE_READERS: until it is, an mbox is refused
- * with 415 `unsupported_media_type`.
+ * messages, each read as POST /v1/outcomes reads one: bounce-mbox.ts). An mbox's messages that are
+ * not bounces, and its recipients that became no event, are reported beside the events.
  */
 import { parse } from 'csv-parse/sync';
 import { AppError } from '../../errors.js';
+import { eventsFromMbox } from './bounce-mbox.js';
+import type { IgnoredReason } from './bounce-status.js';
 import {
   MAX_EVENTS_PER_REQUEST,
   takeOutcomes,
@@ -25,6 +27,17 @@ export type OutcomeFileKind = (typeof OUTCOME_FILE_KINDS)[number];
 export interface FileEvents {
   events: OutcomeEventInput[];
   items: number[];
+  /** An mbox: what it held besides its events. */
+  mbox?: MboxNotes;
+}
+
+/** An mbox's messages, and what of them became no event (message numbers from 1). */
+export interface MboxNotes {
+  messages: number;
+  /** Recipients a bounce named that became no event (a refusal about the sender, say), and why. */
+  ignored: { item: number; email?: string; reason: IgnoredReason; message: string }[];
+  /** Messages that were no bounce or complaint, or could not be read. */
+  rejected: { item: number; error: string; message: string }[];
 }
 
 /** Reads a file's bytes (an mbox is bytes, a CSV UTF-8 text). */
@@ -41,6 +54,28 @@ export interface FileRefusal {
 export interface UploadReport extends Omit<IntakeReport, 'refusals'> {
   kind: OutcomeFileKind;
   refusals: FileRefusal[];
+  /** An mbox only. */
+  mbox?: MboxNotes;
+}
+
+/** An mbox of bounce and complaint messages: their events, each with its message (from 1). */
+export async function eventsOfMbox(raw: Buffer): Promise<FileEvents> {
+  const read = await eventsFromMbox(raw);
+  const mbox: MboxNotes = {
+    messages: read.messages,
+    ignored: read.ignored.map(({ message_index, ...rest }) => ({ item: message_index + 1, ...rest })),
+    rejected: read.rejected.map(({ message_index, ...rest }) => ({ item: message_index + 1, ...rest })),
+  };
+  if (read.events.length === 0)
+    throw new AppError(
+      'invalid_request',
+      `the mbox holds no bounce or complaint that names a recipient's fate (${read.messages} messages: ${mbox.rejected.length} not bounces, ${mbox.ignored.length} recipients about the sender or unclassified)`,
+    );
+  return {
+    events: read.events.map(({ status: _status, ...event }) => event),
+    items: read.eventMessages.map((index) => index + 1),
+    mbox,
+  };
 }
 
 const ADDRESS_NAMES = new Set(['email', 'address', 'email_address', 'recipient']);
@@ -94,11 +129,10 @@ export function eventsFromCsv(raw: string): FileEvents {
   return { events, items };
 }
 
-/** Each kind's reader; null: not taken yet (415). */
+/** Each kind's reader; null: not taken (415). */
 export const OUTCOME_FILE_READERS: Record<OutcomeFileKind, OutcomeFileReader | null> = {
   csv: (raw) => eventsFromCsv(raw.toString('utf8')),
-  // The mbox reader (bounce and complaint messages) is wired here: bounce-mbox.ts's eventsFromMbox(raw).
-  mbox: null,
+  mbox: eventsOfMbox,
 };
 
 /** Reads `raw` as a file of `kind` and takes its events in for the account. */
@@ -109,7 +143,7 @@ export async function uploadOutcomes(
   const reader = (deps.readers ?? OUTCOME_FILE_READERS)[input.kind];
   if (reader === null)
     throw new AppError('unsupported_media_type', `${input.kind} files are not taken yet; upload a CSV`);
-  const { events, items } = await reader(input.raw);
+  const { events, items, mbox } = await reader(input.raw);
   if (events.length === 0) throw new AppError('invalid_request', 'the file holds no event');
   if (events.length > MAX_EVENTS_PER_REQUEST)
     throw new AppError(
@@ -121,5 +155,6 @@ export async function uploadOutcomes(
     ...report,
     kind: input.kind,
     refusals: report.refusals.map((r) => ({ item: items[r.index]!, reason: r.reason, message: r.message })),
+    ...(mbox === undefined ? {} : { mbox }),
   };
 }

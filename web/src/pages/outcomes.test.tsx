@@ -76,19 +76,52 @@ describe('outcomes page', () => {
     await waitFor(() => expect(fake.callsTo('GET', '/outcomes/intake').length).toBeGreaterThan(1));
   });
 
-  it('sends an .mbox as application/mbox and shows a refusal', async () => {
+  it('sends an .mbox as application/mbox and says which messages were not bounces', async () => {
+    const answer: OutcomeUploadReport = {
+      kind: 'mbox',
+      taken: 1,
+      duplicates: 0,
+      refused: 0,
+      refusals: [],
+      mbox: {
+        messages: 3,
+        rejected: [
+          { item: 2, error: 'not_a_bounce', message: 'the message is neither a bounce nor a complaint' },
+        ],
+        ignored: [
+          {
+            item: 3,
+            email: 'policy@acme.test',
+            reason: 'sender_policy',
+            message: '5.7.1 is about the sender, not the mailbox',
+          },
+        ],
+      },
+    };
+    const fake = server({ 'POST /outcomes/upload': ok(answer) });
+    const { user } = renderApp('/outcomes', fake);
+    await user.upload(await screen.findByLabelText('Choose a file'), new File(['From x\n'], 'bounces.mbox'));
+    await user.click(screen.getByRole('button', { name: 'Upload' }));
+    const status = await screen.findByRole('status');
+    expect(status).toHaveTextContent('1 event taken.');
+    expect(status).toHaveTextContent(
+      '3 messages read; 1 not a bounce or complaint, stored nowhere; 1 recipient with no event',
+    );
+    expect(status).toHaveTextContent('Message 2: the message is neither a bounce nor a complaint');
+    expect(status).toHaveTextContent(
+      'Message 3, policy@acme.test: 5.7.1 is about the sender, not the mailbox',
+    );
+    expect(fake.callsTo('POST', '/outcomes/upload')[0]?.contentType).toBe('application/mbox');
+  });
+
+  it('shows the refusal of a file it cannot take', async () => {
     const fake = server({
-      'POST /outcomes/upload': failure(
-        415,
-        'unsupported_media_type',
-        'mbox files are not taken yet; upload a CSV',
-      ),
+      'POST /outcomes/upload': failure(422, 'invalid_request', 'the mbox holds no bounce or complaint'),
     });
     const { user } = renderApp('/outcomes', fake);
     await user.upload(await screen.findByLabelText('Choose a file'), new File(['From x\n'], 'bounces.mbox'));
     await user.click(screen.getByRole('button', { name: 'Upload' }));
-    expect(await screen.findByText(/mbox files are not taken yet/)).toBeInTheDocument();
-    expect(fake.callsTo('POST', '/outcomes/upload')[0]?.contentType).toBe('application/mbox');
+    expect(await screen.findByText(/the mbox holds no bounce or complaint/)).toBeInTheDocument();
   });
 
   it('shows what came in by source and by day', async () => {

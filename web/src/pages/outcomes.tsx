@@ -58,7 +58,42 @@ function UploadResult({ report }: { report: OutcomeUploadReport }) {
           {report.refusals.length > 20 ? <li>and {formatNumber(report.refusals.length - 20)} more</li> : null}
         </ul>
       ) : null}
+      {report.mbox ? <MboxNotes notes={report.mbox} /> : null}
     </div>
+  );
+}
+
+/** What an mbox held besides its events: messages that were no bounce, recipients with no event. */
+function MboxNotes({ notes }: { notes: NonNullable<OutcomeUploadReport['mbox']> }) {
+  const { rejected, ignored } = notes;
+  return (
+    <>
+      <p>
+        {plural(notes.messages, 'message')} read
+        {rejected.length > 0
+          ? `; ${formatNumber(rejected.length)} not a bounce or complaint, stored nowhere`
+          : ''}
+        {ignored.length > 0
+          ? `; ${plural(ignored.length, 'recipient')} with no event (a refusal about the sender says nothing of the mailbox)`
+          : ''}
+        .
+      </p>
+      {rejected.length + ignored.length > 0 ? (
+        <ul>
+          {rejected.slice(0, 10).map((r) => (
+            <li key={`r${r.item}`}>
+              Message {r.item}: {r.message}
+            </li>
+          ))}
+          {ignored.slice(0, 10).map((i, n) => (
+            <li key={`i${i.item}-${n}`}>
+              Message {i.item}
+              {i.email === undefined ? '' : `, ${i.email}`}: {i.message}
+            </li>
+          ))}
+        </ul>
+      ) : null}
+    </>
   );
 }
 
