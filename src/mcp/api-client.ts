@@ -63,6 +63,8 @@ export interface ApiClient {
   /** One raw bounce or complaint message (RFC 3464 DSN, ARF), as POST /v1/outcomes takes it. */
   reportOutcomeMessage(message: string): Promise<Json>;
   eraseOutcomes(email: string): Promise<Json>;
+  /** GET /v1/account/outcomes: the accuracy report over a period (ISO times; absent: the last 90 days). */
+  outcomesReport(period: { from?: string; to?: string }): Promise<Json>;
   listFilters(): Promise<Json>;
   addFilter(body: Json): Promise<Json>;
   deleteFilter(id: string): Promise<Json>;
@@ -170,6 +172,12 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     // Idempotent on (address, type, at, source_id): a retried report stores nothing twice.
     reportOutcomes: async (body) => json(await send('POST', '/v1/outcomes', { body })),
     reportOutcomeMessage: async (message) => json(await send('POST', '/v1/outcomes', { message })),
+    outcomesReport: async (period) => {
+      const query = new URLSearchParams(
+        Object.entries(period).filter((entry): entry is [string, string] => typeof entry[1] === 'string'),
+      ).toString();
+      return json(await send('GET', `/v1/account/outcomes${query === '' ? '' : `?${query}`}`));
+    },
     eraseOutcomes: async (email) =>
       json(await send('DELETE', `/v1/outcomes?email=${encodeURIComponent(email)}`)),
     listFilters: async () => json(await send('GET', '/v1/filters')),

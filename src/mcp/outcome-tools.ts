@@ -50,6 +50,28 @@ function messageText(r: Json): string {
   ].join('\n');
 }
 
+const percent = (rate: unknown): string =>
+  typeof rate === 'number' ? `${(rate * 100).toFixed(rate < 0.01 ? 2 : 1)} %` : 'n/a (nothing sent)';
+
+/** The accuracy report in sentences: the headline, then each verdict's bounce rate with its counts. */
+function accuracyText(r: Json): string {
+  const totals = (r.totals ?? {}) as Json;
+  const byStatus = Array.isArray(r.by_status) ? (r.by_status as Json[]) : [];
+  const deliverable = byStatus.find((s) => s.status === 'deliverable');
+  const head =
+    deliverable !== undefined && Number(deliverable.sent) > 0
+      ? `Of the ${str(deliverable.sent)} addresses called deliverable and sent to from ${str(r.from)} to ${str(r.to)}, ${percent(deliverable.bounce_rate)} bounced (${str(deliverable.hard_bounced)}).`
+      : `From ${str(r.from)} to ${str(r.to)}: no address called deliverable was sent to after its verification.`;
+  return [
+    head,
+    `All verdicts: ${str(totals.verified)} addresses verified, ${str(totals.sent)} sent to, ${str(totals.hard_bounced)} hard bounced (${percent(totals.bounce_rate)}).`,
+    ...byStatus.map(
+      (s) =>
+        `- ${str(s.status)}: ${str(s.verified)} verified, ${str(s.sent)} sent to, ${str(s.delivered)} delivered, ${str(s.hard_bounced)} hard bounced (${percent(s.bounce_rate)})`,
+    ),
+  ].join('\n');
+}
+
 /** The largest message the API takes (POST /v1/outcomes, message/rfc822). */
 const MAX_MESSAGE_CHARACTERS = 1024 * 1024;
 
@@ -119,6 +141,32 @@ export function outcomeTools(doc: OpenApiDocument): ToolDefinition[] {
         const message = requiredString(args, 'message', 'the raw message (headers, a blank line, the body)');
         const answer = await api.reportOutcomeMessage(message);
         return { text: messageText(answer), data: answer };
+      },
+    },
+    {
+      name: 'get_outcomes_report',
+      title: 'How accurate were the verdicts?',
+      description:
+        "The account's accuracy report: for the addresses verified with a live key in the period (default the last 90 days) and sent to afterwards, how many bounced, by verdict status, reason, mail provider and score band, with the counts behind each rate, and predicted against observed delivery per score decile. Rests on the delivery outcomes the account reported (report_outcomes, report_bounce_message, its mail system's webhooks). Needs a key with outcomes:read.",
+      operationId: 'getOutcomesReport',
+      inputSchema: {
+        type: 'object',
+        properties: {
+          from: parameterSchema(doc, 'getOutcomesReport', 'query', 'from'),
+          to: parameterSchema(doc, 'getOutcomesReport', 'query', 'to'),
+        },
+      },
+      annotations: { readOnlyHint: true, idempotentHint: true, destructiveHint: false, openWorldHint: false },
+      async run(api, args) {
+        const period: { from?: string; to?: string } = {};
+        for (const name of ['from', 'to'] as const) {
+          const value = args[name];
+          if (value === undefined) continue;
+          if (typeof value !== 'string') throw new ToolInputError(`${name} must be an ISO 8601 time`);
+          period[name] = value;
+        }
+        const answer = await api.outcomesReport(period);
+        return { text: accuracyText(answer), data: answer };
       },
     },
     {

@@ -11,6 +11,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanEnv, cliCommand, runCli, spawnServe, type Served } from '../kit/cli.js';
+import * as corpus from '../kit/bounce-corpus.js';
 import { waitFor } from '../kit/wait-for.js';
 
 interface Connected {
@@ -131,7 +132,7 @@ describe('mailverdict mcp', () => {
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  it('lists its ten tools, each with the input schema of its operation in docs/openapi.json', async () => {
+  it('lists its twelve tools, each with the input schema of its operation in docs/openapi.json', async () => {
     const { tools } = await agent.client.listTools();
     const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
     expect(Object.keys(byName).sort()).toEqual([
@@ -140,8 +141,10 @@ describe('mailverdict mcp', () => {
       'erase_outcomes',
       'get_job',
       'get_job_results',
+      'get_outcomes_report',
       'get_usage',
       'list_filters',
+      'report_bounce_message',
       'report_outcomes',
       'submit_batch',
       'verify_email',
@@ -328,6 +331,65 @@ describe('mailverdict mcp', () => {
     const missing = await callTool(live, 'erase_outcomes', {});
     expect(missing.structuredContent).toMatchObject({ error: 'invalid_request' });
     expect(text(missing)).toContain('email must be the address to forget');
+  });
+
+  it('report_bounce_message reads a raw bounce into events that suppress at once, and refuses a message that is no bounce', async () => {
+    const live = await connect(server.keys!.live_key);
+    const gone = 'left@bounced-message.mcp.test';
+    const bounce = corpus.postfixHardBounce({ rcpt: gone, messageId: 'mcp-1@sender.example' });
+    const reported = await callTool(live, 'report_bounce_message', { message: bounce });
+    expect(reported.isError).toBeFalsy();
+    expect(reported.structuredContent).toMatchObject({
+      kind: 'dsn',
+      taken: 1,
+      duplicates: 0,
+      events: [{ email: gone, type: 'hard_bounce', status: '5.1.1' }],
+    });
+    expect(text(reported)).toMatch(/^A delivery status notification: Taken 1 event/);
+    expect(text(reported)).toContain(`- ${gone}: hard_bounce (5.1.1)`);
+    // The same message again stores nothing twice.
+    expect(
+      (await callTool(live, 'report_bounce_message', { message: bounce })).structuredContent,
+    ).toMatchObject({
+      taken: 1,
+      duplicates: 1,
+    });
+    expect((await callTool(live, 'verify_email', { email: gone })).structuredContent).toMatchObject({
+      status: 'undeliverable',
+      reason: 'previously_bounced',
+    });
+    const policy = await callTool(live, 'report_bounce_message', {
+      message: corpus.postfixPolicyBounce({ rcpt: 'kept@bounced-message.mcp.test' }),
+    });
+    expect(policy.structuredContent).toMatchObject({ taken: 0, ignored: [{ reason: 'sender_policy' }] });
+    const letter = await callTool(live, 'report_bounce_message', {
+      message: corpus.notABounce({ rcpt: 'friend@bounced-message.mcp.test' }),
+    });
+    expect(letter.structuredContent).toMatchObject({ error: 'not_a_bounce', status: 422 });
+  });
+
+  it('get_outcomes_report says how many addresses of each verdict bounced, with the counts behind each rate', async () => {
+    const live = await connect(server.keys!.live_key);
+    const report = await callTool(live, 'get_outcomes_report', {});
+    expect(report.isError).toBeFalsy();
+    expect(report.structuredContent).toMatchObject({
+      totals: { verified: expect.any(Number), sent: expect.any(Number), hard_bounced: expect.any(Number) },
+      reliability: expect.any(Array),
+    });
+    expect(text(report)).toMatch(
+      /^(Of the \d+ addresses called deliverable|From .+: no address called deliverable)/,
+    );
+    expect(text(report)).toMatch(/\nAll verdicts: \d+ addresses verified, \d+ sent to, \d+ hard bounced/);
+    const period = await callTool(live, 'get_outcomes_report', {
+      from: '2026-01-01T00:00:00Z',
+      to: '2026-01-31T00:00:00Z',
+    });
+    expect(period.structuredContent).toMatchObject({
+      from: '2026-01-01T00:00:00.000Z',
+      totals: { verified: 0, sent: 0, bounce_rate: null },
+    });
+    const bad = await callTool(live, 'get_outcomes_report', { from: 'last tuesday' });
+    expect(bad.structuredContent).toMatchObject({ error: 'invalid_request', status: 422 });
   });
 
   it('add_filter, list_filters and delete_filter keep the filters that decide verifications before any network check', async () => {
