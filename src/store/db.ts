@@ -68,5 +68,8 @@ function ownerOnly(file: string): void {
   }
 }
 
-/** The tables that in-memory caches read: keys and their accounts (services/key-cache.ts). */
-const CACHED_TABLES = ['api_keys', 'accounts'];
+/**
+ * The tables that in-memory caches read: keys and their accounts (services/key-cache.ts), and the
+ * accounts' filters (services/outcomes/filters.service.ts).
+ */
+const CACHED_TABLES = ['api_keys', 'accounts', 'account_filters'];

@@ -29,6 +29,20 @@ export async function listFilters(db: Executor, accountId: string): Promise<Acco
     .execute();
 }
 
+/** At most `limit` of the account's filters, in no order (the filters cache reads them whole). */
+export async function someFilters(
+  db: Executor,
+  accountId: string,
+  limit: number,
+): Promise<AccountFilterRow[]> {
+  return db
+    .selectFrom('account_filters')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .limit(limit)
+    .execute();
+}
+
 export async function countFilters(db: Executor, accountId: string, match?: FilterMatch): Promise<number> {
   let q = db
     .selectFrom('account_filters')
