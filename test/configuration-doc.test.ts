@@ -26,6 +26,7 @@ const NOT_OURS: Record<string, string> = {
   '--rounds': 'bench/provider-cap.bench.ts',
   '--server-root': 'bench/api.bench.ts',
   '--trace-gc': 'node',
+  '--max-seconds': 'npm run bench:outcomes',
   '--data-binary': 'curl (docs/outcomes.md, piping a bounce)',
   '--max-time': 'curl (docs/outcomes.md, piping a bounce)',
   '--heap-growing-percent': 'node (V8)',

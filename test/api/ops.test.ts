@@ -118,6 +118,7 @@ describe('health, metrics and the OpenAPI document', () => {
       'GET /v1/outcome-sources': 'listOutcomeSources',
       'POST /v1/outcome-sources': 'createOutcomeSource',
       'DELETE /v1/outcome-sources/{id}': 'deleteOutcomeSource',
+      'GET /v1/account/outcomes': 'getOutcomesReport',
     });
     expect(doc.info.license).toEqual({ name: 'MIT', identifier: 'MIT' });
     expect(doc.servers).toEqual([expect.objectContaining({ url: '/' })]);

@@ -82,8 +82,9 @@ describe.skipIf(skipE2e)('the API reference at /docs', { timeout: 60_000 }, () =
     expect(csp).toMatch(/(^|;)connect-src 'self'(;|$)/);
     expect(csp).toMatch(/(^|;)style-src 'self' 'unsafe-inline'(;|$)/);
 
-    // The eight operations of v1: the seven of the specification and the widget's CORS preflight.
-    expect(SUMMARIES.length).toBe(13);
+    // The operations of v1: the seven of the specification, the widget's CORS preflight, and the
+    // outcomes, filters, outcome sources and accuracy report of docs/outcomes.md.
+    expect(SUMMARIES.length).toBe(17);
     // Each operation is listed.
     for (const summary of SUMMARIES) await page.getByText(summary, { exact: true }).first().waitFor();
     await page.getByRole('heading', { name: 'mailverdict API' }).waitFor();
