@@ -6,11 +6,12 @@
  */
 import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   HASH_CONCURRENCY,
   HASH_QUEUE_LIMIT,
   hashPassword,
+  setPasswordHashCost,
   verifyPassword,
 } from '../../src/services/passwords.js';
 import { signIn, MAX_SIGN_IN_DELAY_MS } from '../../src/services/sessions.service.js';
@@ -431,6 +432,12 @@ describe("a browser that signed in as the person before is not slowed by others'
 });
 
 describe('unauthenticated requests cannot queue up the password hash', SLOW, () => {
+  // At the suite's 2^10 a hash takes about a millisecond, and the queue may drain as fast as the
+  // 40 requests arrive (CI once saw no 503). At 2^16 (64 MiB, a few hundred ms) two hashes outlast
+  // the whole burst many times over, so the queue fills as it does in production.
+  beforeAll(() => setPasswordHashCost(16));
+  afterAll(() => setPasswordHashCost(10));
+
   it(`answers 503 with Retry-After past ${HASH_CONCURRENCY} running and ${HASH_QUEUE_LIMIT} waiting hashes`, async () => {
     const { d, port } = await listening({ signInRateLimit: '0', signInFailureLimit: '0' });
     const answers = await Promise.all(
