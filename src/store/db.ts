@@ -69,7 +69,8 @@ function ownerOnly(file: string): void {
 }
 
 /**
- * The tables that in-memory caches read: keys and their accounts (services/key-cache.ts), and the
- * accounts' filters (services/outcomes/filters.service.ts).
+ * The tables that in-memory caches read: keys and their accounts (services/key-cache.ts), the
+ * accounts' filters and the addresses' delivery outcomes (services/store-memo.ts). One token for
+ * all: an outcome taken empties the key cache too (a key is then read again once).
  */
-const CACHED_TABLES = ['api_keys', 'accounts', 'account_filters'];
+const CACHED_TABLES = ['api_keys', 'accounts', 'account_filters', 'outcome_events'];

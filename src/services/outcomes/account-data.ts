@@ -12,6 +12,7 @@ import { filterSetFor } from './filters.service.js';
 import { historyOf, NO_HISTORY, type AddressHistory } from './history.js';
 import { domainCounts, domainsNeeded, withEvidence } from './evidence.js';
 import type { Clock } from '../../clock.js';
+import { createStoreMemo } from '../store-memo.js';
 
 /** Either the answer, decided by the account's data, or the history to show beside the network's. */
 export type AccountDecision = { result: VerificationResult } | { history: AddressHistory };
@@ -49,11 +50,27 @@ function filterVerdict(base: VerificationResult, filter: AccountFilterRow): Veri
   });
 }
 
+/**
+ * The addresses the account's data left to the network (no filter decided them, no outcome
+ * suppressed them), with their history, by account and address as given, kept while the store's
+ * change token stays the same (store-memo.ts: filters and outcomes are watched). A verification
+ * answered from the result cache then asks nothing of the store and parses nothing again
+ * (docs/outcomes.md, "What it costs"). Not kept for an account with `mx` filters: its addresses'
+ * decisions rest on DNS answers too.
+ */
+const openMemo = createStoreMemo<AddressHistory>(50_000);
+const openKey = (accountId: string, email: string): string => `${accountId}\0${email}`;
+
 export async function decideByAccount(
   deps: AccountDataDeps,
   accountId: string,
   emails: readonly string[],
 ): Promise<AccountDecision[]> {
+  const memo = openMemo.current(deps.db);
+  if (memo !== null) {
+    const kept = emails.map((email) => memo.entries.get(openKey(accountId, email)));
+    if (kept.every((history) => history !== undefined)) return kept.map((history) => ({ history }));
+  }
   const decided = new Array<VerificationResult | undefined>(emails.length);
   const filters = await filterSetFor(deps.db, accountId, emails);
   const needMx: number[] = [];
@@ -84,6 +101,8 @@ export async function decideByAccount(
       history.suppression === null
         ? { history }
         : { result: suppressedResult(deps.verifier.verifyOffline(emails[i]!), history) };
+    if (memo !== null && !filters.hasMx && history.suppression === null)
+      openMemo.keep(deps.db, memo.token, openKey(accountId, emails[i]!), history);
   });
   return out;
 }

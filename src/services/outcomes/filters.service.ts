@@ -5,12 +5,12 @@
  * then its top-level domain, then one of its MX hosts (which needs the MX look-up, nothing more).
  */
 import { randomBase62 } from '../ids.js';
+import { createStoreMemo } from '../store-memo.js';
 import type { Clock } from '../../clock.js';
 import { parseAddress } from '../../engine/syntax.js';
 import type { MxRecordInfo } from '../../engine/types.js';
 import { AppError } from '../../errors.js';
 import type { Executor } from '../../store/executor.js';
-import { storeBackend } from '../../store/backend.js';
 import {
   candidateFilters,
   countFilters,
@@ -147,43 +147,23 @@ const NO_FILTERS: FilterSet = { match: () => null, hasMx: false, matchMx: () => 
 
 /**
  * The filters of accounts read whole, kept in memory while the store's change token stays the
- * same (store/backend.ts `changes`: it moves when any process commits to `account_filters`, and
- * when this one writes to it), as the key cache keeps keys: every live verification asks the
- * filters, and most accounts have none or few, so the read is skipped while nothing changed
+ * same (store-memo.ts; `account_filters` is watched): every live verification asks the filters,
+ * and most accounts have none or few, so the read is skipped while nothing changed
  * (docs/outcomes.md, "What it costs"). An account with more than CACHED_FILTERS_PER_ACCOUNT
  * filters is read for each group of addresses instead (its candidates only).
  */
 export const CACHED_FILTERS_PER_ACCOUNT = 1_000;
-const CACHED_ACCOUNTS = 10_000;
+const filtersMemo = createStoreMemo<AccountFilterRow[] | 'too_many'>(10_000);
 
-interface FiltersCache {
-  token: number | null;
-  accounts: Map<string, AccountFilterRow[] | 'too_many'>;
-}
-
-/** One cache per store (a Kysely instance): processes and tests with several stores keep them apart. */
-const caches = new WeakMap<Executor, FiltersCache>();
-
-/** The account's filters whole from the cache (or read now, and kept); null when too many to keep. */
+/** The account's filters whole from memory (or read now, and kept); null when too many to keep. */
 async function cachedFilters(db: Executor, accountId: string): Promise<AccountFilterRow[] | null> {
-  if (db.isTransaction) return null;
-  const token = storeBackend(db).changes.changeToken();
-  if (token === null) return null;
-  let cache = caches.get(db);
-  if (cache === undefined) caches.set(db, (cache = { token, accounts: new Map() }));
-  if (cache.token !== token) {
-    cache.token = token;
-    cache.accounts.clear();
-  }
-  const kept = cache.accounts.get(accountId);
+  const memo = filtersMemo.current(db);
+  if (memo === null) return null;
+  const kept = memo.entries.get(accountId);
   if (kept !== undefined) return kept === 'too_many' ? null : kept;
   const rows = await someFilters(db, accountId, CACHED_FILTERS_PER_ACCOUNT + 1);
-  // Read before a change that came while reading: keep nothing (the next read sees the change).
-  if (storeBackend(db).changes.changeToken() !== token)
-    return rows.length > CACHED_FILTERS_PER_ACCOUNT ? null : rows;
-  if (cache.accounts.size >= CACHED_ACCOUNTS) cache.accounts.delete(cache.accounts.keys().next().value!);
   const entry = rows.length > CACHED_FILTERS_PER_ACCOUNT ? 'too_many' : rows;
-  cache.accounts.set(accountId, entry);
+  filtersMemo.keep(db, memo.token, accountId, entry);
   return entry === 'too_many' ? null : entry;
 }
 

@@ -15,6 +15,7 @@ import type { Executor } from '../../store/executor.js';
 import { latestOutcomes, type LatestOutcome } from '../../store/outcome.store.js';
 import { outcomeAddress } from './address-key.js';
 import { PROOF_OF_DELIVERY } from './outcome-types.js';
+import { createStoreMemo } from '../store-memo.js';
 
 export type SuppressionReason = 'previously_bounced' | 'complained';
 
@@ -31,7 +32,15 @@ export interface AddressHistory {
 /** An address the account has no outcome for. */
 export const NO_HISTORY: AddressHistory = Object.freeze({ events: [], suppression: null, evidence: null });
 
-/** The history of each of `emails` in the account (an unparsable address has none). One read. */
+/**
+ * The latest events of addresses read before, kept in memory while the store's change token stays
+ * the same (store-memo.ts; `outcome_events` is watched, so any outcome taken or erased anywhere
+ * empties it): a verification answered from the result cache reads nothing, as the result cache
+ * promises (docs/outcomes.md, "What it costs"). Keyed by address key, which names the account too.
+ */
+const historyMemo = createStoreMemo<readonly LatestOutcome[]>(50_000);
+
+/** The history of each of `emails` in the account (an unparsable address has none). One read at most. */
 export async function historyOf(
   db: Executor,
   accountId: string,
@@ -41,18 +50,20 @@ export async function historyOf(
     const address = outcomeAddress(accountId, email);
     return 'key' in address ? address.key : null;
   });
+  const memo = historyMemo.current(db);
   const asked = [...new Set(keys.filter((k): k is string => k !== null))];
-  const rows = await latestOutcomes(db, accountId, asked);
-  if (rows.length === 0) return emails.map(() => NO_HISTORY);
+  const missing = memo === null ? asked : asked.filter((k) => !memo.entries.has(k));
+  const rows = missing.length === 0 ? [] : await latestOutcomes(db, accountId, missing);
   const byKey = new Map<string, LatestOutcome[]>();
   for (const row of rows) {
     const list = byKey.get(row.address_key);
     if (list) list.push(row);
     else byKey.set(row.address_key, [row]);
   }
+  if (memo !== null) for (const key of missing) historyMemo.keep(db, memo.token, key, byKey.get(key) ?? []);
   return keys.map((key) => {
-    const found = key === null ? undefined : byKey.get(key);
-    return found ? decideHistory(found) : NO_HISTORY;
+    const found = key === null ? undefined : (byKey.get(key) ?? memo?.entries.get(key));
+    return found !== undefined && found.length > 0 ? decideHistory(found) : NO_HISTORY;
   });
 }
 

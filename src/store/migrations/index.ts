@@ -24,7 +24,7 @@ import { filtersMigration } from './0018-filters.js';
 import { emailChangesMigration } from './0019-email-changes.js';
 import { outcomeSourcesMigration } from './0020-outcome-sources.js';
 import { verdictLogMigration } from './0021-verdict-log.js';
-import { filtersNotifyMigration } from './0022-filters-notify.js';
+import { outcomesNotifyMigration } from './0022-outcomes-notify.js';
 
 export const migrations: Record<string, Migration> = {
   '0001-accounts': accountsMigration,
@@ -48,5 +48,5 @@ export const migrations: Record<string, Migration> = {
   '0019-email-changes': emailChangesMigration,
   '0020-outcome-sources': outcomeSourcesMigration,
   '0021-verdict-log': verdictLogMigration,
-  '0022-filters-notify': filtersNotifyMigration,
+  '0022-outcomes-notify': outcomesNotifyMigration,
 };
