@@ -85,6 +85,15 @@ describe.skipIf(skipE2e)(
       expect(scripts.filter((url) => /proof-of-work|sha-/.test(url))).toEqual([]);
 
       await page.getByLabel('Password').fill(PASSWORD);
+      // What the page's status regions said, recorded as it happens: the "solving" notice lasts
+      // only as long as the puzzle, which a fast machine solves before a locator could look.
+      await page.evaluate(`(() => {
+        const seen = [];
+        globalThis.statusSeen = seen;
+        new MutationObserver(() => {
+          for (const el of document.querySelectorAll('[role="status"]')) seen.push(el.textContent ?? '');
+        }).observe(document.body, { subtree: true, childList: true, characterData: true });
+      })()`);
       const refused = page.waitForResponse((r) => r.url().endsWith('/dashboard/api/session'));
       const solvedAndSent = page.waitForRequest(
         (r) => r.url().endsWith('/dashboard/api/session') && (r.postData() ?? '').includes('"altcha"'),
@@ -96,10 +105,6 @@ describe.skipIf(skipE2e)(
       expect(((await first.json()) as { error: string }).error).toBe('challenge_required');
       const askedAt = Date.now();
       await page.locator('altcha-widget').waitFor();
-      await page
-        .getByRole('status')
-        .getByText(/proof-of-work puzzle/)
-        .waitFor();
 
       const resent = await solvedAndSent;
       const sent = JSON.parse(resent.postData() ?? '{}') as { altcha: string };
@@ -111,6 +116,8 @@ describe.skipIf(skipE2e)(
       );
       expect((await resent.response())?.status()).toBe(200);
       await page.getByRole('heading', { name: 'Overview' }).waitFor();
+      const said = await page.evaluate<string[]>('globalThis.statusSeen');
+      expect(said.some((text) => /proof-of-work puzzle/.test(text))).toBe(true);
 
       expect(scripts.some((url) => /proof-of-work/.test(url))).toBe(true);
       expect(scripts.every((url) => url.startsWith(dashboard.url))).toBe(true);
