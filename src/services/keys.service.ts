@@ -172,7 +172,7 @@ export async function createKey(
   };
   // The limit's check and the insert in one transaction: the caller's when it has one.
   const insert = (trx: Executor) => storeBackend(trx).insertKeyWithinLimit(trx, newRow, MAX_ACTIVE_KEYS);
-  const row = await (db.isTransaction ? insert(db) : db.transaction().execute(insert));
+  const row = await inTransaction(db, insert);
   if (!row)
     throw new AppError(
       'key_limit_reached',

@@ -5,36 +5,25 @@
  * real engine against the in-process DNS server and a loopback MTA, whose records say what ran.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { batchEngineOptions } from '../../src/config.js';
-import { createBatchEngine } from '../../src/engine/batch/batch-engine.js';
-import type { BatchEngine } from '../../src/engine/batch/types.js';
-import { type ChunkVerifier } from '../../src/services/chunk-verifier.js';
 import { createKey } from '../../src/services/keys.service.js';
 import { errorOf, type Harness } from '../kit/api-harness.js';
-import { createJobsHarness, liveChunkVerifier, type JobsHarness, type ResultsJson } from '../kit/jobs-kit.js';
+import { type JobsHarness, type ResultsJson, createLiveJobsHarness } from '../kit/jobs-kit.js';
 import { startSmtpServers, type SmtpKit } from '../kit/smtp-servers.js';
 
 let kit: SmtpKit;
 let h: JobsHarness;
-let engine: BatchEngine;
 
 beforeAll(async () => {
   kit = await startSmtpServers({
     mta: { kind: 'mta', mailboxes: Array.from({ length: 40 }, (_, i) => `user${i}`) },
   });
-  const bound: { verify?: ChunkVerifier } = {};
-  h = await createJobsHarness({
+  h = await createLiveJobsHarness({
     flags: { chunkSize: '10', smtpPort: String(kit.port) },
     account: { plan: 'starter' },
-    verifyChunk: (...args) => bound.verify!(...args),
   });
   for (const domain of ['acme.test', 'sub.acme.test', 'other.test', 'shop.example']) route(h, domain);
-  const { ctx } = h.runtime;
-  engine = createBatchEngine(batchEngineOptions(ctx.config));
-  bound.verify = liveChunkVerifier(ctx, engine);
 });
 afterAll(async () => {
-  await engine?.close();
   await h?.close();
   await kit?.close();
 });

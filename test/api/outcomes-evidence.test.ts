@@ -5,35 +5,24 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DAY } from '../../src/clock.js';
-import { batchEngineOptions } from '../../src/config.js';
-import { createBatchEngine } from '../../src/engine/batch/batch-engine.js';
-import type { BatchEngine } from '../../src/engine/batch/types.js';
-import { type ChunkVerifier } from '../../src/services/chunk-verifier.js';
-import { createJobsHarness, liveChunkVerifier, type JobsHarness, type ResultsJson } from '../kit/jobs-kit.js';
+import { type JobsHarness, type ResultsJson, createLiveJobsHarness } from '../kit/jobs-kit.js';
 import { startSmtpServers, type SmtpKit } from '../kit/smtp-servers.js';
 
 let kit: SmtpKit;
 let h: JobsHarness;
-let engine: BatchEngine;
 
 beforeAll(async () => {
   kit = await startSmtpServers({ all: { kind: 'mta', catchAll: true } });
-  const bound: { verify?: ChunkVerifier } = {};
-  h = await createJobsHarness({
+  h = await createLiveJobsHarness({
     flags: { chunkSize: '10', smtpPort: String(kit.port) },
     account: { plan: 'starter' },
-    verifyChunk: (...args) => bound.verify!(...args),
   });
   for (const domain of ['good.test', 'bad.test', 'fresh.test', 'batch.test']) {
     h.dns.setDomain(domain, { mx: [{ exchange: `mx1.${domain}`, priority: 10 }] });
     h.dns.setDomain(`mx1.${domain}`, { a: [kit.hosts.all!.ip] });
   }
-  const { ctx } = h.runtime;
-  engine = createBatchEngine(batchEngineOptions(ctx.config));
-  bound.verify = liveChunkVerifier(ctx, engine);
 });
 afterAll(async () => {
-  await engine?.close();
   await h?.close();
   await kit?.close();
 });

@@ -7,16 +7,12 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DAY, ManualClock } from '../../src/clock.js';
-import { batchEngineOptions } from '../../src/config.js';
-import { createBatchEngine } from '../../src/engine/batch/batch-engine.js';
-import type { BatchEngine } from '../../src/engine/batch/types.js';
 import { sweepOnce } from '../../src/jobs/sweep.js';
 import { createAccount } from '../../src/services/accounts.service.js';
-import type { ChunkVerifier } from '../../src/services/chunk-verifier.js';
 import { createKey } from '../../src/services/keys.service.js';
 import type { AccuracyReport } from '../../src/services/outcomes/report.service.js';
 import { createHarness, errorOf, type Harness } from '../kit/api-harness.js';
-import { createJobsHarness, liveChunkVerifier, type JobsHarness } from '../kit/jobs-kit.js';
+import { type JobsHarness, createLiveJobsHarness } from '../kit/jobs-kit.js';
 import { startSmtpServers, type SmtpKit } from '../kit/smtp-servers.js';
 
 let kit: SmtpKit;
@@ -240,21 +236,14 @@ describe('GET /v1/account/outcomes after single verifications', () => {
 
 describe('the verdicts of batch jobs', () => {
   let h: JobsHarness;
-  let engine: BatchEngine;
   beforeAll(async () => {
-    const bound: { verify?: ChunkVerifier } = {};
-    h = await createJobsHarness({
+    h = await createLiveJobsHarness({
       flags: { chunkSize: '10', smtpPort: String(kit.port) },
       account: { plan: 'starter' },
-      verifyChunk: (...args) => bound.verify!(...args),
     });
     route(h);
-    const { ctx } = h.runtime;
-    engine = createBatchEngine(batchEngineOptions(ctx.config));
-    bound.verify = liveChunkVerifier(ctx, engine);
   });
   afterAll(async () => {
-    await engine?.close();
     await h?.close();
   });
 

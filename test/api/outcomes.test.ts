@@ -8,15 +8,11 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/api/app.js';
 import { DAY, ManualClock } from '../../src/clock.js';
-import { batchEngineOptions } from '../../src/config.js';
-import { createBatchEngine } from '../../src/engine/batch/batch-engine.js';
-import type { BatchEngine } from '../../src/engine/batch/types.js';
 import { sweepOnce } from '../../src/jobs/sweep.js';
 import { createRuntime } from '../../src/runtime.js';
-import { type ChunkVerifier } from '../../src/services/chunk-verifier.js';
 import { createKey } from '../../src/services/keys.service.js';
 import { createHarness, errorOf, type Harness } from '../kit/api-harness.js';
-import { createJobsHarness, liveChunkVerifier, type JobsHarness, type ResultsJson } from '../kit/jobs-kit.js';
+import { type JobsHarness, type ResultsJson, createLiveJobsHarness } from '../kit/jobs-kit.js';
 import { startSmtpServers, type SmtpKit } from '../kit/smtp-servers.js';
 import { skipWithoutRedis, TEST_REDIS_URL, testRedis, type TestRedis } from '../redis/redis-kit.js';
 
@@ -311,21 +307,14 @@ async function createJobsHarnessLike(h: Harness): Promise<{ liveKey: string }> {
 
 describe('suppression in batch jobs', () => {
   let h: JobsHarness;
-  let engine: BatchEngine;
   beforeAll(async () => {
-    const bound: { verify?: ChunkVerifier } = {};
-    h = await createJobsHarness({
+    h = await createLiveJobsHarness({
       flags: { chunkSize: '10', smtpPort: String(kit.port) },
       account: { plan: 'starter' },
-      verifyChunk: (...args) => bound.verify!(...args),
     });
     route(h);
-    const { ctx } = h.runtime;
-    engine = createBatchEngine(batchEngineOptions(ctx.config));
-    bound.verify = liveChunkVerifier(ctx, engine);
   });
   afterAll(async () => {
-    await engine?.close();
     await h?.close();
   });
 

@@ -10,7 +10,9 @@ import { createKey } from '../../src/services/keys.service.js';
 import { createChunkVerifier, type ChunkVerifier } from '../../src/services/chunk-verifier.js';
 import { createWorker, type Worker, type WorkerDeps } from '../../src/jobs/worker.js';
 import type { AppContext } from '../../src/context.js';
+import { createBatchEngine } from '../../src/engine/batch/batch-engine.js';
 import type { BatchEngine } from '../../src/engine/batch/types.js';
+import { batchEngineOptions } from '../../src/config.js';
 import { accountLookup } from '../../src/services/outcomes/account-data.js';
 import { createHarness, type Harness, type HarnessOptions } from './api-harness.js';
 
@@ -138,4 +140,23 @@ export function liveChunkVerifier(ctx: AppContext, batchEngine: BatchEngine): Ch
     verdictLog: ctx.verdictLog,
     dnsTrust: ctx.dnsTrust,
   });
+}
+
+/**
+ * A jobs harness whose worker verifies live, as `serve`'s does: liveChunkVerifier on a batch
+ * engine of the harness's own, closed with it.
+ */
+export async function createLiveJobsHarness(options: HarnessOptions = {}): Promise<JobsHarness> {
+  // The worker is built with the harness, the verifier after it (it needs the harness's context).
+  const bound: { verify?: ChunkVerifier } = {};
+  const h = await createJobsHarness({ ...options, verifyChunk: (...args) => bound.verify!(...args) });
+  const engine = createBatchEngine(batchEngineOptions(h.runtime.ctx.config));
+  bound.verify = liveChunkVerifier(h.runtime.ctx, engine);
+  return {
+    ...h,
+    async close() {
+      await engine.close();
+      await h.close();
+    },
+  };
 }
