@@ -49,6 +49,8 @@ const STEPS: {
   { name: 'TLS handshake', from: (t) => t.starttlsReply, to: (t) => t.handshake },
   { name: 'EHLO after TLS', from: (t) => t.ehlo[1], to: (t) => t.ehloReply[1] },
   { name: 'MAIL and RCPTs', from: (t) => t.mail, to: (t) => t.lastReply },
+  // What the engine does after the last reply until the verification returns.
+  { name: 'until the result', from: (t) => t.lastReply, to: (t) => t.result },
 ];
 
 interface Times {
@@ -60,6 +62,7 @@ interface Times {
   handshake?: number;
   mail?: number;
   lastReply?: number;
+  result?: number;
 }
 
 function timesOf(lines: TranscriptLine[]): Times {
@@ -122,6 +125,7 @@ async function run(): Promise<void> {
       verdicts = verdicts.set(verdict, (verdicts.get(verdict) ?? 0) + 1);
       latencies.push(result.latency_ms);
       const t = timesOf(result.transcript ?? []);
+      t.result = result.latency_ms;
       for (const s of STEPS) {
         const from = s.from(t);
         const to = s.to(t);
