@@ -47,6 +47,8 @@ const STEPS: {
   { name: 'EHLO', from: (t) => t.ehlo[0], to: (t) => t.ehloReply[0] },
   { name: 'STARTTLS', from: (t) => t.starttls, to: (t) => t.starttlsReply },
   { name: 'TLS handshake', from: (t) => t.starttlsReply, to: (t) => t.handshake },
+  // At a host that holds its reply behind its session tickets (src/engine/smtp/held-replies.ts).
+  { name: 'wait for the ticket', from: (t) => t.handshake, to: (t) => t.ehlo[1] },
   { name: 'EHLO after TLS', from: (t) => t.ehlo[1], to: (t) => t.ehloReply[1] },
   { name: 'MAIL and RCPTs', from: (t) => t.mail, to: (t) => t.lastReply },
   // What the engine does after the last reply until the verification returns.
