@@ -19,9 +19,10 @@ afterEach(async () => {
 
 /**
  * A host offering STARTTLS whose reply to the EHLO after TLS waits `holdMs` (0: at once), as
- * Postfix's waits for its tickets' acknowledgement; it logs every command it reads.
+ * Postfix's waits for its tickets' acknowledgement, and to the EHLO in clear text `clearHoldMs`;
+ * it logs every command it reads.
  */
-async function startHost(holdMs: number): Promise<{ core: SmtpCore; commands: string[] }> {
+async function startHost(holdMs: number, clearHoldMs = 0): Promise<{ core: SmtpCore; commands: string[] }> {
   const commands: string[] = [];
   const core = await startSmtpCore({
     hosts: ['127.0.0.1'],
@@ -37,7 +38,7 @@ async function startHost(holdMs: number): Promise<{ core: SmtpCore; commands: st
             } else if (line.startsWith('EHLO') && conn.secure) {
               conn.send(`250-held.test${CRLF}250 PIPELINING${CRLF}`, holdMs);
             } else if (line.startsWith('EHLO')) {
-              conn.write(`250-held.test${CRLF}250 STARTTLS${CRLF}`);
+              conn.send(`250-held.test${CRLF}250 STARTTLS${CRLF}`, clearHoldMs);
             } else if (line === 'QUIT') {
               conn.end(`221 2.0.0 Bye${CRLF}`);
             } else {
@@ -106,6 +107,14 @@ describe('the EHLO after TLS and the session tickets', () => {
       expect(waited(lines)).toBe(false);
       expect(lines).toContain('250 PIPELINING');
     }
+    expect(memory.holds('127.0.0.1')).toBe(false);
+  });
+
+  it('does not take a host slow at every EHLO for one that holds (waiting would cost it a round trip)', async () => {
+    const { core } = await startHost(300, 300);
+    const memory = new HeldReplies(Date.now);
+    const lines = await greetOnce(core.port, memory);
+    expect(lines).toContain('250 PIPELINING');
     expect(memory.holds('127.0.0.1')).toBe(false);
   });
 });

@@ -166,6 +166,8 @@ export class SmtpConnection {
   #recorder: WireRecorder | null = null;
   /** The STARTTLS command's round trip (ms), null before STARTTLS. */
   #starttlsRtt: number | null = null;
+  /** How long the last EHLO in clear text took to be answered (ms), null before one. */
+  #clearEhloMs: number | null = null;
   /** `performance.now()` when the first TLS 1.3 session ticket came; null while none has. */
   #ticketAt: number | null = null;
   /** Whether the EHLO after TLS waited for the first ticket (held-replies.ts). */
@@ -277,7 +279,9 @@ export class SmtpConnection {
    * that counts; `extensions` is updated from a successful EHLO.
    */
   async ehlo(name: string): Promise<SmtpReply> {
+    const sentAt = performance.now();
     const reply = await this.command(`EHLO ${name}`);
+    if (!this.tls) this.#clearEhloMs = performance.now() - sentAt;
     if (reply.code >= 200 && reply.code < 300) {
       this.extensions = parseEhloExtensions(reply);
       return reply;
@@ -373,12 +377,16 @@ export class SmtpConnection {
   /**
    * What the server's TLS 1.3 session tickets did to the first reply after the handshake, given
    * when that reply came (held-replies.ts): held when it came a good half round trip after the
-   * first ticket, as a reply held for the tickets' acknowledgement does.
+   * first ticket, as a reply held for the tickets' acknowledgement does. A server already slow to
+   * answer the EHLO in clear text (a look-up of the HELO name) is not taken for one that holds:
+   * waiting would cost it a round trip.
    */
   ticketsAfterTls(replyAt: number): TicketObservation {
     if (this.#waitedForTicket) return this.#ticketAt === null ? 'no_tickets' : 'waited';
-    if (this.#ticketAt === null || this.#starttlsRtt === null) return 'not_held';
-    return replyAt - this.#ticketAt > this.#starttlsRtt / 2 + HELD_MARGIN_MS ? 'held' : 'not_held';
+    const rtt = this.#starttlsRtt;
+    if (this.#ticketAt === null || rtt === null) return 'not_held';
+    if (this.#clearEhloMs === null || this.#clearEhloMs > rtt + HELD_MARGIN_MS) return 'not_held';
+    return replyAt - this.#ticketAt > rtt / 2 + HELD_MARGIN_MS ? 'held' : 'not_held';
   }
 
   /**
