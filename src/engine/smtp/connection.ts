@@ -172,6 +172,8 @@ export class SmtpConnection {
   #ticketAt: number | null = null;
   /** Whether the EHLO after TLS waited for the first ticket (held-replies.ts). */
   #waitedForTicket = false;
+  /** Whether STARTTLS negotiated TLS 1.3 (whose tickets come after the handshake). */
+  #tls13 = false;
 
   private constructor(socket: net.Socket, options: OpenOptions) {
     this.#socket = socket;
@@ -337,8 +339,9 @@ export class SmtpConnection {
     this.tls = true;
     const cipher = secure.getCipher();
     this.#recorder?.record('out', `[TLS handshake: ${secure.getProtocol() ?? 'TLS'}, ${cipher.name}]`);
-    // TLS 1.2 tickets come within the handshake: there is nothing to wait for.
-    if (awaitTicket && secure.getProtocol() === 'TLSv1.3') await this.#awaitTicket(secure);
+    // TLS 1.2 tickets come within the handshake: there is nothing to wait for, nor to learn.
+    this.#tls13 = secure.getProtocol() === 'TLSv1.3';
+    if (awaitTicket && this.#tls13) await this.#awaitTicket(secure);
     return reply;
   }
 
@@ -384,7 +387,7 @@ export class SmtpConnection {
   ticketsAfterTls(replyAt: number): TicketObservation {
     if (this.#waitedForTicket) return this.#ticketAt === null ? 'no_tickets' : 'waited';
     const rtt = this.#starttlsRtt;
-    if (this.#ticketAt === null || rtt === null) return 'not_held';
+    if (!this.#tls13 || this.#ticketAt === null || rtt === null) return 'not_held';
     if (this.#clearEhloMs === null || this.#clearEhloMs > rtt + HELD_MARGIN_MS) return 'not_held';
     return replyAt - this.#ticketAt > rtt / 2 + HELD_MARGIN_MS ? 'held' : 'not_held';
   }
