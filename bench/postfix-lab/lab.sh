@@ -3,7 +3,7 @@
 # reached through a veth pair whose packets wait ONE_WAY_MS each way in an NFQUEUE delay line
 # (nfq-delay.c; this kernel has no netem). Every address is the lab's own: the host end is
 # 198.18.0.1, Postfix listens on 198.18.0.2:25 (RFC 2544 benchmarking range: it collides with nothing of this machine, whose own network is TEST-NET-1); nothing else is
-# reached. Root only; Debian packages: postfix, libnetfilter-queue-dev, gcc, openssl.
+# reached. Root only; Debian packages: postfix, libnetfilter-queue-dev, gcc, openssl, iptables.
 #
 #   bench/postfix-lab/lab.sh up [ONE_WAY_MS]   # default 20: a 40 ms round trip
 #   bench/postfix-lab/lab.sh down
@@ -37,8 +37,9 @@ up() {
     return 1
   fi
   mkdir -p "$DIR" "/etc/netns/$NS"
-  if ! command -v postfix >/dev/null || [ ! -f /usr/include/libnetfilter_queue/libnetfilter_queue.h ]; then
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postfix libnetfilter-queue-dev gcc openssl >/dev/null
+  if ! command -v postfix >/dev/null || ! command -v iptables >/dev/null ||
+    [ ! -f /usr/include/libnetfilter_queue/libnetfilter_queue.h ]; then
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postfix libnetfilter-queue-dev gcc openssl iptables >/dev/null
   fi
   cc -O2 -o "$DIR/nfq-delay" "$HERE/nfq-delay.c" -lnetfilter_queue
   if [ ! -f "$DIR/cert.pem" ]; then

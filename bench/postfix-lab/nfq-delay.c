@@ -4,14 +4,23 @@
  * has no netem; NFQUEUE with a fixed delay per direction gives a round trip of 2 x DELAY_MS
  * without touching TCP itself (ACKs, Nagle and delayed ACKs behave as on a real path).
  *
+ * The delay must be exact, or every round trip of a measurement grows: the wait is a nanosecond
+ * ppoll (a millisecond poll rounded up added 0.5 ms a packet on average), with no timer slack, at
+ * a real-time priority (on a busy machine a normal one woke milliseconds late): 41.2-41.6 ms p50
+ * for a 40 ms TCP connect before, see docs/benchmarks.md.
+ *
  * Build: cc -O2 -o nfq-delay nfq-delay.c -lnetfilter_queue   (Debian: libnetfilter-queue-dev)
  * Run:   nfq-delay QUEUE DELAY_MS
  */
+#define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
 #include <libnetfilter_queue/libnetfilter_queue.h>
 #include <linux/netfilter.h>
 #include <poll.h>
+#include <sched.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,15 +68,24 @@ int main(int argc, char **argv) {
   nfq_set_queue_maxlen(qh, RING);
   int fd = nfq_fd(h);
   char buf[4096] __attribute__((aligned));
+  /* Best effort: without them the line still works, only less exactly on a busy machine. */
+  prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+  struct sched_param sp = {.sched_priority = 50};
+  if (sched_setscheduler(0, SCHED_FIFO, &sp) < 0) perror("nfq-delay: SCHED_FIFO (continuing)");
+  mlockall(MCL_CURRENT | MCL_FUTURE);
   fprintf(stderr, "nfq-delay: queue %d, %s ms each way\n", queue, argv[2]);
   for (;;) {
-    int timeout = -1;
+    struct timespec timeout;
+    struct timespec *until = NULL;
     if (head != tail) {
       int64_t wait = due[head % RING] - now_ns();
-      timeout = wait <= 0 ? 0 : (int)((wait + 999999) / 1000000);
+      if (wait < 0) wait = 0;
+      timeout.tv_sec = (time_t)(wait / 1000000000);
+      timeout.tv_nsec = (long)(wait % 1000000000);
+      until = &timeout;
     }
     struct pollfd p = {.fd = fd, .events = POLLIN};
-    int ready = poll(&p, 1, timeout);
+    int ready = ppoll(&p, 1, until, NULL);
     if (ready < 0 && errno != EINTR) return perror("poll"), 1;
     if (ready > 0) {
       int n = recv(fd, buf, sizeof buf, 0);

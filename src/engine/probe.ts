@@ -42,6 +42,7 @@ import type { MailHost, SmtpEvidence, SmtpOutcome, SmtpOutcomeKind } from './out
 import { TtlMap } from './ttl-map.js';
 import { DEFAULT_CONCURRENCY, DEFAULT_PER_HOST_CONCURRENCY, type SmtpOptions } from './types.js';
 import { CatchAllCache } from './smtp/catch-all-cache.js';
+import { HeldReplies } from './smtp/held-replies.js';
 import type { Egress, EgressGate } from './egress/egress.js';
 import { providerOfHost } from './smtp/providers.js';
 import { DEFAULT_EGRESS_REST_MS, buildEgresses, pairKey, refusesTheClient } from './egress/egress.js';
@@ -157,6 +158,8 @@ export class SmtpProber {
   readonly #sessions: SingleSessions;
   /** Per MX host name: whether IPv6 goes first, after a race another family than the first won. */
   readonly #familyWon: TtlMap<string, boolean>;
+  /** Hosts that hold their reply behind their TLS 1.3 session tickets (smtp/held-replies.ts). */
+  readonly #heldReplies: HeldReplies;
 
   constructor(options: ProberOptions, deps: ProberDeps = {}) {
     this.#options = options;
@@ -167,6 +170,7 @@ export class SmtpProber {
     this.#backoffMs = options.hostBackoffMs ?? DEFAULT_HOST_BACKOFF_MS;
     this.#backoffMaxMs = options.hostBackoffMaxMs ?? DEFAULT_HOST_BACKOFF_MAX_MS;
     this.#familyWon = new TtlMap(MAX_REMEMBERED_HOSTS, this.#clock);
+    this.#heldReplies = new HeldReplies(this.#clock);
     this.#lanes = new SingleLanes(
       buildEgresses(options),
       {
@@ -446,6 +450,7 @@ export class SmtpProber {
           alternates: raced.map((a) => ({ address: a.address, localAddress: a.route.egress.localAddress })),
           ...(late === undefined ? {} : { lateAlternates: late }),
           attemptDelayMs: this.#options.connectAttemptDelayMs ?? DEFAULT_CONNECTION_ATTEMPT_DELAY_MS,
+          heldReplies: this.#heldReplies,
         },
       );
       // The slot taken for the first address goes with the address that connected.

@@ -14,6 +14,8 @@ import { SocksClient } from 'socks';
 import type { EhloExtensions, SmtpReply } from './reply.js';
 import { NO_EXTENSIONS, ReplyParser, SmtpProtocolError, parseEhloExtensions } from './reply.js';
 import type { WireRecorder } from './transcript.js';
+import type { TicketObservation } from './held-replies.js';
+import { HELD_MARGIN_MS } from './held-replies.js';
 import type { ConnectCandidate } from '../net/happy-eyeballs.js';
 import { connectFirst, DEFAULT_CONNECTION_ATTEMPT_DELAY_MS, RaceFailure } from '../net/happy-eyeballs.js';
 
@@ -162,6 +164,16 @@ export class SmtpConnection {
   #connectedAt: number | null = null;
   readonly #startedAt = performance.now();
   #recorder: WireRecorder | null = null;
+  /** The STARTTLS command's round trip (ms), null before STARTTLS. */
+  #starttlsRtt: number | null = null;
+  /** How long the last EHLO in clear text took to be answered (ms), null before one. */
+  #clearEhloMs: number | null = null;
+  /** `performance.now()` when the first TLS 1.3 session ticket came; null while none has. */
+  #ticketAt: number | null = null;
+  /** Whether the EHLO after TLS waited for the first ticket (held-replies.ts). */
+  #waitedForTicket = false;
+  /** Whether STARTTLS negotiated TLS 1.3 (whose tickets come after the handshake). */
+  #tls13 = false;
 
   private constructor(socket: net.Socket, options: OpenOptions) {
     this.#socket = socket;
@@ -269,7 +281,9 @@ export class SmtpConnection {
    * that counts; `extensions` is updated from a successful EHLO.
    */
   async ehlo(name: string): Promise<SmtpReply> {
+    const sentAt = performance.now();
     const reply = await this.command(`EHLO ${name}`);
+    if (!this.tls) this.#clearEhloMs = performance.now() - sentAt;
     if (reply.code >= 200 && reply.code < 300) {
       this.extensions = parseEhloExtensions(reply);
       return reply;
@@ -282,10 +296,13 @@ export class SmtpConnection {
   /**
    * STARTTLS (RFC 3207). On 220 the socket is upgraded (certificates are not verified: the
    * probe wants privacy from passive observers, not authentication) and the caller must EHLO
-   * again. Any other reply is returned and the session goes on in clear text.
+   * again. Any other reply is returned and the session goes on in clear text. `awaitTicket`: over
+   * TLS 1.3, resolve only once the server's first session ticket has come (held-replies.ts).
    */
-  async starttls(servername: string | null): Promise<SmtpReply> {
+  async starttls(servername: string | null, awaitTicket = false): Promise<SmtpReply> {
+    const sentAt = performance.now();
     const reply = await this.command('STARTTLS');
+    this.#starttlsRtt = performance.now() - sentAt;
     if (reply.code !== 220) return reply;
     // The 220 may have come with more text in the same packet, which failed the connection.
     if (this.#failed !== null) throw this.#error();
@@ -298,6 +315,8 @@ export class SmtpConnection {
     const options: tls.ConnectionOptions = { socket: raw, rejectUnauthorized: false };
     if (servername !== null && net.isIP(servername) === 0) options.servername = servername;
     const secure = tls.connect(options);
+    // Listened to from the start: Node asks OpenSSL for the tickets only once someone listens.
+    secure.once('session', () => (this.#ticketAt = performance.now()));
     this.#socket = secure;
     this.#attach(secure);
     await new Promise<SmtpReply>((resolve, reject) => {
@@ -320,7 +339,57 @@ export class SmtpConnection {
     this.tls = true;
     const cipher = secure.getCipher();
     this.#recorder?.record('out', `[TLS handshake: ${secure.getProtocol() ?? 'TLS'}, ${cipher.name}]`);
+    // TLS 1.2 tickets come within the handshake: there is nothing to wait for, nor to learn.
+    this.#tls13 = secure.getProtocol() === 'TLSv1.3';
+    if (awaitTicket && this.#tls13) await this.#awaitTicket(secure);
     return reply;
+  }
+
+  /**
+   * Waits for the server's first TLS 1.3 session ticket (it comes a round trip after our Finished),
+   * at most two STARTTLS round trips and the margin, or until the connection fails.
+   */
+  async #awaitTicket(secure: tls.TLSSocket): Promise<void> {
+    if (this.#ticketAt !== null) return;
+    this.#waitedForTicket = true;
+    const startedAt = performance.now();
+    const boundMs = 2 * (this.#starttlsRtt ?? 0) + HELD_MARGIN_MS;
+    await new Promise<void>((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        secure.off('session', onTicket);
+        secure.off('close', done);
+        resolve();
+      };
+      // 'session' is emitted inside the TLS socket's read: an EHLO written from there (as soon as
+      // the promise resolves) was never answered (Node 20). The next turn of the loop is outside.
+      const onTicket = (): void => void setImmediate(done);
+      const timer = setTimeout(done, boundMs);
+      secure.once('session', onTicket);
+      secure.once('close', done);
+    });
+    const waited = Math.round(performance.now() - startedAt);
+    this.#recorder?.record(
+      'out',
+      this.#ticketAt === null
+        ? `[no TLS session ticket within ${waited} ms]`
+        : `[TLS session ticket after ${waited} ms]`,
+    );
+  }
+
+  /**
+   * What the server's TLS 1.3 session tickets did to the first reply after the handshake, given
+   * when that reply came (held-replies.ts): held when it came a good half round trip after the
+   * first ticket, as a reply held for the tickets' acknowledgement does. A server already slow to
+   * answer the EHLO in clear text (a look-up of the HELO name) is not taken for one that holds:
+   * waiting would cost it a round trip.
+   */
+  ticketsAfterTls(replyAt: number): TicketObservation {
+    if (this.#waitedForTicket) return this.#ticketAt === null ? 'no_tickets' : 'waited';
+    const rtt = this.#starttlsRtt;
+    if (!this.#tls13 || this.#ticketAt === null || rtt === null) return 'not_held';
+    if (this.#clearEhloMs === null || this.#clearEhloMs > rtt + HELD_MARGIN_MS) return 'not_held';
+    return replyAt - this.#ticketAt > rtt / 2 + HELD_MARGIN_MS ? 'held' : 'not_held';
   }
 
   /**

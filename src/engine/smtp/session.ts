@@ -15,6 +15,7 @@ import type { SmtpErrorKind, SocksProxyOptions } from './connection.js';
 import { SmtpConnection, SmtpConnectionError } from './connection.js';
 import type { EhloExtensions, SmtpReply } from './reply.js';
 import type { WireRecorder } from './transcript.js';
+import type { HeldReplies } from './held-replies.js';
 import type { ConnectCandidate } from '../net/happy-eyeballs.js';
 
 /** Where in a session something happened (also the `stage` label of the given-up metric). */
@@ -97,6 +98,12 @@ export interface SessionOptions {
   lateAlternates?: Promise<readonly ConnectCandidate[]>;
   /** Happy Eyeballs' Connection Attempt Delay (default 250 ms). */
   attemptDelayMs?: number;
+  /**
+   * The hosts that hold their reply behind their TLS 1.3 session tickets (held-replies.ts): the
+   * EHLO after TLS waits for the first ticket at those, and each TLS session teaches it. Absent:
+   * the EHLO always goes with the TLS Finished.
+   */
+  heldReplies?: HeldReplies;
 }
 
 /**
@@ -257,10 +264,10 @@ export class SmtpSession {
   }
 
   /** STARTTLS by the step deadline (then EHLO again); part of the greeting. */
-  async starttls(): Promise<SmtpReply> {
+  async starttls(awaitTicket = false): Promise<SmtpReply> {
     this.#connection.setDeadline(this.#deadlines.step());
     const servername = isIP(this.target.exchange) === 0 ? this.target.exchange : null;
-    return this.#connection.starttls(servername);
+    return this.#connection.starttls(servername, awaitTicket);
   }
 }
 
@@ -336,10 +343,12 @@ async function greet(target: SessionTarget, options: SessionOptions, retry: bool
       return refused(session, tlsRequired('the server does not offer STARTTLS'));
     if (!retry && mode !== 'never' && connection.extensions.starttls) {
       stage = 'starttls';
-      const reply = await session.starttls();
+      const held = options.heldReplies;
+      const reply = await session.starttls(held?.holds(target.address) === true);
       if (session.tls) {
         stage = 'ehlo';
         greeting = await session.ehlo(options.heloName);
+        held?.learn(target.address, connection.ticketsAfterTls(performance.now()));
         greetingRefused = refusal('ehlo', greeting, true);
         if (greetingRefused !== null) return refused(session, greetingRefused);
       } else if (reply.code === 421) {

@@ -1,0 +1,142 @@
+/**
+ * The EHLO after TLS at hosts that hold their reply behind their TLS 1.3 session tickets
+ * (src/engine/smtp/held-replies.ts): a host seen holding is waited for, by the first ticket, on
+ * the next session; a host that replies at once never is. The kit's TLS server is Node's OpenSSL,
+ * which sends two tickets after the client's Finished as Postfix's does.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { HeldReplies } from '../../src/engine/smtp/held-replies.js';
+import { budgetDeadlines, openSession } from '../../src/engine/smtp/session.js';
+import { TranscriptRecorder } from '../../src/engine/smtp/transcript.js';
+import { startSmtpCore, type SmtpCore } from '../kit/smtp-core.js';
+
+const CRLF = '\r\n';
+const cores: SmtpCore[] = [];
+
+afterEach(async () => {
+  await Promise.all(cores.splice(0).map((core) => core.close()));
+});
+
+/**
+ * A host offering STARTTLS whose reply to the EHLO after TLS waits `holdMs` (0: at once), as
+ * Postfix's waits for its tickets' acknowledgement, and to the EHLO in clear text `clearHoldMs`;
+ * it logs every command it reads.
+ */
+async function startHost(holdMs: number, clearHoldMs = 0): Promise<{ core: SmtpCore; commands: string[] }> {
+  const commands: string[] = [];
+  const core = await startSmtpCore({
+    hosts: ['127.0.0.1'],
+    connection(conn) {
+      conn.write(`220 held.test ESMTP${CRLF}`);
+      return {
+        lines(lines) {
+          for (const line of lines) {
+            commands.push(line);
+            if (line === 'STARTTLS') {
+              conn.write(`220 2.0.0 Ready to start TLS${CRLF}`);
+              conn.startTls();
+            } else if (line.startsWith('EHLO') && conn.secure) {
+              conn.send(`250-held.test${CRLF}250 PIPELINING${CRLF}`, holdMs);
+            } else if (line.startsWith('EHLO')) {
+              conn.send(`250-held.test${CRLF}250 STARTTLS${CRLF}`, clearHoldMs);
+            } else if (line === 'QUIT') {
+              conn.end(`221 2.0.0 Bye${CRLF}`);
+            } else {
+              conn.write(`502 5.5.2 Error${CRLF}`);
+            }
+          }
+        },
+      };
+    },
+  });
+  cores.push(core);
+  return { core, commands };
+}
+
+/** One session with STARTTLS to the host; its transcript's lines (text only). */
+async function greetOnce(port: number, heldReplies: HeldReplies): Promise<string[]> {
+  const recorder = new TranscriptRecorder();
+  const opened = await openSession(
+    { exchange: 'held.test', address: '127.0.0.1' },
+    {
+      port,
+      heloName: 'prober.test',
+      proxy: null,
+      deadlines: budgetDeadlines(performance.now() + 5000, performance.now() + 5000),
+      recorder,
+      heldReplies,
+    },
+  );
+  expect(opened.ok).toBe(true);
+  if (!opened.ok) return [];
+  expect(opened.session.tls).toBe(true);
+  await opened.session.quit();
+  return recorder.seal().map((line) => line.text);
+}
+
+const waited = (lines: string[]): boolean =>
+  lines.some((line) => line.startsWith('[TLS session ticket after'));
+
+describe('the EHLO after TLS and the session tickets', () => {
+  it('waits for the first ticket at a host seen holding its reply, and is then answered', async () => {
+    const { core, commands } = await startHost(300);
+    const memory = new HeldReplies(Date.now);
+    const first = await greetOnce(core.port, memory);
+    // The first session sends the EHLO with the Finished and sees the reply held.
+    expect(waited(first)).toBe(false);
+    expect(memory.holds('127.0.0.1')).toBe(true);
+    const second = await greetOnce(core.port, memory);
+    // The second waits for the ticket, then sends the EHLO (the server reads it and answers).
+    expect(waited(second)).toBe(true);
+    const handshake = second.findIndex((line) => line.startsWith('[TLS handshake'));
+    expect(second.slice(handshake + 1, handshake + 3)).toEqual([
+      expect.stringMatching(/^\[TLS session ticket after \d+ ms\]$/),
+      'EHLO prober.test',
+    ]);
+    expect(second).toContain('250 PIPELINING');
+    expect(commands.filter((line) => line === 'EHLO prober.test')).toHaveLength(4);
+    // A wait tells nothing new: the host stays remembered.
+    expect(memory.holds('127.0.0.1')).toBe(true);
+  });
+
+  it('never waits at a host that replies at once', async () => {
+    const { core } = await startHost(0);
+    const memory = new HeldReplies(Date.now);
+    for (let i = 0; i < 3; i++) {
+      const lines = await greetOnce(core.port, memory);
+      expect(waited(lines)).toBe(false);
+      expect(lines).toContain('250 PIPELINING');
+    }
+    expect(memory.holds('127.0.0.1')).toBe(false);
+  });
+
+  it('does not take a host slow at every EHLO for one that holds (waiting would cost it a round trip)', async () => {
+    const { core } = await startHost(300, 300);
+    const memory = new HeldReplies(Date.now);
+    const lines = await greetOnce(core.port, memory);
+    expect(lines).toContain('250 PIPELINING');
+    expect(memory.holds('127.0.0.1')).toBe(false);
+  });
+});
+
+describe('HeldReplies', () => {
+  it('remembers a holding host until the entry expires, and forgets it on a reply at once or no ticket', () => {
+    let now = 1_000_000;
+    const memory = new HeldReplies(() => now, 60_000);
+    memory.learn('192.0.2.1', 'held');
+    memory.learn('192.0.2.2', 'held');
+    memory.learn('192.0.2.3', 'held');
+    expect(memory.holds('192.0.2.1')).toBe(true);
+    memory.learn('192.0.2.1', 'waited');
+    memory.learn('192.0.2.2', 'not_held');
+    memory.learn('192.0.2.3', 'no_tickets');
+    expect([memory.holds('192.0.2.1'), memory.holds('192.0.2.2'), memory.holds('192.0.2.3')]).toEqual([
+      true,
+      false,
+      false,
+    ]);
+    // A wait does not renew it: the host is seen afresh after the TTL.
+    now += 60_001;
+    expect(memory.holds('192.0.2.1')).toBe(false);
+  });
+});
