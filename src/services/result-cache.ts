@@ -23,7 +23,7 @@ import type { Clock } from '../clock.js';
 import type { ResultCacheSettings } from '../config.js';
 import type { Status, VerificationResult } from '../engine/types.js';
 import { providerOfRecords } from '../engine/smtp/providers.js';
-import { parseAddress } from '../engine/syntax.js';
+import { addressIdentity, parseAddress } from '../engine/syntax.js';
 import { createMemoryResultStore } from './result-memory-store.js';
 
 export { createMemoryResultStore } from './result-memory-store.js';
@@ -166,7 +166,11 @@ function cacheable(result: VerificationResult): boolean {
 export function cacheKey(accountId: string, email: string): string | null {
   const parsed = parseAddress(email);
   if (!parsed.ok) return null;
-  return createHash('sha256').update(accountId).update('\0').update(parsed.address).digest('base64url');
+  return createHash('sha256')
+    .update(accountId)
+    .update('\0')
+    .update(addressIdentity(parsed))
+    .digest('base64url');
 }
 
 /** A cache that holds nothing: every look-up misses (the cache turned off). */
