@@ -19,11 +19,12 @@ import { HTTP_STATUS } from '../http/errors.js';
 
 /**
  * `type: [t, 'null']`, as the OpenAPI document has always written a nullable value (TypeBox's
- * Union would write an `anyOf`, which the generated client reads differently).
+ * Union would write an `anyOf` instead, a different document).
  */
 export const Nullable = <T extends TSchema>(schema: T, options: SchemaOptions = {}) => {
-  // Entries only: the copy must not keep TypeBox's Kind symbol, whose Static would win.
-  const { type, ...rest } = Object.fromEntries(Object.entries(schema)) as { type: unknown };
+  // String keys only: a copy that kept TypeBox's Kind symbol would still say it is the plain type.
+  const keywords: Record<string, unknown> = Object.fromEntries(Object.entries(schema));
+  const { type, ...rest } = keywords;
   return Type.Unsafe<Static<T> | null>({ type: [type, 'null'], ...rest, ...options });
 };
 
