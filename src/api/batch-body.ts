@@ -18,24 +18,13 @@
 import type { Readable } from 'node:stream';
 import { Tokenizer, TokenType } from '@streamparser/json';
 import { AppError } from '../errors.js';
-import {
-  BATCH_BODY_LIMIT,
-  BatchIntake,
-  checkEntryLength,
-  type BatchAddresses,
-} from '../services/batch-intake.js';
+import type { BatchRequest } from '../services/batch.service.js';
+import { BATCH_BODY_LIMIT, BatchIntake, checkEntryLength } from '../services/batch-intake.js';
 
 /** Longest `webhook_url`, in characters. */
 export const MAX_WEBHOOK_URL_LENGTH = 2048;
 /** Longest field name worth reading to its end: every accepted one is shorter. */
 const MAX_KEY_LENGTH = 64;
-
-/** The body of a batch submission as the service takes it. */
-export interface BatchBody {
-  addresses: BatchAddresses;
-  webhookUrl: string | null;
-  notifyEmail: boolean;
-}
 
 type ParsedTokenInfo = Parameters<Tokenizer['onToken']>[0];
 
@@ -222,7 +211,7 @@ function checkWebhookLength(length: number): void {
 export function readBatchBody(
   stream: Readable,
   options: { chunkSize: number; trackRepeats: boolean; limit?: number },
-): Promise<BatchBody> {
+): Promise<BatchRequest> {
   const limit = options.limit ?? BATCH_BODY_LIMIT;
   const reader = new BatchBodyReader(options.chunkSize, options.trackRepeats);
   const tokenizer = new Tokenizer({ emitPartialTokens: true, stringBufferSize: 64 * 1024 });
@@ -241,7 +230,7 @@ export function readBatchBody(
   };
   tokenizer.onEnd = () => {};
 
-  return new Promise<BatchBody>((resolve, reject) => {
+  return new Promise<BatchRequest>((resolve, reject) => {
     let received = 0;
     let settled = false;
     const fail = (err: unknown): void => {

@@ -1,19 +1,16 @@
 /** The reduced answer of POST /v1/verify to a publishable key (docs/widget.md). */
+import { Type } from '@sinclair/typebox';
 import type { VerificationResult } from '../engine/types.js';
-import { verificationResultSchema } from './schemas.js';
+import { SUCCESS_HEADERS, verificationResultBody } from './schemas.js';
 
-const full = verificationResultSchema.properties;
+const full = verificationResultBody.properties;
 
 /**
  * What a web page learns of an address: the verdict and the typo suggestion, nothing of the
  * domain's mail servers (no `checks`, `mx`, `catchAll` or timings).
  */
-export const publishableResultSchema = {
-  type: 'object',
-  description: 'The result for a publishable key (docs/widget.md): the verdict only, no checks.',
-  required: ['status', 'score', 'reason', 'did_you_mean', 'disposable', 'request_id'],
-  additionalProperties: false,
-  properties: {
+export const publishableResultSchema = Type.Object(
+  {
     status: full.status,
     score: full.score,
     reason: full.reason,
@@ -21,17 +18,17 @@ export const publishableResultSchema = {
     disposable: full.disposable,
     request_id: full.request_id,
   },
-} as const;
-
-/** The whole result as a body schema: `headers` belongs to a response, not to a schema (OpenAPI). */
-const { headers: successHeaders, ...verificationResultBody } = verificationResultSchema;
+  {
+    description: 'The result for a publishable key (docs/widget.md): the verdict only, no checks.',
+    additionalProperties: false,
+  },
+);
 
 /** The 200 of POST /v1/verify: the whole result for a secret key, the reduced one for a publishable key. */
-export const verifyResponseSchema = {
+export const verifyResponseSchema = Type.Union([verificationResultBody, publishableResultSchema], {
   description: 'The verification result (a publishable key gets the reduced one).',
-  headers: successHeaders,
-  anyOf: [verificationResultBody, publishableResultSchema],
-} as const;
+  headers: SUCCESS_HEADERS,
+});
 
 export function reducedResult(
   result: Pick<VerificationResult, 'status' | 'score' | 'reason' | 'did_you_mean' | 'disposable'>,

@@ -1,7 +1,10 @@
 /**
- * JSON schemas of the v1 bodies. They validate requests, serialise responses and are the source
- * of the OpenAPI document (docs/openapi.json), so the three cannot drift apart.
+ * TypeBox schemas of the v1 bodies, as the dashboard's (src/dashboard/contract.ts). They validate
+ * requests, serialise responses, type the route handlers (the TypeBox type provider infers
+ * `request.body`, `params`, `query` and the reply from them) and are the source of the OpenAPI
+ * document (docs/openapi.json), so the four cannot drift apart.
  */
+import { Type, type SchemaOptions, type Static, type TSchema, type TUnsafe } from '@sinclair/typebox';
 import {
   DEFAULT_TIMEOUT_MS,
   MAX_TIMEOUT_MS,
@@ -14,10 +17,41 @@ import type { ErrorCode } from '../errors.js';
 import { PLAN_SLUGS } from '../services/plans.js';
 import { HTTP_STATUS } from '../http/errors.js';
 
-const requestId = {
-  type: 'string',
+/**
+ * `type: [t, 'null']`, as the OpenAPI document has always written a nullable value (TypeBox's
+ * Union would write an `anyOf` instead, a different document).
+ */
+export const Nullable = <T extends TSchema>(schema: T, options: SchemaOptions = {}) => {
+  // String keys only: a copy that kept TypeBox's Kind symbol would still say it is the plain type.
+  const keywords: Record<string, unknown> = Object.fromEntries(Object.entries(schema));
+  const { type, ...rest } = keywords;
+  return Type.Unsafe<Static<T> | null>({ type: [type, 'null'], ...rest, ...options });
+};
+
+/** A string from a fixed list, written as `enum` (a Union of literals would be an `anyOf` of `const`). */
+export const StringEnum = <const T extends readonly string[]>(values: T, options: SchemaOptions = {}) =>
+  Type.Unsafe<T[number]>({ type: 'string', enum: values, ...options });
+
+/** A string from a fixed list, or null. */
+export const NullableStringEnum = <const T extends readonly string[]>(
+  values: T,
+  options: SchemaOptions = {},
+) => Type.Unsafe<T[number] | null>({ type: ['string', 'null'], enum: [...values, null], ...options });
+
+/** `{ "type": "boolean", "enum": [true] }`: a field that is always true. */
+export const AlwaysTrue = Type.Unsafe<true>({ type: 'boolean', enum: [true] });
+
+/**
+ * A field with a `default`: optional on the wire (not in `required`) and always present in the
+ * handler, since the validator fills the default in (`useDefaults`, api/validation.ts). TypeBox
+ * types an Optional as possibly absent, which is true of the wire only: hence the one cast.
+ */
+export const Defaulted = <T extends TSchema>(schema: T): T => Type.Optional(schema) as unknown as T;
+
+export const RequestId = Type.String({
   description: 'Identifier of this request, req_<id>; also in X-Request-Id.',
-} as const;
+});
+export const DateTime = (options: SchemaOptions = {}) => Type.String({ format: 'date-time', ...options });
 
 /** Response headers, for the OpenAPI document (docs/api.md describes them). */
 const REQUEST_ID_HEADER = {
@@ -34,323 +68,268 @@ const RATE_LIMIT_HEADERS = {
 /** The headers of a successful authenticated response. */
 export const SUCCESS_HEADERS = { ...REQUEST_ID_HEADER, ...RATE_LIMIT_HEADERS } as const;
 
-const nullable = (type: string, description?: string) =>
-  ({ type: [type, 'null'], ...(description === undefined ? {} : { description }) }) as const;
+const NullableString = (description?: string) =>
+  Nullable(Type.String(), description === undefined ? {} : { description });
 
 /**
  * An entry of `checks`: `passed` plus the check's own details (docs/verdicts.md), each declared
  * so that the response is written by compiled code (undeclared details would still be written).
  */
-const check = <P extends Record<string, unknown>>(description: string, details: P) =>
-  ({
-    type: 'object',
-    description,
-    required: ['passed', ...Object.keys(details)],
-    properties: {
-      passed: { type: ['boolean', 'null'], description: 'null: not run or inconclusive.' },
+const check = <P extends Record<string, TSchema>>(description: string, details: P) =>
+  Type.Object(
+    {
+      passed: Nullable(Type.Boolean(), { description: 'null: not run or inconclusive.' }),
       ...details,
     },
-    additionalProperties: true,
-  }) as const;
-
-/** A check with details that only some answers carry (declared, not required). */
-const withOptional = <C extends ReturnType<typeof check>, P extends Record<string, unknown>>(
-  c: C,
-  details: P,
-) => ({ ...c, properties: { ...c.properties, ...details } }) as const;
+    { description, additionalProperties: true },
+  );
 
 const flagCheck = (description: string) =>
-  check(description, { value: { type: 'boolean', description: 'true: the flag is raised.' } });
+  check(description, { value: Type.Boolean({ description: 'true: the flag is raised.' }) });
 
-const historyEventSchema = {
-  type: 'object',
-  required: ['type', 'at', 'source'],
-  properties: {
-    type: {
-      type: 'string',
+const historyEvent = Type.Object(
+  {
+    type: Type.String({
       description: 'delivered, hard_bounce, soft_bounce, complaint, unsubscribed, opened, clicked.',
-    },
-    at: { type: 'string', format: 'date-time', description: 'When it happened.' },
-    source: {
-      type: 'string',
-      description: 'Where it came from: api, message, upload, ses, sendgrid, mailgun, postmark.',
-    },
-  },
-  additionalProperties: false,
-} as const;
-
-const checksSchema = {
-  type: 'object',
-  description: 'Per-check breakdown; {} when include_checks is false.',
-  properties: {
-    syntax: check('RFC 5321 syntax.', {
-      local: nullable('string', 'Local part as given; null when the syntax failed.'),
-      domain: nullable('string', 'Domain, lower-cased and IDNA-converted; null when the syntax failed.'),
-      error: nullable('string', 'Why the syntax check failed; null when it passed.'),
     }),
-    mx: withOptional(
+    at: DateTime({ description: 'When it happened.' }),
+    source: Type.String({
+      description: 'Where it came from: api, message, upload, ses, sendgrid, mailgun, postmark.',
+    }),
+  },
+  { additionalProperties: false },
+);
+
+const checksSchema = Type.Object(
+  {
+    syntax: Type.Optional(
+      check('RFC 5321 syntax.', {
+        local: NullableString('Local part as given; null when the syntax failed.'),
+        domain: NullableString('Domain, lower-cased and IDNA-converted; null when the syntax failed.'),
+        error: NullableString('Why the syntax check failed; null when it passed.'),
+      }),
+    ),
+    mx: Type.Optional(
       check('DNS mail hosts.', {
-        records: {
-          type: 'array',
-          items: {
-            type: 'object',
-            required: ['exchange', 'priority'],
-            properties: { exchange: { type: 'string' }, priority: { type: 'integer' } },
-            additionalProperties: true,
-          },
-        },
-        implicit: { type: 'boolean', description: "true: no MX, the domain's own A/AAAA is used." },
-        error: nullable(
-          'string',
+        records: Type.Array(
+          Type.Object({ exchange: Type.String(), priority: Type.Integer() }, { additionalProperties: true }),
+        ),
+        implicit: Type.Boolean({ description: "true: no MX, the domain's own A/AAAA is used." }),
+        error: NullableString(
           'NXDOMAIN, NO_MAIL_HOST, NULL_MX, SERVFAIL, TIMEOUT, RESOLVER_UNTRUSTED...; null when found.',
         ),
-        provider: {
-          type: ['string', 'null'],
-          enum: [...PROVIDERS, null],
+        provider: NullableStringEnum(PROVIDERS, {
           description:
             'The mail provider that runs the domain\'s mail, from its most preferred MX host names (docs/verdicts.md, "Which provider runs the mail"); null for any other.',
-        },
-      }),
-      {
-        explanation: {
-          type: 'string',
-          description:
-            'Only with error RESOLVER_UNTRUSTED: the DNS resolver was not trusted, so its NXDOMAIN or "no mail host" answer was not believed (docs/verdicts.md).',
-        },
-      },
-    ),
-    smtp: check('SMTP probe.', {
-      host: nullable('string'),
-      code: nullable('integer'),
-      enhanced_code: nullable('string'),
-      message: nullable('string'),
-      tls: { type: 'boolean' },
-      duration_ms: nullable('number'),
-    }),
-    disposable: check('Known temporary (throw-away) provider.', {
-      value: { type: 'boolean', description: 'true: the flag is raised.' },
-      signal: {
-        type: ['string', 'null'],
-        enum: ['domain_list', 'mx_host', null],
-        description:
-          'What raised the flag: domain_list (the domain is on a disposable list), mx_host (its MX host belongs to a disposable provider); null when not raised.',
-      },
-      mx_host: nullable('string', 'For signal mx_host: the MX host that matched; else null.'),
-    }),
-    roleAddress: flagCheck('Role address such as info@.'),
-    freeProvider: flagCheck('Free mailbox provider.'),
-    catchAll: check('Domain accepts every address.', {
-      value: nullable('boolean', 'null: not found out.'),
-    }),
-    filter: check(
-      'The account\'s filter that decided the verdict (docs/outcomes.md, "Filters"); present only then.',
-      {
-        id: { type: 'string' },
-        action: { type: 'string', enum: ['allow', 'block'] },
-        match: { type: 'string', enum: ['email', 'domain', 'mx', 'tld'] },
-        value: { type: 'string' },
-      },
-    ),
-    history: {
-      ...check(
-        "What the account's own delivery outcomes say about the address (docs/outcomes.md); live keys only. passed: false when an outcome decided the verdict (previously_bounced, complained), true when a delivery or engagement is on record with no hard bounce after it, null otherwise.",
-        {
-          events: {
-            type: 'array',
-            description: 'The latest event of each type, newest first; empty when the account has none.',
-            items: historyEventSchema,
-          },
-          decided_by: { ...historyEventSchema, type: ['object', 'null'] },
-          domain: {
-            type: 'object',
+        }),
+        explanation: Type.Optional(
+          Type.String({
             description:
-              'catch_all and unknown verdicts only: the account\'s deliveries and hard bounces at the domain, the provider\'s prior Beta(alpha, beta) and the estimate (delivered + alpha) / (delivered + hard_bounces + alpha + beta) (docs/outcomes.md, "The calibrated score").',
-            required: ['delivered', 'hard_bounces', 'prior', 'estimate'],
-            properties: {
-              delivered: { type: 'integer' },
-              hard_bounces: { type: 'integer' },
-              prior: {
-                type: 'object',
-                required: ['provider', 'alpha', 'beta'],
-                properties: {
-                  provider: { type: ['string', 'null'] },
-                  alpha: { type: 'number' },
-                  beta: { type: 'number' },
-                },
-              },
-              estimate: { type: 'number' },
-            },
-          },
+              'Only with error RESOLVER_UNTRUSTED: the DNS resolver was not trusted, so its NXDOMAIN or "no mail host" answer was not believed (docs/verdicts.md).',
+          }),
+        ),
+      }),
+    ),
+    smtp: Type.Optional(
+      check('SMTP probe.', {
+        host: NullableString(),
+        code: Nullable(Type.Integer()),
+        enhanced_code: NullableString(),
+        message: NullableString(),
+        tls: Type.Boolean(),
+        duration_ms: Nullable(Type.Number()),
+      }),
+    ),
+    disposable: Type.Optional(
+      check('Known temporary (throw-away) provider.', {
+        value: Type.Boolean({ description: 'true: the flag is raised.' }),
+        signal: NullableStringEnum(['domain_list', 'mx_host'], {
+          description:
+            'What raised the flag: domain_list (the domain is on a disposable list), mx_host (its MX host belongs to a disposable provider); null when not raised.',
+        }),
+        mx_host: NullableString('For signal mx_host: the MX host that matched; else null.'),
+      }),
+    ),
+    roleAddress: Type.Optional(flagCheck('Role address such as info@.')),
+    freeProvider: Type.Optional(flagCheck('Free mailbox provider.')),
+    catchAll: Type.Optional(
+      check('Domain accepts every address.', {
+        value: Nullable(Type.Boolean(), { description: 'null: not found out.' }),
+      }),
+    ),
+    filter: Type.Optional(
+      check(
+        'The account\'s filter that decided the verdict (docs/outcomes.md, "Filters"); present only then.',
+        {
+          id: Type.String(),
+          action: StringEnum(['allow', 'block']),
+          match: StringEnum(['email', 'domain', 'mx', 'tld']),
+          value: Type.String(),
         },
       ),
-      // `domain` only for catch_all and unknown verdicts.
-      required: ['passed', 'events', 'decided_by'],
-    },
+    ),
+    history: Type.Optional(
+      check(
+        "What the account's own delivery outcomes say about the address (docs/outcomes.md); live keys only. passed: false when an outcome decided the verdict (previously_bounced, complained), true when a delivery or engagement is on record with no hard bounce after it, null otherwise.",
+        {
+          events: Type.Array(historyEvent, {
+            description: 'The latest event of each type, newest first; empty when the account has none.',
+          }),
+          decided_by: Nullable(historyEvent),
+          // Only for catch_all and unknown verdicts.
+          domain: Type.Optional(
+            Type.Object(
+              {
+                delivered: Type.Integer(),
+                hard_bounces: Type.Integer(),
+                prior: Type.Object({
+                  provider: NullableString(),
+                  alpha: Type.Number(),
+                  beta: Type.Number(),
+                }),
+                estimate: Type.Number(),
+              },
+              {
+                description:
+                  'catch_all and unknown verdicts only: the account\'s deliveries and hard bounces at the domain, the provider\'s prior Beta(alpha, beta) and the estimate (delivered + alpha) / (delivered + hard_bounces + alpha + beta) (docs/outcomes.md, "The calibrated score").',
+              },
+            ),
+          ),
+        },
+      ),
+    ),
   },
-} as const;
+  { description: 'Per-check breakdown; {} when include_checks is false.' },
+);
 
-export const verifyBodySchema = {
-  type: 'object',
-  required: ['email'],
-  properties: {
-    email: {
-      type: 'string',
-      maxLength: 254,
-      description: 'The address to verify (RFC 5321, at most 254 characters).',
-    },
-    timeout_ms: {
-      type: 'integer',
+export const verifyBodySchema = Type.Object({
+  email: Type.String({
+    maxLength: 254,
+    description: 'The address to verify (RFC 5321, at most 254 characters).',
+  }),
+  timeout_ms: Defaulted(
+    Type.Integer({
       minimum: MIN_TIMEOUT_MS,
       maximum: MAX_TIMEOUT_MS,
       default: DEFAULT_TIMEOUT_MS,
       description: 'Bound of the SMTP probe in milliseconds.',
-    },
-    include_checks: { type: 'boolean', default: true, description: 'false: `checks` is an empty object.' },
-    fresh: {
-      type: 'boolean',
+    }),
+  ),
+  include_checks: Defaulted(
+    Type.Boolean({ default: true, description: 'false: `checks` is an empty object.' }),
+  ),
+  fresh: Defaulted(
+    Type.Boolean({
       default: false,
       description:
         'true: probe the address now even when the result cache holds an answer (the new result replaces it). Counted like any verification.',
-    },
-    include_transcript: {
-      type: 'boolean',
+    }),
+  ),
+  include_transcript: Defaulted(
+    Type.Boolean({
       default: false,
       description:
         'true: the response carries `transcript`, the SMTP conversation of this verification. Implies a probe (the result cache is not read; the new result replaces the cached one, without its transcript). Test keys: an empty transcript.',
-    },
-  },
-} as const;
-
-export interface VerifyBody {
-  email: string;
-  timeout_ms: number;
-  include_checks: boolean;
-  fresh: boolean;
-  include_transcript: boolean;
-}
+    }),
+  ),
+});
+export type VerifyBody = Static<typeof verifyBodySchema>;
 
 /** The SMTP conversation (docs/api.md, "The SMTP conversation"); shared with the dashboard's answer. */
-export const transcriptSchema = {
-  type: 'array',
-  description:
-    'Only with include_transcript: every command sent and every reply line received, across every MX host tried, in order. Lines in square brackets are not SMTP: a connection made ([connect host (ip) port n]) or failed, a host not asked, the TLS handshake ([TLS handshake: protocol, cipher]).',
-  items: {
-    type: 'object',
-    required: ['dir', 'text', 'at_ms'],
-    properties: {
-      dir: { type: 'string', enum: ['out', 'in'], description: 'out: sent by the prober; in: received.' },
-      text: { type: 'string', description: 'The line without its CRLF.' },
-      at_ms: { type: 'integer', description: 'Milliseconds since the verification started.' },
+export const transcriptSchema = Type.Array(
+  Type.Object(
+    {
+      dir: StringEnum(['out', 'in'], { description: 'out: sent by the prober; in: received.' }),
+      text: Type.String({ description: 'The line without its CRLF.' }),
+      at_ms: Type.Integer({ description: 'Milliseconds since the verification started.' }),
     },
-    additionalProperties: false,
+    { additionalProperties: false },
+  ),
+  {
+    description:
+      'Only with include_transcript: every command sent and every reply line received, across every MX host tried, in order. Lines in square brackets are not SMTP: a connection made ([connect host (ip) port n]) or failed, a host not asked, the TLS handshake ([TLS handshake: protocol, cipher]).',
   },
-} as const;
+);
 
-export const verificationResultSchema = {
-  type: 'object',
-  description: 'The verification result.',
-  headers: SUCCESS_HEADERS,
-  required: [
-    'email',
-    'valid',
-    'status',
-    'score',
-    'disposable',
-    'catchAll',
-    'mx',
-    'reason',
-    'latency_ms',
-    'did_you_mean',
-    'checks',
-    'request_id',
-  ],
-  properties: {
-    email: {
-      type: 'string',
+/** The result as a body schema (`headers` belongs to a response, api/publishable-schema.ts). */
+export const verificationResultBody = Type.Object(
+  {
+    email: Type.String({
       description: 'The address as verified: local part as given, domain normalised.',
-    },
-    valid: { type: 'boolean', description: 'true only when the mailbox was positively confirmed.' },
-    status: { type: 'string', enum: STATUSES },
-    score: { type: 'integer', minimum: 0, maximum: 100, description: 'Quality score; accept >= 60.' },
-    disposable: { type: 'boolean' },
-    catchAll: { type: 'boolean' },
-    mx: { type: 'boolean' },
-    reason: {
-      type: ['string', 'null'],
-      enum: [...REASONS, null],
+    }),
+    valid: Type.Boolean({ description: 'true only when the mailbox was positively confirmed.' }),
+    status: StringEnum(STATUSES),
+    score: Type.Integer({ minimum: 0, maximum: 100, description: 'Quality score; accept >= 60.' }),
+    disposable: Type.Boolean(),
+    catchAll: Type.Boolean(),
+    mx: Type.Boolean(),
+    reason: NullableStringEnum(REASONS, {
       description:
         "null exactly when valid, except allowed_by_filter (valid, the account's allow filter decided).",
-    },
-    latency_ms: { type: 'integer', description: 'Server-side processing time in milliseconds.' },
-    did_you_mean: {
-      type: ['string', 'null'],
-      description: 'A likely correction of a mistyped domain, or null.',
-    },
+    }),
+    latency_ms: Type.Integer({ description: 'Server-side processing time in milliseconds.' }),
+    did_you_mean: NullableString('A likely correction of a mistyped domain, or null.'),
     checks: checksSchema,
-    transcript: transcriptSchema,
-    cached: {
-      type: 'boolean',
-      description:
-        'true: the answer came from the result cache (an earlier probe of this address for this account, at checked_at); false: it was found out for this request.',
-    },
-    checked_at: {
-      type: 'string',
-      format: 'date-time',
-      description:
-        'When the answer was found out: now for a probe (and a test key), earlier for a cached answer.',
-    },
-    request_id: requestId,
+    transcript: Type.Optional(transcriptSchema),
+    cached: Type.Optional(
+      Type.Boolean({
+        description:
+          'true: the answer came from the result cache (an earlier probe of this address for this account, at checked_at); false: it was found out for this request.',
+      }),
+    ),
+    checked_at: Type.Optional(
+      DateTime({
+        description:
+          'When the answer was found out: now for a probe (and a test key), earlier for a cached answer.',
+      }),
+    ),
+    request_id: RequestId,
   },
-} as const;
+  { description: 'The verification result.' },
+);
 
-export const usageSchema = {
-  type: 'object',
-  description: 'Usage of the current billing period.',
-  headers: SUCCESS_HEADERS,
-  required: ['plan', 'period_start', 'period_end', 'quota', 'rate_limit', 'overage', 'request_id'],
-  properties: {
-    plan: { type: 'string', enum: PLAN_SLUGS },
-    period_start: { type: 'string', format: 'date-time' },
-    period_end: { type: 'string', format: 'date-time' },
-    quota: {
-      type: 'object',
-      required: ['limit', 'used', 'remaining', 'reset_at'],
-      properties: {
-        limit: nullable('integer', 'Verifications a month; null: no quota (plan `unlimited`).'),
-        used: { type: 'integer' },
-        remaining: nullable('integer', 'max(0, limit - used); null: no quota.'),
-        reset_at: { type: 'string', format: 'date-time', description: 'Equals period_end.' },
-      },
-    },
-    rate_limit: {
-      type: 'object',
-      required: ['per_second'],
-      properties: { per_second: { type: 'integer' } },
-    },
-    overage: {
-      type: 'object',
-      required: ['enabled', 'rate_per_verification', 'current_overage_count'],
-      properties: {
-        enabled: { type: 'boolean' },
-        rate_per_verification: { type: 'number' },
-        current_overage_count: { type: 'integer' },
-      },
-    },
-    request_id: requestId,
+export const usageSchema = Type.Object(
+  {
+    plan: StringEnum(PLAN_SLUGS),
+    period_start: DateTime(),
+    period_end: DateTime(),
+    quota: Type.Object({
+      limit: Nullable(Type.Integer(), {
+        description: 'Verifications a month; null: no quota (plan `unlimited`).',
+      }),
+      used: Type.Integer(),
+      remaining: Nullable(Type.Integer(), { description: 'max(0, limit - used); null: no quota.' }),
+      reset_at: DateTime({ description: 'Equals period_end.' }),
+    }),
+    rate_limit: Type.Object({ per_second: Type.Integer() }),
+    overage: Type.Object({
+      enabled: Type.Boolean(),
+      rate_per_verification: Type.Number(),
+      current_overage_count: Type.Integer(),
+    }),
+    request_id: RequestId,
   },
-} as const;
+  { description: 'Usage of the current billing period.', headers: SUCCESS_HEADERS },
+);
+
+/** The error envelope (api/errors.ts `errorBodySchema`, registered as `ErrorBody`). */
+export interface ErrorBody {
+  error: ErrorCode;
+  message: string;
+  request_id: string;
+}
 
 /**
  * Response schemas of the error statuses a route can answer, each the ErrorBody envelope with
  * the codes it may carry listed in the description.
  */
-export function errorResponses(codes: readonly ErrorCode[]): Record<number, unknown> {
+export function errorResponses(codes: readonly ErrorCode[]) {
   const byStatus = new Map<number, ErrorCode[]>();
   for (const code of [...codes, 'internal_error' as const]) {
     const status = HTTP_STATUS[code];
     byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
   }
-  const out: Record<number, unknown> = {};
+  const out: Record<number, TUnsafe<ErrorBody>> = {};
   for (const [status, list] of [...byStatus].sort((a, b) => a[0] - b[0])) {
     const headers =
       status === 429
@@ -359,7 +338,7 @@ export function errorResponses(codes: readonly ErrorCode[]): Record<number, unkn
             'Retry-After': { type: 'integer', description: 'rate_limit_exceeded: seconds to wait.' },
           }
         : REQUEST_ID_HEADER;
-    out[status] = { description: list.join(' | '), headers, $ref: 'ErrorBody#' };
+    out[status] = Type.Unsafe<ErrorBody>({ description: list.join(' | '), headers, $ref: 'ErrorBody#' });
   }
   return out;
 }
@@ -382,298 +361,241 @@ export const BODY_ERRORS: readonly ErrorCode[] = [
 ];
 
 /** POST /v1/outcomes (docs/outcomes.md). Value errors are refused per event; shape errors refuse the request. */
-export const outcomesBodySchema = {
-  type: 'object',
-  required: ['events'],
-  additionalProperties: false,
-  properties: {
-    events: {
-      type: 'array',
-      maxItems: 10_000,
-      description: 'At most 10,000 events.',
-      items: {
-        type: 'object',
-        required: ['email', 'type'],
-        additionalProperties: false,
-        properties: {
-          email: { type: 'string', maxLength: 1000, description: 'The recipient the outcome is about.' },
-          type: {
-            type: 'string',
+export const outcomesBodySchema = Type.Object(
+  {
+    events: Type.Array(
+      Type.Object(
+        {
+          email: Type.String({ maxLength: 1000, description: 'The recipient the outcome is about.' }),
+          type: Type.String({
             maxLength: 100,
             description:
               'delivered, hard_bounce, soft_bounce, complaint, unsubscribed, opened or clicked; another value is refused (invalid_type).',
-          },
-          at: {
-            type: 'string',
-            maxLength: 100,
-            description:
-              'When it happened, ISO 8601 with a time zone (2026-03-10T12:00:00Z); default now. Give it for idempotency.',
-          },
-          detail: {
-            type: 'string',
-            maxLength: 10_000,
-            description: 'A diagnostic such as the bounce status and text; kept to 300 characters.',
-          },
-          source_id: {
-            type: 'string',
-            maxLength: 1000,
-            description:
-              "Your mail system's id of the event or message (at most 200 characters); part of the event's identity.",
-          },
+          }),
+          at: Type.Optional(
+            Type.String({
+              maxLength: 100,
+              description:
+                'When it happened, ISO 8601 with a time zone (2026-03-10T12:00:00Z); default now. Give it for idempotency.',
+            }),
+          ),
+          detail: Type.Optional(
+            Type.String({
+              maxLength: 10_000,
+              description: 'A diagnostic such as the bounce status and text; kept to 300 characters.',
+            }),
+          ),
+          source_id: Type.Optional(
+            Type.String({
+              maxLength: 1000,
+              description:
+                "Your mail system's id of the event or message (at most 200 characters); part of the event's identity.",
+            }),
+          ),
         },
-      },
-    },
+        { additionalProperties: false },
+      ),
+      { maxItems: 10_000, description: 'At most 10,000 events.' },
+    ),
   },
-} as const;
+  { additionalProperties: false },
+);
 
-export const outcomesReportSchema = {
-  type: 'object',
-  description: 'What was taken and what was refused; for a message, also what it was and who was left out.',
-  headers: SUCCESS_HEADERS,
-  required: ['taken', 'duplicates', 'refused', 'refusals', 'request_id'],
-  properties: {
-    taken: { type: 'integer', description: 'Events accepted (stored now, or already held).' },
-    duplicates: { type: 'integer', description: 'Of those, events the account already held.' },
-    refused: { type: 'integer' },
-    refusals: {
-      type: 'array',
-      items: {
-        type: 'object',
-        required: ['index', 'reason', 'message'],
-        properties: {
-          index: { type: 'integer', description: 'Position of the event in `events`, from 0.' },
-          reason: {
-            type: 'string',
-            enum: ['invalid_email', 'invalid_type', 'invalid_at', 'expired', 'invalid_source_id'],
-          },
-          message: { type: 'string' },
+export const outcomesReportSchema = Type.Object(
+  {
+    taken: Type.Integer({ description: 'Events accepted (stored now, or already held).' }),
+    duplicates: Type.Integer({ description: 'Of those, events the account already held.' }),
+    refused: Type.Integer(),
+    refusals: Type.Array(
+      Type.Object(
+        {
+          index: Type.Integer({ description: 'Position of the event in `events`, from 0.' }),
+          reason: StringEnum(['invalid_email', 'invalid_type', 'invalid_at', 'expired', 'invalid_source_id']),
+          message: Type.String(),
         },
-        additionalProperties: false,
-      },
-    },
-    kind: {
-      type: 'string',
-      enum: ['dsn', 'arf'],
-      description:
-        'A message (Content-Type: message/rfc822) only: a delivery status notification (dsn) or a complaint report (arf).',
-    },
-    events: {
-      type: 'array',
-      description:
-        "A message only: the events its recipients became, in order (a refusal's index points here).",
-      items: {
-        type: 'object',
-        required: ['email', 'type'],
-        properties: {
-          email: { type: 'string' },
-          type: { type: 'string', enum: ['delivered', 'hard_bounce', 'soft_bounce', 'complaint'] },
-          status: { type: 'string', description: 'The enhanced status code it rests on (5.1.1).' },
-          at: {
-            type: 'string',
-            description: "The message's Arrival-Date, else its Date; absent: the server's now.",
+        { additionalProperties: false },
+      ),
+    ),
+    kind: Type.Optional(
+      StringEnum(['dsn', 'arf'], {
+        description:
+          'A message (Content-Type: message/rfc822) only: a delivery status notification (dsn) or a complaint report (arf).',
+      }),
+    ),
+    events: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            email: Type.String(),
+            type: StringEnum(['delivered', 'hard_bounce', 'soft_bounce', 'complaint']),
+            status: Type.Optional(
+              Type.String({ description: 'The enhanced status code it rests on (5.1.1).' }),
+            ),
+            at: Type.Optional(
+              Type.String({
+                description: "The message's Arrival-Date, else its Date; absent: the server's now.",
+              }),
+            ),
           },
+          { additionalProperties: false },
+        ),
+        {
+          description:
+            "A message only: the events its recipients became, in order (a refusal's index points here).",
         },
-        additionalProperties: false,
-      },
-    },
-    ignored: {
-      type: 'array',
-      description: 'A message only: recipients that became no event, and why (docs/outcomes.md).',
-      items: {
-        type: 'object',
-        required: ['reason', 'message'],
-        properties: {
-          email: { type: 'string', description: 'Absent when the message names no recipient.' },
-          status: { type: 'string' },
-          reason: {
-            type: 'string',
-            enum: ['sender_policy', 'not_about_mailbox', 'unclassified', 'feedback_type', 'no_recipient'],
+      ),
+    ),
+    ignored: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            email: Type.Optional(Type.String({ description: 'Absent when the message names no recipient.' })),
+            status: Type.Optional(Type.String()),
+            reason: StringEnum([
+              'sender_policy',
+              'not_about_mailbox',
+              'unclassified',
+              'feedback_type',
+              'no_recipient',
+            ]),
+            message: Type.String(),
           },
-          message: { type: 'string' },
-        },
-        additionalProperties: false,
-      },
-    },
-    request_id: requestId,
+          { additionalProperties: false },
+        ),
+        { description: 'A message only: recipients that became no event, and why (docs/outcomes.md).' },
+      ),
+    ),
+    request_id: RequestId,
   },
-} as const;
-
-export const outcomesEraseQuerySchema = {
-  type: 'object',
-  required: ['email'],
-  additionalProperties: false,
-  properties: { email: { type: 'string', maxLength: 254, description: 'The address to forget.' } },
-} as const;
-
-export const outcomesEraseSchema = {
-  type: 'object',
-  headers: SUCCESS_HEADERS,
-  required: ['deleted', 'request_id'],
-  properties: {
-    deleted: { type: 'integer', description: 'Events deleted (0 with a test key, which stores none).' },
-    request_id: requestId,
+  {
+    description: 'What was taken and what was refused; for a message, also what it was and who was left out.',
+    headers: SUCCESS_HEADERS,
   },
-} as const;
+);
+
+export const outcomesEraseQuerySchema = Type.Object(
+  { email: Type.String({ maxLength: 254, description: 'The address to forget.' }) },
+  { additionalProperties: false },
+);
+
+export const outcomesEraseSchema = Type.Object(
+  {
+    deleted: Type.Integer({ description: 'Events deleted (0 with a test key, which stores none).' }),
+    request_id: RequestId,
+  },
+  { headers: SUCCESS_HEADERS },
+);
 
 /** GET /v1/account/outcomes (docs/outcomes.md, "How accurate are we?"). */
-export const accountOutcomesQuerySchema = {
-  type: 'object',
-  additionalProperties: false,
-  properties: {
-    from: {
-      type: 'string',
-      maxLength: 40,
-      description:
-        'Start of the period (included): an ISO 8601 date or time with a zone. Default: 90 days before `to`.',
-    },
-    to: {
-      type: 'string',
-      maxLength: 40,
-      description: 'End of the period (included): an ISO 8601 date or time with a zone. Default: now.',
-    },
+export const accountOutcomesQuerySchema = Type.Object(
+  {
+    from: Type.Optional(
+      Type.String({
+        maxLength: 40,
+        description:
+          'Start of the period (included): an ISO 8601 date or time with a zone. Default: 90 days before `to`.',
+      }),
+    ),
+    to: Type.Optional(
+      Type.String({
+        maxLength: 40,
+        description: 'End of the period (included): an ISO 8601 date or time with a zone. Default: now.',
+      }),
+    ),
   },
-} as const;
+  { additionalProperties: false },
+);
 
 const outcomeFigures = {
-  verified: {
-    type: 'integer',
+  verified: Type.Integer({
     description: 'Addresses given the verdict in the period (its latest verification).',
-  },
-  sent: { type: 'integer', description: 'Of those, addresses with any delivery outcome after the verdict.' },
-  delivered: {
-    type: 'integer',
+  }),
+  sent: Type.Integer({ description: 'Of those, addresses with any delivery outcome after the verdict.' }),
+  delivered: Type.Integer({
     description:
       'Of those sent to, addresses with a delivery, open or click after the verdict and no hard bounce.',
-  },
-  hard_bounced: {
-    type: 'integer',
+  }),
+  hard_bounced: Type.Integer({
     description: 'Of those sent to, addresses with a hard bounce after the verdict.',
-  },
-  bounce_rate: {
-    type: ['number', 'null'],
+  }),
+  bounce_rate: Nullable(Type.Number(), {
     description: '`hard_bounced / sent`, to 4 decimals; null when nothing was sent.',
-  },
-} as const;
-const outcomeFigureNames = ['verified', 'sent', 'delivered', 'hard_bounced', 'bounce_rate'] as const;
+  }),
+};
 
-const figuresOf = (extra: Record<string, unknown>, required: readonly string[]) =>
-  ({
-    type: 'object',
-    required: [...required, ...outcomeFigureNames],
-    additionalProperties: false,
-    properties: { ...extra, ...outcomeFigures },
-  }) as const;
+const figuresOf = <P extends Record<string, TSchema>>(extra: P) =>
+  Type.Object({ ...extra, ...outcomeFigures }, { additionalProperties: false });
 
-export const accountOutcomesSchema = {
-  type: 'object',
-  description: 'The verdicts given in the period set against the delivery outcomes reported after each.',
-  headers: SUCCESS_HEADERS,
-  required: [
-    'from',
-    'to',
-    'totals',
-    'by_status',
-    'by_reason',
-    'by_provider',
-    'by_score_band',
-    'reliability',
-    'request_id',
-  ],
-  properties: {
-    from: { type: 'string', format: 'date-time' },
-    to: { type: 'string', format: 'date-time' },
-    totals: figuresOf({}, []),
-    by_status: { type: 'array', items: figuresOf({ status: { type: 'string' } }, ['status']) },
-    by_reason: {
-      type: 'array',
-      items: figuresOf({ status: { type: 'string' }, reason: { type: ['string', 'null'] } }, [
-        'status',
-        'reason',
-      ]),
-    },
-    by_provider: {
-      type: 'array',
-      items: figuresOf({ provider: { type: ['string', 'null'] } }, ['provider']),
-    },
-    by_score_band: {
-      type: 'array',
-      items: figuresOf({ min: { type: 'integer' }, max: { type: 'integer' } }, ['min', 'max']),
-    },
-    reliability: {
-      type: 'array',
-      description:
-        'Per score decile: the mean score / 100 (predicted) against delivered / (delivered + hard_bounced) (observed).',
-      items: {
-        type: 'object',
-        required: ['min', 'max', 'n', 'delivered', 'hard_bounced', 'predicted', 'observed'],
-        additionalProperties: false,
-        properties: {
-          min: { type: 'integer' },
-          max: { type: 'integer' },
-          n: { type: 'integer', description: 'delivered + hard_bounced' },
-          delivered: { type: 'integer' },
-          hard_bounced: { type: 'integer' },
-          predicted: { type: ['number', 'null'] },
-          observed: { type: ['number', 'null'] },
+export const accountOutcomesSchema = Type.Object(
+  {
+    from: DateTime(),
+    to: DateTime(),
+    totals: figuresOf({}),
+    by_status: Type.Array(figuresOf({ status: Type.String() })),
+    by_reason: Type.Array(figuresOf({ status: Type.String(), reason: NullableString() })),
+    by_provider: Type.Array(figuresOf({ provider: NullableString() })),
+    by_score_band: Type.Array(figuresOf({ min: Type.Integer(), max: Type.Integer() })),
+    reliability: Type.Array(
+      Type.Object(
+        {
+          min: Type.Integer(),
+          max: Type.Integer(),
+          n: Type.Integer({ description: 'delivered + hard_bounced' }),
+          delivered: Type.Integer(),
+          hard_bounced: Type.Integer(),
+          predicted: Nullable(Type.Number()),
+          observed: Nullable(Type.Number()),
         },
+        { additionalProperties: false },
+      ),
+      {
+        description:
+          'Per score decile: the mean score / 100 (predicted) against delivered / (delivered + hard_bounced) (observed).',
       },
-    },
-    request_id: requestId,
+    ),
+    request_id: RequestId,
   },
-} as const;
+  {
+    description: 'The verdicts given in the period set against the delivery outcomes reported after each.',
+    headers: SUCCESS_HEADERS,
+  },
+);
 
 const filterProperties = {
-  id: { type: 'string', description: 'flt_<id>' },
-  action: { type: 'string', enum: ['allow', 'block'] },
-  match: { type: 'string', enum: ['email', 'domain', 'mx', 'tld'] },
-  value: { type: 'string', description: 'Normalised: lower-case, IDNA.' },
-  created_at: { type: 'string', format: 'date-time' },
-} as const;
+  id: Type.String({ description: 'flt_<id>' }),
+  action: StringEnum(['allow', 'block']),
+  match: StringEnum(['email', 'domain', 'mx', 'tld']),
+  value: Type.String({ description: 'Normalised: lower-case, IDNA.' }),
+  created_at: DateTime(),
+};
 
 /** POST /v1/filters (docs/outcomes.md, "Filters"). */
-export const filterBodySchema = {
-  type: 'object',
-  required: ['action', 'match', 'value'],
-  additionalProperties: false,
-  properties: {
-    action: { type: 'string', enum: ['allow', 'block'] },
-    match: {
-      type: 'string',
-      enum: ['email', 'domain', 'mx', 'tld'],
+export const filterBodySchema = Type.Object(
+  {
+    action: StringEnum(['allow', 'block']),
+    match: StringEnum(['email', 'domain', 'mx', 'tld'], {
       description:
         'email: the address; domain: the domain or any subdomain of it; tld: the top-level domain; mx: an MX host of the domain is this host or under it.',
-    },
-    value: { type: 'string', minLength: 1, maxLength: 254 },
+    }),
+    value: Type.String({ minLength: 1, maxLength: 254 }),
   },
-} as const;
+  { additionalProperties: false },
+);
 
-export const filterSchema = {
-  type: 'object',
-  headers: SUCCESS_HEADERS,
-  required: ['id', 'action', 'match', 'value', 'created_at', 'request_id'],
-  properties: { ...filterProperties, request_id: requestId },
-} as const;
+/** DELETE /v1/filters/:id and /v1/outcome-sources/:id. */
+export const idParamsSchema = Type.Object({ id: Type.String({ maxLength: 100 }) });
 
-export const filterListSchema = {
-  type: 'object',
-  headers: SUCCESS_HEADERS,
-  required: ['filters', 'request_id'],
-  properties: {
-    filters: {
-      type: 'array',
-      items: {
-        type: 'object',
-        required: ['id', 'action', 'match', 'value', 'created_at'],
-        properties: filterProperties,
-      },
-    },
-    request_id: requestId,
-  },
-} as const;
+export const filterSchema = Type.Object(
+  { ...filterProperties, request_id: RequestId },
+  { headers: SUCCESS_HEADERS },
+);
 
-export const filterDeletedSchema = {
-  type: 'object',
-  headers: SUCCESS_HEADERS,
-  required: ['id', 'deleted', 'request_id'],
-  properties: { id: { type: 'string' }, deleted: { type: 'boolean', enum: [true] }, request_id: requestId },
-} as const;
+export const filterListSchema = Type.Object(
+  { filters: Type.Array(Type.Object(filterProperties)), request_id: RequestId },
+  { headers: SUCCESS_HEADERS },
+);
+
+export const filterDeletedSchema = Type.Object(
+  { id: Type.String(), deleted: AlwaysTrue, request_id: RequestId },
+  { headers: SUCCESS_HEADERS },
+);

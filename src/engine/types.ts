@@ -313,10 +313,17 @@ export type ParsedAddress =
     }
   | { ok: false; error: string };
 
+/** An address parseAddress accepted. */
+export type WellFormedAddress = Extract<ParsedAddress, { ok: true }>;
+
 /** What the rest of the product uses of the engine. */
 export interface Verifier {
-  /** Full verification: syntax, lists, DNS, SMTP probe, catch-all. Never throws for a bad address. */
-  verify(email: string, options?: VerifyOptions): Promise<VerificationResult>;
+  /**
+   * Full verification: syntax, lists, DNS, SMTP probe, catch-all. Never throws for a bad address.
+   * A caller that has parsed the address already (parseAddress) passes it parsed: it is not
+   * parsed again.
+   */
+  verify(address: string | WellFormedAddress, options?: VerifyOptions): Promise<VerificationResult>;
   /** Syntax and offline list checks only; no network. Status unknown / reason test_mode unless the offline checks decide. */
   verifyOffline(email: string): VerificationResult;
   /**

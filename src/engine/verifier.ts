@@ -34,6 +34,7 @@ import type {
   VerificationResult,
   Verifier,
   VerifyOptions,
+  WellFormedAddress,
 } from './types.js';
 import { DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS, MIN_TIMEOUT_MS } from './types.js';
 
@@ -98,11 +99,14 @@ export function createVerifier(options: EngineOptions, deps: VerifierDeps = {}):
   );
   const logger = deps.logger;
 
-  async function verify(email: string, verifyOptions: VerifyOptions = {}): Promise<VerificationResult> {
-    if (verifyOptions.transcript !== true) return run(email, verifyOptions, null);
+  async function verify(
+    address: string | WellFormedAddress,
+    verifyOptions: VerifyOptions = {},
+  ): Promise<VerificationResult> {
+    if (verifyOptions.transcript !== true) return run(address, verifyOptions, null);
     const recorder = new TranscriptRecorder(deps.now);
     try {
-      const result = await run(email, verifyOptions, recorder);
+      const result = await run(address, verifyOptions, recorder);
       return { ...result, transcript: recorder.seal() };
     } finally {
       // Whatever a connection still does (its QUIT's close) is not this verification's any more.
@@ -111,14 +115,26 @@ export function createVerifier(options: EngineOptions, deps: VerifierDeps = {}):
   }
 
   async function run(
-    email: string,
+    address: string | WellFormedAddress,
     verifyOptions: VerifyOptions,
     recorder: TranscriptRecorder | null,
   ): Promise<VerificationResult> {
     const startedAt = performance.now();
-    const parsed = parseAddress(email);
-    if (!parsed.ok) return invalidResult(email, parsed.error, startedAt);
+    // A string is a library user's; the service passes the address it parsed at the request's entry.
+    if (typeof address === 'string') {
+      const parsed = parseAddress(address);
+      if (!parsed.ok) return invalidResult(address, parsed.error, startedAt);
+      return verifyParsed(parsed, verifyOptions, recorder, startedAt);
+    }
+    return verifyParsed(address, verifyOptions, recorder, startedAt);
+  }
 
+  async function verifyParsed(
+    parsed: WellFormedAddress,
+    verifyOptions: VerifyOptions,
+    recorder: TranscriptRecorder | null,
+    startedAt: number,
+  ): Promise<VerificationResult> {
     const dns = await resolver.resolve(parsed.domain);
     const flags = listFlags(parsed.local, parsed.domain, dns);
     let smtp: SmtpOutcome | null = null;

@@ -32,7 +32,10 @@ import type { UsageCache } from './usage-cache.js';
 /** Longest accepted Idempotency-Key header. */
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
 
-/** A batch as read from the request (api/batch-body.ts reads and checks the JSON body). */
+/**
+ * A batch submission as the service takes it: the one definition, which POST /v1/verify/batch's
+ * streaming reader (api/batch-body.ts) produces from the JSON body it checks.
+ */
 export interface BatchRequest {
   addresses: BatchAddresses;
   webhookUrl: string | null;

@@ -21,9 +21,9 @@
 import { createHash } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import type { ResultCacheSettings } from '../config.js';
-import type { Status, VerificationResult } from '../engine/types.js';
+import type { Status, VerificationResult, WellFormedAddress } from '../engine/types.js';
 import { providerOfRecords } from '../engine/smtp/providers.js';
-import { parseAddress } from '../engine/syntax.js';
+import { addressIdentity, parseAddress } from '../engine/syntax.js';
 import { createMemoryResultStore } from './result-memory-store.js';
 
 export { createMemoryResultStore } from './result-memory-store.js';
@@ -55,8 +55,14 @@ export interface CachedResult {
 }
 
 export interface ResultCache {
-  /** The cached result of each of `emails` for the account, undefined for a miss. Never rejects. */
-  lookUp(accountId: string, emails: readonly string[]): Promise<(CachedResult | undefined)[]>;
+  /**
+   * The cached result of each of `emails` for the account, undefined for a miss. Never rejects.
+   * An address already parsed (a single verification's) is not parsed again.
+   */
+  lookUp(
+    accountId: string,
+    emails: readonly (string | WellFormedAddress)[],
+  ): Promise<(CachedResult | undefined)[]>;
   /** Keeps fresh results of the account, checked at `checkedAt` (default: now). Never rejects. */
   store(accountId: string, results: readonly VerificationResult[], checkedAt?: Date): Promise<void>;
   /**
@@ -117,8 +123,8 @@ export function createResultCache(options: ResultCacheOptions): ResultCache {
       const writes = new Map<string, StoreWrite>();
       for (const result of results) {
         if (!cacheable(result)) continue;
-        const key = cacheKey(accountId, result.email);
-        if (key === null) continue;
+        // A result's email is its address's identity already (the engine writes parseAddress's).
+        const key = identityKey(accountId, result.email);
         const ttl = ttlMs[result.status];
         const at = checkedAt.getTime();
         writes.set(key, { key, entry: ttl > 0 ? { result, checkedAt: at, expiresAt: at + ttl } : null });
@@ -163,10 +169,14 @@ function cacheable(result: VerificationResult): boolean {
 }
 
 /** The key of an address for an account, or null when the string is not an address. */
-export function cacheKey(accountId: string, email: string): string | null {
-  const parsed = parseAddress(email);
+export function cacheKey(accountId: string, email: string | WellFormedAddress): string | null {
+  const parsed = typeof email === 'string' ? parseAddress(email) : email;
   if (!parsed.ok) return null;
-  return createHash('sha256').update(accountId).update('\0').update(parsed.address).digest('base64url');
+  return identityKey(accountId, addressIdentity(parsed));
+}
+
+function identityKey(accountId: string, identity: string): string {
+  return createHash('sha256').update(accountId).update('\0').update(identity).digest('base64url');
 }
 
 /** A cache that holds nothing: every look-up misses (the cache turned off). */

@@ -18,7 +18,7 @@
  * answer always shows the history as it is now.
  */
 import type { Clock } from '../clock.js';
-import type { TranscriptLine, VerificationResult, Verifier } from '../engine/types.js';
+import type { TranscriptLine, VerificationResult, Verifier, WellFormedAddress } from '../engine/types.js';
 import { parseAddress } from '../engine/syntax.js';
 import { AppError } from '../errors.js';
 import type { Executor } from '../store/executor.js';
@@ -60,11 +60,15 @@ export interface VerifyInput {
   transcript?: boolean;
 }
 
-/** Throws AppError `invalid_email_format` unless `email` is a well-formed address. */
-export function assertWellFormed(email: string): void {
+/**
+ * The request's one parse of its address: the result cache and the engine take it parsed.
+ * Throws AppError `invalid_email_format` unless `email` is a well-formed address.
+ */
+export function parseWellFormed(email: string): WellFormedAddress {
   assertLength(email);
   const parsed = parseAddress(email);
   if (!parsed.ok) throw malformed(parsed.error);
+  return parsed;
 }
 
 function assertLength(email: string): void {
@@ -95,7 +99,7 @@ export async function verifyOne(deps: VerifyDeps, input: VerifyInput): Promise<V
     if (result.checks.syntax.passed !== true) throw malformed(result.checks.syntax.error);
     return { result, cached: false, checkedAt: deps.clock.now(), ...withTranscript(input, []) };
   }
-  assertWellFormed(input.email);
+  const address = parseWellFormed(input.email);
   await consumeQuota(deps.db, {
     accountId: input.accountId,
     count: 1,
@@ -114,14 +118,14 @@ export async function verifyOne(deps: VerifyDeps, input: VerifyInput): Promise<V
   const history = decision?.history ?? NO_HISTORY;
   const cache = deps.resultCache;
   if (cache && input.fresh !== true && input.transcript !== true) {
-    const [hit] = await cache.lookUp(input.accountId, [input.email]);
+    const [hit] = await cache.lookUp(input.accountId, [address]);
     if (hit) {
       const [result] = await finishWithAccount(deps, input.accountId, [hit.result], [history]);
       logVerdict(deps, input.accountId, result!);
       return { result: result!, cached: true, checkedAt: hit.checkedAt };
     }
   }
-  const { transcript, ...result } = await deps.verifier.verify(input.email, {
+  const { transcript, ...result } = await deps.verifier.verify(address, {
     timeoutMs: input.timeoutMs,
     transcript: input.transcript === true,
   });

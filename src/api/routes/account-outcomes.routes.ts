@@ -3,13 +3,9 @@
  * delivery outcomes (docs/outcomes.md, "How accurate are we?"). A test key gets the report's shape
  * with every count 0: test keys never read account data.
  */
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyPluginAsync } from 'fastify';
-import {
-  accuracyReport,
-  emptyReport,
-  reportPeriod,
-  type ReportPeriodInput,
-} from '../../services/outcomes/report.service.js';
+import { accuracyReport, emptyReport, reportPeriod } from '../../services/outcomes/report.service.js';
 import { requireAuth } from '../auth.js';
 import type { ApiDeps } from '../deps.js';
 import {
@@ -20,7 +16,8 @@ import {
 } from '../schemas.js';
 
 export function accountOutcomesRoutes(deps: ApiDeps): FastifyPluginAsync {
-  return async (app) => {
+  return async (instance) => {
+    const app = instance.withTypeProvider<TypeBoxTypeProvider>();
     app.get(
       '/v1/account/outcomes',
       {
@@ -40,7 +37,7 @@ export function accountOutcomesRoutes(deps: ApiDeps): FastifyPluginAsync {
       },
       async (request) => {
         const auth = requireAuth(request);
-        const period = reportPeriod(deps.clock, request.query as ReportPeriodInput);
+        const period = reportPeriod(deps.clock, request.query);
         const report =
           auth.kind === 'test'
             ? emptyReport(period)

@@ -1,11 +1,7 @@
 /** GET/POST /v1/filters and DELETE /v1/filters/:id: the account's allow and block filters (docs/outcomes.md). */
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyPluginAsync } from 'fastify';
-import {
-  createFilter,
-  deleteFilter,
-  listFilters,
-  type FilterInput,
-} from '../../services/outcomes/filters.service.js';
+import { createFilter, deleteFilter, listFilters } from '../../services/outcomes/filters.service.js';
 import { requireAuth } from '../auth.js';
 import type { ApiDeps } from '../deps.js';
 import {
@@ -16,10 +12,12 @@ import {
   filterDeletedSchema,
   filterListSchema,
   filterSchema,
+  idParamsSchema,
 } from '../schemas.js';
 
 export function filtersRoutes(deps: ApiDeps): FastifyPluginAsync {
-  return async (app) => {
+  return async (instance) => {
+    const app = instance.withTypeProvider<TypeBoxTypeProvider>();
     app.get(
       '/v1/filters',
       {
@@ -53,8 +51,10 @@ export function filtersRoutes(deps: ApiDeps): FastifyPluginAsync {
       },
       async (request) => {
         const auth = requireAuth(request);
-        const body = request.body as Omit<FilterInput, 'accountId'>;
-        const filter = await createFilter(deps.db, deps.clock, { ...body, accountId: auth.accountId });
+        const filter = await createFilter(deps.db, deps.clock, {
+          ...request.body,
+          accountId: auth.accountId,
+        });
         return { ...filter, request_id: request.id };
       },
     );
@@ -66,19 +66,15 @@ export function filtersRoutes(deps: ApiDeps): FastifyPluginAsync {
           summary: 'Delete a filter',
           operationId: 'deleteFilter',
           tags: ['outcomes'],
-          params: {
-            type: 'object',
-            required: ['id'],
-            properties: { id: { type: 'string', maxLength: 100 } },
-          },
+          params: idParamsSchema,
           response: { 200: filterDeletedSchema, ...errorResponses([...AUTH_ERRORS, 'not_found']) },
         },
       },
       async (request) => {
         const auth = requireAuth(request);
-        const { id } = request.params as { id: string };
+        const { id } = request.params;
         await deleteFilter(deps.db, auth.accountId, id);
-        return { id, deleted: true, request_id: request.id };
+        return { id, deleted: true as const, request_id: request.id };
       },
     );
   };

@@ -3,16 +3,17 @@
  * GET /v1/jobs/:id/results, DELETE /v1/jobs/:id. See docs/jobs.md.
  */
 import { Readable } from 'node:stream';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyPluginAsync, FastifySchemaCompiler } from 'fastify';
 import { AppError } from '../../errors.js';
 import { BATCH_BODY_LIMIT } from '../../services/batch-intake.js';
-import { readBatchBody, type BatchBody } from '../batch-body.js';
+import { readBatchBody } from '../batch-body.js';
 import { createValidatorCompiler } from '../validation.js';
 import { submitBatch } from '../../services/batch.service.js';
 import { cancelJob, getJobView, listJobs, openResults } from '../../services/jobs.service.js';
 import { systemResolver, type HostResolver } from '../../services/webhooks/ssrf.js';
 import { requireAuth } from '../auth.js';
-import { resultsBody, type ResultsFormat } from '../results-body.js';
+import { resultsBody } from '../results-body.js';
 import type { ApiDeps } from '../deps.js';
 import { AUTH_ERRORS, BODY_ERRORS, errorResponses } from '../schemas.js';
 import {
@@ -45,7 +46,8 @@ const documentedBodyOnly: FastifySchemaCompiler<unknown> = (route) =>
   route.httpPart === 'body' ? () => true : requestValidator(route);
 
 function batchSubmitRoute(deps: ApiDeps, resolveHost: HostResolver): FastifyPluginAsync {
-  return async (app) => {
+  return async (instance) => {
+    const app = instance.withTypeProvider<TypeBoxTypeProvider>();
     app.removeContentTypeParser('application/json');
     app.addContentTypeParser('application/json', (request, payload, done) => {
       const declared = Number(request.headers['content-length']);
@@ -59,7 +61,7 @@ function batchSubmitRoute(deps: ApiDeps, resolveHost: HostResolver): FastifyPlug
         trackRepeats: request.auth?.kind === 'live',
       }).then(
         (body) => done(null, body),
-        (err: unknown) => done(err as Error),
+        (err: unknown) => done(err instanceof Error ? err : new Error(String(err))),
       );
     });
     app.post(
@@ -98,7 +100,7 @@ function batchSubmitRoute(deps: ApiDeps, resolveHost: HostResolver): FastifyPlug
           {
             accountId: auth.accountId,
             mode: auth.kind,
-            request: request.body as BatchBody,
+            request: request.body,
             idempotencyKey: typeof header === 'string' ? header : null,
           },
         );
@@ -109,7 +111,8 @@ function batchSubmitRoute(deps: ApiDeps, resolveHost: HostResolver): FastifyPlug
   };
 }
 
-function registerJobReadRoutes(app: FastifyInstance, deps: ApiDeps): void {
+function registerJobReadRoutes(instance: FastifyInstance, deps: ApiDeps): void {
+  const app = instance.withTypeProvider<TypeBoxTypeProvider>();
   app.get(
     '/v1/jobs',
     {
@@ -125,8 +128,7 @@ function registerJobReadRoutes(app: FastifyInstance, deps: ApiDeps): void {
     },
     async (request) => {
       const auth = requireAuth(request);
-      const query = request.query as { limit: number; cursor?: string };
-      const page = await listJobs(deps, auth.accountId, query);
+      const page = await listJobs(deps, auth.accountId, request.query);
       return { ...page, request_id: request.id };
     },
   );
@@ -145,7 +147,7 @@ function registerJobReadRoutes(app: FastifyInstance, deps: ApiDeps): void {
     },
     async (request) => {
       const auth = requireAuth(request);
-      const { id } = request.params as { id: string };
+      const { id } = request.params;
       return { ...(await getJobView(deps, auth.accountId, id)), request_id: request.id };
     },
   );
@@ -169,7 +171,7 @@ function registerJobReadRoutes(app: FastifyInstance, deps: ApiDeps): void {
     },
     async (request) => {
       const auth = requireAuth(request);
-      const { id } = request.params as { id: string };
+      const { id } = request.params;
       return { ...(await cancelJob(deps, auth.accountId, id)), request_id: request.id };
     },
   );
@@ -206,8 +208,8 @@ function registerJobReadRoutes(app: FastifyInstance, deps: ApiDeps): void {
     },
     async (request, reply) => {
       const auth = requireAuth(request);
-      const { id } = request.params as { id: string };
-      const { format } = request.query as { format: ResultsFormat };
+      const { id } = request.params;
+      const { format } = request.query;
       const results = await openResults(deps, auth.accountId, id);
       const { job } = results;
       const body = resultsBody(results, format, request.id);

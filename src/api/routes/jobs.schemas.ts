@@ -1,173 +1,143 @@
 /**
- * JSON schemas of the batch endpoints: request validation, response serialisation and the
- * OpenAPI document. The batch body's schema only documents it: the streaming reader
+ * TypeBox schemas of the batch endpoints: request validation, response serialisation, the handlers'
+ * types and the OpenAPI document. The batch body's schema only documents it: the streaming reader
  * (api/batch-body.ts) checks the body as it arrives, with the same limits imported below.
  */
+import { Type, type TUnsafe } from '@sinclair/typebox';
 import { PROVIDERS, STATUSES } from '../../engine/types.js';
-import { MAX_IDEMPOTENCY_KEY_LENGTH } from '../../services/batch.service.js';
+import { MAX_IDEMPOTENCY_KEY_LENGTH, type BatchRequest } from '../../services/batch.service.js';
 import { MAX_BATCH_ADDRESSES, MAX_BATCH_ENTRY_LENGTH } from '../../services/batch-intake.js';
 import { MAX_WEBHOOK_URL_LENGTH } from '../batch-body.js';
 import { JOB_STATUSES } from '../../services/job-view.js';
 import { MAX_PAGE_SIZE, DEFAULT_PAGE_SIZE } from '../../services/jobs.service.js';
+import { DateTime, Defaulted, Nullable, NullableStringEnum, RequestId, StringEnum } from '../schemas.js';
 
-const requestId = {
-  type: 'string',
-  description: 'Identifier of this request, req_<id>; also in X-Request-Id.',
-} as const;
-const timestamp = { type: 'string', format: 'date-time' } as const;
-
-export const batchBodySchema = {
-  type: 'object',
-  required: ['emails'],
-  additionalProperties: false,
-  description:
-    'Read as a stream and checked while it arrives: an unknown field, a value of the wrong type or an over-long entry ends the request with 422 naming it, before the rest is read. At most 150 MiB (413 beyond).',
-  properties: {
-    emails: {
-      type: 'array',
-      minItems: 1,
-      maxItems: MAX_BATCH_ADDRESSES,
-      items: { type: 'string', maxLength: MAX_BATCH_ENTRY_LENGTH },
+/**
+ * The wire form of the body, for the OpenAPI document. The handler gets what the streaming reader
+ * made of it (its content-type parser runs instead of JSON.parse, and this schema validates
+ * nothing), so the route's body is typed as that: the service's BatchRequest.
+ */
+export const batchBodySchema: TUnsafe<BatchRequest> = Type.Unsafe<BatchRequest>(
+  Type.Object(
+    {
+      emails: Type.Array(Type.String({ maxLength: MAX_BATCH_ENTRY_LENGTH }), {
+        minItems: 1,
+        maxItems: MAX_BATCH_ADDRESSES,
+        description:
+          'The addresses, in order, duplicates included. A string that is not a well-formed address is accepted and gets an undeliverable / invalid_email_format row.',
+      }),
+      webhook_url: Type.Optional(
+        Nullable(Type.String({ maxLength: MAX_WEBHOOK_URL_LENGTH }), {
+          description:
+            'https:// URL called (signed, Standard Webhooks) when the job completes or fails. See docs/webhooks.md.',
+        }),
+      ),
+      notify_email: Defaulted(
+        Type.Boolean({ default: true, description: "E-mail the account's address when the job completes." }),
+      ),
+    },
+    {
+      additionalProperties: false,
       description:
-        'The addresses, in order, duplicates included. A string that is not a well-formed address is accepted and gets an undeliverable / invalid_email_format row.',
+        'Read as a stream and checked while it arrives: an unknown field, a value of the wrong type or an over-long entry ends the request with 422 naming it, before the rest is read. At most 150 MiB (413 beyond).',
     },
-    webhook_url: {
-      type: ['string', 'null'],
-      maxLength: MAX_WEBHOOK_URL_LENGTH,
-      description:
-        'https:// URL called (signed, Standard Webhooks) when the job completes or fails. See docs/webhooks.md.',
-    },
-    notify_email: {
-      type: 'boolean',
-      default: true,
-      description: "E-mail the account's address when the job completes.",
-    },
-  },
-} as const;
+  ),
+);
 
-export const batchHeadersSchema = {
-  type: 'object',
-  properties: {
-    'idempotency-key': {
-      type: 'string',
+export const batchHeadersSchema = Type.Object({
+  'idempotency-key': Type.Optional(
+    Type.String({
       minLength: 1,
       maxLength: MAX_IDEMPOTENCY_KEY_LENGTH,
       description:
         'Optional. Same key and same body within 24 hours: the same job comes back. Same key, different body: 422 idempotency_key_reused.',
-    },
-  },
-} as const;
+    }),
+  ),
+});
 
-export const submissionSchema = {
-  type: 'object',
-  description: 'The job was accepted.',
-  required: ['job_id', 'status', 'total', 'created_at', 'results_expire_at', 'request_id'],
-  properties: {
-    job_id: { type: 'string', description: 'job_<id>' },
-    status: {
-      type: 'string',
-      enum: JOB_STATUSES,
+export const submissionSchema = Type.Object(
+  {
+    job_id: Type.String({ description: 'job_<id>' }),
+    status: StringEnum(JOB_STATUSES, {
       description: 'queued for a new job; an idempotent replay shows the job’s current status.',
-    },
-    total: {
-      type: 'integer',
+    }),
+    total: Type.Integer({
       description: 'Number of addresses accepted (duplicates and malformed strings included).',
-    },
-    created_at: timestamp,
-    results_expire_at: {
-      ...timestamp,
+    }),
+    created_at: DateTime(),
+    results_expire_at: DateTime({
       description: 'created_at + the result retention (72 hours by default).',
-    },
-    request_id: requestId,
+    }),
+    request_id: RequestId,
   },
-} as const;
+  { description: 'The job was accepted.' },
+);
 
 const jobProperties = {
-  job_id: { type: 'string' },
-  status: { type: 'string', enum: JOB_STATUSES },
-  total: { type: 'integer' },
-  processed: { type: 'integer', description: 'Present once the job has started; grows and never goes back.' },
-  valid: { type: 'integer', description: 'When completed: rows with valid true.' },
-  invalid: { type: 'integer', description: 'When completed: rows with status undeliverable.' },
-  created_at: timestamp,
-  completed_at: { ...timestamp, description: 'When completed.' },
-  failed_at: { ...timestamp, description: 'When failed (additive to the contract).' },
-  error: {
-    type: 'string',
-    description:
-      'When failed: why ("cancelled" for a cancelled job; see docs/jobs.md). Additive to the contract.',
-  },
-  results_expire_at: timestamp,
-  download_url: { type: 'string', description: 'When completed and while the results are retained.' },
-} as const;
+  job_id: Type.String(),
+  status: StringEnum(JOB_STATUSES),
+  total: Type.Integer(),
+  processed: Type.Optional(
+    Type.Integer({ description: 'Present once the job has started; grows and never goes back.' }),
+  ),
+  valid: Type.Optional(Type.Integer({ description: 'When completed: rows with valid true.' })),
+  invalid: Type.Optional(Type.Integer({ description: 'When completed: rows with status undeliverable.' })),
+  created_at: DateTime(),
+  completed_at: Type.Optional(DateTime({ description: 'When completed.' })),
+  failed_at: Type.Optional(DateTime({ description: 'When failed (additive to the contract).' })),
+  error: Type.Optional(
+    Type.String({
+      description:
+        'When failed: why ("cancelled" for a cancelled job; see docs/jobs.md). Additive to the contract.',
+    }),
+  ),
+  results_expire_at: DateTime(),
+  download_url: Type.Optional(
+    Type.String({ description: 'When completed and while the results are retained.' }),
+  ),
+};
 
-const jobRequired = ['job_id', 'status', 'total', 'created_at', 'results_expire_at'] as const;
+export const jobSchema = Type.Object(
+  { ...jobProperties, request_id: RequestId },
+  { description: 'A batch job.' },
+);
 
-export const jobSchema = {
-  type: 'object',
-  description: 'A batch job.',
-  required: [...jobRequired, 'request_id'],
-  properties: { ...jobProperties, request_id: requestId },
-} as const;
-
-export const jobListSchema = {
-  type: 'object',
-  description: 'The account’s jobs, newest first.',
-  required: ['jobs', 'next_cursor', 'request_id'],
-  properties: {
-    jobs: { type: 'array', items: { type: 'object', required: jobRequired, properties: jobProperties } },
-    next_cursor: {
-      type: ['string', 'null'],
+export const jobListSchema = Type.Object(
+  {
+    jobs: Type.Array(Type.Object(jobProperties)),
+    next_cursor: Nullable(Type.String(), {
       description: 'Pass as ?cursor= for the next page; null on the last.',
-    },
-    request_id: requestId,
+    }),
+    request_id: RequestId,
   },
-} as const;
+  { description: 'The account’s jobs, newest first.' },
+);
 
-export const jobListQuerySchema = {
-  type: 'object',
-  properties: {
-    limit: { type: 'integer', minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE },
-    cursor: { type: 'string', description: 'next_cursor of the previous page.' },
-  },
-} as const;
+export const jobListQuerySchema = Type.Object({
+  limit: Defaulted(Type.Integer({ minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE })),
+  cursor: Type.Optional(Type.String({ description: 'next_cursor of the previous page.' })),
+});
 
-export const jobParamsSchema = {
-  type: 'object',
-  required: ['id'],
-  properties: { id: { type: 'string', description: 'job_<id>' } },
-} as const;
+export const jobParamsSchema = Type.Object({ id: Type.String({ description: 'job_<id>' }) });
 
-export const resultsQuerySchema = {
-  type: 'object',
-  properties: { format: { type: 'string', enum: ['csv', 'json'], default: 'csv' } },
-} as const;
+export const resultsQuerySchema = Type.Object({
+  format: Defaulted(StringEnum(['csv', 'json'], { default: 'csv' })),
+});
 
-export const resultsJsonSchema = {
-  type: 'object',
-  required: ['job_id', 'results', 'request_id'],
-  properties: {
-    job_id: { type: 'string' },
-    results: {
-      type: 'array',
-      items: {
-        type: 'object',
-        required: ['index', 'email', 'status', 'score', 'reason', 'provider'],
-        properties: {
-          index: { type: 'integer', description: 'Zero-based position in the submitted list.' },
-          email: { type: 'string', description: 'The address as submitted.' },
-          status: { type: 'string', enum: STATUSES },
-          score: { type: 'integer' },
-          reason: { type: ['string', 'null'] },
-          provider: {
-            type: ['string', 'null'],
-            enum: [...PROVIDERS, null],
-            description:
-              'checks.mx.provider of the result: the mail provider that runs the domain’s mail; null for any other.',
-          },
-        },
-      },
-    },
-    request_id: requestId,
-  },
-} as const;
+export const resultsJsonSchema = Type.Object({
+  job_id: Type.String(),
+  results: Type.Array(
+    Type.Object({
+      index: Type.Integer({ description: 'Zero-based position in the submitted list.' }),
+      email: Type.String({ description: 'The address as submitted.' }),
+      status: StringEnum(STATUSES),
+      score: Type.Integer(),
+      reason: Nullable(Type.String()),
+      provider: NullableStringEnum(PROVIDERS, {
+        description:
+          'checks.mx.provider of the result: the mail provider that runs the domain’s mail; null for any other.',
+      }),
+    }),
+  ),
+  request_id: RequestId,
+});

@@ -8,6 +8,8 @@
  * after a few tries), so a busy account would lose events; each delivery is bounded by its size
  * and is one account's own events.
  */
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsync } from 'fastify';
 import { receiveHook } from '../../services/outcomes/sources.service.js';
 import { createSnsVerifier } from '../../services/outcomes/esp/sns.js';
@@ -16,18 +18,21 @@ import type { ApiDeps } from '../deps.js';
 /** A SendGrid POST carries many events (its batches stay well under this); the others one. */
 export const HOOK_BODY_LIMIT = 4 * 1024 * 1024;
 
+const hookParams = Type.Object({ id: Type.String(), token: Type.String() });
+
 export function outcomeHooksRoutes(deps: ApiDeps): FastifyPluginAsync {
   const sns = createSnsVerifier({ fetch: deps.snsFetch, clock: deps.clock });
-  return async (app) => {
+  return async (instance) => {
+    const app = instance.withTypeProvider<TypeBoxTypeProvider>();
     app.removeAllContentTypeParsers();
     app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: HOOK_BODY_LIMIT }, (_request, body, done) =>
       done(null, body),
     );
     app.post(
       '/hooks/outcomes/:id/:token',
-      { bodyLimit: HOOK_BODY_LIMIT, schema: { hide: true } },
+      { bodyLimit: HOOK_BODY_LIMIT, schema: { hide: true, params: hookParams } },
       async (request) => {
-        const { id, token } = request.params as { id: string; token: string };
+        const { id, token } = request.params;
         const headers: Record<string, string | undefined> = {};
         for (const [name, value] of Object.entries(request.headers))
           headers[name] = Array.isArray(value) ? value[0] : value;

@@ -3,17 +3,13 @@
  * webhooks report the account's outcomes (docs/outcomes.md, "Mail systems"). A test key lists
  * them and cannot make or delete one: a source stores real events.
  */
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { AppError } from '../../errors.js';
-import {
-  createOutcomeSource,
-  deleteSource,
-  listSources,
-  type EspProvider,
-} from '../../services/outcomes/sources.service.js';
+import { createOutcomeSource, deleteSource, listSources } from '../../services/outcomes/sources.service.js';
 import { requireAuth } from '../auth.js';
 import type { ApiDeps } from '../deps.js';
-import { AUTH_ERRORS, BODY_ERRORS, errorResponses } from '../schemas.js';
+import { AUTH_ERRORS, BODY_ERRORS, errorResponses, idParamsSchema } from '../schemas.js';
 import {
   createdSourceSchema,
   sourceBodySchema,
@@ -32,7 +28,8 @@ function liveAccount(request: FastifyRequest): string {
 }
 
 export function outcomeSourcesRoutes(deps: ApiDeps): FastifyPluginAsync {
-  return async (app) => {
+  return async (instance) => {
+    const app = instance.withTypeProvider<TypeBoxTypeProvider>();
     app.get(
       '/v1/outcome-sources',
       {
@@ -67,7 +64,7 @@ export function outcomeSourcesRoutes(deps: ApiDeps): FastifyPluginAsync {
       },
       async (request) => {
         const accountId = liveAccount(request);
-        const body = request.body as { provider: EspProvider; label?: string; verification_key?: string };
+        const { body } = request;
         const created = await createOutcomeSource(deps.db, deps.clock, deps.config.publicBaseUrl, {
           accountId,
           provider: body.provider,
@@ -87,19 +84,15 @@ export function outcomeSourcesRoutes(deps: ApiDeps): FastifyPluginAsync {
           operationId: 'deleteOutcomeSource',
           description: 'Its URL stops working at once; the events it brought stay (erase them by address).',
           tags: ['outcomes'],
-          params: {
-            type: 'object',
-            required: ['id'],
-            properties: { id: { type: 'string', maxLength: 100 } },
-          },
+          params: idParamsSchema,
           response: { 200: sourceDeletedSchema, ...errorResponses([...AUTH_ERRORS, 'not_found']) },
         },
       },
       async (request) => {
         const accountId = liveAccount(request);
-        const { id } = request.params as { id: string };
+        const { id } = request.params;
         await deleteSource(deps.db, accountId, id);
-        return { id, deleted: true, request_id: request.id };
+        return { id, deleted: true as const, request_id: request.id };
       },
     );
   };

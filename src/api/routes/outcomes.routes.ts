@@ -4,6 +4,8 @@
  * history erased); docs/outcomes.md. A test key's events are checked and answered like a live
  * key's, and stored nowhere.
  */
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Static } from '@sinclair/typebox';
 import type { FastifyPluginAsync, FastifySchemaCompiler } from 'fastify';
 import { AppError } from '../../errors.js';
 import { takeOutcomeMessage } from '../../services/outcomes/bounce-intake.service.js';
@@ -13,7 +15,6 @@ import {
   MAX_EVENTS_PER_REQUEST,
   OUTCOMES_FILE_LIMIT,
   takeOutcomes,
-  type OutcomeEventInput,
 } from '../../services/outcomes/intake.service.js';
 import { requireAuth } from '../auth.js';
 import type { ApiDeps } from '../deps.js';
@@ -41,10 +42,11 @@ const tooLarge = () =>
   new AppError('payload_too_large', `a message is at most ${MAX_MESSAGE_BYTES / 1024 / 1024} MiB`);
 
 export function outcomesRoutes(deps: ApiDeps): FastifyPluginAsync {
-  return async (app) => {
+  return async (instance) => {
+    const app = instance.withTypeProvider<TypeBoxTypeProvider>();
     // Scoped to this plugin: only POST /v1/outcomes takes a raw message.
     app.addContentTypeParser(MESSAGE_TYPE, { parseAs: 'buffer' }, (_request, body, done) => {
-      if ((body as Buffer).byteLength > MAX_MESSAGE_BYTES) return done(tooLarge());
+      if (Buffer.byteLength(body) > MAX_MESSAGE_BYTES) return done(tooLarge());
       done(null, body);
     });
     const intakeDeps = {
@@ -53,7 +55,8 @@ export function outcomesRoutes(deps: ApiDeps): FastifyPluginAsync {
       retentionMs: deps.config.outcomeRetentionMs,
       resultCache: deps.resultCache ?? null,
     };
-    app.post(
+    // Two content types: the provider types one body schema, so the route names both of its bodies.
+    app.post<{ Body: Static<typeof outcomesBodySchema> | Buffer }>(
       '/v1/outcomes',
       {
         bodyLimit: OUTCOMES_BODY_LIMIT,
@@ -113,7 +116,7 @@ export function outcomesRoutes(deps: ApiDeps): FastifyPluginAsync {
           );
           return { ...report, request_id: request.id };
         }
-        const { events } = request.body as { events: OutcomeEventInput[] };
+        const { events } = request.body;
         const report = await takeOutcomes(intakeDeps, {
           accountId: auth.accountId,
           source: 'api',
@@ -146,7 +149,7 @@ export function outcomesRoutes(deps: ApiDeps): FastifyPluginAsync {
       },
       async (request) => {
         const auth = requireAuth(request);
-        const { email } = request.query as { email: string };
+        const { email } = request.query;
         const deleted =
           auth.kind === 'test'
             ? 0

@@ -1,4 +1,5 @@
 /** GET /v1/account/usage: quota, billing period, rate limit and overage of the caller's account. */
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyPluginAsync } from 'fastify';
 import { getUsage } from '../../services/usage.service.js';
 import { requireAuth } from '../auth.js';
@@ -6,7 +7,8 @@ import type { ApiDeps } from '../deps.js';
 import { AUTH_ERRORS, errorResponses, usageSchema } from '../schemas.js';
 
 export function usageRoutes(deps: ApiDeps): FastifyPluginAsync {
-  return async (app) => {
+  return async (instance) => {
+    const app = instance.withTypeProvider<TypeBoxTypeProvider>();
     app.get(
       '/v1/account/usage',
       {

@@ -1,13 +1,15 @@
 /** POST /v1/verify: one address, synchronously. */
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyPluginAsync } from 'fastify';
 import { verifyOne } from '../../services/verify.service.js';
 import { requireAuth } from '../auth.js';
 import { reducedResult, verifyResponseSchema } from '../publishable-schema.js';
 import type { ApiDeps } from '../deps.js';
-import { AUTH_ERRORS, BODY_ERRORS, errorResponses, verifyBodySchema, type VerifyBody } from '../schemas.js';
+import { AUTH_ERRORS, BODY_ERRORS, errorResponses, verifyBodySchema } from '../schemas.js';
 
 export function verifyRoutes(deps: ApiDeps): FastifyPluginAsync {
-  return async (app) => {
+  return async (instance) => {
+    const app = instance.withTypeProvider<TypeBoxTypeProvider>();
     app.post(
       '/v1/verify',
       {
@@ -34,7 +36,7 @@ export function verifyRoutes(deps: ApiDeps): FastifyPluginAsync {
       },
       async (request, reply) => {
         const auth = requireAuth(request);
-        const body = request.body as VerifyBody;
+        const { body } = request;
         const { result, cached, checkedAt, transcript } = await verifyOne(deps, {
           accountId: auth.accountId,
           kind: auth.kind,

@@ -3,7 +3,7 @@
  * distinct addresses by domain, so that each address is probed once and each domain resolved
  * once per call.
  */
-import { parseAddress } from '../syntax.js';
+import { addressIdentity, parseAddress } from '../syntax.js';
 
 /** A distinct, well-formed address and every input position that holds it. */
 export interface UniqueAddress {
@@ -49,20 +49,21 @@ export function groupAddresses(emails: readonly string[]): GroupedInput {
       malformed.push({ index, input, error: parsed.error });
       continue;
     }
-    const known = seen.get(parsed.address);
+    const identity = addressIdentity(parsed);
+    const known = seen.get(identity);
     if (known !== undefined) {
       known.indexes.push(index);
       continue;
     }
     const entry: UniqueAddress = {
       id: seen.size,
-      address: parsed.address,
+      address: identity,
       local: parsed.local,
       domain: parsed.domain,
       literal: parsed.literal,
       indexes: [index],
     };
-    seen.set(parsed.address, entry);
+    seen.set(identity, entry);
     const group = byDomain.get(parsed.domain);
     if (group === undefined) byDomain.set(parsed.domain, [entry]);
     else group.push(entry);

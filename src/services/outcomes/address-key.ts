@@ -6,7 +6,7 @@
  * reported as `jane@…` from missing the `Jane@…` that was verified (docs/outcomes.md, "Privacy").
  */
 import { createHash } from 'node:crypto';
-import { parseAddress } from '../../engine/syntax.js';
+import { addressIdentity, parseAddress } from '../../engine/syntax.js';
 
 export interface OutcomeAddress {
   /** The stored key; never the address. */
@@ -23,7 +23,7 @@ export function outcomeAddress(accountId: string, email: string): OutcomeAddress
   const key = createHash('sha256')
     .update(accountId)
     .update('\0')
-    .update(`${parsed.local.toLowerCase()}@${parsed.domain}`)
+    .update(addressIdentity(parsed, 'case-folded'))
     .digest('base64url');
   return { key, domain: parsed.domain };
 }

@@ -4,13 +4,18 @@
  * `message`, so they are checked, deduplicated and stored in one transaction the same way. A
  * message that is not a bounce or a complaint throws before anything is stored.
  */
-import { eventsFromMessage, type IgnoredRecipient, type MessageKind } from './bounce-message.js';
+import {
+  eventsFromMessage,
+  type IgnoredRecipient,
+  type MessageEventType,
+  type MessageKind,
+} from './bounce-message.js';
 import { takeOutcomes, type IntakeDeps, type IntakeReport } from './intake.service.js';
 
 export interface MessageIntakeReport extends IntakeReport {
   kind: MessageKind;
   /** The events the message yielded, in order (a refusal's `index` points here). */
-  events: { email: string; type: string; status?: string; at?: string }[];
+  events: { email: string; type: MessageEventType; status?: string; at?: string }[];
   /** Recipients that became no event, and why. */
   ignored: IgnoredRecipient[];
 }

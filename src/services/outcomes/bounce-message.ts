@@ -33,8 +33,12 @@ export interface IgnoredRecipient {
   message: string;
 }
 
+/** The outcomes a message can say (POST /v1/outcomes documents them as an enum). */
+export type MessageEventType = 'delivered' | 'hard_bounce' | 'soft_bounce' | 'complaint';
+
 /** An event of a message, with the enhanced status code it rests on (when given). */
 export interface MessageEvent extends OutcomeEventInput {
+  type: MessageEventType;
   status?: string;
 }
 

@@ -7,7 +7,7 @@
 import { randomBase62 } from '../ids.js';
 import { createStoreMemo } from '../store-memo.js';
 import type { Clock } from '../../clock.js';
-import { parseAddress } from '../../engine/syntax.js';
+import { addressIdentity, parseAddress } from '../../engine/syntax.js';
 import type { MxRecordInfo } from '../../engine/types.js';
 import { AppError } from '../../errors.js';
 import type { Executor } from '../../store/executor.js';
@@ -52,7 +52,7 @@ export function normaliseFilterValue(match: FilterMatch, raw: string): string {
     case 'email': {
       const parsed = parseAddress(value);
       if (!parsed.ok) return refuse(`not an e-mail address (${parsed.error})`);
-      return `${parsed.local.toLowerCase()}@${parsed.domain}`;
+      return addressIdentity(parsed, 'case-folded');
     }
     case 'domain':
     case 'mx': {
@@ -127,7 +127,7 @@ function partsOf(email: string): Parts | null {
   const domains: string[] = [];
   for (let i = 0; i <= labels.length - 2; i++) domains.push(labels.slice(i).join('.'));
   return {
-    email: `${parsed.local.toLowerCase()}@${parsed.domain}`,
+    email: addressIdentity(parsed, 'case-folded'),
     domains,
     tld: labels[labels.length - 1]!,
   };
