@@ -24,7 +24,7 @@ import { BackgroundTasks } from '../background.js';
 import { CatchAllTracker, type SharedCatchAll } from './catch-all.js';
 import { runPooledSession } from './pooled-session.js';
 import { ProbeScheduler } from './scheduler.js';
-import type { SessionShare } from '../sessions/session-share.js';
+import type { SessionBroker } from '../sessions/broker.js';
 import { withSharedNegativeAnswers, type NegativeDnsOutcome } from './shared-dns.js';
 import { SharedGreylistSchedule } from './shared-greylist.js';
 import type { EngineCoordination } from '../coordination.js';
@@ -49,10 +49,11 @@ export interface BatchEngineDeps {
   /** The reputation guard (../egress/egress-guard.ts): resting egresses open no new sessions. */
   guard?: EgressGate;
   /**
-   * The per-host and per-provider caps this engine shares with the process's single
-   * verifications (../sessions/session-share.ts; the one that runtime.ts gives the verifier). Absent: its caps are its own.
+   * The process's session broker (../sessions/broker.ts; the one that runtime.ts gives the
+   * verifier too): one per-host and per-provider cap with the single verifications, and the idle
+   * sessions of both kinds. Absent: its caps are its own and its sessions are never kept idle.
    */
-  sessionShare?: SessionShare;
+  broker?: SessionBroker;
   /**
    * Whether the resolver tells the truth (dns/resolver-trust.ts): while it is not trusted, NXDOMAIN
    * and "no mail host" answers settle as unknown / dns_error and are shared with no other engine.
@@ -166,7 +167,7 @@ export function createBatchEngine(options: BatchEngineOptions, deps: BatchEngine
       providerConcurrency: tuning.providerConcurrency,
       providerSessionsPerSecond: tuning.providerSessionsPerSecond,
       guard: deps.guard ?? null,
-      sessionShare: deps.sessionShare ?? null,
+      broker: deps.broker ?? null,
       preferIpv4: options.smtp.preferIpv4 === true,
     },
     {
@@ -177,7 +178,7 @@ export function createBatchEngine(options: BatchEngineOptions, deps: BatchEngine
           lane,
           slot,
           sessionOptions,
-          { scheduler, catchAll, greylist, now, share: deps.sessionShare ?? null },
+          { scheduler, catchAll, greylist, now, broker: deps.broker ?? null },
           seat,
         ),
       sessionOpened: (lane) => deps.observer?.onSessionOpen?.(lane.queue.key, lane.egress.id),

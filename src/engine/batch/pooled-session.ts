@@ -30,7 +30,7 @@ import { DEFAULT_CONNECTION_ATTEMPT_DELAY_MS } from '../net/happy-eyeballs.js';
 import type { SharedGreylistSchedule } from './shared-greylist.js';
 import type { HeldSlot } from '../sessions/shared-politeness.js';
 import type { Work } from './work.js';
-import type { SessionShare } from '../sessions/session-share.js';
+import type { IdleSession, SessionBroker } from '../sessions/broker.js';
 
 export interface PooledSessionOptions {
   port: number;
@@ -58,8 +58,11 @@ export interface PooledSessionDeps {
   /** Where a greylisted recipient's next try is shared with other engines; null when nothing is shared. */
   greylist: SharedGreylistSchedule | null;
   now: () => number;
-  /** Caps shared with single verifications, which may take this session over at its end. */
-  share?: SessionShare | null;
+  /**
+   * The process's session broker (../sessions/broker.ts): with no work left for its host, the
+   * session waits among its idle sessions, for a single verification or this host's next work.
+   */
+  broker?: SessionBroker | null;
 }
 
 // RFC 5321 §4.5.3.1.10: "too many recipients" is 452 (4.5.3); some servers send 552 5.5.3.
@@ -160,53 +163,59 @@ export async function runPooledSession(
   };
   let batch: Work[] = [];
   let failed = false;
-  try {
-    // A lane refused by policy rests for the host: what is left there goes out through another egress.
-    while (session.usable && !deps.scheduler.closed && !slot.lost && !deps.scheduler.rests(lane)) {
-      const window = nextWindow(session, state, options);
-      if (window <= 0) break;
-      const taken = lane.queue.take(window);
-      if (taken.length === 0) break;
-      batch = session.extensions.smtpUtf8 ? taken : settleUnwritable(taken, session, deps);
-      if (batch.length === 0) continue;
-      const after = await runGroup(session, lane, batch, state, options, deps);
-      batch = [];
-      if (after === 'failed') failed = true;
-      if (after !== 'go on') break;
+  const openedAt = performance.now();
+  for (;;) {
+    try {
+      // A lane refused by policy rests for the host: what is left there goes out through another egress.
+      while (session.usable && !deps.scheduler.closed && !slot.lost && !deps.scheduler.rests(lane)) {
+        const window = nextWindow(session, state, options);
+        if (window <= 0) break;
+        const taken = lane.queue.take(window);
+        if (taken.length === 0) break;
+        batch = session.extensions.smtpUtf8 ? taken : settleUnwritable(taken, session, deps);
+        if (batch.length === 0) continue;
+        const after = await runGroup(session, lane, batch, state, options, deps);
+        batch = [];
+        if (after === 'failed') failed = true;
+        if (after !== 'go on') break;
+      }
+    } catch (error) {
+      // A bug, not a network failure: put the work back so that no address is lost, and let the
+      // host's failure streak bound the retries.
+      const detail = error instanceof Error ? error.message : String(error);
+      failed = true;
+      session.destroy();
+      deps.scheduler.hostFailed(
+        lane,
+        { kind: 'unavailable', stage: 'rcpt', cause: 'destroyed', reply: null, detail, tls: session.tls },
+        batch,
+      );
     }
-  } catch (error) {
-    // A bug, not a network failure: put the work back so that no address is lost, and let the
-    // host's failure streak bound the retries.
-    const detail = error instanceof Error ? error.message : String(error);
-    failed = true;
-    session.destroy();
-    deps.scheduler.hostFailed(
-      lane,
-      { kind: 'unavailable', stage: 'rcpt', cause: 'destroyed', reply: null, detail, tls: session.tls },
-      batch,
-    );
+    // Queued again once this session has left them (the host may have been given up meanwhile).
+    deps.scheduler.requeue(state.elsewhere.splice(0));
+    // No work left for the host: the session waits idle in the broker, still this batch's (its
+    // counts, its shared slots), for a single verification to its lane or the host's next work.
+    const broker = deps.broker;
+    if (
+      failed ||
+      broker == null ||
+      slot.lost ||
+      deps.scheduler.closed ||
+      !session.usable ||
+      deps.scheduler.rests(lane) ||
+      lane.queue.readyCount > 0 ||
+      state.sent >= options.recipientsPerSession ||
+      state.rejects >= options.maxRejectsPerSession ||
+      !broker.wantsIdle(seat.key, state.rejects)
+    )
+      break;
+    const next = await keepIdle(lane, seat, session, state, openedAt, slot, broker, deps);
+    if (next === 'retire') break;
+    // Its work goes on in a new transaction (a single verification may have used the session).
+    session.useDeadlines(stepDeadlines(options.stepTimeoutMs));
+    state.transactionOpen = true;
+    state.inTransaction = state.transactionLimit;
   }
-  // Queued again once this session has left them (the host may have been given up meanwhile).
-  deps.scheduler.requeue(state.elsewhere);
-  // No work left for the host: a single verification may use the session next (../sessions/session-share.ts).
-  if (
-    !failed &&
-    !slot.lost &&
-    !deps.scheduler.closed &&
-    session.usable &&
-    !deps.scheduler.rests(lane) &&
-    lane.queue.readyCount === 0 &&
-    deps.share?.offer({
-      key: seat.key,
-      group: seat.group,
-      address: session.target.address,
-      egress: seat.egress,
-      session,
-      rejects: state.rejects,
-      takeSlots: slot.handOver ?? null,
-    }) === true
-  )
-    return;
   const tls = session.tls;
   const closed = await session.quit();
   // A server that does not close after QUIT holds the session open: it counts against the host
@@ -225,6 +234,56 @@ export async function runPooledSession(
       [],
     );
   }
+}
+
+/**
+ * Keeps the session idle in the broker until this batch takes it back for work at its host
+ * (`resume`) or it is to end (`retire`: its idle time ran out, a single verification that used it
+ * retired it, the engine closes, or the server let it go). A single verification may use it in
+ * between; its refused commands count towards the session's bound.
+ */
+function keepIdle(
+  lane: Lane,
+  seat: SessionSeat,
+  session: SmtpSession,
+  state: SessionState,
+  openedAt: number,
+  slot: HeldSlot,
+  broker: SessionBroker,
+  deps: PooledSessionDeps,
+): Promise<'resume' | 'retire'> {
+  return new Promise((resolve) => {
+    let done = false;
+    const idle: IdleSession = {
+      key: seat.key,
+      group: seat.group,
+      address: session.target.address,
+      egress: seat.egress,
+      session,
+      openedBy: 'batch',
+      openedAt,
+      greetMs: 0,
+      // It carried transactions: a single verification starts with RSET.
+      verifications: 1,
+      rejects: state.rejects,
+      usable: () => session.usable && !slot.lost && !deps.scheduler.closed && !deps.scheduler.rests(lane),
+      retire: () => finish('retire'),
+      taken: (by) => {
+        if (by === 'batch') finish('resume');
+      },
+    };
+    function finish(next: 'resume' | 'retire'): void {
+      if (done) return;
+      done = true;
+      deps.scheduler.unparked(lane, idle);
+      broker.remove(idle);
+      state.rejects = idle.rejects;
+      resolve(next);
+    }
+    void session.closed.then(() => finish('retire'));
+    deps.scheduler.parked(lane, idle);
+    broker.keepForSingles(idle);
+  });
 }
 
 /** Whether groups go out in one write: the server offers PIPELINING and we may use it. */
