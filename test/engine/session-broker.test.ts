@@ -211,6 +211,24 @@ describe('a batch session with no work left', () => {
   });
 });
 
+describe("a single verification's idle session", () => {
+  it("carries a batch's work at its host, and serves the next single verification, on one connection", async () => {
+    const { verifier, batch } = engines(new SessionBroker({ perHostConcurrency: CAP }));
+    mta.resetStats();
+    expect((await verifier.verify('single-warm@shared.test')).status).toBe('deliverable');
+    const results = await batch.verifyMany(['bulk-h@shared.test', 'bulk-i@shared.test']);
+    expect(results.map((r) => r.status)).toEqual(['deliverable', 'deliverable']);
+    expect(mta.stats().connections).toBe(1);
+    const single = await verifier.verify('single-again@shared.test', {
+      timeoutMs: SINGLE_TIMEOUT_MS,
+      transcript: true,
+    });
+    expect(single.status).toBe('deliverable');
+    expect(single.transcript![0]!.text).toBe(`[reuse mx.shared.test (${HOST})]`);
+    expect(mta.stats().connections).toBe(1);
+  });
+});
+
 describe('the service', () => {
   it('builds its verifier with the broker that its embedded batch engine takes', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'mailverdict-session-broker-'));

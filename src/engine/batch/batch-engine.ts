@@ -22,9 +22,10 @@ import { MAX_TIMEOUT_MS, MIN_TIMEOUT_MS } from '../types.js';
 import { BatchRun } from './batch-run.js';
 import { BackgroundTasks } from '../background.js';
 import { CatchAllTracker, type SharedCatchAll } from './catch-all.js';
-import { runPooledSession } from './pooled-session.js';
+import { runBorrowedGroup, runPooledSession } from './pooled-session.js';
 import { ProbeScheduler } from './scheduler.js';
-import type { SessionBroker } from '../sessions/broker.js';
+import type { IdleSession, SessionBroker } from '../sessions/broker.js';
+import type { Lane } from './host-queue.js';
 import { withSharedNegativeAnswers, type NegativeDnsOutcome } from './shared-dns.js';
 import { SharedGreylistSchedule } from './shared-greylist.js';
 import type { EngineCoordination } from '../coordination.js';
@@ -87,6 +88,7 @@ export function createBatchEngine(options: BatchEngineOptions, deps: BatchEngine
   const now = (): number => clock.now().getTime();
   const random = deps.random ?? Math.random;
   const pooled = (options.mode ?? 'pooled') === 'pooled';
+  const broker = deps.broker;
   const timeoutMs = Math.min(MAX_TIMEOUT_MS, Math.max(MIN_TIMEOUT_MS, Math.round(options.timeoutMs)));
   const tuning = { ...BATCH_DEFAULTS, ...definedOnly(options) };
 
@@ -181,6 +183,13 @@ export function createBatchEngine(options: BatchEngineOptions, deps: BatchEngine
           { scheduler, catchAll, greylist, now, broker: deps.broker ?? null },
           seat,
         ),
+      // A single verification's idle session carries a group of work (pooled sessions only).
+      ...(broker === undefined || !pooled
+        ? {}
+        : {
+            runBorrowed: (lane: Lane, idle: IdleSession) =>
+              runBorrowedGroup(lane, idle, broker, sessionOptions, { scheduler, catchAll, greylist, now }),
+          }),
       sessionOpened: (lane) => deps.observer?.onSessionOpen?.(lane.queue.key, lane.egress.id),
       sessionClosed: (lane) => deps.observer?.onSessionClose?.(lane.queue.key, lane.egress.id),
       hostGivenUp: ({ queue, egress }, failure, given, failures) => {

@@ -237,6 +237,61 @@ export async function runPooledSession(
 }
 
 /**
+ * Runs one group of `lane`'s work on `idle`, an idle session a single verification opened (the
+ * broker's: its counts and shared slots stay the single verifications'), then gives it back to the
+ * broker's idle sessions, or retires it after a failure or at its bounds. One group, one round trip
+ * with PIPELINING: a single verification that wants the session back waits about that long.
+ * Never rejects.
+ */
+export async function runBorrowedGroup(
+  lane: Lane,
+  idle: IdleSession,
+  broker: SessionBroker,
+  options: PooledSessionOptions,
+  deps: PooledSessionDeps,
+): Promise<void> {
+  const session = idle.session;
+  session.useDeadlines(stepDeadlines(options.stepTimeoutMs));
+  const transactionLimit = Math.min(options.recipientsPerTransaction, lane.queue.transactionLimit);
+  const state: SessionState = {
+    rejects: idle.rejects,
+    sent: 0,
+    // The single verification's transaction is reset first.
+    inTransaction: transactionLimit,
+    acceptedInTransaction: 0,
+    transactionOpen: true,
+    transactionLimit,
+    blockedInARow: 0,
+    answered: false,
+    elsewhere: [],
+  };
+  let after: GroupEnd = 'end';
+  let batch: Work[] = [];
+  try {
+    const window = nextWindow(session, state, options);
+    if (window > 0 && session.usable) {
+      const taken = lane.queue.take(window);
+      batch = session.extensions.smtpUtf8 ? taken : settleUnwritable(taken, session, deps);
+      if (batch.length > 0) after = await runGroup(session, lane, batch, state, options, deps);
+    }
+  } catch (error) {
+    const detail = error instanceof Error ? error.message : String(error);
+    after = 'failed';
+    session.destroy();
+    deps.scheduler.hostFailed(
+      lane,
+      { kind: 'unavailable', stage: 'rcpt', cause: 'destroyed', reply: null, detail, tls: session.tls },
+      batch,
+    );
+  }
+  deps.scheduler.requeue(state.elsewhere);
+  idle.rejects = state.rejects;
+  idle.verifications += 1;
+  if (after === 'failed' || !idle.usable() || state.rejects >= options.maxRejectsPerSession) idle.retire();
+  else broker.giveBack(idle);
+}
+
+/**
  * Keeps the session idle in the broker until this batch takes it back for work at its host
  * (`resume`) or it is to end (`retire`: its idle time ran out, a single verification that used it
  * retired it, the engine closes, or the server let it go). A single verification may use it in

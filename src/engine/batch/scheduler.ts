@@ -106,6 +106,11 @@ export interface SchedulerHooks {
    * Must never reject: it puts back what it could not finish.
    */
   runSession(lane: Lane, slot: HeldSlot, seat: SessionSeat): Promise<void>;
+  /**
+   * Runs one group of `lane`'s work on `idle`, an idle session a single verification opened
+   * (the broker's), then gives it back to the broker. Must never reject. Absent: none borrowed.
+   */
+  runBorrowed?(lane: Lane, idle: IdleSession): Promise<void>;
   /** `work` is finished without an answer from any host. */
   giveUp(work: Work, outcome: SmtpOutcome): void;
   /**
@@ -145,6 +150,8 @@ export class ProbeScheduler {
   readonly #sessions = new Set<Promise<void>>();
   /** This engine's sessions with no work left, idle in the broker (per host queue). */
   readonly #parked = new Map<HostQueue, Set<IdleSession>>();
+  /** Single verifications' idle sessions carrying a group of a host's work now (per host queue). */
+  readonly #borrowed = new Map<HostQueue, number>();
   readonly #shared: SharedPoliteness | null;
   #pumpScheduled = false;
   #timer: NodeJS.Timeout | null = null;
@@ -443,7 +450,7 @@ export class ProbeScheduler {
     let open = 0;
     for (const lane of queue.lanes)
       open += this.limiter.activeFor(lane.key) + this.limiter.pendingFor(lane.key);
-    return open + queue.movedSessions;
+    return open + queue.movedSessions + (this.#borrowed.get(queue) ?? 0);
   }
 
   /** Settles `given` (all of the host's work) with `failure` and remembers the host as given up. */
@@ -497,8 +504,10 @@ export class ProbeScheduler {
         wakeAt = Math.min(wakeAt, queue.nextDueAt());
         continue;
       }
-      // Work for the host: this engine's idle sessions there go on first (no new connection).
+      // Work for the host: this engine's idle sessions there go on first, then the single
+      // verifications' idle ones carry a group each (no new connection).
       this.#resume(queue);
+      this.#borrow(queue);
       for (const lane of queue.lanes) {
         const backedOff = this.limiter.backedOffUntil(lane.key);
         if (backedOff > 0) wakeAt = Math.min(wakeAt, backedOff);
@@ -545,6 +554,33 @@ export class ProbeScheduler {
     const broker = this.#options.broker;
     if (set === undefined || broker == null) return;
     for (const idle of [...set]) if (broker.remove(idle)) idle.taken('batch');
+  }
+
+  /**
+   * Takes an idle session a single verification opened, per lane of `queue`'s host that may be
+   * asked now, for one group of its work: the connection stays counted as theirs, and comes back
+   * to the idle sessions after one round trip, so a single verification never waits long for it.
+   */
+  #borrow(queue: HostQueue): void {
+    const broker = this.#options.broker;
+    const hooks = this.#hooks;
+    if (broker == null || hooks.runBorrowed === undefined) return;
+    for (const lane of queue.lanes) {
+      if (queue.readyCount === 0) return;
+      if (this.#rests(lane) || this.limiter.backedOffUntil(lane.key) > 0 || !broker.hasIdle(lane.key))
+        continue;
+      const idle = broker.takeIdle(lane.key, 'batch', (each) => each.openedBy === 'single');
+      if (idle === null) continue;
+      this.#borrowed.set(queue, (this.#borrowed.get(queue) ?? 0) + 1);
+      const session: Promise<void> = hooks.runBorrowed(lane, idle).finally(() => {
+        const left = (this.#borrowed.get(queue) ?? 1) - 1;
+        if (left <= 0) this.#borrowed.delete(queue);
+        else this.#borrowed.set(queue, left);
+        this.#sessions.delete(session);
+        this.pump();
+      });
+      this.#sessions.add(session);
+    }
   }
 
   #wantsAnother(queue: HostQueue): boolean {

@@ -230,6 +230,24 @@ export class SessionBroker {
   }
 
   /**
+   * A session a request of the other kind used goes back among the idle sessions on the single
+   * verifications' terms, or retires when they keep none or it is past their bounds.
+   */
+  giveBack(idle: IdleSession): void {
+    const terms = this.#terms;
+    if (
+      terms === null ||
+      terms.idleMs <= 0 ||
+      idle.rejects >= terms.maxRejects ||
+      performance.now() - idle.openedAt + terms.idleMs > terms.maxAgeMs
+    ) {
+      idle.retire();
+      return;
+    }
+    this.park(idle, terms.idleMs);
+  }
+
+  /**
    * The most recently used idle session of lane `key` that is still usable, taken by kind `by`
    * (out of the idle sessions from now on); `only`, when given, picks among them. Null: none.
    */
