@@ -72,6 +72,8 @@ export interface IdleTerms {
   idleMs: number;
   /** Oldest a session may be before it is retired. */
   maxAgeMs: number;
+  /** Transactions one session carries at most. */
+  maxVerifications: number;
   maxRejects: number;
 }
 
@@ -239,6 +241,7 @@ export class SessionBroker {
       terms === null ||
       terms.idleMs <= 0 ||
       idle.rejects >= terms.maxRejects ||
+      idle.verifications >= terms.maxVerifications ||
       performance.now() - idle.openedAt + terms.idleMs > terms.maxAgeMs
     ) {
       idle.retire();
