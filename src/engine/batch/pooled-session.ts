@@ -15,6 +15,12 @@
  * QUIT), is reported to the scheduler, which backs the host off and gives it up after
  * `maxHostFailures` in a row; only an answer about a recipient ends a host's failure streak, so
  * a host that greets and then fails cannot hold work for ever. The greeting is session.ts's.
+ *
+ * With the process's session broker (../sessions/broker.ts), a session with no work left for its
+ * host waits among the broker's idle sessions instead of QUITting (while single verifications
+ * keep warm ones): the next single verification to its lane uses it, or the host's next work
+ * takes it back. And a single verification's idle session carries one group of work
+ * (`runBorrowedGroup`) before the scheduler opens a session of its own.
  */
 import type { SmtpOutcome } from '../outcome.js';
 import { classifyReply } from '../smtp/classify.js';

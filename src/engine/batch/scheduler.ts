@@ -29,6 +29,11 @@
  * that provider's hosts at once and at most `providerSessionsPerSecond` opened in any second, in
  * this process (HostLimiter's groups) and, with a shared coordination, across processes (one
  * provider acquisition at a time per group, after the host's slot).
+ *
+ * Given the process's session broker (../sessions/broker.ts), the per-host and per-provider caps
+ * are shared with the single verifications (they go first), and work for a host goes first to
+ * this engine's idle sessions there (`parked`), then to one group per idle single verification's
+ * session, before a new session opens.
  */
 import type { EngineCoordination } from '../coordination.js';
 import type { SmtpOutcome } from '../outcome.js';
