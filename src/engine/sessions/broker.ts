@@ -280,6 +280,13 @@ export class SessionBroker {
     return true;
   }
 
+  /** The idle sessions for which `which` is true. */
+  idleSessions(which: (idle: IdleSession) => boolean): IdleSession[] {
+    const out: IdleSession[] = [];
+    for (const list of this.#idle.values()) for (const { idle } of list) if (which(idle)) out.push(idle);
+    return out;
+  }
+
   /** Whether lane `key` has an idle session. */
   hasIdle(key: string): boolean {
     return this.#idle.has(key);

@@ -305,8 +305,14 @@ export class WarmPool {
   }
 
   stats(): WarmPoolStats {
+    // The batches' sessions that serve single verifications (idle in the broker, or in use by
+    // one) are open to them too.
+    const openByHost = new Map(this.#openByHost);
+    const batches = this.#broker.idleSessions((idle) => idle.openedBy === 'batch');
+    for (const entry of this.#inUse) if (entry.openedBy === 'batch') batches.push(entry);
+    for (const { address } of batches) openByHost.set(address, (openByHost.get(address) ?? 0) + 1);
     return {
-      openByHost: this.#openByHost,
+      openByHost,
       opened: this.#opened,
       adopted: this.#broker.stats().batchesKeptIdle,
       reused: this.#reused,
