@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import type { Clock } from './clock.js';
 import type { Config } from './config.js';
 import type { ResolverTrust } from './engine/dns/resolver-trust.js';
-import type { SessionShare } from './engine/sessions/session-share.js';
+import type { SessionBroker } from './engine/sessions/broker.js';
 import type { Verifier } from './engine/types.js';
 import type { Mailer } from './services/mailer.js';
 import type { ResultCache } from './services/result-cache.js';
@@ -26,11 +26,12 @@ export interface AppContext {
    */
   dnsTrust: ResolverTrust;
   /**
-   * The per-host and per-provider caps that the process's single verifications (`verifier`) keep
-   * together with its batch engine (engine/sessions/session-share.ts): jobs/embedded.ts builds the
-   * batch engine with it. Absent: the batch engine's caps are its own.
+   * The process's session broker (engine/sessions/broker.ts), asked by its single verifications
+   * (`verifier`) and its batch engine alike: one per-host and per-provider cap, and the idle
+   * sessions of both; jobs/embedded.ts builds the batch engine with it. Absent (a verifier passed
+   * in): the batch engine's caps are its own.
    */
-  sessionShare?: SessionShare;
+  sessionBroker?: SessionBroker;
   /**
    * Live results given again without a probe, shared by the API and the batch jobs of the process
    * (and, through Redis, of every process). createRuntime builds it from the settings; absent: no cache.

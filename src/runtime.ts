@@ -22,7 +22,7 @@ import type { EngineCoordination } from './engine/coordination.js';
 import type { Verifier } from './engine/types.js';
 import { createVerifier } from './engine/verifier.js';
 import { createResolverTrust, type ResolverTrustMonitor } from './engine/dns/resolver-trust.js';
-import { SessionShare } from './engine/sessions/session-share.js';
+import { SessionBroker } from './engine/sessions/broker.js';
 import type { EgressGuard } from './engine/egress/egress-guard.js';
 import { createLocalEgressHealth, type EgressHealthStore } from './engine/egress/egress-health.js';
 import { createRedisEgressHealth } from './redis/egress-health.js';
@@ -126,10 +126,11 @@ export async function createRuntime(
     },
     { now, logger },
   );
-  // Single verifications and the embedded batch engine share one per-host and per-provider cap.
-  const sessionShare = new SessionShare({
+  // The process's one session broker: single verifications and the embedded batch engine ask it
+  // for their sessions (one per-host and per-provider cap, one set of idle sessions).
+  const sessionBroker = new SessionBroker({
     perHostConcurrency: config.batch.perHostConcurrency,
-    groupConcurrency: config.batch.providerConcurrency,
+    providerConcurrency: config.batch.providerConcurrency,
   });
   // With Redis, single verifications' new sessions also count against the cross-process caps the
   // batch engines keep there (the same keys and caps); warm ones cost no round trip.
@@ -140,7 +141,7 @@ export async function createRuntime(
     options.verifier ??
     createVerifier(config.engine, {
       guard,
-      sessionShare,
+      broker: sessionBroker,
       trust: dnsTrust,
       ...(coordination === null
         ? {}
@@ -184,7 +185,7 @@ export async function createRuntime(
     mailer,
     verdictLog,
     // Its batch engine takes the caps of the verifier built here (not those of one passed in).
-    ...(options.verifier === undefined ? { sessionShare } : {}),
+    ...(options.verifier === undefined ? { sessionBroker } : {}),
   };
   let closed: Promise<void> | undefined;
   return {

@@ -53,7 +53,7 @@ import { addressNeedsSmtpUtf8, unicodeUnsupported } from './smtp/smtputf8.js';
 import type { WireRecorder } from './smtp/transcript.js';
 import type { HostResult, Transaction } from './smtp/probe-transaction.js';
 import { queueTimeout, runTransaction, serverLetGo } from './smtp/probe-transaction.js';
-import type { SessionShare } from './sessions/session-share.js';
+import type { SessionBroker } from './sessions/broker.js';
 import type { SharedSlots } from './sessions/single-sessions.js';
 import { SingleSessions } from './sessions/single-sessions.js';
 import type { Route } from './sessions/single-lanes.js';
@@ -93,8 +93,11 @@ export interface ProberDeps {
   health?: HostHealth;
   /** The reputation guard (egress/egress-guard.ts): resting egresses are not taken. */
   guard?: EgressGate;
-  /** Per-host and per-provider caps shared with the process's batches (sessions/session-share.ts). */
-  sessionShare?: SessionShare;
+  /**
+   * The process's session broker (sessions/broker.ts): the per-host and per-provider caps shared
+   * with its batches, and the idle sessions of both kinds. Absent: the caps are this prober's own.
+   */
+  broker?: SessionBroker;
   /**
    * Session slots shared with other processes (Redis in the scale-out mode): every new session
    * also takes one of its lane's `perHostConcurrency` slots there (and one of its provider's), the
@@ -201,7 +204,7 @@ export class SmtpProber {
       {
         clock: this.#clock,
         random: this.#random,
-        ...(deps.sessionShare === undefined ? {} : { sessionShare: deps.sessionShare }),
+        ...(deps.broker === undefined ? {} : { broker: deps.broker }),
         ...(deps.sharedSlots === undefined ? {} : { sharedSlots: deps.sharedSlots }),
       },
     );

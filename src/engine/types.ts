@@ -344,7 +344,10 @@ export interface SessionPoolStats {
   openByHost: ReadonlyMap<string, number>;
   /** Sessions opened, verifications carried by an already open session, sessions the server closed. */
   opened: number;
-  /** Batch sessions taken over idle when their host had no batch work left (sessions/session-share.ts). */
+  /**
+   * Batch sessions kept idle in the session broker for single verifications when their host had no
+   * batch work left, instead of being closed (sessions/broker.ts).
+   */
   adopted?: number;
   reused: number;
   closedByServer: number;

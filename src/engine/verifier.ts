@@ -17,7 +17,7 @@ import { isRoleAddress } from './lists/role.js';
 import { suggestCorrection } from './lists/typo.js';
 import type { SharedSlots } from './sessions/single-sessions.js';
 import { SmtpProber } from './probe.js';
-import type { SessionShare } from './sessions/session-share.js';
+import type { SessionBroker } from './sessions/broker.js';
 import { TranscriptRecorder } from './smtp/transcript.js';
 import { providerOfRecords } from './smtp/providers.js';
 import { parseAddress } from './syntax.js';
@@ -49,10 +49,11 @@ export interface VerifierDeps {
   /** The reputation guard (egress/egress-guard.ts): probes do not go out through resting egresses. */
   guard?: EgressGate;
   /**
-   * The per-host and per-provider caps shared with the process's batch engine
-   * (sessions/session-share.ts). Absent: the single verifications' caps are their own.
+   * The process's session broker (sessions/broker.ts), which its batch engine asks too: one
+   * per-host and per-provider cap for both kinds of request, and their idle sessions. Absent: the
+   * single verifications' caps are their own.
    */
-  sessionShare?: SessionShare;
+  broker?: SessionBroker;
   /**
    * Session slots shared with the batch engines of other processes (Redis): see
    * sessions/single-sessions.ts's `SharedSlots`. Absent: the caps hold in this process only.
@@ -93,7 +94,7 @@ export function createVerifier(options: EngineOptions, deps: VerifierDeps = {}):
     {
       ...shared,
       ...(deps.guard === undefined ? {} : { guard: deps.guard }),
-      ...(deps.sessionShare === undefined ? {} : { sessionShare: deps.sessionShare }),
+      ...(deps.broker === undefined ? {} : { broker: deps.broker }),
       ...(deps.sharedSlots === undefined ? {} : { sharedSlots: deps.sharedSlots }),
     },
   );

@@ -85,8 +85,8 @@ export function startEmbeddedWorkers(ctx: AppContext, options: BackgroundOptions
       ...(coordination ? { coordination } : {}),
       ...(options.guard ? { guard: options.guard } : {}),
       ...(options.metrics ? { observer: options.metrics.engineObserver } : {}),
-      // One per-host cap for this process's batches and single verifications (engine/sessions/session-share.ts).
-      ...(ctx.sessionShare ? { sessionShare: ctx.sessionShare } : {}),
+      // The process's session broker, which its single verifications ask too (engine/sessions/broker.ts).
+      ...(ctx.sessionBroker ? { broker: ctx.sessionBroker } : {}),
       // Its NXDOMAIN and "no mail host" answers count only while the resolver is trusted.
       trust: ctx.dnsTrust,
     });

@@ -51,7 +51,7 @@ it('counts the batch sessions handed to single verifications', async () => {
   h.dns.setDomain('mx.bulk.test', { a: [HOST2] });
   // The process's batch engine shares its caps with the verifier (src/jobs/embedded.ts does this).
   const batch = createBatchEngine(batchEngineOptions(h.runtime.ctx.config), {
-    sessionShare: h.runtime.ctx.sessionShare!,
+    broker: h.runtime.ctx.sessionBroker!,
   });
   try {
     const results = await batch.verifyMany(['user-a@bulk.test', 'user-b@bulk.test']);

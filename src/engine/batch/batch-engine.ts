@@ -22,9 +22,10 @@ import { MAX_TIMEOUT_MS, MIN_TIMEOUT_MS } from '../types.js';
 import { BatchRun } from './batch-run.js';
 import { BackgroundTasks } from '../background.js';
 import { CatchAllTracker, type SharedCatchAll } from './catch-all.js';
-import { runPooledSession } from './pooled-session.js';
+import { runBorrowedGroup, runPooledSession } from './pooled-session.js';
 import { ProbeScheduler } from './scheduler.js';
-import type { SessionShare } from '../sessions/session-share.js';
+import type { IdleSession, SessionBroker } from '../sessions/broker.js';
+import type { Lane } from './host-queue.js';
 import { withSharedNegativeAnswers, type NegativeDnsOutcome } from './shared-dns.js';
 import { SharedGreylistSchedule } from './shared-greylist.js';
 import type { EngineCoordination } from '../coordination.js';
@@ -49,10 +50,11 @@ export interface BatchEngineDeps {
   /** The reputation guard (../egress/egress-guard.ts): resting egresses open no new sessions. */
   guard?: EgressGate;
   /**
-   * The per-host and per-provider caps this engine shares with the process's single
-   * verifications (../sessions/session-share.ts; the one that runtime.ts gives the verifier). Absent: its caps are its own.
+   * The process's session broker (../sessions/broker.ts; the one that runtime.ts gives the
+   * verifier too): one per-host and per-provider cap with the single verifications, and the idle
+   * sessions of both kinds. Absent: its caps are its own and its sessions are never kept idle.
    */
-  sessionShare?: SessionShare;
+  broker?: SessionBroker;
   /**
    * Whether the resolver tells the truth (dns/resolver-trust.ts): while it is not trusted, NXDOMAIN
    * and "no mail host" answers settle as unknown / dns_error and are shared with no other engine.
@@ -86,6 +88,7 @@ export function createBatchEngine(options: BatchEngineOptions, deps: BatchEngine
   const now = (): number => clock.now().getTime();
   const random = deps.random ?? Math.random;
   const pooled = (options.mode ?? 'pooled') === 'pooled';
+  const broker = deps.broker;
   const timeoutMs = Math.min(MAX_TIMEOUT_MS, Math.max(MIN_TIMEOUT_MS, Math.round(options.timeoutMs)));
   const tuning = { ...BATCH_DEFAULTS, ...definedOnly(options) };
 
@@ -166,7 +169,7 @@ export function createBatchEngine(options: BatchEngineOptions, deps: BatchEngine
       providerConcurrency: tuning.providerConcurrency,
       providerSessionsPerSecond: tuning.providerSessionsPerSecond,
       guard: deps.guard ?? null,
-      sessionShare: deps.sessionShare ?? null,
+      broker: deps.broker ?? null,
       preferIpv4: options.smtp.preferIpv4 === true,
     },
     {
@@ -177,9 +180,16 @@ export function createBatchEngine(options: BatchEngineOptions, deps: BatchEngine
           lane,
           slot,
           sessionOptions,
-          { scheduler, catchAll, greylist, now, share: deps.sessionShare ?? null },
+          { scheduler, catchAll, greylist, now, broker: deps.broker ?? null },
           seat,
         ),
+      // A single verification's idle session carries a group of work (pooled sessions only).
+      ...(broker === undefined || !pooled
+        ? {}
+        : {
+            runBorrowed: (lane: Lane, idle: IdleSession) =>
+              runBorrowedGroup(lane, idle, broker, sessionOptions, { scheduler, catchAll, greylist, now }),
+          }),
       sessionOpened: (lane) => deps.observer?.onSessionOpen?.(lane.queue.key, lane.egress.id),
       sessionClosed: (lane) => deps.observer?.onSessionClose?.(lane.queue.key, lane.egress.id),
       hostGivenUp: ({ queue, egress }, failure, given, failures) => {

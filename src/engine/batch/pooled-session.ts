@@ -15,6 +15,12 @@
  * QUIT), is reported to the scheduler, which backs the host off and gives it up after
  * `maxHostFailures` in a row; only an answer about a recipient ends a host's failure streak, so
  * a host that greets and then fails cannot hold work for ever. The greeting is session.ts's.
+ *
+ * With the process's session broker (../sessions/broker.ts), a session with no work left for its
+ * host waits among the broker's idle sessions instead of QUITting (while single verifications
+ * keep warm ones): the next single verification to its lane uses it, or the host's next work
+ * takes it back. And a single verification's idle session carries one group of work
+ * (`runBorrowedGroup`) before the scheduler opens a session of its own.
  */
 import type { SmtpOutcome } from '../outcome.js';
 import { classifyReply } from '../smtp/classify.js';
@@ -30,7 +36,7 @@ import { DEFAULT_CONNECTION_ATTEMPT_DELAY_MS } from '../net/happy-eyeballs.js';
 import type { SharedGreylistSchedule } from './shared-greylist.js';
 import type { HeldSlot } from '../sessions/shared-politeness.js';
 import type { Work } from './work.js';
-import type { SessionShare } from '../sessions/session-share.js';
+import type { IdleSession, SessionBroker } from '../sessions/broker.js';
 
 export interface PooledSessionOptions {
   port: number;
@@ -58,8 +64,11 @@ export interface PooledSessionDeps {
   /** Where a greylisted recipient's next try is shared with other engines; null when nothing is shared. */
   greylist: SharedGreylistSchedule | null;
   now: () => number;
-  /** Caps shared with single verifications, which may take this session over at its end. */
-  share?: SessionShare | null;
+  /**
+   * The process's session broker (../sessions/broker.ts): with no work left for its host, the
+   * session waits among its idle sessions, for a single verification or this host's next work.
+   */
+  broker?: SessionBroker | null;
 }
 
 // RFC 5321 §4.5.3.1.10: "too many recipients" is 452 (4.5.3); some servers send 552 5.5.3.
@@ -160,53 +169,59 @@ export async function runPooledSession(
   };
   let batch: Work[] = [];
   let failed = false;
-  try {
-    // A lane refused by policy rests for the host: what is left there goes out through another egress.
-    while (session.usable && !deps.scheduler.closed && !slot.lost && !deps.scheduler.rests(lane)) {
-      const window = nextWindow(session, state, options);
-      if (window <= 0) break;
-      const taken = lane.queue.take(window);
-      if (taken.length === 0) break;
-      batch = session.extensions.smtpUtf8 ? taken : settleUnwritable(taken, session, deps);
-      if (batch.length === 0) continue;
-      const after = await runGroup(session, lane, batch, state, options, deps);
-      batch = [];
-      if (after === 'failed') failed = true;
-      if (after !== 'go on') break;
+  const openedAt = performance.now();
+  for (;;) {
+    try {
+      // A lane refused by policy rests for the host: what is left there goes out through another egress.
+      while (session.usable && !deps.scheduler.closed && !slot.lost && !deps.scheduler.rests(lane)) {
+        const window = nextWindow(session, state, options);
+        if (window <= 0) break;
+        const taken = lane.queue.take(window);
+        if (taken.length === 0) break;
+        batch = session.extensions.smtpUtf8 ? taken : settleUnwritable(taken, session, deps);
+        if (batch.length === 0) continue;
+        const after = await runGroup(session, lane, batch, state, options, deps);
+        batch = [];
+        if (after === 'failed') failed = true;
+        if (after !== 'go on') break;
+      }
+    } catch (error) {
+      // A bug, not a network failure: put the work back so that no address is lost, and let the
+      // host's failure streak bound the retries.
+      const detail = error instanceof Error ? error.message : String(error);
+      failed = true;
+      session.destroy();
+      deps.scheduler.hostFailed(
+        lane,
+        { kind: 'unavailable', stage: 'rcpt', cause: 'destroyed', reply: null, detail, tls: session.tls },
+        batch,
+      );
     }
-  } catch (error) {
-    // A bug, not a network failure: put the work back so that no address is lost, and let the
-    // host's failure streak bound the retries.
-    const detail = error instanceof Error ? error.message : String(error);
-    failed = true;
-    session.destroy();
-    deps.scheduler.hostFailed(
-      lane,
-      { kind: 'unavailable', stage: 'rcpt', cause: 'destroyed', reply: null, detail, tls: session.tls },
-      batch,
-    );
+    // Queued again once this session has left them (the host may have been given up meanwhile).
+    deps.scheduler.requeue(state.elsewhere.splice(0));
+    // No work left for the host: the session waits idle in the broker, still this batch's (its
+    // counts, its shared slots), for a single verification to its lane or the host's next work.
+    const broker = deps.broker;
+    if (
+      failed ||
+      broker == null ||
+      slot.lost ||
+      deps.scheduler.closed ||
+      !session.usable ||
+      deps.scheduler.rests(lane) ||
+      lane.queue.readyCount > 0 ||
+      state.sent >= options.recipientsPerSession ||
+      state.rejects >= options.maxRejectsPerSession ||
+      !broker.wantsIdle(seat.key, state.rejects)
+    )
+      break;
+    const next = await keepIdle(lane, seat, session, state, openedAt, slot, broker, deps);
+    if (next === 'retire') break;
+    // Its work goes on in a new transaction (a single verification may have used the session).
+    session.useDeadlines(stepDeadlines(options.stepTimeoutMs));
+    state.transactionOpen = true;
+    state.inTransaction = state.transactionLimit;
   }
-  // Queued again once this session has left them (the host may have been given up meanwhile).
-  deps.scheduler.requeue(state.elsewhere);
-  // No work left for the host: a single verification may use the session next (../sessions/session-share.ts).
-  if (
-    !failed &&
-    !slot.lost &&
-    !deps.scheduler.closed &&
-    session.usable &&
-    !deps.scheduler.rests(lane) &&
-    lane.queue.readyCount === 0 &&
-    deps.share?.offer({
-      key: seat.key,
-      group: seat.group,
-      address: session.target.address,
-      egress: seat.egress,
-      session,
-      rejects: state.rejects,
-      takeSlots: slot.handOver ?? null,
-    }) === true
-  )
-    return;
   const tls = session.tls;
   const closed = await session.quit();
   // A server that does not close after QUIT holds the session open: it counts against the host
@@ -225,6 +240,111 @@ export async function runPooledSession(
       [],
     );
   }
+}
+
+/**
+ * Runs one group of `lane`'s work on `idle`, an idle session a single verification opened (the
+ * broker's: its counts and shared slots stay the single verifications'), then gives it back to the
+ * broker's idle sessions, or retires it after a failure or at its bounds. One group, one round trip
+ * with PIPELINING: a single verification that wants the session back waits about that long.
+ * Never rejects.
+ */
+export async function runBorrowedGroup(
+  lane: Lane,
+  idle: IdleSession,
+  broker: SessionBroker,
+  options: PooledSessionOptions,
+  deps: PooledSessionDeps,
+): Promise<void> {
+  const session = idle.session;
+  session.useDeadlines(stepDeadlines(options.stepTimeoutMs));
+  const transactionLimit = Math.min(options.recipientsPerTransaction, lane.queue.transactionLimit);
+  const state: SessionState = {
+    rejects: idle.rejects,
+    sent: 0,
+    // The single verification's transaction is reset first.
+    inTransaction: transactionLimit,
+    acceptedInTransaction: 0,
+    transactionOpen: true,
+    transactionLimit,
+    blockedInARow: 0,
+    answered: false,
+    elsewhere: [],
+  };
+  let after: GroupEnd = 'end';
+  let batch: Work[] = [];
+  try {
+    const window = nextWindow(session, state, options);
+    if (window > 0 && session.usable) {
+      const taken = lane.queue.take(window);
+      batch = session.extensions.smtpUtf8 ? taken : settleUnwritable(taken, session, deps);
+      if (batch.length > 0) after = await runGroup(session, lane, batch, state, options, deps);
+    }
+  } catch (error) {
+    const detail = error instanceof Error ? error.message : String(error);
+    after = 'failed';
+    session.destroy();
+    deps.scheduler.hostFailed(
+      lane,
+      { kind: 'unavailable', stage: 'rcpt', cause: 'destroyed', reply: null, detail, tls: session.tls },
+      batch,
+    );
+  }
+  deps.scheduler.requeue(state.elsewhere);
+  idle.rejects = state.rejects;
+  idle.verifications += 1;
+  if (after === 'failed' || !idle.usable() || state.rejects >= options.maxRejectsPerSession) idle.retire();
+  else broker.giveBack(idle);
+}
+
+/**
+ * Keeps the session idle in the broker until this batch takes it back for work at its host
+ * (`resume`) or it is to end (`retire`: its idle time ran out, a single verification that used it
+ * retired it, the engine closes, or the server let it go). A single verification may use it in
+ * between; its refused commands count towards the session's bound.
+ */
+function keepIdle(
+  lane: Lane,
+  seat: SessionSeat,
+  session: SmtpSession,
+  state: SessionState,
+  openedAt: number,
+  slot: HeldSlot,
+  broker: SessionBroker,
+  deps: PooledSessionDeps,
+): Promise<'resume' | 'retire'> {
+  return new Promise((resolve) => {
+    let done = false;
+    const idle: IdleSession = {
+      key: seat.key,
+      group: seat.group,
+      address: session.target.address,
+      egress: seat.egress,
+      session,
+      openedBy: 'batch',
+      openedAt,
+      greetMs: 0,
+      // It carried transactions: a single verification starts with RSET.
+      verifications: 1,
+      rejects: state.rejects,
+      usable: () => session.usable && !slot.lost && !deps.scheduler.closed && !deps.scheduler.rests(lane),
+      retire: () => finish('retire'),
+      taken: (by) => {
+        if (by === 'batch') finish('resume');
+      },
+    };
+    function finish(next: 'resume' | 'retire'): void {
+      if (done) return;
+      done = true;
+      deps.scheduler.unparked(lane, idle);
+      broker.remove(idle);
+      state.rejects = idle.rejects;
+      resolve(next);
+    }
+    void session.closed.then(() => finish('retire'));
+    deps.scheduler.parked(lane, idle);
+    broker.keepForSingles(idle);
+  });
 }
 
 /** Whether groups go out in one write: the server offers PIPELINING and we may use it. */

@@ -29,6 +29,11 @@
  * that provider's hosts at once and at most `providerSessionsPerSecond` opened in any second, in
  * this process (HostLimiter's groups) and, with a shared coordination, across processes (one
  * provider acquisition at a time per group, after the host's slot).
+ *
+ * Given the process's session broker (../sessions/broker.ts), the per-host and per-provider caps
+ * are shared with the single verifications (they go first), and work for a host goes first to
+ * this engine's idle sessions there (`parked`), then to one group per idle single verification's
+ * session, before a new session opens.
  */
 import type { EngineCoordination } from '../coordination.js';
 import type { SmtpOutcome } from '../outcome.js';
@@ -38,7 +43,7 @@ import type { ConnectCandidate } from '../net/happy-eyeballs.js';
 import { hasBothFamilies, interleaveFamilies } from '../net/happy-eyeballs.js';
 import { isIPv6 } from 'node:net';
 import { HostLimiter } from '../sessions/host-limiter.js';
-import type { SessionShare } from '../sessions/session-share.js';
+import type { IdleSession, SessionBroker } from '../sessions/broker.js';
 import type { Lane } from './host-queue.js';
 import { HostQueue } from './host-queue.js';
 import type { SmtpReply } from '../smtp/reply.js';
@@ -75,8 +80,11 @@ export interface SchedulerOptions {
   providerSessionsPerSecond?: number;
   /** The reputation guard (../egress/egress-guard.ts): egresses it rests open no new sessions. */
   guard?: EgressGate | null;
-  /** The per-host and per-provider caps shared with single verifications (../sessions/session-share.ts). */
-  sessionShare?: SessionShare | null;
+  /**
+   * The process's session broker (../sessions/broker.ts): the per-host and per-provider caps
+   * shared with single verifications, and the idle sessions of both kinds.
+   */
+  broker?: SessionBroker | null;
   /** Happy Eyeballs tries a dual-stack host's IPv4 addresses first (default: IPv6 first). */
   preferIpv4?: boolean;
 }
@@ -103,6 +111,11 @@ export interface SchedulerHooks {
    * Must never reject: it puts back what it could not finish.
    */
   runSession(lane: Lane, slot: HeldSlot, seat: SessionSeat): Promise<void>;
+  /**
+   * Runs one group of `lane`'s work on `idle`, an idle session a single verification opened
+   * (the broker's), then gives it back to the broker. Must never reject. Absent: none borrowed.
+   */
+  runBorrowed?(lane: Lane, idle: IdleSession): Promise<void>;
   /** `work` is finished without an answer from any host. */
   giveUp(work: Work, outcome: SmtpOutcome): void;
   /**
@@ -140,6 +153,10 @@ export class ProbeScheduler {
   readonly #resting: TtlMap<string, HostFailure>;
   /** Open sessions, and sessions waiting for their shared slot. */
   readonly #sessions = new Set<Promise<void>>();
+  /** This engine's sessions with no work left, idle in the broker (per host queue). */
+  readonly #parked = new Map<HostQueue, Set<IdleSession>>();
+  /** Single verifications' idle sessions carrying a group of a host's work now (per host queue). */
+  readonly #borrowed = new Map<HostQueue, number>();
   readonly #shared: SharedPoliteness | null;
   #pumpScheduled = false;
   #timer: NodeJS.Timeout | null = null;
@@ -165,10 +182,19 @@ export class ProbeScheduler {
           : { groupSessionsPerSecond: options.providerSessionsPerSecond }),
       },
       () => hooks.now(),
-      options.sessionShare == null ? null : { share: options.sessionShare, as: 'batch' },
+      options.broker == null ? null : { broker: options.broker, as: 'batch' },
     );
     // A slot a single verification let go (or stopped waiting for) may be this engine's now.
-    this.#unsubscribe = this.limiter.onSharedFree(() => this.pump());
+    const unsubscribe = this.limiter.onSharedFree(() => this.pump());
+    // One of this engine's sessions a single verification used is idle again: work may wait for it.
+    const unwatch =
+      options.broker?.onIdle((idle) => {
+        if (this.#isParked(idle)) this.pump();
+      }) ?? (() => undefined);
+    this.#unsubscribe = () => {
+      unsubscribe();
+      unwatch();
+    };
     this.#givenUp = new TtlMap(MAX_REMEMBERED_HOSTS, () => hooks.now());
     this.#resting = new TtlMap(MAX_REMEMBERED_HOSTS, () => hooks.now());
     this.#shared =
@@ -263,6 +289,32 @@ export class ProbeScheduler {
   /** Whether `lane` rests for its host after a policy refusal: its sessions take no more work. */
   rests(lane: Lane): boolean {
     return this.#rests(lane);
+  }
+
+  /**
+   * A session on `lane` with no work left waits idle in the broker (`idle`): the pump takes it
+   * back when work for the host comes (unless a single verification took it first).
+   */
+  parked(lane: Lane, idle: IdleSession): void {
+    let set = this.#parked.get(lane.queue);
+    if (set === undefined) {
+      set = new Set();
+      this.#parked.set(lane.queue, set);
+    }
+    set.add(idle);
+  }
+
+  /** The session `idle` of `lane` is no longer idle for this engine (it goes on, or it ends). */
+  unparked(lane: Lane, idle: IdleSession): void {
+    const set = this.#parked.get(lane.queue);
+    if (set === undefined) return;
+    set.delete(idle);
+    if (set.size === 0) this.#parked.delete(lane.queue);
+  }
+
+  #isParked(idle: IdleSession): boolean {
+    for (const set of this.#parked.values()) if (set.has(idle)) return true;
+    return false;
   }
 
   /** Tells the reputation guard of a reply the host gave `lane`'s egress (it counts blocks). */
@@ -403,7 +455,7 @@ export class ProbeScheduler {
     let open = 0;
     for (const lane of queue.lanes)
       open += this.limiter.activeFor(lane.key) + this.limiter.pendingFor(lane.key);
-    return open + queue.movedSessions;
+    return open + queue.movedSessions + (this.#borrowed.get(queue) ?? 0);
   }
 
   /** Settles `given` (all of the host's work) with `failure` and remembers the host as given up. */
@@ -430,6 +482,10 @@ export class ProbeScheduler {
     this.#unsubscribe();
     if (this.#timer !== null) clearTimeout(this.#timer);
     this.#timer = null;
+    // Idle sessions end now; one a single verification uses ends when it comes back (no longer usable).
+    const broker = this.#options.broker;
+    for (const set of [...this.#parked.values()])
+      for (const idle of [...set]) if (broker?.remove(idle) === true) idle.retire();
     await Promise.all([...this.#sessions]);
     await this.#shared?.drain();
   }
@@ -453,6 +509,10 @@ export class ProbeScheduler {
         wakeAt = Math.min(wakeAt, queue.nextDueAt());
         continue;
       }
+      // Work for the host: this engine's idle sessions there go on first, then the single
+      // verifications' idle ones carry a group each (no new connection).
+      this.#resume(queue);
+      this.#borrow(queue);
       for (const lane of queue.lanes) {
         const backedOff = this.limiter.backedOffUntil(lane.key);
         if (backedOff > 0) wakeAt = Math.min(wakeAt, backedOff);
@@ -492,6 +552,41 @@ export class ProbeScheduler {
     }
     this.#wakeAt(wakeAt, now);
   };
+
+  /** Takes this engine's idle sessions to `queue`'s host back from the broker: they carry its work on. */
+  #resume(queue: HostQueue): void {
+    const set = this.#parked.get(queue);
+    const broker = this.#options.broker;
+    if (set === undefined || broker == null) return;
+    for (const idle of [...set]) if (broker.remove(idle)) idle.taken('batch');
+  }
+
+  /**
+   * Takes an idle session a single verification opened, per lane of `queue`'s host that may be
+   * asked now, for one group of its work: the connection stays counted as theirs, and comes back
+   * to the idle sessions after one round trip, so a single verification never waits long for it.
+   */
+  #borrow(queue: HostQueue): void {
+    const broker = this.#options.broker;
+    const hooks = this.#hooks;
+    if (broker == null || hooks.runBorrowed === undefined) return;
+    for (const lane of queue.lanes) {
+      if (queue.readyCount === 0) return;
+      if (this.#rests(lane) || this.limiter.backedOffUntil(lane.key) > 0 || !broker.hasIdle(lane.key))
+        continue;
+      const idle = broker.takeIdle(lane.key, 'batch', (each) => each.openedBy === 'single');
+      if (idle === null) continue;
+      this.#borrowed.set(queue, (this.#borrowed.get(queue) ?? 0) + 1);
+      const session: Promise<void> = hooks.runBorrowed(lane, idle).finally(() => {
+        const left = (this.#borrowed.get(queue) ?? 1) - 1;
+        if (left <= 0) this.#borrowed.delete(queue);
+        else this.#borrowed.set(queue, left);
+        this.#sessions.delete(session);
+        this.pump();
+      });
+      this.#sessions.add(session);
+    }
+  }
 
   #wantsAnother(queue: HostQueue): boolean {
     const open = this.#openAt(queue);
@@ -656,8 +751,7 @@ export class ProbeScheduler {
   #start(lane: Lane, holding: SlotHolding | null): void {
     this.#hooks.sessionOpened?.(lane);
     const seat: SessionSeat = { key: lane.key, group: lane.group ?? null, egress: lane.egress };
-    // The session's until it ends, unless it hands the connection and the slot on.
-    let owned = holding;
+    // Held for the connection's life, idle time in the broker included.
     const slot: HeldSlot =
       holding === null
         ? OWN_SLOT
@@ -665,16 +759,12 @@ export class ProbeScheduler {
             get lost() {
               return holding.slot.lost;
             },
-            handOver: () => {
-              owned = null;
-              return holding;
-            },
             moveTo: (key) => holding.moveTo(key),
           };
     const ran = this.#hooks.runSession(lane, slot, seat);
     // The shared slot goes back before the local count drops, so that this process's next
     // acquisition does not find it still taken.
-    const ended = holding === null ? ran : ran.finally(() => owned?.release());
+    const ended = holding === null ? ran : ran.finally(() => holding.release());
     const session: Promise<void> = ended.finally(() => {
       this.limiter.release(seat.key, seat.group);
       if (seat.key !== lane.key) lane.queue.movedSessions -= 1;

@@ -11,7 +11,7 @@
  * hosts. Every method that takes a host takes its group too; without one, nothing changes.
  */
 
-import type { SessionClass, SessionShare } from './session-share.js';
+import type { RequestKind, SessionBroker } from './broker.js';
 
 export interface HostLimiterOptions {
   /** Sessions in flight across all hosts. */
@@ -27,10 +27,10 @@ export interface HostLimiterOptions {
   groupSessionsPerSecond?: number;
 }
 
-/** The caps this limiter's sessions share with the other class's (session-share.ts), and its class. */
+/** The broker whose caps this limiter's sessions share with the other kind's (broker.ts), and their kind. */
 export interface SharedCaps {
-  share: SessionShare;
-  as: SessionClass;
+  broker: SessionBroker;
+  as: RequestKind;
 }
 
 /** The window of the group pace. */
@@ -77,14 +77,14 @@ export class HostLimiter {
     this.#shared = shared;
   }
 
-  /** Calls `listener` when a slot of the shared caps frees (the other class let one go); returns the unsubscription. */
+  /** Calls `listener` when a slot of the broker's caps frees (the other kind let one go); returns the unsubscription. */
   onSharedFree(listener: () => void): () => void {
-    return this.#shared?.share.onFree(this.#shared.as, listener) ?? (() => undefined);
+    return this.#shared?.broker.onFree(this.#shared.as, listener) ?? (() => undefined);
   }
 
-  /** A single verification waits for a slot of `host`: batches sharing the caps leave it the next. Returns its end. */
+  /** A single verification waits for a slot of `host`: batches sharing the broker's caps leave it the next. Returns its end. */
   waitFor(host: string, group: string | null = null): () => void {
-    return this.#shared?.share.wait(host, group) ?? (() => undefined);
+    return this.#shared?.broker.wait(host, group) ?? (() => undefined);
   }
 
   get active(): number {
@@ -114,7 +114,7 @@ export class HostLimiter {
   canOpen(host: string, group: string | null = null): boolean {
     if (!this.hasGlobalRoom()) return false;
     if (group !== null && !this.groupHasRoom(group)) return false;
-    if (this.#shared !== null && !this.#shared.share.canOpen(this.#shared.as, host, group)) return false;
+    if (this.#shared !== null && !this.#shared.broker.canOpen(this.#shared.as, host, group)) return false;
     const state = this.#hosts.get(host);
     if (state === undefined) return true;
     return state.active + state.pending < this.#options.perHostConcurrency && state.notBefore <= this.#now();
@@ -122,7 +122,7 @@ export class HostLimiter {
 
   /** True when a new session to `host` fits its per-host cap and the host is not backed off. */
   hostHasRoom(host: string): boolean {
-    if (this.#shared !== null && !this.#shared.share.canOpen(this.#shared.as, host, null)) return false;
+    if (this.#shared !== null && !this.#shared.broker.canOpen(this.#shared.as, host, null)) return false;
     const state = this.#hosts.get(host);
     return (
       state === undefined ||
@@ -165,7 +165,7 @@ export class HostLimiter {
 
   /** Counts a session as about to open (its shared slot is being asked for); the caller checked `canOpen`. */
   reserve(host: string, group: string | null = null): void {
-    this.#shared?.share.take(this.#shared.as, host, group);
+    this.#shared?.broker.take(this.#shared.as, host, group);
     this.#state(host).pending += 1;
     this.#pending += 1;
     if (group !== null) this.#group(group).pending += 1;
@@ -173,7 +173,7 @@ export class HostLimiter {
 
   /** The reservation ends: `opened` counts it as an opened session, otherwise it is dropped. */
   endReservation(host: string, opened: boolean, group: string | null = null): void {
-    this.#shared?.share.give(this.#shared.as, host, group);
+    this.#shared?.broker.give(this.#shared.as, host, group);
     const state = this.#state(host);
     state.pending = Math.max(0, state.pending - 1);
     this.#pending = Math.max(0, this.#pending - 1);
@@ -187,7 +187,7 @@ export class HostLimiter {
 
   /** Counts a session as opened; the caller checked `canOpen`. */
   acquire(host: string, group: string | null = null): void {
-    this.#shared?.share.take(this.#shared.as, host, group);
+    this.#shared?.broker.take(this.#shared.as, host, group);
     const state = this.#state(host);
     state.active += 1;
     this.#active += 1;
@@ -202,7 +202,7 @@ export class HostLimiter {
   }
 
   release(host: string, group: string | null = null): void {
-    this.#shared?.share.give(this.#shared.as, host, group);
+    this.#shared?.broker.give(this.#shared.as, host, group);
     const state = this.#state(host);
     state.active = Math.max(0, state.active - 1);
     this.#active = Math.max(0, this.#active - 1);

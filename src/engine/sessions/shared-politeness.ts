@@ -49,12 +49,6 @@ export interface SharedPolitenessDeps {
 export interface HeldSlot {
   /** True once the lease could not be kept: the session ends after its round trip. */
   readonly lost: boolean;
-  /**
-   * Hands the slot on with the connection (a batch session taken over by the single
-   * verifications' warm pool, session-share.ts): from then on its renewal and its release are the
-   * new holder's, and the session's end no longer gives it back. Absent where no shared slot is held.
-   */
-  readonly handOver?: () => SlotHolding;
   /** The holding's `moveTo`; absent where no shared slot is held. */
   readonly moveTo?: (key: string) => Promise<boolean>;
 }

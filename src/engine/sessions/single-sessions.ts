@@ -4,16 +4,16 @@
  * another verification within a greeting's time, or the right to open a new one within the caps.
  *
  * The caps are the process's: the per-host, per-provider and global ones of a HostLimiter, shared
- * with the batch engine of the process when a SessionShare is given (session-share.ts, whose idle
- * batch sessions the warm pool then takes over), and with Redis, one of the lane's
- * `perHostConcurrency` slots there (and one of its provider's), the batch engines' semaphore,
- * for the life of each new session; a warm session reused costs no round trip to it.
+ * with the batch engine of the process through the process's session broker when one is given
+ * (broker.ts, whose idle sessions include the batches' with no work left), and with Redis, one of
+ * the lane's `perHostConcurrency` slots there (and one of its provider's), the batch engines'
+ * semaphore, for the life of each new session; a warm session reused costs no round trip to it.
  */
 import type { EngineCoordination } from '../coordination.js';
 import type { Egress } from '../egress/egress.js';
 import type { SmtpSession } from '../smtp/session.js';
 import { HostLimiter, type HostLimiterOptions } from './host-limiter.js';
-import type { SessionShare } from './session-share.js';
+import { SessionBroker } from './broker.js';
 import type { SlotHolding } from './shared-politeness.js';
 import { SharedPoliteness } from './shared-politeness.js';
 import type { WarmEntry, WarmPoolStats, WarmSessionOptions } from './warm-pool.js';
@@ -35,8 +35,11 @@ export interface SingleSessionsDeps {
   /** Milliseconds since the epoch (the shared slots' leases and back-off). */
   clock: () => number;
   random: () => number;
-  /** Per-host and per-provider caps shared with the process's batches (session-share.ts). */
-  sessionShare?: SessionShare;
+  /**
+   * The process's session broker (broker.ts): the per-host and per-provider caps shared with its
+   * batches, and the idle sessions of both. Absent: the caps are these verifications' own.
+   */
+  broker?: SessionBroker;
   /** Session slots shared with other processes (Redis in the scale-out mode). */
   sharedSlots?: SharedSlots;
 }
@@ -82,16 +85,19 @@ export class SingleSessions {
   readonly #shared: SharedPoliteness | null;
   /** Failed calls to the shared slots so far (an acquisition that saw one goes ahead without). */
   #sharedFailures = 0;
-  readonly #unadopt: (() => void) | null;
+  readonly #unserve: () => void;
 
   constructor(caps: HostLimiterOptions, warm: WarmSessionOptions, deps: SingleSessionsDeps) {
     this.#clock = deps.clock;
     const limiter = new HostLimiter(
       caps,
       deps.clock,
-      deps.sessionShare === undefined ? null : { share: deps.sessionShare, as: 'single' },
+      deps.broker === undefined ? null : { broker: deps.broker, as: 'single' },
     );
-    this.#pool = new WarmPool(warm, limiter);
+    // Without the process's broker, a broker of their own keeps the idle sessions (no batch
+    // shares its caps: they stay the limiter's alone).
+    const broker = deps.broker ?? new SessionBroker({ perHostConcurrency: caps.perHostConcurrency });
+    this.#pool = new WarmPool(warm, limiter, broker);
     const shared = deps.sharedSlots;
     this.#shared =
       shared === undefined
@@ -117,13 +123,9 @@ export class SingleSessions {
               },
             },
           );
-    // Batch sessions with no work left become warm sessions here (session-share.ts). With slots
-    // shared across processes, only one whose shared slots come with it: a connection never runs
-    // uncounted there.
-    this.#unadopt =
-      deps.sessionShare?.adoptWith(
-        (offer) => (this.#shared === null || offer.takeSlots !== null) && this.#pool.adopt(offer),
-      ) ?? null;
+    // Batch sessions with no work left wait among the broker's idle sessions while single
+    // verifications keep warm ones (their Redis slots stay held by the batch that opened them).
+    this.#unserve = broker.serveSingles(warm);
   }
 
   /**
@@ -231,7 +233,7 @@ export class SingleSessions {
 
   /** Retires every idle session; waiting verifications end as timed out. */
   close(): void {
-    this.#unadopt?.();
+    this.#unserve();
     this.#pool.close();
   }
 

@@ -1,8 +1,9 @@
 /**
  * Warm sessions for single verifications: after a probe, its SMTP session stays open for a short
- * idle time, and the next probe to the same MX host address (through the same egress) sends RSET,
- * MAIL FROM and RCPT TO on it in one round trip (pipelined) instead of connecting and greeting
- * again (4 round trips, 7 with STARTTLS). docs/batch-engine.md, "Warm sessions", gives the
+ * idle time among the session broker's idle sessions (broker.ts), and the next probe to the same
+ * MX host address (through the same egress) sends RSET, MAIL FROM and RCPT TO on it in one round
+ * trip (pipelined) instead of connecting and greeting again (4 round trips, 7 with STARTTLS); an
+ * idle session a batch left there (no work left for its host) serves it the same way. docs/batch-engine.md, "Warm sessions", gives the
  * defaults and why they stay within what servers tolerate.
  *
  * Sessions are counted per lane (egress, host address) in a HostLimiter, the batch scheduler's
@@ -20,7 +21,7 @@ import type { HostLimiter } from './host-limiter.js';
 import type { Egress } from '../egress/egress.js';
 import type { SessionPoolStats } from '../types.js';
 import type { SmtpSession } from '../smtp/session.js';
-import type { SessionOffer } from './session-share.js';
+import type { IdleSession, SessionBroker } from './broker.js';
 import { stepDeadlines } from '../smtp/session.js';
 
 export interface WarmSessionOptions {
@@ -51,21 +52,11 @@ export const WARM_DEFAULTS: WarmSessionOptions = {
   maxRejects: MAX_REJECTS_PER_SESSION,
 };
 
-/** One pooled session and its bookkeeping. */
-export interface WarmEntry {
-  readonly session: SmtpSession;
-  readonly key: string;
-  readonly address: string;
-  readonly egress: Egress;
-  readonly openedAt: number;
-  /** How long its connection and greeting took (ms). */
-  readonly greetMs: number;
-  verifications: number;
-  rejects: number;
-  /** Whether the pool QUIT it (anything else that ends it is the server's doing). */
-  retired: boolean;
-  timer: NodeJS.Timeout | null;
-}
+/**
+ * A session a single verification uses: one this pool opened, or an idle one of the broker that a
+ * batch opened (its opener keeps its counts and its shared slots; `retire` is the opener's).
+ */
+export type WarmEntry = IdleSession;
 
 export type WarmPoolStats = SessionPoolStats;
 
@@ -86,10 +77,14 @@ interface Handoff {
 export class WarmPool {
   readonly #options: WarmSessionOptions;
   readonly #limiter: HostLimiter;
+  /** Where idle sessions wait, this pool's and the batches' (broker.ts). */
+  readonly #broker: SessionBroker;
   /** Each lane's provider group (a lane is one host address through one egress: one provider). */
   readonly #groupOf = new Map<string, string>();
-  /** Idle sessions per lane key, most recently used last. */
-  readonly #idle = new Map<string, WarmEntry[]>();
+  /** The sessions this pool opened and that are still open. */
+  readonly #mine = new Set<WarmEntry>();
+  /** Those of them that the pool QUIT (anything else that ends one is the server's doing). */
+  readonly #retired = new WeakSet<WarmEntry>();
   readonly #openByHost = new Map<string, number>();
   #waiters: Waiter[] = [];
   #handoffs: Handoff[] = [];
@@ -97,21 +92,24 @@ export class WarmPool {
   readonly #busy = new Map<string, number>();
   readonly #inUse = new Set<WarmEntry>();
   #opened = 0;
-  /** Batch sessions taken over (session-share.ts). */
-  #adopted = 0;
-  /** When a verification last asked for a session (`performance.now()`). */
-  #lastAskedAt = -Infinity;
   #reused = 0;
   #closedByServer = 0;
   #closed = false;
 
   readonly #unsubscribe: () => void;
+  readonly #unwatchIdle: () => void;
 
-  constructor(options: WarmSessionOptions, limiter: HostLimiter) {
+  constructor(options: WarmSessionOptions, limiter: HostLimiter, broker: SessionBroker) {
     this.#options = options;
     this.#limiter = limiter;
-    // A batch session that ended (caps shared with batches: session-share.ts) frees a slot too.
+    this.#broker = broker;
+    // A batch session that ended (caps shared through the broker) frees a slot too.
     this.#unsubscribe = limiter.onSharedFree(() => this.#wake(null));
+    // A session that went idle: its own lane's waiters first; without any, those of its
+    // provider's other hosts, for whom it may give way (acquire's #yieldIdle).
+    this.#unwatchIdle = broker.onIdle((idle) => {
+      if (!this.#wake(idle.key) && idle.group !== null) this.#wake(null);
+    });
   }
 
   /**
@@ -126,17 +124,17 @@ export class WarmPool {
     group: string | null = null,
   ): Promise<WarmEntry | 'open' | 'timeout'> {
     if (group !== null) this.#groupOf.set(key, group);
-    this.#lastAskedAt = performance.now();
+    this.#broker.singleAsked();
     for (;;) {
       if (this.#closed) return 'timeout';
-      const entry = this.#takeIdle(key);
+      const entry = this.#broker.takeIdle(key, 'single');
       if (entry !== null) return this.#taken(entry);
       if (this.#limiter.canOpen(key, group)) {
         this.#limiter.acquire(key, group);
         return 'open';
       }
       // The host has room but its provider has none: an idle session to another of the
-      // provider's hosts gives way (its slot frees once the server lets it go), or warm sessions
+      // provider's hosts gives way (its slot frees once the server lets it go), or idle sessions
       // would hold the provider's slots until their idle time ends.
       if (group !== null && this.#limiter.canOpen(key)) this.#yieldIdle(key, group);
       const left = deadlineAt - performance.now();
@@ -159,60 +157,35 @@ export class WarmPool {
   /** A session opened on the slot `acquire` gave: counted until the server lets it go. */
   opened(key: string, address: string, egress: Egress, session: SmtpSession, greetMs: number): WarmEntry {
     this.#opened += 1;
-    return this.#register(key, address, egress, session, greetMs);
-  }
-
-  #register(key: string, address: string, egress: Egress, session: SmtpSession, greetMs: number): WarmEntry {
+    const group = this.#groupOf.get(key) ?? null;
     const entry: WarmEntry = {
       session,
       key,
+      group,
       address,
       egress,
+      openedBy: 'single',
       greetMs,
       openedAt: performance.now(),
       verifications: 0,
       rejects: 0,
-      retired: false,
-      timer: null,
+      usable: () => session.usable,
+      retire: () => this.#quit(entry),
+      taken: () => undefined,
     };
+    this.#mine.add(entry);
     this.#openByHost.set(address, (this.#openByHost.get(address) ?? 0) + 1);
     this.#taken(entry);
     void session.closed.then(() => {
-      this.#drop(entry);
-      if (!entry.retired) this.#closedByServer += 1;
+      this.#mine.delete(entry);
+      this.#broker.remove(entry);
+      if (!this.#retired.has(entry)) this.#closedByServer += 1;
       const left = (this.#openByHost.get(address) ?? 1) - 1;
       if (left <= 0) this.#openByHost.delete(address);
       else this.#openByHost.set(address, left);
       this.#freeSlot(key);
     });
     return entry;
-  }
-
-  /**
-   * Takes a batch session with no work left (session-share.ts) as an idle session of
-   * lane `key`, counted against this pool's caps until the server lets it go. False when warm
-   * sessions are off or the session cannot carry more (the batch then QUITs it).
-   */
-  adopt(offer: SessionOffer): boolean {
-    const o = this.#options;
-    if (this.#closed || o.idleMs <= 0 || !offer.session.usable || offer.rejects >= o.maxRejects) return false;
-    // Only where single verifications are asked for (not in a worker process that runs none), one
-    // per lane at most, within the global cap: what a batch leaves behind stays small and useful.
-    if (performance.now() - this.#lastAskedAt > o.maxAgeMs) return false;
-    if (this.busy(offer.key) > 0 || this.#idle.has(offer.key) || !this.#limiter.hasGlobalRoom()) return false;
-    if (offer.group !== null) this.#groupOf.set(offer.key, offer.group);
-    // The same connection, already counted by the batch until it lets go: counted here first.
-    this.#limiter.acquire(offer.key, offer.group);
-    // Its shared (Redis) slots are the pool's now, given back once the server lets the connection go.
-    const shared = offer.takeSlots?.();
-    if (shared !== undefined) void offer.session.closed.then(() => shared.release());
-    const entry = this.#register(offer.key, offer.address, offer.egress, offer.session, 0);
-    this.#adopted += 1;
-    // It carried transactions: the next verification starts with RSET.
-    entry.verifications = 1;
-    entry.rejects = offer.rejects;
-    this.release(entry);
-    return true;
   }
 
   /** The open failed: its slot frees once the server no longer counts the attempt. */
@@ -244,7 +217,7 @@ export class WarmPool {
   /** An idle session of lane `key` (marked in use), or null; nothing is opened or awaited. */
   takeIdle(key: string): WarmEntry | null {
     if (this.#closed) return null;
-    const entry = this.#takeIdle(key);
+    const entry = this.#broker.takeIdle(key, 'single');
     return entry === null ? null : this.#taken(entry);
   }
 
@@ -295,15 +268,17 @@ export class WarmPool {
     return { entry, cancel };
   }
 
-  /** The session is done with a verification: back to the pool, or retired when a bound is reached. */
+  /**
+   * The session is done with a verification: to the verification waiting for it, else to the
+   * broker's idle sessions, or retired when a bound is reached.
+   */
   release(entry: WarmEntry): void {
     this.#untaken(entry);
     const o = this.#options;
-    const { session } = entry;
     if (
       this.#closed ||
       o.idleMs <= 0 ||
-      !session.usable ||
+      !entry.usable() ||
       entry.verifications >= o.maxVerifications ||
       entry.rejects >= o.maxRejects ||
       performance.now() - entry.openedAt + o.idleMs > o.maxAgeMs
@@ -317,46 +292,54 @@ export class WarmPool {
       handoff.give(this.#taken(entry));
       return;
     }
-    session.idle();
-    entry.timer = setTimeout(() => this.retire(entry), o.idleMs);
-    entry.timer.unref?.();
-    const list = this.#idle.get(entry.key) ?? [];
-    list.push(entry);
-    this.#idle.set(entry.key, list);
-    // Its own lane's waiters first; without any, those of its provider's other hosts, for whom
-    // it may give way (acquire's #yieldIdle).
-    if (!this.#wake(entry.key) && this.#groupOf.has(entry.key)) this.#wake(null);
+    this.#broker.park(entry, o.idleMs);
   }
 
   /** QUIT (the slot frees on the server's close); a session already ended just leaves the pool. */
   retire(entry: WarmEntry): void {
     this.#untaken(entry);
-    this.#drop(entry);
-    if (!entry.session.usable) return;
-    entry.retired = true;
-    entry.session.useDeadlines(stepDeadlines(QUIT_WAIT_MS));
-    void entry.session.quit();
+    this.#broker.remove(entry);
+    // A batch's session is ended by the batch (its counts and slots are its own).
+    if (entry.openedBy === 'single') this.#quit(entry);
+    else entry.retire();
   }
 
   stats(): WarmPoolStats {
+    // The batches' sessions that serve single verifications (idle in the broker, or in use by
+    // one) are open to them too.
+    const openByHost = new Map(this.#openByHost);
+    const batches = this.#broker.idleSessions((idle) => idle.openedBy === 'batch');
+    for (const entry of this.#inUse) if (entry.openedBy === 'batch') batches.push(entry);
+    for (const { address } of batches) openByHost.set(address, (openByHost.get(address) ?? 0) + 1);
     return {
-      openByHost: this.#openByHost,
+      openByHost,
       opened: this.#opened,
-      adopted: this.#adopted,
+      adopted: this.#broker.stats().batchesKeptIdle,
       reused: this.#reused,
       closedByServer: this.#closedByServer,
     };
   }
 
-  /** Retires every idle session; waiting probes end as timed out. */
+  /** Retires every idle session of this pool; waiting probes end as timed out. */
   close(): void {
     this.#closed = true;
     this.#unsubscribe();
-    for (const list of [...this.#idle.values()]) for (const entry of [...list]) this.retire(entry);
+    this.#unwatchIdle();
+    this.#broker.retireIdle((idle) => this.#mine.has(idle));
     for (const waiter of this.#waiters) waiter.wake();
     this.#waiters = [];
     for (const handoff of this.#handoffs) handoff.give(null);
     this.#handoffs = [];
+  }
+
+  /** QUITs a session this pool opened (its slot frees on the server's close). */
+  #quit(entry: WarmEntry): void {
+    this.#untaken(entry);
+    this.#broker.remove(entry);
+    if (!entry.session.usable) return;
+    this.#retired.add(entry);
+    entry.session.useDeadlines(stepDeadlines(QUIT_WAIT_MS));
+    void entry.session.quit();
   }
 
   #taken(entry: WarmEntry): WarmEntry {
@@ -372,38 +355,10 @@ export class WarmPool {
     else this.#busy.set(entry.key, left);
   }
 
-  /** The most recently used idle session of `key` that is still usable. */
-  #takeIdle(key: string): WarmEntry | null {
-    const list = this.#idle.get(key);
-    while (list !== undefined && list.length > 0) {
-      const entry = list.pop()!;
-      if (entry.timer !== null) clearTimeout(entry.timer);
-      entry.timer = null;
-      if (list.length === 0) this.#idle.delete(key);
-      if (entry.session.usable) return entry;
-    }
-    return null;
-  }
-
   /** Retires the longest idle session of `group` on another lane than `key`, if there is one. */
   #yieldIdle(key: string, group: string): void {
-    let oldest: WarmEntry | null = null;
-    for (const [lane, list] of this.#idle) {
-      if (lane === key || this.#groupOf.get(lane) !== group) continue;
-      const first = list[0];
-      if (first !== undefined && (oldest === null || first.openedAt < oldest.openedAt)) oldest = first;
-    }
+    const oldest = this.#broker.oldestIdleOf(group, key);
     if (oldest !== null) this.retire(oldest);
-  }
-
-  #drop(entry: WarmEntry): void {
-    if (entry.timer !== null) clearTimeout(entry.timer);
-    entry.timer = null;
-    const list = this.#idle.get(entry.key);
-    if (list === undefined) return;
-    const index = list.indexOf(entry);
-    if (index !== -1) list.splice(index, 1);
-    if (list.length === 0) this.#idle.delete(entry.key);
   }
 
   #freeSlot(key: string): void {
@@ -412,8 +367,7 @@ export class WarmPool {
     this.#wake(null);
   }
 
-  /** Wakes the waiters of `key` (all of them when null); each looks again. */
-  /** Whether any waiter was woken. */
+  /** Wakes the waiters of `key` (all of them when null), each to look again; whether any was woken. */
   #wake(key: string | null): boolean {
     const woken = this.#waiters.filter((w) => key === null || w.key === key);
     if (woken.length === 0) return false;

@@ -1,8 +1,9 @@
 /**
- * One per-host cap for a process's batches and single verifications (src/engine/sessions/session-share.ts),
+ * One session broker for a process's batches and single verifications (src/engine/sessions/broker.ts),
  * counted where it matters, at a Postfix-like mail host of the kit: a large batch and concurrent
- * single verifications to the same host together stay within `--per-host-concurrency`, and the
- * single verifications are answered within their timeout while the batch holds the host.
+ * single verifications to the same host together stay within `--per-host-concurrency`, the
+ * single verifications are answered within their timeout while the batch holds the host, and a
+ * session opened for one kind serves the other.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,7 +13,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { createRuntime } from '../../src/runtime.js';
 import { createBatchEngine } from '../../src/engine/batch/batch-engine.js';
-import { SessionShare } from '../../src/engine/sessions/session-share.js';
+import { SessionBroker } from '../../src/engine/sessions/broker.js';
 import type { BatchEngine } from '../../src/engine/batch/types.js';
 import type { Verifier } from '../../src/engine/index.js';
 import { createVerifier } from '../../src/engine/index.js';
@@ -60,12 +61,12 @@ afterAll(async () => {
   await dns.close();
 });
 
-/** A verifier and a batch engine with the kit's options and a per-host cap of 2, sharing `share` if given. */
-function engines(share: SessionShare | null): { verifier: Verifier; batch: BatchEngine } {
+/** A verifier and a batch engine with the kit's options and a per-host cap of 2, asking `broker` if given. */
+function engines(broker: SessionBroker | null): { verifier: Verifier; batch: BatchEngine } {
   const options = kitEngineOptions(dns.address, mta.port);
   const verifier = createVerifier(
     { ...options, smtp: { ...options.smtp, perHostConcurrency: CAP, sessions: { idleMs: 5_000 } } },
-    share === null ? {} : { sessionShare: share },
+    broker === null ? {} : { broker },
   );
   const batch = createBatchEngine(
     {
@@ -77,7 +78,7 @@ function engines(share: SessionShare | null): { verifier: Verifier; batch: Batch
       timeoutMs: 3_000,
       recipientsPerTransaction: 10,
     },
-    share === null ? {} : { sessionShare: share },
+    broker === null ? {} : { broker },
   );
   closing.push(verifier, batch);
   return { verifier, batch };
@@ -88,8 +89,8 @@ function engines(share: SessionShare | null): { verifier: Verifier; batch: Batch
  * (at most 8 rounds). Returns the singles' statuses and latencies, the rounds that ended before
  * the batch did, and the most sessions the host saw at once.
  */
-async function batchAndSingles(share: SessionShare | null) {
-  const { verifier, batch } = engines(share);
+async function batchAndSingles(broker: SessionBroker | null) {
+  const { verifier, batch } = engines(broker);
   mta.resetStats();
   let batchDone = false;
   const batchRun = batch
@@ -119,9 +120,9 @@ async function batchAndSingles(share: SessionShare | null) {
   };
 }
 
-describe('one per-host cap for batches and single verifications', () => {
+describe('one broker: one per-host cap for batches and single verifications', () => {
   it('keeps a batch and concurrent single verifications to one host within the cap together', async () => {
-    const run = await batchAndSingles(new SessionShare({ perHostConcurrency: CAP }));
+    const run = await batchAndSingles(new SessionBroker({ perHostConcurrency: CAP }));
     expect(run.batchStatuses).toEqual(new Set(['deliverable']));
     expect(run.peak).toBeLessThanOrEqual(CAP);
     // Both sides did reach the host at once (the batch held one slot, the singles the other).
@@ -129,7 +130,7 @@ describe('one per-host cap for batches and single verifications', () => {
   });
 
   it('answers single verifications within their timeout while a large batch holds the host', async () => {
-    const run = await batchAndSingles(new SessionShare({ perHostConcurrency: CAP }));
+    const run = await batchAndSingles(new SessionBroker({ perHostConcurrency: CAP }));
     expect(run.roundsDuringBatch).toBeGreaterThan(0);
     expect(run.singles.length).toBeGreaterThan(0);
     for (const single of run.singles) {
@@ -138,22 +139,22 @@ describe('one per-host cap for batches and single verifications', () => {
     }
   });
 
-  it('without the share, each side takes the whole cap: twice the cap at the host', async () => {
+  it('without one broker, each side takes the whole cap: twice the cap at the host', async () => {
     const run = await batchAndSingles(null);
     expect(run.peak).toBeGreaterThan(CAP);
   });
 });
 
 describe('a batch session with no work left', () => {
-  it('serves the next single verification to its host, without a new connection', async () => {
-    const { verifier, batch } = engines(new SessionShare({ perHostConcurrency: CAP }));
+  it('waits idle in the broker and serves the next single verification to its host, without a new connection', async () => {
+    const { verifier, batch } = engines(new SessionBroker({ perHostConcurrency: CAP }));
     // Single verifications are asked for in this process (elsewhere, a batch session is not kept).
     expect((await verifier.verify('single-first@other.test')).status).toBe('deliverable');
     mta.resetStats();
     const results = await batch.verifyMany(['bulk-a@shared.test', 'bulk-b@shared.test']);
     expect(results.map((r) => r.status)).toEqual(['deliverable', 'deliverable']);
     await waitFor(
-      'the batch session taken over',
+      'the batch session kept idle',
       async () => (verifier.sessionStats!().adopted === 1 ? true : undefined),
       2_000,
       20,
@@ -171,14 +172,32 @@ describe('a batch session with no work left', () => {
     expect(lines).toContain('RSET');
   });
 
+  it("carries the host's next batch work after a single verification used it, without a new connection", async () => {
+    const { verifier, batch } = engines(new SessionBroker({ perHostConcurrency: CAP }));
+    expect((await verifier.verify('single-first@other.test')).status).toBe('deliverable');
+    mta.resetStats();
+    await batch.verifyMany(['bulk-e@shared.test']);
+    await waitFor(
+      'the batch session kept idle',
+      async () => (verifier.sessionStats!().adopted === 1 ? true : undefined),
+      2_000,
+      20,
+    );
+    expect((await verifier.verify('single-between@shared.test')).status).toBe('deliverable');
+    const results = await batch.verifyMany(['bulk-f@shared.test', 'bulk-g@shared.test']);
+    expect(results.map((r) => r.status)).toEqual(['deliverable', 'deliverable']);
+    // One connection for the first batch, the single verification and the second batch.
+    expect(mta.stats().connections).toBe(1);
+  });
+
   it('is closed as before where no single verification was asked', async () => {
-    const { verifier, batch } = engines(new SessionShare({ perHostConcurrency: CAP }));
+    const { verifier, batch } = engines(new SessionBroker({ perHostConcurrency: CAP }));
     await batch.verifyMany(['bulk-d@shared.test']);
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(verifier.sessionStats!().adopted).toBe(0);
   });
 
-  it('is closed as before when the caps are not shared', async () => {
+  it('is closed as before without a broker shared with the single verifications', async () => {
     const { verifier, batch } = engines(null);
     mta.resetStats();
     await batch.verifyMany(['bulk-c@shared.test']);
@@ -192,12 +211,30 @@ describe('a batch session with no work left', () => {
   });
 });
 
+describe("a single verification's idle session", () => {
+  it("carries a batch's work at its host, and serves the next single verification, on one connection", async () => {
+    const { verifier, batch } = engines(new SessionBroker({ perHostConcurrency: CAP }));
+    mta.resetStats();
+    expect((await verifier.verify('single-warm@shared.test')).status).toBe('deliverable');
+    const results = await batch.verifyMany(['bulk-h@shared.test', 'bulk-i@shared.test']);
+    expect(results.map((r) => r.status)).toEqual(['deliverable', 'deliverable']);
+    expect(mta.stats().connections).toBe(1);
+    const single = await verifier.verify('single-again@shared.test', {
+      timeoutMs: SINGLE_TIMEOUT_MS,
+      transcript: true,
+    });
+    expect(single.status).toBe('deliverable');
+    expect(single.transcript![0]!.text).toBe(`[reuse mx.shared.test (${HOST})]`);
+    expect(mta.stats().connections).toBe(1);
+  });
+});
+
 describe('the service', () => {
-  it('builds its verifier with the share that its embedded batch engine takes', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'mailverdict-session-share-'));
+  it('builds its verifier with the broker that its embedded batch engine takes', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'mailverdict-session-broker-'));
     const runtime = await createRuntime(loadConfig({ dataDir }, {}), { logger: pino({ level: 'silent' }) });
     try {
-      expect(runtime.ctx.sessionShare).toBeInstanceOf(SessionShare);
+      expect(runtime.ctx.sessionBroker).toBeInstanceOf(SessionBroker);
     } finally {
       await runtime.close();
       rmSync(dataDir, { recursive: true, force: true });
@@ -205,41 +242,41 @@ describe('the service', () => {
   });
 });
 
-describe('SessionShare', () => {
-  it('leaves each class one slot of a cap of two or more', () => {
-    const share = new SessionShare({ perHostConcurrency: 3 });
-    share.take('batch', 'h', null);
-    share.take('batch', 'h', null);
-    expect(share.canOpen('batch', 'h', null)).toBe(false);
-    expect(share.canOpen('single', 'h', null)).toBe(true);
-    share.take('single', 'h', null);
-    expect(share.canOpen('single', 'h', null)).toBe(false);
+describe('SessionBroker', () => {
+  it('leaves each kind one slot of a cap of two or more', () => {
+    const broker = new SessionBroker({ perHostConcurrency: 3 });
+    broker.take('batch', 'h', null);
+    broker.take('batch', 'h', null);
+    expect(broker.canOpen('batch', 'h', null)).toBe(false);
+    expect(broker.canOpen('single', 'h', null)).toBe(true);
+    broker.take('single', 'h', null);
+    expect(broker.canOpen('single', 'h', null)).toBe(false);
   });
 
   it('holds batches back from the slot a waiting single verification needs', () => {
-    const share = new SessionShare({ perHostConcurrency: 4 });
-    share.take('batch', 'h', null);
-    share.take('batch', 'h', null);
-    share.wait('h', null);
-    const done = share.wait('h', null);
-    expect(share.canOpen('batch', 'h', null)).toBe(false);
-    expect(share.canOpen('single', 'h', null)).toBe(true);
+    const broker = new SessionBroker({ perHostConcurrency: 4 });
+    broker.take('batch', 'h', null);
+    broker.take('batch', 'h', null);
+    broker.wait('h', null);
+    const done = broker.wait('h', null);
+    expect(broker.canOpen('batch', 'h', null)).toBe(false);
+    expect(broker.canOpen('single', 'h', null)).toBe(true);
     let woken = 0;
-    share.onFree('batch', () => (woken += 1));
+    broker.onFree('batch', () => (woken += 1));
     done();
     expect(woken).toBe(1);
-    expect(share.canOpen('batch', 'h', null)).toBe(true);
+    expect(broker.canOpen('batch', 'h', null)).toBe(true);
   });
 
-  it('caps a provider group across both classes', () => {
-    const share = new SessionShare({ perHostConcurrency: 5, groupConcurrency: 2 });
-    share.take('batch', 'a', 'g');
-    share.take('single', 'b', 'g');
-    expect(share.canOpen('single', 'c', 'g')).toBe(false);
-    expect(share.canOpen('single', 'c', null)).toBe(true);
-    share.give('batch', 'a', 'g');
-    expect(share.canOpen('batch', 'c', 'g')).toBe(true);
-    // The single verifications already hold their class's share of the group.
-    expect(share.canOpen('single', 'c', 'g')).toBe(false);
+  it('caps a provider group across both kinds', () => {
+    const broker = new SessionBroker({ perHostConcurrency: 5, providerConcurrency: 2 });
+    broker.take('batch', 'a', 'g');
+    broker.take('single', 'b', 'g');
+    expect(broker.canOpen('single', 'c', 'g')).toBe(false);
+    expect(broker.canOpen('single', 'c', null)).toBe(true);
+    broker.give('batch', 'a', 'g');
+    expect(broker.canOpen('batch', 'c', 'g')).toBe(true);
+    // The single verifications already hold their kind's share of the group.
+    expect(broker.canOpen('single', 'c', 'g')).toBe(false);
   });
 });

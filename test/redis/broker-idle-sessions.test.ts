@@ -1,13 +1,13 @@
 /**
- * A batch session handed over to the single verifications' warm pool when slots are shared
- * through Redis (src/engine/sessions/session-share.ts, `takeSlots`): the session's slot in Redis
- * goes with it, still held, so that the single verification after the batch reuses the
+ * A batch session with no work left kept idle in the process's session broker when slots are
+ * shared through Redis (src/engine/sessions/broker.ts): the session's slot in Redis stays held by
+ * the batch that opened it, so that the single verification after the batch reuses the
  * connection and another process (a batch engine on its own Redis connection) cannot open a
- * session beyond the cap while it lives; the slot goes back once the warm session ends.
+ * session beyond the cap while it lives; the slot goes back once the idle session ends.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createBatchEngine } from '../../src/engine/batch/batch-engine.js';
-import { SessionShare } from '../../src/engine/sessions/session-share.js';
+import { SessionBroker } from '../../src/engine/sessions/broker.js';
 import type { BatchEngine } from '../../src/engine/batch/types.js';
 import type { EngineCoordination } from '../../src/engine/coordination.js';
 import type { Verifier } from '../../src/engine/index.js';
@@ -27,8 +27,8 @@ const OTHER = '127.0.13.3';
 const CAP = 1;
 const IDLE_MS = 1_000;
 
-describe.skipIf(skipWithoutRedis('Batch session hand-over with Redis'))(
-  'a batch session handed to the single verifications with slots shared through Redis',
+describe.skipIf(skipWithoutRedis('Idle batch sessions in the broker with Redis'))(
+  'a batch session kept idle for the single verifications with slots shared through Redis',
   () => {
     let dns: FakeDnsServer;
     let mta: PostfixLikeMta;
@@ -62,7 +62,7 @@ describe.skipIf(skipWithoutRedis('Batch session hand-over with Redis'))(
       await dns.close();
     });
 
-    function batchEngine(coordination: EngineCoordination, share: SessionShare | null): BatchEngine {
+    function batchEngine(coordination: EngineCoordination, broker: SessionBroker | null): BatchEngine {
       const options = kitEngineOptions(dns.address, mta.port);
       const batch = createBatchEngine(
         {
@@ -73,7 +73,7 @@ describe.skipIf(skipWithoutRedis('Batch session hand-over with Redis'))(
           greylistDelayMs: 10,
           timeoutMs: 5_000,
         },
-        { coordination, ...(share === null ? {} : { sessionShare: share }) },
+        { coordination, ...(broker === null ? {} : { broker }) },
       );
       closing.push(batch);
       return batch;
@@ -83,16 +83,16 @@ describe.skipIf(skipWithoutRedis('Batch session hand-over with Redis'))(
       redis = testRedis();
       const client = await redis.connect();
       const slots = async (): Promise<number> => client.zcard(`${redis.prefix}slots:${HOST}`);
-      // This process: single verifications and a batch engine under one share, as `serve` builds them.
+      // This process: single verifications and a batch engine asking one broker, as `serve` builds them.
       const coordination = createRedisCoordination(await redis.connect(), { keyPrefix: redis.prefix });
-      const share = new SessionShare({ perHostConcurrency: CAP });
+      const broker = new SessionBroker({ perHostConcurrency: CAP });
       const options = kitEngineOptions(dns.address, mta.port);
       const verifier = createVerifier(
         { ...options, smtp: { ...options.smtp, perHostConcurrency: CAP, sessions: { idleMs: IDLE_MS } } },
-        { sessionShare: share, sharedSlots: { coordination, perHostConcurrency: CAP } },
+        { broker, sharedSlots: { coordination, perHostConcurrency: CAP } },
       );
       closing.push(verifier);
-      const batch = batchEngine(coordination, share);
+      const batch = batchEngine(coordination, broker);
       // Another process: a batch engine on its own Redis connection, sharing only the Redis slots.
       const other = batchEngine(
         createRedisCoordination(await redis.connect(), { keyPrefix: redis.prefix }),
@@ -105,15 +105,15 @@ describe.skipIf(skipWithoutRedis('Batch session hand-over with Redis'))(
       const results = await batch.verifyMany(['bulk-a@shared.test', 'bulk-b@shared.test']);
       expect(results.map((r) => r.status)).toEqual(['deliverable', 'deliverable']);
       await waitFor(
-        'the batch session taken over',
+        'the batch session kept idle',
         async () => (verifier.sessionStats!().adopted === 1 ? true : undefined),
         2_000,
         20,
       );
-      // The connection lives on in the warm pool, and so does its slot.
+      // The connection lives on idle in the broker, and so does its slot.
       expect(await slots()).toBe(1);
 
-      // The other process asks for the host while the adopted session lives: it waits for the slot.
+      // The other process asks for the host while the idle session lives: it waits for the slot.
       const otherRun = other.verifyMany(['bulk-other@shared.test']);
       const connections = mta.stats().connections;
       const single = await verifier.verify('single-after@shared.test', { transcript: true });
@@ -121,7 +121,7 @@ describe.skipIf(skipWithoutRedis('Batch session hand-over with Redis'))(
       expect(single.transcript![0]!.text).toBe(`[reuse mx.shared.test (${HOST})]`);
       expect(mta.stats().connections).toBe(connections);
 
-      // The warm session ends on its idle time; its slot goes back, and the other process gets it.
+      // The idle session ends on its idle time; its slot goes back, and the other process gets it.
       expect((await otherRun).map((r) => r.status)).toEqual(['deliverable']);
       expect(mta.stats().peakConcurrentByHost[HOST]).toBe(CAP);
       await waitFor(
