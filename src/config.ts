@@ -56,17 +56,17 @@ export interface BatchSettings {
   testModeChunkDelayMs: number;
 }
 
-/** The result cache of single verifications and batch jobs (services/result-cache.ts). */
+/** The result cache of single verifications and batch jobs (services/verify/result-cache.ts). */
 export interface ResultCacheSettings {
   /** How long a result of each status is answered from the cache; 0: never cached. */
   ttlMs: Readonly<Record<Status, number>>;
   /** Results kept in this process's memory when there is no Redis; 0: no cache. */
   maxEntries: number;
-  /** Bytes those results may take at most (services/result-memory-store.ts); 0: no cache. */
+  /** Bytes those results may take at most (services/verify/result-memory-store.ts); 0: no cache. */
   maxBytes: number;
 }
 
-/** `mailverdict doctor`'s own settings (services/doctor.service.ts). */
+/** `mailverdict doctor`'s own settings (services/prober/doctor.service.ts). */
 export interface DoctorSettings {
   /** The domain whose MX hosts the port-25 check greets. */
   referenceDomain: string;
@@ -81,7 +81,7 @@ export interface PublishableDefaults {
   keyRateLimit: number;
   /** Verifications per UTC day of one key whose account has no monthly quota. */
   dailyCap: number;
-  /** Percent of the account's monthly quota one key may spend per UTC day (services/publishable-keys.ts). */
+  /** Percent of the account's monthly quota one key may spend per UTC day (services/keys/publishable-keys.ts). */
   dailySharePercent: number;
 }
 
@@ -144,15 +144,15 @@ export interface Config {
   logLevel: string;
   /** Create an account and print a live and a test key on a brand-new data directory. */
   bootstrap: boolean;
-  /** The plan of the bootstrap account (services/plans.ts; checked by createRuntime). */
+  /** The plan of the bootstrap account (services/usage/plans.ts; checked by createRuntime). */
   bootstrapPlan: string;
   resultRetentionMs: number;
-  /** How long the security log's entries are kept (services/audit.service.ts). */
+  /** How long the security log's entries are kept (services/accounts/audit.service.ts). */
   auditRetentionMs: number;
   /** How long delivery outcomes are kept (services/outcomes/). */
   outcomeRetentionMs: number;
   idempotencyTtlMs: number;
-  /** How long a process may answer usage reads from memory (services/usage-cache.ts); 0: never. */
+  /** How long a process may answer usage reads from memory (services/usage/usage-cache.ts); 0: never. */
   usageCacheTtlMs: number;
   engine: EngineOptions;
   doctor: DoctorSettings;
@@ -188,7 +188,7 @@ export interface Config {
   sessionMaxAgeMs: number;
   /** Dashboard sign-ins (and password-reset requests) per client address and second; 0: unlimited. */
   signInRateLimit: number;
-  /** log2 of scrypt's N for new password hashes (services/passwords.ts). */
+  /** log2 of scrypt's N for new password hashes (services/people/passwords.ts). */
   passwordHashCost: number;
   /** Failed sign-ins for one (address, client address) pair per 15 minutes, past which that pair is refused; 0: unlimited. */
   signInFailureLimit: number;
@@ -205,7 +205,7 @@ export interface McpSettings {
 }
 
 /**
- * What a start-up lookup learnt of this host's names (services/host-identity.service.ts), for the
+ * What a start-up lookup learnt of this host's names (services/prober/host-identity.service.ts), for the
  * HELO names when `--helo` is not set: each source address's forward-confirmed reverse-DNS name,
  * and the host's fully qualified name.
  */

@@ -10,7 +10,7 @@ import type { ResolverTrust } from './engine/dns/resolver-trust.js';
 import type { SessionShare } from './engine/sessions/session-share.js';
 import type { Verifier } from './engine/types.js';
 import type { Mailer } from './services/mailer.js';
-import type { ResultCache } from './services/result-cache.js';
+import type { ResultCache } from './services/verify/result-cache.js';
 import type { VerdictLog } from './services/outcomes/verdict-log.js';
 import type { Database } from './store/schema.js';
 

@@ -26,18 +26,22 @@ import { SessionShare } from './engine/sessions/session-share.js';
 import type { EgressGuard } from './engine/egress/egress-guard.js';
 import { createLocalEgressHealth, type EgressHealthStore } from './engine/egress/egress-health.js';
 import { createRedisEgressHealth } from './redis/egress-health.js';
-import { createEgressGuard } from './services/egress-guard.service.js';
+import { createEgressGuard } from './services/prober/egress-guard.service.js';
 import { closeRedis, onceEvery, openRedis, REDIS_WARN_INTERVAL_MS } from './redis/connection.js';
 import { createRedisCoordination } from './redis/coordination.js';
 import { createRedisRateLimiter } from './redis/rate-limiter.js';
 import { createRedisResultStore } from './redis/result-store.js';
-import type { MemberMailer } from './services/member-mail.js';
+import type { MemberMailer } from './services/people/member-mail.js';
 import type { OperatorConsoleOptions } from './dashboard/deps.js';
-import { PLAN_SLUGS, isPlanSlug, plansFromConfig } from './services/plans.js';
+import { PLAN_SLUGS, isPlanSlug, plansFromConfig } from './services/usage/plans.js';
 import { createMailer } from './services/mailer.js';
-import { resultCacheFromSettings } from './services/result-cache.js';
+import { resultCacheFromSettings } from './services/verify/result-cache.js';
 import { createVerdictLog } from './services/outcomes/verdict-log.js';
-import { checkSecretKeys, sealLegacySecrets, type ResealCounts } from './services/secrets.service.js';
+import {
+  checkSecretKeys,
+  sealLegacySecrets,
+  type ResealCounts,
+} from './services/operators/secrets.service.js';
 import { openDatabase } from './store/db.js';
 import { migrateToLatest } from './store/migrate.js';
 import { MISSING_KEY_MESSAGE, secretKeyConfigured } from './store/secret-keys.js';
@@ -49,7 +53,7 @@ export interface Runtime {
   /** Per-MX-host slots and back-off shared through Redis by every worker on it; null without Redis. */
   coordination: EngineCoordination | null;
   /**
-   * The reputation guard of the egresses (services/egress-guard.service.ts), shared through Redis
+   * The reputation guard of the egresses (services/prober/egress-guard.service.ts), shared through Redis
    * when configured; `serve` and `worker` start its checks. Closed with the runtime.
    */
   guard: EgressGuard;

@@ -23,7 +23,7 @@ import {
   BatchIntake,
   checkEntryLength,
   type BatchAddresses,
-} from '../services/batch-intake.js';
+} from '../services/batches/batch-intake.js';
 
 /** Longest `webhook_url`, in characters. */
 export const MAX_WEBHOOK_URL_LENGTH = 2048;

@@ -9,7 +9,7 @@ import fastifyHelmet from '@fastify/helmet';
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../errors.js';
 import { apiReferencePlugin } from './api-reference.js';
-import { createMemberMailer } from '../services/member-mail.js';
+import { createMemberMailer } from '../services/people/member-mail.js';
 import { DASHBOARD_API } from './contract.js';
 import type { DashboardDeps, DashboardOptions } from './deps.js';
 import { installDashboardErrorHandler } from './errors.js';

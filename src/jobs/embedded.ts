@@ -13,7 +13,7 @@ import type { BatchEngine } from '../engine/batch/types.js';
 import type { EngineCoordination } from '../engine/coordination.js';
 import type { EgressGate } from '../engine/egress/egress.js';
 import { systemResolver, type HostResolver } from '../services/webhooks/ssrf.js';
-import { createChunkVerifier } from '../services/chunk-verifier.js';
+import { createChunkVerifier } from '../services/batches/chunk-verifier.js';
 import { accountLookup } from '../services/outcomes/account-data.js';
 import { DeliveryRunner } from './delivery-runner.js';
 import type { JobMetrics } from './job-metrics.js';

@@ -4,11 +4,11 @@
  * (api/batch-body.ts) checks the body as it arrives, with the same limits imported below.
  */
 import { PROVIDERS, STATUSES } from '../../engine/types.js';
-import { MAX_IDEMPOTENCY_KEY_LENGTH } from '../../services/batch.service.js';
-import { MAX_BATCH_ADDRESSES, MAX_BATCH_ENTRY_LENGTH } from '../../services/batch-intake.js';
+import { MAX_IDEMPOTENCY_KEY_LENGTH } from '../../services/batches/batch.service.js';
+import { MAX_BATCH_ADDRESSES, MAX_BATCH_ENTRY_LENGTH } from '../../services/batches/batch-intake.js';
 import { MAX_WEBHOOK_URL_LENGTH } from '../batch-body.js';
-import { JOB_STATUSES } from '../../services/job-view.js';
-import { MAX_PAGE_SIZE, DEFAULT_PAGE_SIZE } from '../../services/jobs.service.js';
+import { JOB_STATUSES } from '../../services/batches/job-view.js';
+import { MAX_PAGE_SIZE, DEFAULT_PAGE_SIZE } from '../../services/batches/jobs.service.js';
 
 const requestId = {
   type: 'string',

@@ -1,6 +1,6 @@
 /** POST /v1/verify: one address, synchronously. */
 import type { FastifyPluginAsync } from 'fastify';
-import { verifyOne } from '../../services/verify.service.js';
+import { verifyOne } from '../../services/verify/verify.service.js';
 import { requireAuth } from '../auth.js';
 import { reducedResult, verifyResponseSchema } from '../publishable-schema.js';
 import type { ApiDeps } from '../deps.js';

@@ -7,8 +7,8 @@
 import type { Command } from 'commander';
 import pino from 'pino';
 import { AppError } from '../../errors.js';
-import { getAccount } from '../../services/accounts.service.js';
-import { BY_OPERATOR, recordAudit } from '../../services/audit.service.js';
+import { getAccount } from '../../services/accounts/accounts.service.js';
+import { BY_OPERATOR, recordAudit } from '../../services/accounts/audit.service.js';
 import { systemClock } from '../../clock.js';
 import {
   inviteMember,
@@ -16,8 +16,8 @@ import {
   pendingInsteadOfReset,
   removeMemberByEmail,
   requestPasswordReset,
-} from '../../services/members.service.js';
-import { resetTwoFactorByEmail } from '../../services/two-factor.service.js';
+} from '../../services/people/members.service.js';
+import { resetTwoFactorByEmail } from '../../services/people/two-factor.service.js';
 import { addCommonOptions, print, withStore, type StoreFlags } from '../cli-support.js';
 import { linkJson, linkText, withMembers, type LinkFlags } from '../member-links.js';
 

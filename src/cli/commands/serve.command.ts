@@ -3,7 +3,7 @@
  * process. Once it listens on a store without an account, it creates the operator's account and
  * prints a live and a test key and the owner's invitation link to the dashboard, once (or writes
  * them to a file when its output is not a terminal); a start that failed before showing them is
- * completed by the next one (services/bootstrap.service.ts). SIGTERM/SIGINT: stop accepting,
+ * completed by the next one (services/accounts/bootstrap.service.ts). SIGTERM/SIGINT: stop accepting,
  * finish in-flight requests, close the store.
  */
 import type { Command } from 'commander';
@@ -20,11 +20,11 @@ import {
   bootstrapDelivered,
   bootstrapFirstAccount,
   type Bootstrap,
-} from '../../services/bootstrap.service.js';
-import { memberLink } from '../../services/members.service.js';
-import { setPasswordHashCost } from '../../services/passwords.js';
+} from '../../services/accounts/bootstrap.service.js';
+import { memberLink } from '../../services/people/members.service.js';
+import { setPasswordHashCost } from '../../services/people/passwords.js';
 import { PASSWORD_HASH_COST } from '../../config.js';
-import { startupWarnings } from '../../services/doctor.service.js';
+import { startupWarnings } from '../../services/prober/doctor.service.js';
 import { addCommonOptions, waitForSignal, loadProberConfig } from '../cli-support.js';
 import { boundHeapGrowth } from '../heap-growth.js';
 

@@ -7,8 +7,8 @@
  */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { refuseIfSuspended } from '../../services/accounts.service.js';
-import { recordAudit, type AuditDetails } from '../../services/audit.service.js';
+import { refuseIfSuspended } from '../../services/accounts/accounts.service.js';
+import { recordAudit, type AuditDetails } from '../../services/accounts/audit.service.js';
 import {
   createFilter,
   deleteFilter,

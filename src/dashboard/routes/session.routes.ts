@@ -13,7 +13,7 @@ import {
   describeInvitation,
   joinWithInvitation,
   requestPasswordReset,
-} from '../../services/members.service.js';
+} from '../../services/people/members.service.js';
 import {
   authenticateSession,
   createSession,
@@ -26,19 +26,19 @@ import {
   switchAccount,
   type DashboardSession,
   type PersonSession,
-} from '../../services/sessions.service.js';
+} from '../../services/people/sessions.service.js';
 import {
   completeChallenge,
   countRecoveryCodes,
   hasTwoFactor,
   issueChallenge,
   type SecondFactorKind,
-} from '../../services/two-factor.service.js';
-import { recordPasswordStep, recordWrongSecondFactor } from '../../services/sign-in-alerts.js';
-import { createSignInChallenge } from '../../services/sign-in-challenge.js';
-import { rotateDeviceToken } from '../../services/sign-in-device.js';
-import { recordAudit, recordPersonAudit } from '../../services/audit.service.js';
-import { confirmEmailChange, requestEmailChange } from '../../services/email-change.service.js';
+} from '../../services/people/two-factor.service.js';
+import { recordPasswordStep, recordWrongSecondFactor } from '../../services/people/sign-in-alerts.js';
+import { createSignInChallenge } from '../../services/people/sign-in-challenge.js';
+import { rotateDeviceToken } from '../../services/people/sign-in-device.js';
+import { recordAudit, recordPersonAudit } from '../../services/accounts/audit.service.js';
+import { confirmEmailChange, requestEmailChange } from '../../services/people/email-change.service.js';
 import type { Executor } from '../../store/executor.js';
 import { byMember, originOf } from '../audit-origin.js';
 import type { MemberTokenKind } from '../../store/schema/dashboard.schema.js';
@@ -72,8 +72,8 @@ import {
   setSessionCookie,
   type GuardDeps,
 } from '../security.js';
-import { clientKey } from '../../services/rate-limit.js';
-import { dnsResolverHealth } from '../../services/service-health.service.js';
+import { clientKey } from '../../services/usage/rate-limit.js';
+import { dnsResolverHealth } from '../../services/operators/service-health.service.js';
 
 const PUBLIC = { dashboardAccess: 'public' } as const;
 const ENROLMENT = { dashboardAccess: 'enrolment' } as const;
@@ -140,7 +140,7 @@ export function sessionRoutes(deps: DashboardDeps, guard: GuardDeps) {
    * A new session for the person, in place of any the browser held (a new id at every sign-in),
    * acting in `memberId`'s account. The sign-in is complete here, so it is recorded here (after
    * the second factor, for a person with two factors; issue 16), in that account's log, and the
-   * browser gets a new device cookie of the person's (services/sign-in-device.ts).
+   * browser gets a new device cookie of the person's (services/people/sign-in-device.ts).
    */
   async function openSession(
     request: FastifyRequest,
@@ -299,7 +299,7 @@ export function sessionRoutes(deps: DashboardDeps, guard: GuardDeps) {
     );
 
     // The second step: the challenge of the first and a TOTP or recovery code. Limited per client
-    // address like sign-in, and wrong codes per member (services/two-factor.service.ts).
+    // address like sign-in, and wrong codes per member (services/people/two-factor.service.ts).
     app.post(
       '/session/second-factor',
       { config: PUBLIC, schema: { body: SecondFactorBody, response: { 200: SessionView } } },

@@ -13,7 +13,7 @@ import {
   setTwoFactorRequirement,
   startEnrolment,
   twoFactorStatus,
-} from '../../services/two-factor.service.js';
+} from '../../services/people/two-factor.service.js';
 import {
   DisableTwoFactorBody,
   RecoveryCodes,
@@ -24,10 +24,10 @@ import {
 } from '../contract.js';
 import type { DashboardDeps } from '../deps.js';
 import { requirePerson, requireSession } from '../security.js';
-import { actsInAccount, type PersonSession } from '../../services/sessions.service.js';
-import { recordAudit } from '../../services/audit.service.js';
+import { actsInAccount, type PersonSession } from '../../services/people/sessions.service.js';
+import { recordAudit } from '../../services/accounts/audit.service.js';
 import { byMember, originOf } from '../audit-origin.js';
-import { noticeTwoFactorEnabled } from '../../services/sign-in-alerts.js';
+import { noticeTwoFactorEnabled } from '../../services/people/sign-in-alerts.js';
 
 /** Open to a member whose account requires two factors before they have them (security.ts). */
 const ENROLMENT = { dashboardAccess: 'enrolment' } as const;

@@ -21,7 +21,7 @@ import {
 } from '../../store/outcome-source.store.js';
 import type { EspProvider, OutcomeSourceRow } from '../../store/schema/outcome-sources.schema.js';
 import { randomBase62 } from '../ids.js';
-import type { ResultCache } from '../result-cache.js';
+import type { ResultCache } from '../verify/result-cache.js';
 import { mapMailgun, verifyMailgun } from './esp/mailgun.js';
 import type { Mapped } from './esp/mapped.js';
 import { mapPostmark, POSTMARK_USER, verifyPostmark } from './esp/postmark.js';
