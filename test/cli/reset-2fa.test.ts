@@ -75,6 +75,7 @@ describe('mailverdict members reset-2fa', SLOW, () => {
         code: totpCode(secret, new Date()),
         password: PASSWORD,
         failureLimit: 0,
+        log: null,
       });
       await createSession(db, systemClock, loadConfig({ dataDir: dir }, {}), person.id, member!.id);
       return { memberId: member!.id, personId: person.id };

@@ -217,6 +217,7 @@ describe.skipIf(!backends.includes('postgres'))('mailverdict store copy into Pos
       code: totpCode(enrolment.secret, h.clock.now()),
       password: 'a long password',
       failureLimit: 10,
+      log: null,
     });
     await issueChallenge(db, h.clock, person.id);
     // A pending change of sign-in address (migration 0019).

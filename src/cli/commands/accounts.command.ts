@@ -14,7 +14,6 @@ import {
   changeOperatorAccount,
   listOperatorAccounts,
 } from '../../services/operators/operator-accounts.service.js';
-import { recordAudit } from '../../services/accounts/audit.service.js';
 import { createOwnedAccount } from '../../services/people/members.service.js';
 import { PLAN_SLUGS, plansFromConfig } from '../../services/usage/plans.js';
 import { addCommonOptions, integerOption, print, withStore, type StoreFlags } from '../cli-support.js';
@@ -56,12 +55,6 @@ export function registerAccountsCommand(program: Command): void {
         plan: flags.plan,
         quotaLimit: integerOption('--quota-limit', flags.quotaLimit) ?? null,
         rateLimit: integerOption('--rate-limit', flags.rateLimit) ?? null,
-      });
-      await recordAudit(deps.db, deps.clock, {
-        accountId: created.accountId,
-        type: 'invitation_created',
-        actor: { kind: 'operator' },
-        details: { member_id: created.owner.member?.id ?? null, email: created.owner.email, new_link: true },
       });
       return {
         view: toAccountView(await getAccount(deps.db, created.accountId)),

@@ -10,7 +10,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../../clock.js';
 import { AppError } from '../../errors.js';
 import { listAccountsWithCounts, type AccountWithCounts } from '../../store/operator.store.js';
-import type { Executor } from '../../store/executor.js';
+import { inTransaction, type Executor } from '../../store/executor.js';
 import {
   changeAccount,
   getAccount,
@@ -19,7 +19,7 @@ import {
   type AccountView,
 } from '../accounts/accounts.service.js';
 import { recordAudit, type AuditDetails, type AuditEventType } from '../accounts/audit.service.js';
-import { createOwnedAccount, type MembersDeps, type SentLink } from '../people/members.service.js';
+import { issueOwnedAccount, mailLink, type MembersDeps, type SentLink } from '../people/members.service.js';
 import { accountLimits, isPlanSlug, type PlanSlug, type PlanTable } from '../usage/plans.js';
 import { listKeys, type KeyView } from '../keys/keys.service.js';
 import { getUsage, getUsageHistory, type AccountUsage } from '../usage/usage.service.js';
@@ -152,8 +152,8 @@ function changeDetails(changes: AccountChanges): AuditDetails {
 
 /**
  * Changes an account as the CLI's `accounts set-plan|suspend|resume` do, in one update, and
- * records it: `account_changed` for plan, limits and overage, `account_suspended` (with the
- * reason) or `account_resumed` for the state.
+ * records it in the same transaction: `account_changed` for plan, limits and overage,
+ * `account_suspended` (with the reason) or `account_resumed` for the state.
  */
 export async function changeOperatorAccount(
   deps: OperatorDeps,
@@ -161,20 +161,24 @@ export async function changeOperatorAccount(
   accountId: string,
   changes: AccountChanges,
 ): Promise<OperatorAccount> {
-  const before = await getAccount(deps.db, accountId);
-  const after = await changeAccount(deps.db, deps.clock, accountId, changes);
-  const details = changeDetails(changes);
-  if (Object.keys(details).length > 0)
-    await recordOperatorAction(deps, operator, accountId, 'account_changed', details);
-  if (changes.suspended === true)
-    await recordOperatorAction(deps, operator, accountId, 'account_suspended', {
-      reason: after.suspended_reason,
-      already: before.suspended_at !== null,
-    });
-  if (changes.suspended === false && before.suspended_at !== null)
-    await recordOperatorAction(deps, operator, accountId, 'account_resumed', {
-      suspended_at: before.suspended_at,
-    });
+  // The change and its entries commit together, or neither does.
+  await inTransaction(deps.db, async (trx) => {
+    const inTrx = { ...deps, db: trx };
+    const before = await getAccount(trx, accountId);
+    const after = await changeAccount(trx, deps.clock, accountId, changes);
+    const details = changeDetails(changes);
+    if (Object.keys(details).length > 0)
+      await recordOperatorAction(inTrx, operator, accountId, 'account_changed', details);
+    if (changes.suspended === true)
+      await recordOperatorAction(inTrx, operator, accountId, 'account_suspended', {
+        reason: after.suspended_reason,
+        already: before.suspended_at !== null,
+      });
+    if (changes.suspended === false && before.suspended_at !== null)
+      await recordOperatorAction(inTrx, operator, accountId, 'account_resumed', {
+        suspended_at: before.suspended_at,
+      });
+  });
   return oneOperatorAccount(deps, accountId);
 }
 
@@ -184,16 +188,22 @@ export async function createOperatorAccount(
   operator: OperatorActor,
   input: { email: string; plan?: string; quotaLimit?: number | null; rateLimit?: number | null },
 ): Promise<{ account: OperatorAccount; owner: SentLink }> {
-  const created = await createOwnedAccount(deps, input);
-  await recordOperatorAction(deps, operator, created.accountId, 'account_created', {
-    plan: input.plan ?? 'free',
+  // The account, the invitation and both entries commit together; the link goes out after.
+  const created = await inTransaction(deps.db, async (trx) => {
+    const made = await issueOwnedAccount(trx, deps.clock, input);
+    const inTrx = { ...deps, db: trx };
+    await recordOperatorAction(inTrx, operator, made.accountId, 'account_created', {
+      plan: input.plan ?? 'free',
+    });
+    await recordOperatorAction(inTrx, operator, made.accountId, 'invitation_created', {
+      member_id: made.issued.member?.id ?? null,
+      email: made.issued.email,
+      new_link: true,
+    });
+    return made;
   });
-  await recordOperatorAction(deps, operator, created.accountId, 'invitation_created', {
-    member_id: created.owner.member?.id ?? null,
-    email: created.owner.email,
-    new_link: true,
-  });
-  return { account: await oneOperatorAccount(deps, created.accountId), owner: created.owner };
+  const owner = await mailLink(deps, 'invitation', created.issued);
+  return { account: await oneOperatorAccount(deps, created.accountId), owner };
 }
 
 /**

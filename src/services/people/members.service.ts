@@ -261,22 +261,41 @@ export async function inviteMember(
 }
 
 /**
- * A new account and its owner's invitation (the account's address), in one transaction, as the
- * bootstrap account gets on a brand-new store: `accounts create` no longer makes an account that
- * nobody can sign in to (issue 16).
+ * A new account and its owner's invitation (the account's address), in the caller's transaction;
+ * the link is not sent yet. As the bootstrap account gets on a brand-new store: `accounts create`
+ * no longer makes an account that nobody can sign in to (issue 16).
+ */
+export async function issueOwnedAccount(
+  trx: Executor,
+  clock: Clock,
+  input: NewAccount,
+): Promise<{ accountId: string; issued: IssuedLink }> {
+  const account = await createAccount(trx, clock, input);
+  const issued = await issueInvitation(trx, clock, {
+    accountId: account.id,
+    email: account.email,
+    role: 'owner',
+  });
+  return { accountId: account.id, issued };
+}
+
+/**
+ * The operator's `accounts create` (CLI): the account, its owner's invitation and the invitation's
+ * log entry in one transaction, then the link, e-mailed too when a relay is configured.
  */
 export async function createOwnedAccount(
   deps: MembersDeps,
   input: NewAccount,
 ): Promise<{ accountId: string; owner: SentLink }> {
-  const { accountId, issued } = await deps.db.transaction().execute(async (trx) => {
-    const account = await createAccount(trx, deps.clock, input);
-    const owner = await issueInvitation(trx, deps.clock, {
-      accountId: account.id,
-      email: account.email,
-      role: 'owner',
+  const { accountId, issued } = await inTransaction(deps.db, async (trx) => {
+    const made = await issueOwnedAccount(trx, deps.clock, input);
+    await recordAudit(trx, deps.clock, {
+      accountId: made.accountId,
+      type: 'invitation_created',
+      ...BY_OPERATOR,
+      details: { member_id: made.issued.member?.id ?? null, email: made.issued.email, new_link: true },
     });
-    return { accountId: account.id, issued: owner };
+    return made;
   });
   return { accountId, owner: await mailLink(deps, 'invitation', issued) };
 }

@@ -19,7 +19,7 @@ import { Secret, TOTP } from 'otpauth';
 import QRCode from 'qrcode';
 import { MINUTE, type Clock } from '../../clock.js';
 import { AppError, isAppError } from '../../errors.js';
-import type { Executor } from '../../store/executor.js';
+import { inTransaction, type Executor } from '../../store/executor.js';
 import {
   findPersonByEmail,
   findPersonById,
@@ -43,6 +43,7 @@ import {
   takeStep,
   useRecoveryCode,
 } from '../../store/two-factor.store.js';
+import { BY_OPERATOR, recordAudit, type ChangeBy } from '../accounts/audit.service.js';
 import { FAILURE_WINDOW_MS, failureKey, forgetAttempts, reserveAttempt } from './failure-budget.js';
 import { normalizeEmail } from './members.service.js';
 import { verifyPassword } from './passwords.js';
@@ -179,6 +180,12 @@ interface CodeCheck {
   failureLimit: number;
 }
 
+/**
+ * Where a change of a person's second factor is logged, and by whom: the account their session
+ * acts in (a second factor is the person's, not an account's); null when it acts in none.
+ */
+export type TwoFactorLog = (ChangeBy & { accountId: string }) | null;
+
 /** One attempt of the member's second-factor budget, before the code is checked. */
 async function reserveCodeAttempt(db: Executor, clock: Clock, input: CodeCheck): Promise<string> {
   const key = failureKey(`second-factor:${input.personId}`);
@@ -223,7 +230,7 @@ async function checkOwnPassword(
 export async function confirmEnrolment(
   db: Executor,
   clock: Clock,
-  input: CodeCheck & { password: string },
+  input: CodeCheck & { password: string; log: TwoFactorLog },
 ): Promise<string[]> {
   await checkOwnPassword(db, clock, input);
   const key = await reserveCodeAttempt(db, clock, input);
@@ -234,10 +241,11 @@ export async function confirmEnrolment(
   const step = matchingStep(row.secret, input.code.replace(/\s/g, ''), now);
   if (step === null) throw new AppError('invalid_credentials', WRONG_CODE);
   const codes = Array.from({ length: RECOVERY_CODE_COUNT }, newRecoveryCode);
-  await db.transaction().execute(async (trx) => {
+  await inTransaction(db, async (trx) => {
     if (!(await takeStep(trx, input.personId, step, { now: now.toISOString() })))
       throw new AppError('invalid_credentials', WRONG_CODE);
     await replaceRecoveryCodes(trx, input.personId, codes.map(hashRecoveryCode), now.toISOString());
+    if (input.log) await recordAudit(trx, clock, { ...input.log, type: 'two_factor_enabled' });
   });
   await forgetAttempts(db, key);
   return codes;
@@ -285,7 +293,7 @@ export async function checkSecondFactor(
 export async function disableTwoFactor(
   db: Executor,
   clock: Clock,
-  input: CodeCheck & { accountId: string | null; operator: boolean; password: string },
+  input: CodeCheck & { accountId: string | null; operator: boolean; password: string; log: TwoFactorLog },
 ): Promise<void> {
   if (input.operator)
     throw new AppError(
@@ -300,27 +308,39 @@ export async function disableTwoFactor(
   // The password under its budget, then the code under its own.
   await checkOwnPassword(db, clock, input);
   await checkSecondFactor(db, clock, input);
-  await deleteTwoFactor(db, input.personId);
+  await inTransaction(db, async (trx) => {
+    await deleteTwoFactor(trx, input.personId);
+    if (input.log) await recordAudit(trx, clock, { ...input.log, type: 'two_factor_disabled' });
+  });
 }
 
 /**
  * The operator's reset (CLI, `mailverdict members reset-2fa`): the member's second factor,
  * recovery codes and pending sign-ins are gone, and their sessions end. They sign in with the
  * password alone (or, when the account requires two factors, may then only turn them on again).
- * 404 for an unknown address.
+ * The second factor is the person's, so the reset is logged in every account they belong to, in
+ * the reset's transaction. 404 for an unknown address.
  */
 export async function resetTwoFactorByEmail(
   db: Executor,
+  clock: Clock,
   email: string,
 ): Promise<{ person: PersonRow; hadTwoFactor: boolean; memberships: MembershipWithAccount[] }> {
-  const person = await findPersonByEmail(db, normalizeEmail(email));
-  if (!person) throw new AppError('not_found', `${normalizeEmail(email)} is not a member of any account`);
-  const hadTwoFactor = await db.transaction().execute(async (trx) => {
-    const had = await deleteTwoFactor(trx, person.id);
+  return inTransaction(db, async (trx) => {
+    const person = await findPersonByEmail(trx, normalizeEmail(email));
+    if (!person) throw new AppError('not_found', `${normalizeEmail(email)} is not a member of any account`);
+    const hadTwoFactor = await deleteTwoFactor(trx, person.id);
     await deletePersonSessions(trx, person.id);
-    return had;
+    const memberships = await listPersonMemberships(trx, person.id);
+    for (const m of memberships)
+      await recordAudit(trx, clock, {
+        accountId: m.account_id,
+        type: 'two_factor_reset',
+        ...BY_OPERATOR,
+        details: { member_id: m.member_id, had_two_factor: hadTwoFactor },
+      });
+    return { person, hadTwoFactor, memberships };
   });
-  return { person, hadTwoFactor, memberships: await listPersonMemberships(db, person.id) };
 }
 
 /**
