@@ -27,8 +27,8 @@ export interface AppContext {
   dnsTrust: ResolverTrust;
   /**
    * The per-host and per-provider caps that the process's single verifications (`verifier`) keep
-   * together with its batch engine (engine/sessions/session-share.ts): jobs/embedded.ts builds the
-   * batch engine with it. Absent: the batch engine's caps are its own.
+   * together with its batch engine (engine/sessions/session-share.ts): runtime.ts's
+   * startEmbeddedWorkers builds the batch engine with it. Absent: the batch engine's caps are its own.
    */
   sessionShare?: SessionShare;
   /**

@@ -20,8 +20,8 @@ export interface DashboardOptions extends AppContext {
   metrics: { verdicts: Counter<'status' | 'kind'> };
   /** Default: dist/web of this package. */
   webDir?: string;
-  /** Default: the configured relay's (none without one). */
-  memberMailer?: MemberMailer | null;
+  /** The e-mails of dashboard people, built by runtime.ts on the process's mailer; null: no relay. */
+  memberMailer: MemberMailer | null;
   /** The operator console's collaborators (docs/operators.md). */
   operatorConsole?: OperatorConsoleOptions;
 }

@@ -16,7 +16,7 @@ import type {
   Overview,
   ServiceHealth,
 } from '../../src/dashboard/contract.js';
-import { startEmbeddedWorkers } from '../../src/jobs/embedded.js';
+import { startEmbeddedWorkers } from '../../src/runtime.js';
 import { listAudit } from '../../src/services/accounts/audit.service.js';
 import { fixtureEmails } from '../kit/jobs-kit.js';
 import { waitFor } from '../kit/wait-for.js';

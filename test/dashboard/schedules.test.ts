@@ -17,7 +17,7 @@ import type {
   ScheduleAnswer,
 } from '../../src/dashboard/contract.js';
 import type { Status } from '../../src/engine/types.js';
-import { startEmbeddedWorkers } from '../../src/jobs/embedded.js';
+import { startEmbeddedWorkers } from '../../src/runtime.js';
 import { changeAccount } from '../../src/services/accounts/accounts.service.js';
 import { createScheduler } from '../../src/jobs/scheduler.js';
 import { sweepOnce } from '../../src/jobs/sweep.js';

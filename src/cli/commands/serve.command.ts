@@ -10,8 +10,7 @@ import type { Command } from 'commander';
 
 import { ConfigError, type Config } from '../../config.js';
 
-import { createRuntime, startServer } from '../../runtime.js';
-import { startEmbeddedWorkers } from '../../jobs/embedded.js';
+import { createRuntime, startEmbeddedWorkers, startServer } from '../../runtime.js';
 import { chmodSync, existsSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { createMetrics } from '../../api/metrics.js';
 import { createJobMetrics } from '../../jobs/job-metrics.js';
@@ -169,7 +168,7 @@ async function runServe(options: Record<string, unknown>): Promise<void> {
     });
     let background: ReturnType<typeof startEmbeddedWorkers> | null = null;
     try {
-      // Batch jobs (src/jobs/embedded.ts): workers, deliveries and the retention sweep in this process.
+      // Batch jobs (runtime.ts startEmbeddedWorkers, run by src/jobs/embedded.ts): workers, deliveries and the retention sweep in this process.
       background = config.batch.embeddedWorkers
         ? startEmbeddedWorkers(ctx, {
             metrics: jobMetrics,
