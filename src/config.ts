@@ -15,7 +15,7 @@ import { isFullyQualified } from './engine/net/host-name.js';
 import { STARTTLS_MODES, type StarttlsMode } from './engine/smtp/session.js';
 import { WARM_DEFAULTS } from './engine/sessions/warm-pool.js';
 import { DEFAULT_CONCURRENCY, DEFAULT_PER_HOST_CONCURRENCY, DEFAULT_TIMEOUT_MS } from './engine/types.js';
-import type { EngineOptions, Status } from './engine/types.js';
+import type { EngineOptions, SmtpOptions, Status } from './engine/types.js';
 
 /** The base of links when `--public-base-url` is not set: the address `serve` listens on. */
 export function defaultPublicBaseUrl(host: string, port: number): string {
@@ -29,15 +29,27 @@ export class ConfigError extends Error {
   }
 }
 
+/**
+ * The session caps, read by single verifications and the batch engine alike: stored once, in
+ * `engine.smtp`, always set (the engine's own defaults when no flag is given).
+ * - `concurrency`: SMTP sessions in flight per process (batches, and apart single verifications);
+ * - `perHostConcurrency`: per MX host address and egress (politeness);
+ * - `providerConcurrency`: to all the MX hosts of one mail provider, per egress;
+ * - `providerSessionsPerSecond`: new sessions per second to one provider's MX hosts, per egress.
+ */
+export type SessionCaps = Required<
+  Pick<
+    SmtpOptions,
+    'concurrency' | 'perHostConcurrency' | 'providerConcurrency' | 'providerSessionsPerSecond'
+  >
+>;
+
+/** The engine's options as the service sets them: the session caps always present. */
+export interface EngineSettings extends EngineOptions {
+  smtp: SmtpOptions & SessionCaps;
+}
+
 export interface BatchSettings {
-  /** Global cap of SMTP sessions in flight across all jobs of one worker process. */
-  concurrency: number;
-  /** Cap of concurrent SMTP sessions per MX host (politeness). */
-  perHostConcurrency: number;
-  /** Cap of concurrent SMTP sessions to all the MX hosts of one mail provider, per egress. */
-  providerConcurrency: number;
-  /** New SMTP sessions per second to one mail provider's MX hosts, per egress. */
-  providerSessionsPerSecond: number;
   /** How many more times a greylisted address is retried inside its job. */
   greylistRetries: number;
   /** Delay before a greylisted address is retried. */
@@ -154,7 +166,7 @@ export interface Config {
   idempotencyTtlMs: number;
   /** How long a process may answer usage reads from memory (services/usage/usage-cache.ts); 0: never. */
   usageCacheTtlMs: number;
-  engine: EngineOptions;
+  engine: EngineSettings;
   doctor: DoctorSettings;
   dnsTrust: DnsTrustSettings;
   guard: GuardSettings;
@@ -1404,10 +1416,6 @@ export function loadConfig(
       blockRestMs: s.egressBlockRest,
     },
     batch: {
-      concurrency: s.concurrency,
-      perHostConcurrency: s.perHostConcurrency,
-      providerConcurrency: s.providerConcurrency,
-      providerSessionsPerSecond: s.providerSessionRate,
       greylistRetries: s.greylistRetries,
       greylistDelayMs: s.greylistDelay,
       chunkSize: s.chunkSize,
@@ -1468,10 +1476,10 @@ export function batchEngineOptions(
 ): BatchEngineOptions {
   return {
     ...config.engine,
-    concurrency: config.batch.concurrency,
-    perHostConcurrency: config.batch.perHostConcurrency,
-    providerConcurrency: config.batch.providerConcurrency,
-    providerSessionsPerSecond: config.batch.providerSessionsPerSecond,
+    concurrency: config.engine.smtp.concurrency,
+    perHostConcurrency: config.engine.smtp.perHostConcurrency,
+    providerConcurrency: config.engine.smtp.providerConcurrency,
+    providerSessionsPerSecond: config.engine.smtp.providerSessionsPerSecond,
     greylistRetries: config.batch.greylistRetries,
     greylistDelayMs: config.batch.greylistDelayMs,
     timeoutMs: DEFAULT_TIMEOUT_MS,

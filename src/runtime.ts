@@ -148,8 +148,8 @@ export async function createRuntime(
   );
   // Single verifications and the embedded batch engine share one per-host and per-provider cap.
   const sessionShare = new SessionShare({
-    perHostConcurrency: config.batch.perHostConcurrency,
-    groupConcurrency: config.batch.providerConcurrency,
+    perHostConcurrency: config.engine.smtp.perHostConcurrency,
+    groupConcurrency: config.engine.smtp.providerConcurrency,
   });
   // With Redis, single verifications' new sessions also count against the cross-process caps the
   // batch engines keep there (the same keys and caps); warm ones cost no round trip.
@@ -167,8 +167,8 @@ export async function createRuntime(
         : {
             sharedSlots: {
               coordination,
-              perHostConcurrency: config.batch.perHostConcurrency,
-              providerConcurrency: config.batch.providerConcurrency,
+              perHostConcurrency: config.engine.smtp.perHostConcurrency,
+              providerConcurrency: config.engine.smtp.providerConcurrency,
               failed: (err: unknown, operation: string) => {
                 if (mayWarnSlots()) logger.warn({ err, operation }, 'shared session slots unavailable');
               },
@@ -264,7 +264,7 @@ export function startEmbeddedWorkers(ctx: AppContext, options: BackgroundOptions
   const coordination = options.batchEngine === undefined ? (options.coordination ?? null) : null;
   if (options.batchEngine === undefined && coordination === null && options.storeShared === true) {
     logger.warn(
-      { perHostConcurrency: config.batch.perHostConcurrency },
+      { perHostConcurrency: config.engine.smtp.perHostConcurrency },
       'no Redis configured (--redis-url): this process applies the per-MX-host session cap and back-off on its own; ' +
         'several worker processes on one store together open up to that cap per process to a host',
     );
