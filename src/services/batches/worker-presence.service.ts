@@ -21,7 +21,9 @@ function mailverdictVersion(): string {
   try {
     // src/services and dist/services both sit two levels under the package.
     version ??= (
-      JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
+      JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
+        version: string;
+      }
     ).version;
   } catch {
     version = 'unknown';

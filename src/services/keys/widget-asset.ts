@@ -7,8 +7,8 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-/** dist/widget/widget.js of this package, from src/services (tsx) and dist/services (built) alike. */
-export const DEFAULT_WIDGET_FILE = fileURLToPath(new URL('../../dist/widget/widget.js', import.meta.url));
+/** dist/widget/widget.js of this package, from src/services/keys (tsx) and dist/services/keys (built) alike. */
+export const DEFAULT_WIDGET_FILE = fileURLToPath(new URL('../../../dist/widget/widget.js', import.meta.url));
 
 /**
  * One URL (`/widget.js`) that a snippet can keep: a day in every cache, then revalidated by ETag.
