@@ -15,13 +15,13 @@ import {
   requestPasswordReset,
 } from '../../services/people/members.service.js';
 import {
+  actsInAccount,
   authenticateSession,
   csrfTokenMatches,
   endSession,
   listMemberships,
   startingMembership,
   switchAccount,
-  type DashboardSession,
   type PersonSession,
 } from '../../services/people/sessions.service.js';
 import { createSignInChallenge } from '../../services/people/sign-in-challenge.js';
@@ -358,12 +358,8 @@ export function sessionRoutes(deps: DashboardDeps, guard: GuardDeps) {
         next: body.new_password,
         keepSessionId: session.sessionId,
         failureLimit: settings.signInFailureLimit,
+        log: actsInAccount(session) ? byMember(request, session) : null,
       });
-      if (session.accountId !== null && session.memberId !== null)
-        await recordAudit(db, clock, {
-          ...byMember(request, session as DashboardSession),
-          type: 'password_changed',
-        });
       return reply.code(204).send();
     });
 

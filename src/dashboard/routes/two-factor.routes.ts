@@ -13,7 +13,6 @@ import {
   setTwoFactorRequirement,
   startEnrolment,
   twoFactorStatus,
-  type TwoFactorLog,
 } from '../../services/people/two-factor.service.js';
 import {
   DisableTwoFactorBody,
@@ -26,6 +25,7 @@ import {
 import type { DashboardDeps } from '../deps.js';
 import { requirePerson, requireSession } from '../security.js';
 import { actsInAccount, type PersonSession } from '../../services/people/sessions.service.js';
+import type { PersonChangeLog } from '../../services/accounts/audit.service.js';
 import { byMember, originOf } from '../audit-origin.js';
 import { noticeTwoFactorEnabled } from '../../services/people/sign-in-alerts.js';
 
@@ -36,7 +36,7 @@ export function twoFactorRoutes(deps: DashboardDeps) {
   const { db, clock } = deps;
   const failureLimit = deps.config.signInFailureLimit;
   /** A second factor is the person's; its change is logged in the account the session acts in. */
-  const logOf = (request: FastifyRequest, session: PersonSession): TwoFactorLog =>
+  const logOf = (request: FastifyRequest, session: PersonSession): PersonChangeLog =>
     actsInAccount(session) ? byMember(request, session) : null;
 
   return async (instance: FastifyInstance): Promise<void> => {

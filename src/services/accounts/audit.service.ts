@@ -82,6 +82,13 @@ export interface ChangeBy {
   origin?: AuditOrigin;
 }
 
+/**
+ * Where a change of a person's own (their password, their second factor) is logged, and by whom:
+ * the account their session acts in (what is the person's is no one account's); null when it acts
+ * in none.
+ */
+export type PersonChangeLog = (ChangeBy & { accountId: string }) | null;
+
 /** The CLI acts as the operator. */
 export const BY_OPERATOR: ChangeBy = { actor: { kind: 'operator' } };
 

@@ -46,7 +46,13 @@ import type { MemberRole, MemberTokenKind, PersonRow } from '../../store/schema/
 import { deletePersonSessions } from '../../store/session.store.js';
 import { deletePersonChallenges } from '../../store/two-factor.store.js';
 import { createAccount, getAccount, type NewAccount } from '../accounts/accounts.service.js';
-import { BY_OPERATOR, recordAudit, type AuditOrigin, type ChangeBy } from '../accounts/audit.service.js';
+import {
+  BY_OPERATOR,
+  recordAudit,
+  type AuditOrigin,
+  type ChangeBy,
+  type PersonChangeLog,
+} from '../accounts/audit.service.js';
 import { FAILURE_WINDOW_MS, failureKey, forgetAttempts, reserveAttempt } from './failure-budget.js';
 import { randomBase62 } from '../ids.js';
 import { refuseControlCharacters } from '../text.js';
@@ -572,12 +578,20 @@ export async function removeMemberByEmail(
 /**
  * Changes the signed-in person's password after checking the current one (401
  * `invalid_credentials`); the person's other sessions and open sign-in challenges end, the one
- * asking stays.
+ * asking stays, and `password_changed` is logged in the account the session acts in, in the same
+ * transaction.
  */
 export async function changePassword(
   db: Executor,
   clock: Clock,
-  input: { personId: string; current: string; next: string; keepSessionId: string; failureLimit: number },
+  input: {
+    personId: string;
+    current: string;
+    next: string;
+    keepSessionId: string;
+    failureLimit: number;
+    log: PersonChangeLog;
+  },
 ): Promise<void> {
   // A wrong current password counts like a failed sign-in, per person (issue 16): a session
   // left open on another person's machine cannot be used to guess it. Reserved before the hash.
@@ -595,10 +609,11 @@ export async function changePassword(
   await forgetAttempts(db, key);
   refuseWeakPassword(input.next, person.email);
   const passwordHash = await hashPassword(input.next);
-  await db.transaction().execute(async (trx) => {
+  await inTransaction(db, async (trx) => {
     await setPersonPassword(trx, person.id, passwordHash);
     await deletePersonSessions(trx, person.id, input.keepSessionId);
     // A challenge earned with the old password (someone who knew it) ends with it (issue 26).
     await deletePersonChallenges(trx, person.id);
+    if (input.log) await recordAudit(trx, clock, { ...input.log, type: 'password_changed' });
   });
 }

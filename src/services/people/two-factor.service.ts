@@ -43,7 +43,7 @@ import {
   takeStep,
   useRecoveryCode,
 } from '../../store/two-factor.store.js';
-import { BY_OPERATOR, recordAudit, type ChangeBy } from '../accounts/audit.service.js';
+import { BY_OPERATOR, recordAudit, type PersonChangeLog } from '../accounts/audit.service.js';
 import { FAILURE_WINDOW_MS, failureKey, forgetAttempts, reserveAttempt } from './failure-budget.js';
 import { normalizeEmail } from './members.service.js';
 import { verifyPassword } from './passwords.js';
@@ -180,12 +180,6 @@ interface CodeCheck {
   failureLimit: number;
 }
 
-/**
- * Where a change of a person's second factor is logged, and by whom: the account their session
- * acts in (a second factor is the person's, not an account's); null when it acts in none.
- */
-export type TwoFactorLog = (ChangeBy & { accountId: string }) | null;
-
 /** One attempt of the member's second-factor budget, before the code is checked. */
 async function reserveCodeAttempt(db: Executor, clock: Clock, input: CodeCheck): Promise<string> {
   const key = failureKey(`second-factor:${input.personId}`);
@@ -230,7 +224,7 @@ async function checkOwnPassword(
 export async function confirmEnrolment(
   db: Executor,
   clock: Clock,
-  input: CodeCheck & { password: string; log: TwoFactorLog },
+  input: CodeCheck & { password: string; log: PersonChangeLog },
 ): Promise<string[]> {
   await checkOwnPassword(db, clock, input);
   const key = await reserveCodeAttempt(db, clock, input);
@@ -293,7 +287,7 @@ export async function checkSecondFactor(
 export async function disableTwoFactor(
   db: Executor,
   clock: Clock,
-  input: CodeCheck & { accountId: string | null; operator: boolean; password: string; log: TwoFactorLog },
+  input: CodeCheck & { accountId: string | null; operator: boolean; password: string; log: PersonChangeLog },
 ): Promise<void> {
   if (input.operator)
     throw new AppError(
