@@ -19,7 +19,7 @@ export interface PresenceDeps {
 let version: string | undefined;
 function mailverdictVersion(): string {
   try {
-    // src/services and dist/services both sit two levels under the package.
+    // src/services/batches and dist/services/batches both sit three levels under the package.
     version ??= (
       JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
         version: string;
