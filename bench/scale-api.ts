@@ -11,8 +11,8 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import autocannon from 'autocannon';
 import { systemClock } from '../src/clock.js';
-import { createAccount } from '../src/services/accounts.service.js';
-import { createKey } from '../src/services/keys.service.js';
+import { createAccount } from '../src/services/accounts/accounts.service.js';
+import { createKey } from '../src/services/keys/keys.service.js';
 import { openDatabase, type StoreSettings } from '../src/store/db.js';
 import { migrateToLatest } from '../src/store/migrate.js';
 import {

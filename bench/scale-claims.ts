@@ -17,7 +17,7 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { sql, type Kysely } from 'kysely';
 import { systemClock } from '../src/clock.js';
-import { createAccount } from '../src/services/accounts.service.js';
+import { createAccount } from '../src/services/accounts/accounts.service.js';
 import { storeBackend } from '../src/store/backend.js';
 import { claimChunk, completeChunk, findClaimableChunks, insertChunks } from '../src/store/chunk.store.js';
 import { openDatabase } from '../src/store/db.js';

@@ -16,7 +16,7 @@
  *   (c2) as (c) from 20 more addresses, by an attacker who solves every proof of work asked for;
  *   (d) the proof of work: altcha-lib's solver in Node on the server's challenges, and the
  *       verification of a solution (altcha-lib's verifySolution, as the server calls it);
- *   (e) one scrypt hash of src/services/passwords.ts.
+ *   (e) one scrypt hash of src/services/people/passwords.ts.
  *
  * The floods run in a child process of their own (bench/kit/sign-in-flood.ts), as an attacker
  * would on another machine, so that their JavaScript does not delay the measured sign-ins in
@@ -24,7 +24,7 @@
  *
  *   --sign-ins 30     sequential sign-ins per phase
  *   --challenges 20   proof-of-work challenges solved in (d)
- *   --new-browser     the owner keeps no device cookie (services/sign-in-device.ts): every
+ *   --new-browser     the owner keeps no device cookie (services/people/sign-in-device.ts): every
  *                     sign-in is a browser's first, slowed by the address's failures
  *
  * Every loop is bounded in count and in time (the whole run takes about a minute and a half on
@@ -41,8 +41,12 @@ import { parseArgs } from 'node:util';
 import { randomBytes } from 'node:crypto';
 import { createChallenge, solveChallenge, verifySolution, type Challenge } from 'altcha-lib';
 import { deriveKey } from 'altcha-lib/algorithms/sha';
-import { hashPassword } from '../src/services/passwords.js';
-import { CHALLENGE_ALGORITHM, CHALLENGE_COST, CHALLENGE_COUNTER } from '../src/services/sign-in-challenge.js';
+import { hashPassword } from '../src/services/people/passwords.js';
+import {
+  CHALLENGE_ALGORITHM,
+  CHALLENGE_COST,
+  CHALLENGE_COUNTER,
+} from '../src/services/people/sign-in-challenge.js';
 import { cleanEnv, spawnServe } from '../test/kit/cli.js';
 import { cpuMicros } from './kit/scale.js';
 import { dashboardRequest as send, type Answer } from './kit/dashboard-request.js';
@@ -256,7 +260,7 @@ async function proofOfWork(base: URL): Promise<void> {
     `(d) proof of work, altcha-lib solveChallenge in Node (one core), ${solve.n} server challenges (${CHALLENGE_ALGORITHM} × ${CHALLENGE_COST}, counter ${CHALLENGE_COUNTER.min}-${CHALLENGE_COUNTER.max}): p50 ${fmt(solve.p50)} ms, p99 ${fmt(solve.p99)} ms, max ${fmt(solve.max)} ms`,
   );
 
-  // Checking: the server's own call (services/sign-in-challenge.ts), on challenges made here with
+  // Checking: the server's own call (services/people/sign-in-challenge.ts), on challenges made here with
   // the same parameters and secrets of the same length (the server's are derived from its key).
   const secrets = {
     hmacSignatureSecret: randomBytes(32).toString('hex'),

@@ -1,11 +1,11 @@
 /**
- * `npm run bench:xlsx [-- --rows N]`: the dashboard's XLSX download (services/list-download.ts,
+ * `npm run bench:xlsx [-- --rows N]`: the dashboard's XLSX download (services/lists/list-download.ts,
  * `xlsxBody`, write-excel-file) for N rows (default 100,000, at most 500,000, the largest list)
  * of nine columns as an uploaded contact list gives them: time, file size and peak RSS. The CSV
  * download streams a chunk at a time and is not measured here.
  */
 import { parseArgs } from 'node:util';
-import { xlsxBody } from '../src/services/list-download.js';
+import { xlsxBody } from '../src/services/lists/list-download.js';
 
 const { values } = parseArgs({ options: { rows: { type: 'string', default: '100000' } } });
 const rows = Math.min(500_000, Math.max(1, Number(values.rows)));

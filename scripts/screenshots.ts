@@ -23,7 +23,7 @@ import { systemClock } from '../src/clock.js';
 import { loadConfig } from '../src/config.js';
 import type { CreatedKey, Overview, SessionView, TwoFactorEnrolment } from '../src/dashboard/contract.js';
 import { createScheduler } from '../src/jobs/scheduler.js';
-import { totpCode } from '../src/services/two-factor.service.js';
+import { totpCode } from '../src/services/people/two-factor.service.js';
 import { openDatabase } from '../src/store/db.js';
 import { addDayUsage } from '../src/store/usage-day.store.js';
 import {

@@ -15,7 +15,7 @@ import { isFullyQualified } from './engine/net/host-name.js';
 import { STARTTLS_MODES, type StarttlsMode } from './engine/smtp/session.js';
 import { WARM_DEFAULTS } from './engine/sessions/warm-pool.js';
 import { DEFAULT_CONCURRENCY, DEFAULT_PER_HOST_CONCURRENCY, DEFAULT_TIMEOUT_MS } from './engine/types.js';
-import type { EngineOptions, Status } from './engine/types.js';
+import type { EngineOptions, SmtpOptions, Status } from './engine/types.js';
 
 /** The base of links when `--public-base-url` is not set: the address `serve` listens on. */
 export function defaultPublicBaseUrl(host: string, port: number): string {
@@ -29,15 +29,27 @@ export class ConfigError extends Error {
   }
 }
 
+/**
+ * The session caps, read by single verifications and the batch engine alike: stored once, in
+ * `engine.smtp`, always set (the engine's own defaults when no flag is given).
+ * - `concurrency`: SMTP sessions in flight per process (batches, and apart single verifications);
+ * - `perHostConcurrency`: per MX host address and egress (politeness);
+ * - `providerConcurrency`: to all the MX hosts of one mail provider, per egress;
+ * - `providerSessionsPerSecond`: new sessions per second to one provider's MX hosts, per egress.
+ */
+export type SessionCaps = Required<
+  Pick<
+    SmtpOptions,
+    'concurrency' | 'perHostConcurrency' | 'providerConcurrency' | 'providerSessionsPerSecond'
+  >
+>;
+
+/** The engine's options as the service sets them: the session caps always present. */
+export interface EngineSettings extends EngineOptions {
+  smtp: SmtpOptions & SessionCaps;
+}
+
 export interface BatchSettings {
-  /** Global cap of SMTP sessions in flight across all jobs of one worker process. */
-  concurrency: number;
-  /** Cap of concurrent SMTP sessions per MX host (politeness). */
-  perHostConcurrency: number;
-  /** Cap of concurrent SMTP sessions to all the MX hosts of one mail provider, per egress. */
-  providerConcurrency: number;
-  /** New SMTP sessions per second to one mail provider's MX hosts, per egress. */
-  providerSessionsPerSecond: number;
   /** How many more times a greylisted address is retried inside its job. */
   greylistRetries: number;
   /** Delay before a greylisted address is retried. */
@@ -56,17 +68,17 @@ export interface BatchSettings {
   testModeChunkDelayMs: number;
 }
 
-/** The result cache of single verifications and batch jobs (services/result-cache.ts). */
+/** The result cache of single verifications and batch jobs (services/verify/result-cache.ts). */
 export interface ResultCacheSettings {
   /** How long a result of each status is answered from the cache; 0: never cached. */
   ttlMs: Readonly<Record<Status, number>>;
   /** Results kept in this process's memory when there is no Redis; 0: no cache. */
   maxEntries: number;
-  /** Bytes those results may take at most (services/result-memory-store.ts); 0: no cache. */
+  /** Bytes those results may take at most (services/verify/result-memory-store.ts); 0: no cache. */
   maxBytes: number;
 }
 
-/** `mailverdict doctor`'s own settings (services/doctor.service.ts). */
+/** `mailverdict doctor`'s own settings (services/prober/doctor.service.ts). */
 export interface DoctorSettings {
   /** The domain whose MX hosts the port-25 check greets. */
   referenceDomain: string;
@@ -81,7 +93,7 @@ export interface PublishableDefaults {
   keyRateLimit: number;
   /** Verifications per UTC day of one key whose account has no monthly quota. */
   dailyCap: number;
-  /** Percent of the account's monthly quota one key may spend per UTC day (services/publishable-keys.ts). */
+  /** Percent of the account's monthly quota one key may spend per UTC day (services/keys/publishable-keys.ts). */
   dailySharePercent: number;
 }
 
@@ -144,17 +156,17 @@ export interface Config {
   logLevel: string;
   /** Create an account and print a live and a test key on a brand-new data directory. */
   bootstrap: boolean;
-  /** The plan of the bootstrap account (services/plans.ts; checked by createRuntime). */
+  /** The plan of the bootstrap account (services/usage/plans.ts; checked by createRuntime). */
   bootstrapPlan: string;
   resultRetentionMs: number;
-  /** How long the security log's entries are kept (services/audit.service.ts). */
+  /** How long the security log's entries are kept (services/accounts/audit.service.ts). */
   auditRetentionMs: number;
   /** How long delivery outcomes are kept (services/outcomes/). */
   outcomeRetentionMs: number;
   idempotencyTtlMs: number;
-  /** How long a process may answer usage reads from memory (services/usage-cache.ts); 0: never. */
+  /** How long a process may answer usage reads from memory (services/usage/usage-cache.ts); 0: never. */
   usageCacheTtlMs: number;
-  engine: EngineOptions;
+  engine: EngineSettings;
   doctor: DoctorSettings;
   dnsTrust: DnsTrustSettings;
   guard: GuardSettings;
@@ -188,7 +200,7 @@ export interface Config {
   sessionMaxAgeMs: number;
   /** Dashboard sign-ins (and password-reset requests) per client address and second; 0: unlimited. */
   signInRateLimit: number;
-  /** log2 of scrypt's N for new password hashes (services/passwords.ts). */
+  /** log2 of scrypt's N for new password hashes (services/people/passwords.ts). */
   passwordHashCost: number;
   /** Failed sign-ins for one (address, client address) pair per 15 minutes, past which that pair is refused; 0: unlimited. */
   signInFailureLimit: number;
@@ -205,7 +217,7 @@ export interface McpSettings {
 }
 
 /**
- * What a start-up lookup learnt of this host's names (services/host-identity.service.ts), for the
+ * What a start-up lookup learnt of this host's names (services/prober/host-identity.service.ts), for the
  * HELO names when `--helo` is not set: each source address's forward-confirmed reverse-DNS name,
  * and the host's fully qualified name.
  */
@@ -1404,10 +1416,6 @@ export function loadConfig(
       blockRestMs: s.egressBlockRest,
     },
     batch: {
-      concurrency: s.concurrency,
-      perHostConcurrency: s.perHostConcurrency,
-      providerConcurrency: s.providerConcurrency,
-      providerSessionsPerSecond: s.providerSessionRate,
       greylistRetries: s.greylistRetries,
       greylistDelayMs: s.greylistDelay,
       chunkSize: s.chunkSize,
@@ -1468,10 +1476,10 @@ export function batchEngineOptions(
 ): BatchEngineOptions {
   return {
     ...config.engine,
-    concurrency: config.batch.concurrency,
-    perHostConcurrency: config.batch.perHostConcurrency,
-    providerConcurrency: config.batch.providerConcurrency,
-    providerSessionsPerSecond: config.batch.providerSessionsPerSecond,
+    concurrency: config.engine.smtp.concurrency,
+    perHostConcurrency: config.engine.smtp.perHostConcurrency,
+    providerConcurrency: config.engine.smtp.providerConcurrency,
+    providerSessionsPerSecond: config.engine.smtp.providerSessionsPerSecond,
     greylistRetries: config.batch.greylistRetries,
     greylistDelayMs: config.batch.greylistDelayMs,
     timeoutMs: DEFAULT_TIMEOUT_MS,

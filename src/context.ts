@@ -10,7 +10,7 @@ import type { ResolverTrust } from './engine/dns/resolver-trust.js';
 import type { SessionBroker } from './engine/sessions/broker.js';
 import type { Verifier } from './engine/types.js';
 import type { Mailer } from './services/mailer.js';
-import type { ResultCache } from './services/result-cache.js';
+import type { ResultCache } from './services/verify/result-cache.js';
 import type { VerdictLog } from './services/outcomes/verdict-log.js';
 import type { Database } from './store/schema.js';
 
@@ -28,7 +28,7 @@ export interface AppContext {
   /**
    * The process's session broker (engine/sessions/broker.ts), asked by its single verifications
    * (`verifier`) and its batch engine alike: one per-host and per-provider cap, and the idle
-   * sessions of both; jobs/embedded.ts builds the batch engine with it. Absent (a verifier passed
+   * sessions of both; runtime.ts's startEmbeddedWorkers builds the batch engine with it. Absent (a verifier passed
    * in): the batch engine's caps are its own.
    */
   sessionBroker?: SessionBroker;

@@ -2,8 +2,9 @@
  * Builds what a process needs from a Config (store opened and migrated, engine, logger, clock)
  * and closes it again. `serve`, `worker`, the CLI commands and tests all start here. It is the
  * composition root (docs/architecture.md): the one place that picks the adapters (Redis or
- * in-process) for the services' ports and puts the two HTTP edges, the v1 API and the dashboard,
- * into one server.
+ * in-process) for the services' ports, builds the background jobs (the batch engine, the worker,
+ * deliveries, sweeper and scheduler) and the dashboard's member mailer, and puts the two HTTP
+ * edges, the v1 API and the dashboard, into one server.
  */
 import pino, { type Logger } from 'pino';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
@@ -26,18 +27,37 @@ import { SessionBroker } from './engine/sessions/broker.js';
 import type { EgressGuard } from './engine/egress/egress-guard.js';
 import { createLocalEgressHealth, type EgressHealthStore } from './engine/egress/egress-health.js';
 import { createRedisEgressHealth } from './redis/egress-health.js';
-import { createEgressGuard } from './services/egress-guard.service.js';
+import { createEgressGuard } from './services/prober/egress-guard.service.js';
 import { closeRedis, onceEvery, openRedis, REDIS_WARN_INTERVAL_MS } from './redis/connection.js';
 import { createRedisCoordination } from './redis/coordination.js';
 import { createRedisRateLimiter } from './redis/rate-limiter.js';
 import { createRedisResultStore } from './redis/result-store.js';
-import type { MemberMailer } from './services/member-mail.js';
+import { batchEngineOptions } from './config.js';
+import { createBatchEngine } from './engine/batch/batch-engine.js';
+import type { BatchEngine } from './engine/batch/types.js';
+import type { EgressGate } from './engine/egress/egress.js';
+import { systemResolver, type HostResolver } from './services/webhooks/ssrf.js';
+import { createChunkVerifier } from './services/batches/chunk-verifier.js';
+import { accountLookup } from './services/outcomes/account-data.js';
+import { DeliveryRunner } from './jobs/delivery-runner.js';
+import { runBackgroundJobs, type BackgroundJobs } from './jobs/embedded.js';
+import type { JobMetrics } from './jobs/job-metrics.js';
+import { createMailNotifier } from './jobs/notify.js';
+import { createScheduler } from './jobs/scheduler.js';
+import { createSweeper } from './jobs/sweep.js';
+import { createWorker } from './jobs/worker.js';
+import type { WorkerKind } from './store/schema/worker.schema.js';
+import { createMemberMailer, type MemberMailer } from './services/people/member-mail.js';
 import type { OperatorConsoleOptions } from './dashboard/deps.js';
-import { PLAN_SLUGS, isPlanSlug, plansFromConfig } from './services/plans.js';
+import { PLAN_SLUGS, isPlanSlug, plansFromConfig } from './services/usage/plans.js';
 import { createMailer } from './services/mailer.js';
-import { resultCacheFromSettings } from './services/result-cache.js';
+import { resultCacheFromSettings } from './services/verify/result-cache.js';
 import { createVerdictLog } from './services/outcomes/verdict-log.js';
-import { checkSecretKeys, sealLegacySecrets, type ResealCounts } from './services/secrets.service.js';
+import {
+  checkSecretKeys,
+  sealLegacySecrets,
+  type ResealCounts,
+} from './services/operators/secrets.service.js';
 import { openDatabase } from './store/db.js';
 import { migrateToLatest } from './store/migrate.js';
 import { MISSING_KEY_MESSAGE, secretKeyConfigured } from './store/secret-keys.js';
@@ -49,7 +69,7 @@ export interface Runtime {
   /** Per-MX-host slots and back-off shared through Redis by every worker on it; null without Redis. */
   coordination: EngineCoordination | null;
   /**
-   * The reputation guard of the egresses (services/egress-guard.service.ts), shared through Redis
+   * The reputation guard of the egresses (services/prober/egress-guard.service.ts), shared through Redis
    * when configured; `serve` and `worker` start its checks. Closed with the runtime.
    */
   guard: EgressGuard;
@@ -129,8 +149,8 @@ export async function createRuntime(
   // The process's one session broker: single verifications and the embedded batch engine ask it
   // for their sessions (one per-host and per-provider cap, one set of idle sessions).
   const sessionBroker = new SessionBroker({
-    perHostConcurrency: config.batch.perHostConcurrency,
-    providerConcurrency: config.batch.providerConcurrency,
+    perHostConcurrency: config.engine.smtp.perHostConcurrency,
+    providerConcurrency: config.engine.smtp.providerConcurrency,
   });
   // With Redis, single verifications' new sessions also count against the cross-process caps the
   // batch engines keep there (the same keys and caps); warm ones cost no round trip.
@@ -148,8 +168,8 @@ export async function createRuntime(
         : {
             sharedSlots: {
               coordination,
-              perHostConcurrency: config.batch.perHostConcurrency,
-              providerConcurrency: config.batch.providerConcurrency,
+              perHostConcurrency: config.engine.smtp.perHostConcurrency,
+              providerConcurrency: config.engine.smtp.providerConcurrency,
               failed: (err: unknown, operation: string) => {
                 if (mayWarnSlots()) logger.warn({ err, operation }, 'shared session slots unavailable');
               },
@@ -208,6 +228,119 @@ export async function createRuntime(
   };
 }
 
+export interface BackgroundOptions {
+  /** Default: a batch engine built from the config (live jobs). */
+  batchEngine?: BatchEngine;
+  resolveHost?: HostResolver;
+  /** Job metrics on the process's /metrics registry (serve); absent for a standalone worker. */
+  metrics?: JobMetrics;
+  /**
+   * The process's shared coordination (`Runtime.coordination`, Redis): the batch engine then takes
+   * its per-host session slots and back-off from it, shared with every worker on it. Null or
+   * absent: its own.
+   */
+  coordination?: EngineCoordination | null;
+  /**
+   * Other processes may verify from the same store (a standalone worker; serve on a database
+   * URL): without Redis, a start-up warning says that each applies its own per-host cap.
+   */
+  storeShared?: boolean;
+  /** The chunk worker's lease owner id; default a fresh one. */
+  workerId?: string;
+  /** The process's reputation guard (`Runtime.guard`): the batch engine skips resting egresses. */
+  guard?: EgressGate;
+  /** How the worker's row in the store names this process (jobs/worker-presence.ts); default `embedded`. */
+  kind?: WorkerKind;
+}
+
+/**
+ * The background work of a process, composed here (docs/architecture.md): the batch engine and the
+ * chunk verifier on it, the chunk worker, the delivery runner (webhooks and e-mails), the retention
+ * sweeper and the list scheduler; jobs/embedded.ts runs them. Their batch engines share the
+ * per-MX-host session cap and back-off, and their chunk verifiers a job's repeated addresses, only
+ * through Redis; without it each process applies its own.
+ */
+export function startEmbeddedWorkers(ctx: AppContext, options: BackgroundOptions = {}): BackgroundJobs {
+  const { config, logger } = ctx;
+  const coordination = options.batchEngine === undefined ? (options.coordination ?? null) : null;
+  if (options.batchEngine === undefined && coordination === null && options.storeShared === true) {
+    logger.warn(
+      { perHostConcurrency: config.engine.smtp.perHostConcurrency },
+      'no Redis configured (--redis-url): this process applies the per-MX-host session cap and back-off on its own; ' +
+        'several worker processes on one store together open up to that cap per process to a host',
+    );
+  }
+  const batchEngine =
+    options.batchEngine ??
+    createBatchEngine(batchEngineOptions(config), {
+      clock: ctx.clock,
+      logger,
+      ...(coordination ? { coordination } : {}),
+      ...(options.guard ? { guard: options.guard } : {}),
+      ...(options.metrics ? { observer: options.metrics.engineObserver } : {}),
+      // The process's session broker, which its single verifications ask too (engine/sessions/broker.ts).
+      ...(ctx.sessionBroker ? { broker: ctx.sessionBroker } : {}),
+      // Its NXDOMAIN and "no mail host" answers count only while the resolver is trusted.
+      trust: ctx.dnsTrust,
+    });
+  const worker = createWorker({
+    ...(options.workerId === undefined ? {} : { workerId: options.workerId }),
+    db: ctx.db,
+    clock: ctx.clock,
+    config,
+    logger,
+    verifyChunk: createChunkVerifier({
+      verifier: ctx.verifier,
+      dnsTrust: ctx.dnsTrust,
+      batchEngine,
+      testDomain: config.testDomain,
+      testModeChunkDelayMs: config.batch.testModeChunkDelayMs,
+      coordination,
+      resultCache: ctx.resultCache ?? null,
+      accountData: accountLookup(ctx),
+      verdictLog: ctx.verdictLog,
+    }),
+    ...(options.metrics ? { metrics: options.metrics } : {}),
+  });
+  const notifier = createMailNotifier(ctx.mailer);
+  const deliveries = new DeliveryRunner({
+    db: ctx.db,
+    clock: ctx.clock,
+    config,
+    logger,
+    resolveHost: options.resolveHost ?? systemResolver,
+    notifier,
+    ...(options.metrics ? { metrics: options.metrics } : {}),
+  });
+
+  const sweeper = createSweeper({
+    db: ctx.db,
+    clock: ctx.clock,
+    logger,
+    auditRetentionMs: config.auditRetentionMs,
+    outcomeRetentionMs: config.outcomeRetentionMs,
+  });
+  const scheduler = createScheduler({
+    db: ctx.db,
+    clock: ctx.clock,
+    config,
+    logger,
+    mailer: ctx.mailer ?? null,
+  });
+  return runBackgroundJobs({
+    ctx,
+    worker,
+    deliveries,
+    sweeper,
+    scheduler,
+    kind: options.kind ?? 'embedded',
+    closeBuilt: async () => {
+      if (options.batchEngine === undefined) await batchEngine.close();
+      await coordination?.close();
+    },
+  });
+}
+
 /** Where egress health is kept: in Redis when the processes share one, else in this process. */
 function egressHealthStore(
   config: Readonly<Config>,
@@ -258,7 +391,8 @@ export function buildHttpApp(options: HttpAppOptions): FastifyInstance {
     dashboardPlugin({
       ...deps,
       ...(webDir === undefined ? {} : { webDir }),
-      ...(memberMailer === undefined ? {} : { memberMailer }),
+      // The dashboard's people get their e-mails through the process's one mailer.
+      memberMailer: memberMailer === undefined ? createMemberMailer(rest.mailer) : memberMailer,
       ...(operatorConsole === undefined ? {} : { operatorConsole }),
     }),
   );

@@ -21,13 +21,13 @@ import Fastify, {
 import secureJsonParse from 'secure-json-parse';
 import type { AppContext } from '../context.js';
 import { AppError } from '../errors.js';
-import { createCapMailer } from '../services/key-cap-mail.js';
-import { tellCapReached } from '../services/key-cap.service.js';
-import { createKeyCache } from '../services/key-cache.js';
-import { createKeyUseRecorder } from '../services/key-usage.service.js';
-import { createStoreUsageCache } from '../services/usage-cache.js';
-import { plansFromConfig } from '../services/plans.js';
-import { createMemoryRateLimiter, type RateLimiter } from '../services/rate-limit.js';
+import { createCapMailer } from '../services/keys/key-cap-mail.js';
+import { tellCapReached } from '../services/keys/key-cap.service.js';
+import { createKeyCache } from '../services/keys/key-cache.js';
+import { createKeyUseRecorder } from '../services/keys/key-usage.service.js';
+import { createStoreUsageCache } from '../services/usage/usage-cache.js';
+import { plansFromConfig } from '../services/usage/plans.js';
+import { createMemoryRateLimiter, type RateLimiter } from '../services/usage/rate-limit.js';
 import { installAuth } from './auth.js';
 import type { ApiDeps } from './deps.js';
 import {

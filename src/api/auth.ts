@@ -6,17 +6,17 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
-import type { KeyCache } from '../services/key-cache.js';
+import type { KeyCache } from '../services/keys/key-cache.js';
 import {
   authenticateKey,
   type AuthenticatedKey,
   type KeyKind,
   type Scope,
-} from '../services/keys.service.js';
-import type { PublishableRules } from '../services/publishable-keys.js';
-import { accountLimits, type PlanTable } from '../services/plans.js';
+} from '../services/keys/keys.service.js';
+import type { PublishableRules } from '../services/keys/publishable-keys.js';
+import { accountLimits, type PlanTable } from '../services/usage/plans.js';
 import type { Executor } from '../store/executor.js';
-import { clientKey, type RateLimiter } from '../services/rate-limit.js';
+import { clientKey, type RateLimiter } from '../services/usage/rate-limit.js';
 import { setRateLimitHeaders } from './rate-limit.js';
 import { checkPublishableRequest, type PublishableDeps } from './publishable.js';
 

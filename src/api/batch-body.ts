@@ -18,8 +18,8 @@
 import type { Readable } from 'node:stream';
 import { Tokenizer, TokenType } from '@streamparser/json';
 import { AppError } from '../errors.js';
-import type { BatchRequest } from '../services/batch.service.js';
-import { BATCH_BODY_LIMIT, BatchIntake, checkEntryLength } from '../services/batch-intake.js';
+import type { BatchRequest } from '../services/batches/batch.service.js';
+import { BATCH_BODY_LIMIT, BatchIntake, checkEntryLength } from '../services/batches/batch-intake.js';
 
 /** Longest `webhook_url`, in characters. */
 export const MAX_WEBHOOK_URL_LENGTH = 2048;

@@ -7,15 +7,15 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { PublishableDefaults } from '../config.js';
 import { AppError } from '../errors.js';
 import type { Clock } from '../clock.js';
-import type { AuthenticatedKey } from '../services/keys.service.js';
+import type { AuthenticatedKey } from '../services/keys/keys.service.js';
 import {
   checkOrigin,
   consumeDailyCap,
   createOriginCheck,
   effectiveLimits,
-} from '../services/publishable-keys.js';
-import { accountLimits, type PlanTable } from '../services/plans.js';
-import { clientKey, type RateLimiter } from '../services/rate-limit.js';
+} from '../services/keys/publishable-keys.js';
+import { accountLimits, type PlanTable } from '../services/usage/plans.js';
+import { clientKey, type RateLimiter } from '../services/usage/rate-limit.js';
 import type { Executor } from '../store/executor.js';
 import { errorResponses } from './schemas.js';
 import { setRateLimitHeaders } from './rate-limit.js';
@@ -33,7 +33,7 @@ export interface PublishableDeps {
   plans: PlanTable;
   rateLimiter: RateLimiter;
   publishableDefaults: PublishableDefaults;
-  /** Tells the owner that a key reached its daily cap (services/key-cap.service.ts); never throws. */
+  /** Tells the owner that a key reached its daily cap (services/keys/key-cap.service.ts); never throws. */
   capReached: (keyId: string, cap: number) => void;
 }
 

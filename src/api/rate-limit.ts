@@ -1,6 +1,6 @@
-/** The RateLimit headers of a rate-limit decision (src/services/rate-limit.ts). */
+/** The RateLimit headers of a rate-limit decision (src/services/usage/rate-limit.ts). */
 import type { FastifyReply } from 'fastify';
-import type { RateLimitDecision } from '../services/rate-limit.js';
+import type { RateLimitDecision } from '../services/usage/rate-limit.js';
 
 /**
  * Sets the IETF draft RateLimit headers (draft-ietf-httpapi-ratelimit-headers) of a decision on a

@@ -1,10 +1,10 @@
 /**
  * The body of GET /v1/jobs/:id/results in its two formats (docs/api.md), written from the one
- * reader of a job's results (services/jobs.service.ts `openResults`) that the dashboard's
+ * reader of a job's results (services/batches/jobs.service.ts `openResults`) that the dashboard's
  * download reads too.
  */
 import { csvRows } from '../services/csv-export.js';
-import type { JobResults, ResultChunk } from '../services/jobs.service.js';
+import type { JobResults, ResultChunk } from '../services/batches/jobs.service.js';
 
 export type ResultsFormat = 'csv' | 'json';
 

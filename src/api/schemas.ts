@@ -14,7 +14,7 @@ import {
   STATUSES,
 } from '../engine/types.js';
 import type { ErrorCode } from '../errors.js';
-import { PLAN_SLUGS } from '../services/plans.js';
+import { PLAN_SLUGS } from '../services/usage/plans.js';
 import { HTTP_STATUS } from '../http/errors.js';
 
 /**

@@ -16,7 +16,7 @@ import {
 import { createResolverTrust, type ResolverTrustMonitor } from '../engine/dns/resolver-trust.js';
 import { DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS, MIN_TIMEOUT_MS } from '../engine/types.js';
 import { isAppError } from '../errors.js';
-import { discoverHostIdentity } from '../services/host-identity.service.js';
+import { discoverHostIdentity } from '../services/prober/host-identity.service.js';
 import type { Executor } from '../store/executor.js';
 import { openDatabase } from '../store/db.js';
 import { migrateToLatest } from '../store/migrate.js';
@@ -80,7 +80,7 @@ export function addCommonOptions(cmd: Command): Command {
 /**
  * The settings of a command that probes (serve, worker, verify, batch, doctor): without `--helo`,
  * a start-up lookup (short budget, offline-safe) names each egress by its forward-confirmed
- * reverse DNS, or by the host's fully qualified name (services/host-identity.service.ts).
+ * reverse DNS, or by the host's fully qualified name (services/prober/host-identity.service.ts).
  */
 export async function loadProberConfig(options: Record<string, unknown>): Promise<Readonly<Config>> {
   const flags = settingsFlags(options);

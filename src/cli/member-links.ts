@@ -7,8 +7,8 @@ import pino from 'pino';
 import { systemClock } from '../clock.js';
 import { defaultPublicBaseUrl, loadConfig, type Config } from '../config.js';
 import { createMailer } from '../services/mailer.js';
-import { createMemberMailer } from '../services/member-mail.js';
-import type { MembersDeps, SentLink } from '../services/members.service.js';
+import { createMemberMailer } from '../services/people/member-mail.js';
+import type { MembersDeps, SentLink } from '../services/people/members.service.js';
 import type { Executor } from '../store/executor.js';
 import { settingsFlags, withStore, type StoreFlags } from './cli-support.js';
 

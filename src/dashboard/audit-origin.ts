@@ -1,10 +1,10 @@
 /**
- * What the security log records of a dashboard request (services/audit.service.ts): where it came
+ * What the security log records of a dashboard request (services/accounts/audit.service.ts): where it came
  * from, and the signed-in member who made it.
  */
 import type { FastifyRequest } from 'fastify';
-import type { AuditActor, AuditOrigin } from '../services/audit.service.js';
-import type { DashboardSession } from '../services/sessions.service.js';
+import type { AuditActor, AuditOrigin } from '../services/accounts/audit.service.js';
+import type { DashboardSession } from '../services/people/sessions.service.js';
 
 export function originOf(request: FastifyRequest): AuditOrigin {
   const ua = request.headers['user-agent'];

@@ -610,7 +610,7 @@ export type UploadQuery = Static<typeof UploadQuery>;
  * suggested address in a column after the address or in its place.
  */
 /**
- * The largest list offered as XLSX (src/services/list-download.ts builds the sheet in memory:
+ * The largest list offered as XLSX (src/services/lists/list-download.ts builds the sheet in memory:
  * 500,000 rows peaked at 813 MB); bigger lists download as CSV, which streams.
  */
 export const XLSX_MAX_ROWS = 100_000;
@@ -704,8 +704,8 @@ export const AuditQuery = Type.Object(
 );
 export type AuditQuery = Static<typeof AuditQuery>;
 
-/** The security log's event types (services/audit.service.ts), for the page's labels. */
-export type { AuditEventType } from '../services/audit.service.js';
+/** The security log's event types (services/accounts/audit.service.ts), for the page's labels. */
+export type { AuditEventType } from '../services/accounts/audit.service.js';
 
 export const AuditEntry = Type.Object({
   id: Type.String(),

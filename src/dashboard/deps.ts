@@ -1,10 +1,10 @@
 import type { Counter } from 'prom-client';
 import type { AppContext } from '../context.js';
 import type { EgressStatus } from '../engine/egress/egress-guard.js';
-import type { MemberMailer } from '../services/member-mail.js';
-import type { PlanTable } from '../services/plans.js';
-import type { RateLimiter } from '../services/rate-limit.js';
-import type { UsageCache } from '../services/usage-cache.js';
+import type { MemberMailer } from '../services/people/member-mail.js';
+import type { PlanTable } from '../services/usage/plans.js';
+import type { RateLimiter } from '../services/usage/rate-limit.js';
+import type { UsageCache } from '../services/usage/usage-cache.js';
 
 /**
  * What the dashboard is given by its composition (src/runtime.ts): the app context and the
@@ -20,8 +20,8 @@ export interface DashboardOptions extends AppContext {
   metrics: { verdicts: Counter<'status' | 'kind'> };
   /** Default: dist/web of this package. */
   webDir?: string;
-  /** Default: the configured relay's (none without one). */
-  memberMailer?: MemberMailer | null;
+  /** The e-mails of dashboard people, built by runtime.ts on the process's mailer; null: no relay. */
+  memberMailer: MemberMailer | null;
   /** The operator console's collaborators (docs/operators.md). */
   operatorConsole?: OperatorConsoleOptions;
 }

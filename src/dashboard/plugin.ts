@@ -9,7 +9,6 @@ import fastifyHelmet from '@fastify/helmet';
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../errors.js';
 import { apiReferencePlugin } from './api-reference.js';
-import { createMemberMailer } from '../services/member-mail.js';
 import { DASHBOARD_API } from './contract.js';
 import type { DashboardDeps, DashboardOptions } from './deps.js';
 import { installDashboardErrorHandler } from './errors.js';
@@ -32,7 +31,7 @@ export function dashboardPlugin(options: DashboardOptions) {
     const deps: DashboardDeps = {
       ...shared,
       webDir: options.webDir ?? DEFAULT_WEB_DIR,
-      mailer: options.memberMailer === undefined ? createMemberMailer(options.mailer) : options.memberMailer,
+      mailer: options.memberMailer,
       cookie: sessionCookie(options.config.publicBaseUrl),
     };
     // The dashboard's API is the app's, not part of the public v1 document (docs/openapi.json).

@@ -7,7 +7,7 @@
  *    (application/x-www-form-urlencoded, multipart/form-data, text/plain), when `Origin` names
  *    another origin than the service's own (`ownOrigins`: never from the request's `Host`, which
  *    the client writes), or when `Sec-Fetch-Site` says cross-site or same-site.
- * 2. The session: the cookie's secret opens a session in the store (services/sessions.service.ts),
+ * 2. The session: the cookie's secret opens a session in the store (services/people/sessions.service.ts),
  *    or 401 `unauthenticated`. Routes marked `dashboardAccess: 'public'` (sign-in, invitations,
  *    password resets) skip it.
  * 3. The session's CSRF token in `X-CSRF-Token` on every state-changing request of a signed-in
@@ -36,9 +36,9 @@ import {
   type PersonSession,
   type NewSession,
   type SessionSettings,
-} from '../services/sessions.service.js';
+} from '../services/people/sessions.service.js';
 import type { Clock } from '../clock.js';
-import { DEVICE_COOKIE_MAX_AGE_MS } from '../services/sign-in-device.js';
+import { DEVICE_COOKIE_MAX_AGE_MS } from '../services/people/sign-in-device.js';
 import type { Executor } from '../store/executor.js';
 import { CSRF_HEADER } from './contract.js';
 
@@ -215,7 +215,7 @@ export function setSessionCookie(reply: FastifyReply, deps: GuardDeps, session: 
 }
 
 /**
- * The device cookie (services/sign-in-device.ts): `mv_device`, or `__Host-mv_device` with an
+ * The device cookie (services/people/sign-in-device.ts): `mv_device`, or `__Host-mv_device` with an
  * https public base URL, HttpOnly, SameSite=Lax, kept across sign-outs.
  */
 export function deviceCookieName(deps: GuardDeps): string {

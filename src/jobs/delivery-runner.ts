@@ -1,5 +1,5 @@
 /**
- * Sends the job events queued in the outbox (services/delivery.service.ts): signed webhook calls and
+ * Sends the job events queued in the outbox (services/batches/delivery.service.ts): signed webhook calls and
  * completion e-mails. Each attempt is recorded; a failed attempt is retried on the schedule
  * below; everything lives in the store, so a restart resumes where it stopped.
  */
@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import { SECOND, MINUTE, HOUR } from '../clock.js';
 import type { Config } from '../config.js';
-import type { JobView } from '../services/job-view.js';
+import type { JobView } from '../services/batches/job-view.js';
 import { signWebhook } from '../services/webhooks/sign.js';
 import {
   checkWebhookTarget,
@@ -16,7 +16,11 @@ import {
   WebhookTargetError,
   type HostResolver,
 } from '../services/webhooks/ssrf.js';
-import { createDeliveryService, type Delivery, type DeliveryService } from '../services/delivery.service.js';
+import {
+  createDeliveryService,
+  type Delivery,
+  type DeliveryService,
+} from '../services/batches/delivery.service.js';
 import type { AppContext } from '../context.js';
 import type { JobMetrics } from './job-metrics.js';
 import { maskAddress, type Notifier } from './notify.js';

@@ -11,7 +11,7 @@ import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Clock } from '../clock.js';
 import type { BatchEngineObserver } from '../engine/batch/types.js';
 import type { AppContext } from '../context.js';
-import { createJobStats } from '../services/job-stats.service.js';
+import { createJobStats } from '../services/batches/job-stats.service.js';
 
 export interface JobMetrics {
   /** Called by the worker when a chunk's results are stored. */

@@ -3,7 +3,7 @@
  * account's address through the process's mailer (services/mailer.ts).
  */
 import type { Mailer } from '../services/mailer.js';
-import type { JobView } from '../services/job-view.js';
+import type { JobView } from '../services/batches/job-view.js';
 
 export interface Notifier {
   send(to: string, job: JobView): Promise<void>;

@@ -1,14 +1,14 @@
 /**
- * The list scheduler: runs the tick of scheduled re-verification (services/list-runs.service.ts)
+ * The list scheduler: runs the tick of scheduled re-verification (services/lists/list-runs.service.ts)
  * at start and then every `intervalMs`, one tick at a time, beside the retention sweeper in
  * `serve` (embedded workers) and `mailverdict worker`. Several processes may run it on one store:
  * each due run is claimed by exactly one. `runOnce()` is one deterministic tick.
  */
 import type { Logger } from 'pino';
 import type { AppContext } from '../context.js';
-import { runScheduledLists, type TickReport } from '../services/list-runs.service.js';
-import { plansFromConfig } from '../services/plans.js';
-import { createScheduleMailer } from '../services/schedule-mail.js';
+import { runScheduledLists, type TickReport } from '../services/lists/list-runs.service.js';
+import { plansFromConfig } from '../services/usage/plans.js';
+import { createScheduleMailer } from '../services/lists/schedule-mail.js';
 import { systemResolver } from '../services/webhooks/ssrf.js';
 
 export interface Scheduler {

@@ -1,12 +1,12 @@
 /**
- * The retention sweeper: runs the retention sweep (services/retention.service.ts) at start and
+ * The retention sweeper: runs the retention sweep (services/batches/retention.service.ts) at start and
  * then every `intervalMs`, one pass at a time. `createSweeper` serves `serve`, `mailverdict
  * worker` and the tests; `runOnce()` is one deterministic pass.
  */
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import type { AppContext } from '../context.js';
-import { sweepExpired, type SweepReport } from '../services/retention.service.js';
+import { sweepExpired, type SweepReport } from '../services/batches/retention.service.js';
 
 export type { SweepReport };
 

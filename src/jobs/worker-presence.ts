@@ -1,13 +1,13 @@
 /**
  * A worker process's presence in the store (docs/operators.md, "Service health"): registered at
  * start, beaten every third of the lease by a timer (one UPDATE, off the chunk path), marked
- * stopped on a clean shutdown (services/worker-presence.service.ts), each time with the chunks the
+ * stopped on a clean shutdown (services/batches/worker-presence.service.ts), each time with the chunks the
  * worker finished so far. The console lists a worker as live while it beat within the lease
  * (three beats), and counts one that went silent without a clean stop as lost.
  */
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
-import { beatPresence, registerPresence, stopPresence } from '../services/worker-presence.service.js';
+import { beatPresence, registerPresence, stopPresence } from '../services/batches/worker-presence.service.js';
 import type { Executor } from '../store/executor.js';
 import type { WorkerKind } from '../store/schema/worker.schema.js';
 

@@ -15,7 +15,7 @@ import {
   type ChunkService,
   type ChunkServiceDeps,
   type ClaimedChunk,
-} from '../services/chunk.service.js';
+} from '../services/batches/chunk.service.js';
 
 export interface WorkerOptions extends Pick<
   ChunkService,

@@ -1,6 +1,6 @@
 /**
  * The rate limiter every API process shares through Redis: the sliding-window log of
- * src/services/rate-limit.ts, as one Lua script that Redis runs atomically on its own clock (TIME), so
+ * src/services/usage/rate-limit.ts, as one Lua script that Redis runs atomically on its own clock (TIME), so
  * that two processes offering requests for one account at once can never both take its last
  * admission, and their clocks do not matter.
  *
@@ -24,7 +24,12 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { Counter, type Registry } from 'prom-client';
-import { decisionOf, RATE_WINDOW_MS, type RateLimiter, type WindowAnswer } from '../services/rate-limit.js';
+import {
+  decisionOf,
+  RATE_WINDOW_MS,
+  type RateLimiter,
+  type WindowAnswer,
+} from '../services/usage/rate-limit.js';
 import { luaCommand, onceEvery, REDIS_WARN_INTERVAL_MS } from './connection.js';
 
 // KEYS[1]: the key's admission times, oldest first (server time, µs). ARGV: limit, window (µs).

@@ -1,5 +1,5 @@
 /**
- * The result cache's store in Redis (services/result-cache.ts), shared by every API and worker
+ * The result cache's store in Redis (services/verify/result-cache.ts), shared by every API and worker
  * process on it: one string per entry, `<prefix>result:<hashed key>`, holding the entry as JSON
  * with a PX equal to its remaining lifetime, so that Redis reclaims it when it expires. A read is
  * one MGET and a batch of writes one pipeline, whatever the number of addresses.
@@ -8,7 +8,7 @@
  * call rejects at once (no offline queue); the cache takes that as a miss.
  */
 import type { Redis } from 'ioredis';
-import type { ResultStore, StoredResult } from '../services/result-cache.js';
+import type { ResultStore, StoredResult } from '../services/verify/result-cache.js';
 
 export interface RedisResultStoreOptions {
   /** Prepended to every key, so that deployments and test runs sharing a Redis never meet. */

@@ -1,5 +1,5 @@
 /**
- * SQL for the security log (services/audit.service.ts). Insert, list and the retention's delete:
+ * SQL for the security log (services/accounts/audit.service.ts). Insert, list and the retention's delete:
  * there is no other update or delete path.
  */
 import type { Insertable } from 'kysely';

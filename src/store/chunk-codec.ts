@@ -109,7 +109,7 @@ function keyHash(key: string): number {
  * compared by a 32-bit hash of their key and their length, in an open-addressing table of typed
  * arrays (a Map of 500,000 keys cost 0.4 s more). Two different addresses that collide are both
  * marked as repeated; that is harmless, because the worker shares results by the real key
- * (services/chunk-verifier.ts): a marked address that occurs once is simply probed once.
+ * (services/batches/chunk-verifier.ts): a marked address that occurs once is simply probed once.
  */
 export class RepeatFinder {
   #hashes = new Uint32Array(1024);

@@ -69,7 +69,7 @@ function ownerOnly(file: string): void {
 }
 
 /**
- * The tables that in-memory caches read: keys and their accounts (services/key-cache.ts), the
+ * The tables that in-memory caches read: keys and their accounts (services/keys/key-cache.ts), the
  * accounts' filters and the addresses' delivery outcomes (services/store-memo.ts). One token for
  * all: an outcome taken empties the key cache too (a key is then read again once).
  */

@@ -1,7 +1,7 @@
 /**
  * When each API key was last used, beside `api_keys` rather than in it: that table is watched by
  * the key cache (a write to it empties every process's cache), and this one is written once a
- * minute per key in use (services/key-usage.service.ts).
+ * minute per key in use (services/keys/key-usage.service.ts).
  */
 import type { Executor } from './executor.js';
 

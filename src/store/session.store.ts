@@ -1,5 +1,5 @@
 /**
- * SQL for dashboard sessions (services/sessions.service.ts) and the failed sign-ins counted per
+ * SQL for dashboard sessions (services/people/sessions.service.ts) and the failed sign-ins counted per
  * address. A session row is keyed by the SHA-256 of the cookie's secret.
  */
 import { sql, type Insertable } from 'kysely';

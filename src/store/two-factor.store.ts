@@ -1,5 +1,5 @@
 /**
- * SQL for two-factor sign-in (services/two-factor.service.ts): TOTP secrets, recovery codes,
+ * SQL for two-factor sign-in (services/people/two-factor.service.ts): TOTP secrets, recovery codes,
  * sign-in challenges and the account's requirement.
  */
 import { storeSecrets } from './backend.js';

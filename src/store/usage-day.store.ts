@@ -1,6 +1,6 @@
 /**
  * SQL for `usage_days`: live verifications counted per account and UTC day, written by the same
- * transaction that counts them against the quota (services/usage.service.ts), so that the days
+ * transaction that counts them against the quota (services/usage/usage.service.ts), so that the days
  * of a period always add up to what the period counted.
  */
 import { sql } from 'kysely';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createKey, revokeKey } from '../../src/services/keys.service.js';
+import { createKey, revokeKey } from '../../src/services/keys/keys.service.js';
 import { openDatabase } from '../../src/store/db.js';
 import { runCli } from '../kit/cli.js';
 import { createHarness, type Harness } from '../kit/api-harness.js';

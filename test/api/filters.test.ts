@@ -5,7 +5,7 @@
  * real engine against the in-process DNS server and a loopback MTA, whose records say what ran.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createKey } from '../../src/services/keys.service.js';
+import { createKey } from '../../src/services/keys/keys.service.js';
 import { errorOf, type Harness } from '../kit/api-harness.js';
 import { type JobsHarness, type ResultsJson, createLiveJobsHarness } from '../kit/jobs-kit.js';
 import { startSmtpServers, type SmtpKit } from '../kit/smtp-servers.js';

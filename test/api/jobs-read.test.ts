@@ -81,7 +81,7 @@ describe('GET /v1/jobs/:id', () => {
   });
 
   it('needs the jobs:read scope', async () => {
-    const { createKey } = await import('../../src/services/keys.service.js');
+    const { createKey } = await import('../../src/services/keys/keys.service.js');
     const key = await createKey(h.runtime.ctx.db, h.clock, {
       accountId: h.accountId,
       kind: 'test',

@@ -8,8 +8,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DAY, ManualClock } from '../../src/clock.js';
 import { sweepOnce } from '../../src/jobs/sweep.js';
-import { createAccount } from '../../src/services/accounts.service.js';
-import { createKey } from '../../src/services/keys.service.js';
+import { createAccount } from '../../src/services/accounts/accounts.service.js';
+import { createKey } from '../../src/services/keys/keys.service.js';
 import type { AccuracyReport } from '../../src/services/outcomes/report.service.js';
 import { createHarness, errorOf, type Harness } from '../kit/api-harness.js';
 import { type JobsHarness, createLiveJobsHarness } from '../kit/jobs-kit.js';

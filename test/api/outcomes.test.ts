@@ -10,7 +10,7 @@ import { buildApp } from '../../src/api/app.js';
 import { DAY, ManualClock } from '../../src/clock.js';
 import { sweepOnce } from '../../src/jobs/sweep.js';
 import { createRuntime } from '../../src/runtime.js';
-import { createKey } from '../../src/services/keys.service.js';
+import { createKey } from '../../src/services/keys/keys.service.js';
 import { createHarness, errorOf, type Harness } from '../kit/api-harness.js';
 import { type JobsHarness, type ResultsJson, createLiveJobsHarness } from '../kit/jobs-kit.js';
 import { startSmtpServers, type SmtpKit } from '../kit/smtp-servers.js';
@@ -296,7 +296,7 @@ describe('suppression in single verifications', () => {
 
 /** A second account with a live key on the same store. */
 async function createJobsHarnessLike(h: Harness): Promise<{ liveKey: string }> {
-  const { createAccount } = await import('../../src/services/accounts.service.js');
+  const { createAccount } = await import('../../src/services/accounts/accounts.service.js');
   const account = await createAccount(h.runtime.ctx.db, h.clock, {
     email: 'second@example.org',
     rateLimit: 1000,

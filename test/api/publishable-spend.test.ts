@@ -12,10 +12,13 @@ import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AuditPage, CreatedKey, KeyList, Overview } from '../../src/dashboard/contract.js';
-import { CLI_OPERATOR, changeOperatorAccount } from '../../src/services/operator.service.js';
-import { createKey, revokeKey } from '../../src/services/keys.service.js';
-import { plansFromConfig } from '../../src/services/plans.js';
-import { defaultDailyCap, dailyCapCost } from '../../src/services/publishable-keys.js';
+import {
+  CLI_OPERATOR,
+  changeOperatorAccount,
+} from '../../src/services/operators/operator-accounts.service.js';
+import { createKey, revokeKey } from '../../src/services/keys/keys.service.js';
+import { plansFromConfig } from '../../src/services/usage/plans.js';
+import { defaultDailyCap, dailyCapCost } from '../../src/services/keys/publishable-keys.js';
 import { API, createDashboardHarness, type DashboardHarness } from '../kit/dashboard-kit.js';
 import { startMailSink, type MailSink } from '../kit/mail-sink.js';
 import { waitFor } from '../kit/wait-for.js';

@@ -6,9 +6,9 @@ import type { FastifyInstance, InjectOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/api/app.js';
 import { ManualClock } from '../../src/clock.js';
-import { createKey, revokeKey } from '../../src/services/keys.service.js';
-import type { PublishableOptions } from '../../src/services/publishable-keys.js';
-import { createMemoryRateLimiter } from '../../src/services/rate-limit.js';
+import { createKey, revokeKey } from '../../src/services/keys/keys.service.js';
+import type { PublishableOptions } from '../../src/services/keys/publishable-keys.js';
+import { createMemoryRateLimiter } from '../../src/services/usage/rate-limit.js';
 import { createHarness, errorOf, type Harness } from '../kit/api-harness.js';
 
 const SHOP = 'https://shop.example';

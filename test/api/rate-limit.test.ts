@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/api/app.js';
-import { createMemoryRateLimiter, type RateLimitDecision } from '../../src/services/rate-limit.js';
+import { createMemoryRateLimiter, type RateLimitDecision } from '../../src/services/usage/rate-limit.js';
 import { ManualClock } from '../../src/clock.js';
 import { createHarness, type Harness } from '../kit/api-harness.js';
 import { slidingWindowViolations } from '../redis/window-check.js';

@@ -11,7 +11,7 @@ import {
   bootstrapDelivered,
   bootstrapFirstAccount,
   type Bootstrap,
-} from '../../src/services/bootstrap.service.js';
+} from '../../src/services/accounts/bootstrap.service.js';
 import { startDnsServer } from '../kit/dns-server.js';
 import { startSmtpServers } from '../kit/smtp-servers.js';
 

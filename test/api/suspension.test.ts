@@ -5,11 +5,14 @@
  */
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { authenticateKey, type AuthenticatedKey } from '../../src/services/keys.service.js';
-import { createKeyCache } from '../../src/services/key-cache.js';
-import { CLI_OPERATOR, changeOperatorAccount } from '../../src/services/operator.service.js';
-import { plansFromConfig } from '../../src/services/plans.js';
-import { serviceHealth } from '../../src/services/service-health.service.js';
+import { authenticateKey, type AuthenticatedKey } from '../../src/services/keys/keys.service.js';
+import { createKeyCache } from '../../src/services/keys/key-cache.js';
+import {
+  CLI_OPERATOR,
+  changeOperatorAccount,
+} from '../../src/services/operators/operator-accounts.service.js';
+import { plansFromConfig } from '../../src/services/usage/plans.js';
+import { serviceHealth } from '../../src/services/operators/service-health.service.js';
 import { openDatabase } from '../../src/store/db.js';
 import { createJobsHarness, fixtureEmails, type JobsHarness } from '../kit/jobs-kit.js';
 import { TRUST_OFF } from '../../src/engine/dns/resolver-trust.js';

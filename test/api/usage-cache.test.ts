@@ -1,5 +1,5 @@
 /**
- * Usage reads through the per-process cache (services/usage-cache.ts, docs/api.md "Usage"): a
+ * Usage reads through the per-process cache (services/usage/usage-cache.ts, docs/api.md "Usage"): a
  * process's own counts show at once; another process's show within the cache's TTL; plan changes
  * show at once. A second `buildApp` on the same store stands for a second API process: it has its
  * own caches, as a process would.
@@ -8,7 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { buildApp } from '../../src/api/app.js';
 import { HOUR } from '../../src/clock.js';
-import { setAccountPlan } from '../../src/services/accounts.service.js';
+import { setAccountPlan } from '../../src/services/accounts/accounts.service.js';
 import { storeBackend } from '../../src/store/backend.js';
 import { createHarness, type Harness } from '../kit/api-harness.js';
 

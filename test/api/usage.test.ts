@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock, DAY } from '../../src/clock.js';
-import { getUsageHistory } from '../../src/services/usage.service.js';
+import { getUsageHistory } from '../../src/services/usage/usage.service.js';
 import { createHarness, type Harness } from '../kit/api-harness.js';
 
 describe('GET /v1/account/usage', () => {

@@ -10,7 +10,7 @@ import type { BatchEngine } from '../../src/engine/batch/types.js';
 import { HOUR, MINUTE, ManualClock } from '../../src/clock.js';
 import { batchEngineOptions } from '../../src/config.js';
 import { buildApp } from '../../src/api/app.js';
-import { createChunkVerifier, type ChunkVerifier } from '../../src/services/chunk-verifier.js';
+import { createChunkVerifier, type ChunkVerifier } from '../../src/services/batches/chunk-verifier.js';
 import { createRuntime } from '../../src/runtime.js';
 import { REPLIES, startSmtpServers, type SmtpKit } from '../kit/smtp-servers.js';
 import { createJobsHarness, type JobsHarness, type ResultsJson } from '../kit/jobs-kit.js';

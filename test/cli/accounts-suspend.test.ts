@@ -1,6 +1,6 @@
 /**
  * `mailverdict accounts suspend|resume` (docs/operators.md): the same change as the operator
- * console's, through services/operator.service.ts: the account's key is refused while it is
+ * console's, through services/operators/operator-accounts.service.ts: the account's key is refused while it is
  * suspended, and both actions are in its security log with the operator as actor.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { authenticateKey } from '../../src/services/keys.service.js';
+import { authenticateKey } from '../../src/services/keys/keys.service.js';
 import { openDatabase } from '../../src/store/db.js';
 import { runInProcess } from './in-process.js';
 

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AuditPage } from '../../src/services/audit.service.js';
+import type { AuditPage } from '../../src/services/accounts/audit.service.js';
 import { runInProcess } from './in-process.js';
 
 describe('mailverdict audit', { timeout: 60_000 }, () => {

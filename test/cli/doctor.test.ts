@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DoctorCheck, DoctorReport } from '../../src/services/doctor.service.js';
+import type { DoctorCheck, DoctorReport } from '../../src/services/prober/doctor.service.js';
 import { startSocksProxy, type SocksProxy } from '../kit/socks-proxy.js';
 import { startDnsServer, type FakeDnsServer } from '../kit/dns-server.js';
 import { REPLIES, startSmtpServers, type SmtpKit } from '../kit/smtp-servers.js';

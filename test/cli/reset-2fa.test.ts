@@ -11,9 +11,9 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { systemClock } from '../../src/clock.js';
 import { loadConfig } from '../../src/config.js';
 import { buildHttpApp, createRuntime } from '../../src/runtime.js';
-import { acceptLink, issueInvitation } from '../../src/services/members.service.js';
-import { createSession } from '../../src/services/sessions.service.js';
-import { confirmEnrolment, startEnrolment, totpCode } from '../../src/services/two-factor.service.js';
+import { acceptLink, issueInvitation } from '../../src/services/people/members.service.js';
+import { createSession } from '../../src/services/people/sessions.service.js';
+import { confirmEnrolment, startEnrolment, totpCode } from '../../src/services/people/two-factor.service.js';
 import { runInProcess } from './in-process.js';
 
 const SLOW = { timeout: 60_000 };
@@ -75,6 +75,7 @@ describe('mailverdict members reset-2fa', SLOW, () => {
         code: totpCode(secret, new Date()),
         password: PASSWORD,
         failureLimit: 0,
+        log: null,
       });
       await createSession(db, systemClock, loadConfig({ dataDir: dir }, {}), person.id, member!.id);
       return { memberId: member!.id, personId: person.id };

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
-import { createAccount } from '../../src/services/accounts.service.js';
+import { createAccount } from '../../src/services/accounts/accounts.service.js';
 import { webhookSecretFor } from '../../src/services/webhooks/secret.js';
 import { openDatabase } from '../../src/store/db.js';
 import { migrateToLatest } from '../../src/store/migrate.js';

@@ -15,30 +15,30 @@ import { Migrator, sql, type Kysely } from 'kysely';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DeliveryRunner } from '../../src/jobs/delivery-runner.js';
-import { getJobDetail } from '../../src/services/dashboard-jobs.service.js';
-import { acceptLink, issueInvitation } from '../../src/services/members.service.js';
-import { createSession } from '../../src/services/sessions.service.js';
-import { uploadList } from '../../src/services/uploads.service.js';
-import { runScheduledLists } from '../../src/services/list-runs.service.js';
-import { setSchedule } from '../../src/services/list-schedule.service.js';
+import { getJobDetail } from '../../src/services/batches/job-list.service.js';
+import { acceptLink, issueInvitation } from '../../src/services/people/members.service.js';
+import { createSession } from '../../src/services/people/sessions.service.js';
+import { uploadList } from '../../src/services/lists/uploads.service.js';
+import { runScheduledLists } from '../../src/services/lists/list-runs.service.js';
+import { setSchedule } from '../../src/services/lists/list-schedule.service.js';
 import { DAY } from '../../src/clock.js';
 import { insertBootstrap } from '../../src/store/bootstrap.store.js';
 import { insertEmailChange } from '../../src/store/person.store.js';
 import { recordKeyUse } from '../../src/store/key-usage.store.js';
 import { countKeyDay } from '../../src/store/key.store.js';
 import { addSignInFailure } from '../../src/store/session.store.js';
-import { recordAudit } from '../../src/services/audit.service.js';
+import { recordAudit } from '../../src/services/accounts/audit.service.js';
 import {
   confirmEnrolment,
   issueChallenge,
   startEnrolment,
   totpCode,
-} from '../../src/services/two-factor.service.js';
-import { authenticateKey, createKey, revokeKey } from '../../src/services/keys.service.js';
-import { plansFromConfig } from '../../src/services/plans.js';
-import { consumeQuota } from '../../src/services/usage.service.js';
+} from '../../src/services/people/two-factor.service.js';
+import { authenticateKey, createKey, revokeKey } from '../../src/services/keys/keys.service.js';
+import { plansFromConfig } from '../../src/services/usage/plans.js';
+import { consumeQuota } from '../../src/services/usage/usage.service.js';
 import { webhookSecretFor } from '../../src/services/webhooks/secret.js';
-import { copyStore } from '../../src/services/store-copy.service.js';
+import { copyStore } from '../../src/services/operators/store-copy.service.js';
 import {
   COPIED_TABLES,
   openSqliteSource,
@@ -217,6 +217,7 @@ describe.skipIf(!backends.includes('postgres'))('mailverdict store copy into Pos
       code: totpCode(enrolment.secret, h.clock.now()),
       password: 'a long password',
       failureLimit: 10,
+      log: null,
     });
     await issueChallenge(db, h.clock, person.id);
     // A pending change of sign-in address (migration 0019).

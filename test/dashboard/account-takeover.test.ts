@@ -13,13 +13,13 @@ import {
   hashPassword,
   setPasswordHashCost,
   verifyPassword,
-} from '../../src/services/passwords.js';
-import { signIn, MAX_SIGN_IN_DELAY_MS } from '../../src/services/sessions.service.js';
-import { RESET_MAILS_PER_HOUR } from '../../src/services/members.service.js';
-import { isDeviceOf, rotateDeviceToken } from '../../src/services/sign-in-device.js';
+} from '../../src/services/people/passwords.js';
+import { signIn, MAX_SIGN_IN_DELAY_MS } from '../../src/services/people/sessions.service.js';
+import { RESET_MAILS_PER_HOUR } from '../../src/services/people/members.service.js';
+import { isDeviceOf, rotateDeviceToken } from '../../src/services/people/sign-in-device.js';
 import { setPersonPassword } from '../../src/store/person.store.js';
 import { insertMemberToken } from '../../src/store/member.store.js';
-import { hashToken } from '../../src/services/members.service.js';
+import { hashToken } from '../../src/services/people/members.service.js';
 import type { Invitation, SessionView } from '../../src/dashboard/contract.js';
 import { startMailSink, type MailSink } from '../kit/mail-sink.js';
 import { waitFor } from '../kit/wait-for.js';

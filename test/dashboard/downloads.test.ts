@@ -9,7 +9,7 @@ import { parse } from 'csv-parse/sync';
 import { readSheet } from 'read-excel-file/node';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { JobItem, Overview } from '../../src/dashboard/contract.js';
-import { openDownload } from '../../src/services/list-download.js';
+import { openDownload } from '../../src/services/lists/list-download.js';
 import { API, createDashboardHarness, type Browser, type DashboardHarness } from '../kit/dashboard-kit.js';
 
 const SLOW = { timeout: 60_000 };

@@ -7,7 +7,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { AuditPage, FilterItem, FilterList } from '../../src/dashboard/contract.js';
 import type { VerificationResult } from '../../src/engine/types.js';
-import { changeAccount } from '../../src/services/accounts.service.js';
+import { changeAccount } from '../../src/services/accounts/accounts.service.js';
 import { createFilter } from '../../src/services/outcomes/filters.service.js';
 import {
   API,

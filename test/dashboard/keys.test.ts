@@ -6,7 +6,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { MINUTE } from '../../src/clock.js';
 import type { CreatedKey, KeyItem, KeyList } from '../../src/dashboard/contract.js';
-import { createKey, MAX_ACTIVE_KEYS } from '../../src/services/keys.service.js';
+import { createKey, MAX_ACTIVE_KEYS } from '../../src/services/keys/keys.service.js';
 import {
   API,
   createDashboardHarness,

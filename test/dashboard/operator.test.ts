@@ -16,8 +16,8 @@ import type {
   Overview,
   ServiceHealth,
 } from '../../src/dashboard/contract.js';
-import { startEmbeddedWorkers } from '../../src/jobs/embedded.js';
-import { listAudit } from '../../src/services/audit.service.js';
+import { startEmbeddedWorkers } from '../../src/runtime.js';
+import { listAudit } from '../../src/services/accounts/audit.service.js';
 import { fixtureEmails } from '../kit/jobs-kit.js';
 import { waitFor } from '../kit/wait-for.js';
 import { TRUST_ANCHOR, withTrustAnchor } from '../kit/dns-server.js';

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AuditPage, CreatedOutcomeSource, OutcomeSourceList } from '../../src/dashboard/contract.js';
-import { createAccount } from '../../src/services/accounts.service.js';
+import { createAccount } from '../../src/services/accounts/accounts.service.js';
 import { createOutcomeSource } from '../../src/services/outcomes/sources.service.js';
 import {
   API,

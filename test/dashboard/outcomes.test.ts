@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DAY } from '../../src/clock.js';
-import { listAudit } from '../../src/services/audit.service.js';
+import { listAudit } from '../../src/services/accounts/audit.service.js';
 import * as corpus from '../kit/bounce-corpus.js';
 import type { AccuracyReport, OutcomeIntake, OutcomeUploadReport } from '../../src/dashboard/contract.js';
 import {

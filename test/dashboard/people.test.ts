@@ -15,8 +15,8 @@ import type {
   SessionView,
   TwoFactorEnrolment,
 } from '../../src/dashboard/contract.js';
-import { addOperator } from '../../src/services/operators.service.js';
-import { totpCode } from '../../src/services/two-factor.service.js';
+import { addOperator } from '../../src/services/operators/operators.service.js';
+import { totpCode } from '../../src/services/people/two-factor.service.js';
 import {
   createDashboardHarness,
   errorCode,
@@ -87,7 +87,7 @@ describe('inviting an address (defect 4)', () => {
     const invited = (await ownerA.post('members', { email: 'carol@example.org' })).json<Invitation>();
     // The invitation expires unused; a reset link later gives the person a password only.
     h.manualClock.advance(25 * 3600 * SECOND);
-    const { requestPasswordReset } = await import('../../src/services/members.service.js');
+    const { requestPasswordReset } = await import('../../src/services/people/members.service.js');
     const reset = await requestPasswordReset(
       { db: h.runtime.ctx.db, clock: h.clock, config: h.runtime.ctx.config, mailer: null, logger: console },
       'carol@example.org',

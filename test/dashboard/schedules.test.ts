@@ -17,11 +17,11 @@ import type {
   ScheduleAnswer,
 } from '../../src/dashboard/contract.js';
 import type { Status } from '../../src/engine/types.js';
-import { startEmbeddedWorkers } from '../../src/jobs/embedded.js';
-import { changeAccount } from '../../src/services/accounts.service.js';
+import { startEmbeddedWorkers } from '../../src/runtime.js';
+import { changeAccount } from '../../src/services/accounts/accounts.service.js';
 import { createScheduler } from '../../src/jobs/scheduler.js';
 import { sweepOnce } from '../../src/jobs/sweep.js';
-import type { ChunkVerifier } from '../../src/services/chunk-verifier.js';
+import type { ChunkVerifier } from '../../src/services/batches/chunk-verifier.js';
 import { openDatabase } from '../../src/store/db.js';
 import type { ResultRow } from '../../src/store/chunk-codec.js';
 import { startMailSink, type MailSink } from '../kit/mail-sink.js';

@@ -5,8 +5,8 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { HOUR, MINUTE } from '../../src/clock.js';
-import { requestPasswordReset } from '../../src/services/members.service.js';
-import { issueInvitation } from '../../src/services/members.service.js';
+import { requestPasswordReset } from '../../src/services/people/members.service.js';
+import { issueInvitation } from '../../src/services/people/members.service.js';
 import type { SessionView } from '../../src/dashboard/contract.js';
 import {
   API,

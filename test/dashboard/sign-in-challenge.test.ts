@@ -10,8 +10,8 @@ import type { AddressInfo } from 'node:net';
 import { solveChallenge, type Challenge } from 'altcha-lib';
 import { deriveKey } from 'altcha-lib/algorithms/sha';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SIGN_IN_CHALLENGE_AFTER } from '../../src/services/sessions.service.js';
-import { CHALLENGE_TTL_MS } from '../../src/services/sign-in-challenge.js';
+import { SIGN_IN_CHALLENGE_AFTER } from '../../src/services/people/sessions.service.js';
+import { CHALLENGE_TTL_MS } from '../../src/services/people/sign-in-challenge.js';
 import { createDashboardHarness, PASSWORD, type DashboardHarness } from '../kit/dashboard-kit.js';
 
 /** scrypt at every attempt: 100-200 ms idle, seconds on a loaded 2-core machine. */

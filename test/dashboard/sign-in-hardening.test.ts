@@ -15,9 +15,9 @@ import type {
   SessionView,
   TwoFactorEnrolment,
 } from '../../src/dashboard/contract.js';
-import { totpCode } from '../../src/services/two-factor.service.js';
-import { SECOND_FACTOR_ALERT_AFTER } from '../../src/services/sign-in-alerts.js';
-import { isDeviceOf } from '../../src/services/sign-in-device.js';
+import { totpCode } from '../../src/services/people/two-factor.service.js';
+import { SECOND_FACTOR_ALERT_AFTER } from '../../src/services/people/sign-in-alerts.js';
+import { isDeviceOf } from '../../src/services/people/sign-in-device.js';
 import { startMailSink, type MailSink } from '../kit/mail-sink.js';
 import { waitFor } from '../kit/wait-for.js';
 import {

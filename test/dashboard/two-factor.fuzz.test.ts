@@ -6,7 +6,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SecondFactorChallenge, TwoFactorEnrolment } from '../../src/dashboard/contract.js';
-import { totpCode } from '../../src/services/two-factor.service.js';
+import { totpCode } from '../../src/services/people/two-factor.service.js';
 import {
   createDashboardHarness,
   PASSWORD,

@@ -15,9 +15,9 @@ import type {
   TwoFactorEnrolment,
   TwoFactorStatus,
 } from '../../src/dashboard/contract.js';
-import { requestPasswordReset } from '../../src/services/members.service.js';
-import { sealLegacySecrets } from '../../src/services/secrets.service.js';
-import { totpCode } from '../../src/services/two-factor.service.js';
+import { requestPasswordReset } from '../../src/services/people/members.service.js';
+import { sealLegacySecrets } from '../../src/services/operators/secrets.service.js';
+import { totpCode } from '../../src/services/people/two-factor.service.js';
 import {
   createDashboardHarness,
   errorCode,

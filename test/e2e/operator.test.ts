@@ -15,13 +15,13 @@ import pino from 'pino';
 import type { Browser, BrowserContext } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { startEmbeddedWorkers, type BackgroundJobs } from '../../src/jobs/embedded.js';
-import { buildHttpApp, createRuntime, type Runtime } from '../../src/runtime.js';
-import { createAccount } from '../../src/services/accounts.service.js';
-import { createKey } from '../../src/services/keys.service.js';
-import { acceptLink, issueInvitation } from '../../src/services/members.service.js';
-import { addOperator } from '../../src/services/operators.service.js';
-import { totpCode } from '../../src/services/two-factor.service.js';
+import type { BackgroundJobs } from '../../src/jobs/embedded.js';
+import { buildHttpApp, createRuntime, startEmbeddedWorkers, type Runtime } from '../../src/runtime.js';
+import { createAccount } from '../../src/services/accounts/accounts.service.js';
+import { createKey } from '../../src/services/keys/keys.service.js';
+import { acceptLink, issueInvitation } from '../../src/services/people/members.service.js';
+import { addOperator } from '../../src/services/operators/operators.service.js';
+import { totpCode } from '../../src/services/people/two-factor.service.js';
 import { CSRF_HEADER, type SessionView, type TwoFactorEnrolment } from '../../src/dashboard/contract.js';
 import {
   startDnsServer,

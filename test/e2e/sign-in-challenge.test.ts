@@ -6,7 +6,7 @@
  */
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SIGN_IN_CHALLENGE_AFTER } from '../../src/services/sessions.service.js';
+import { SIGN_IN_CHALLENGE_AFTER } from '../../src/services/people/sessions.service.js';
 import {
   PASSWORD,
   acceptInvitation,

@@ -6,7 +6,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { totpCode } from '../../src/services/two-factor.service.js';
+import { totpCode } from '../../src/services/people/two-factor.service.js';
 import { PASSWORD, addMember, signIn, skipE2e } from '../kit/e2e.js';
 import { useE2eSuite } from '../kit/e2e-suite.js';
 

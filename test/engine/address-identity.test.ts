@@ -13,7 +13,11 @@ import { identityOf, parseAddress } from '../../src/engine/syntax.js';
 import type { Verifier } from '../../src/engine/types.js';
 import { createVerifier } from '../../src/engine/verifier.js';
 import { outcomeAddress } from '../../src/services/outcomes/address-key.js';
-import { cacheKey, createMemoryResultStore, createResultCache } from '../../src/services/result-cache.js';
+import {
+  cacheKey,
+  createMemoryResultStore,
+  createResultCache,
+} from '../../src/services/verify/result-cache.js';
 import { addressKey, decodeRepeats, encodeRepeats } from '../../src/store/chunk-codec.js';
 
 const UNICODE = 'jane@Bücher.example';

@@ -11,8 +11,8 @@ import { dnsblQueryName } from '../../src/engine/dns/dnsbl.js';
 import { reverseName } from '../../src/engine/dns/lookups.js';
 import { createLocalEgressHealth } from '../../src/engine/egress/egress-health.js';
 import { createVerifier } from '../../src/engine/verifier.js';
-import { runDoctor } from '../../src/services/doctor.service.js';
-import { createEgressGuard } from '../../src/services/egress-guard.service.js';
+import { runDoctor } from '../../src/services/prober/doctor.service.js';
+import { createEgressGuard } from '../../src/services/prober/egress-guard.service.js';
 import { startDnsServer, type FakeDnsServer } from '../kit/dns-server.js';
 import { startPostfixLikeMta, type PostfixLikeMta } from '../kit/postfix-like-mta.js';
 

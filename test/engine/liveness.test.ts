@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { batchEngineOptions, loadConfig } from '../../src/config.js';
 import { createBatchEngine } from '../../src/engine/batch/batch-engine.js';
 import { createVerifier } from '../../src/engine/verifier.js';
-import { createChunkVerifier, type ChunkVerifier } from '../../src/services/chunk-verifier.js';
+import { createChunkVerifier, type ChunkVerifier } from '../../src/services/batches/chunk-verifier.js';
 import { createJobMetrics } from '../../src/jobs/job-metrics.js';
 import { createJobsHarness } from '../kit/jobs-kit.js';
 import type { BatchEngineObserver, BatchEngineOptions } from '../../src/engine/batch/types.js';

@@ -7,7 +7,7 @@
 import { batchEngineOptions } from '../../src/config.js';
 import { createBatchEngine } from '../../src/engine/batch/batch-engine.js';
 import type { BatchEngine } from '../../src/engine/batch/types.js';
-import { createChunkVerifier, type ChunkVerifier } from '../../src/services/chunk-verifier.js';
+import { createChunkVerifier, type ChunkVerifier } from '../../src/services/batches/chunk-verifier.js';
 import { createJobsHarness, type JobsHarness, type JobsHarnessOptions } from '../kit/jobs-kit.js';
 
 export interface LiveJobs {

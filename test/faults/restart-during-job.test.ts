@@ -18,7 +18,7 @@ import { systemClock } from '../../src/clock.js';
 import { batchEngineOptions } from '../../src/config.js';
 import { createBatchEngine } from '../../src/engine/batch/batch-engine.js';
 import type { BatchEngine } from '../../src/engine/batch/types.js';
-import { createChunkVerifier, type ChunkVerifier } from '../../src/services/chunk-verifier.js';
+import { createChunkVerifier, type ChunkVerifier } from '../../src/services/batches/chunk-verifier.js';
 import { closeRedis, openRedis } from '../../src/redis/connection.js';
 import { createRedisCoordination } from '../../src/redis/coordination.js';
 import { createJobsHarness, fixtureEmails, type JobsHarness, type ResultsJson } from '../kit/jobs-kit.js';

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/clock.js';
 import { loadConfig } from '../../src/config.js';
 import { createRuntime, startServer, type RunningServer, type Runtime } from '../../src/runtime.js';
-import { bootstrapFirstAccount, type Bootstrap } from '../../src/services/bootstrap.service.js';
+import { bootstrapFirstAccount, type Bootstrap } from '../../src/services/accounts/bootstrap.service.js';
 
 let dir: string;
 let runtime: Runtime;

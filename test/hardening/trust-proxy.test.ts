@@ -10,7 +10,7 @@ import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AuditPage, SessionList, SessionView } from '../../src/dashboard/contract.js';
-import { createKey } from '../../src/services/keys.service.js';
+import { createKey } from '../../src/services/keys/keys.service.js';
 import { createDashboardHarness, PASSWORD, type DashboardHarness } from '../kit/dashboard-kit.js';
 
 /** Sign-ins hash passwords with scrypt (seconds on a loaded 2-core machine). */

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBatchEngine } from '../../src/engine/batch/batch-engine.js';
 import type { BatchEngine } from '../../src/engine/batch/types.js';
-import { createChunkVerifier } from '../../src/services/chunk-verifier.js';
+import { createChunkVerifier } from '../../src/services/batches/chunk-verifier.js';
 import { batchEngineOptions } from '../../src/config.js';
 import { startSmtpServers, type SmtpKit } from '../kit/smtp-servers.js';
 import { createJobsHarness, type JobsHarness, type ResultsJson } from '../kit/jobs-kit.js';

@@ -10,8 +10,7 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { startEmbeddedWorkers, type BackgroundOptions } from '../../src/jobs/embedded.js';
-import { createRuntime } from '../../src/runtime.js';
+import { createRuntime, startEmbeddedWorkers, type BackgroundOptions } from '../../src/runtime.js';
 import { skipWithoutRedis, TEST_REDIS_URL } from '../redis/redis-kit.js';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'mailverdict-politeness-warning-'));

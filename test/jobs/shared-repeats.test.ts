@@ -13,7 +13,7 @@ import { createBatchEngine } from '../../src/engine/batch/batch-engine.js';
 import type { BatchEngine } from '../../src/engine/batch/types.js';
 import { createLocalCoordination } from '../../src/engine/coordination-local.js';
 import type { EngineCoordination } from '../../src/engine/coordination.js';
-import { createChunkVerifier, type ChunkVerifier } from '../../src/services/chunk-verifier.js';
+import { createChunkVerifier, type ChunkVerifier } from '../../src/services/batches/chunk-verifier.js';
 import { createWorker, type Worker } from '../../src/jobs/worker.js';
 import { createRedisCoordination } from '../../src/redis/coordination.js';
 import { startSmtpServers, type SmtpKit } from '../kit/smtp-servers.js';

@@ -7,7 +7,7 @@ import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { ManualClock, SECOND } from '../../src/clock.js';
 import { Worker, type WorkerOptions } from '../../src/jobs/worker.js';
-import type { ClaimedChunk } from '../../src/services/chunk.service.js';
+import type { ClaimedChunk } from '../../src/services/batches/chunk.service.js';
 
 function chunk(seq: number): ClaimedChunk {
   return {

@@ -13,8 +13,8 @@ import { ManualClock, type Clock } from '../../src/clock.js';
 import { loadConfig, type Flags } from '../../src/config.js';
 import { createRuntime, type Runtime } from '../../src/runtime.js';
 import { createTestSchema, TEST_SECRET_KEY } from './store-harness.js';
-import { createAccount } from '../../src/services/accounts.service.js';
-import { createKey } from '../../src/services/keys.service.js';
+import { createAccount } from '../../src/services/accounts/accounts.service.js';
+import { createKey } from '../../src/services/keys/keys.service.js';
 import { startDnsServer, TRUST_ANCHOR_FLAGS, withTrustAnchor, type FakeDnsServer } from './dns-server.js';
 
 export interface Harness {

@@ -5,12 +5,16 @@
  * invitation, then its link accepted with a password.
  */
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
-import { createMemoryRateLimiter } from '../../src/services/rate-limit.js';
+import { createMemoryRateLimiter } from '../../src/services/usage/rate-limit.js';
 import { ManualClock } from '../../src/clock.js';
 import { buildHttpApp } from '../../src/runtime.js';
-import { issueInvitation, acceptLink, joinWithInvitation } from '../../src/services/members.service.js';
-import { addOperator } from '../../src/services/operators.service.js';
-import { totpCode } from '../../src/services/two-factor.service.js';
+import {
+  issueInvitation,
+  acceptLink,
+  joinWithInvitation,
+} from '../../src/services/people/members.service.js';
+import { addOperator } from '../../src/services/operators/operators.service.js';
+import { totpCode } from '../../src/services/people/two-factor.service.js';
 import type { TwoFactorEnrolment } from '../../src/dashboard/contract.js';
 import { isAppError } from '../../src/errors.js';
 import type { SessionView } from '../../src/dashboard/contract.js';

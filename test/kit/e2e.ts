@@ -29,7 +29,7 @@ const WEB_INDEX = fileURLToPath(new URL('../../dist/web/index.html', import.meta
 
 /** The password every member of these tests sets (the dashboard wants 10 characters at least). */
 export const PASSWORD = 'correct horse battery staple';
-/** Test keys and test-mode lists get fixed results by domain (src/services/test-mode.ts). */
+/** Test keys and test-mode lists get fixed results by domain (src/services/verify/test-mode.ts). */
 export const TEST_DOMAIN = 'example.com';
 /** Unknown to the in-process DNS server: NXDOMAIN, so a live verification is `undeliverable`. */
 export const NXDOMAIN = 'no-such-domain.test';

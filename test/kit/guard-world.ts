@@ -16,7 +16,7 @@ import type { EgressGuard } from '../../src/engine/egress/egress-guard.js';
 import type { EgressHealthStore } from '../../src/engine/egress/egress-health.js';
 import { createVerifier } from '../../src/engine/verifier.js';
 import type { Verifier } from '../../src/engine/types.js';
-import { createEgressGuard } from '../../src/services/egress-guard.service.js';
+import { createEgressGuard } from '../../src/services/prober/egress-guard.service.js';
 import { startDnsServer, type FakeDnsServer } from './dns-server.js';
 import { startPostfixLikeMta, type PostfixLikeMta } from './postfix-like-mta.js';
 

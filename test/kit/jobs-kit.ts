@@ -5,9 +5,9 @@
 import type { LightMyRequestResponse } from 'fastify';
 import pino from 'pino';
 import { ManualClock } from '../../src/clock.js';
-import { createAccount } from '../../src/services/accounts.service.js';
-import { createKey } from '../../src/services/keys.service.js';
-import { createChunkVerifier, type ChunkVerifier } from '../../src/services/chunk-verifier.js';
+import { createAccount } from '../../src/services/accounts/accounts.service.js';
+import { createKey } from '../../src/services/keys/keys.service.js';
+import { createChunkVerifier, type ChunkVerifier } from '../../src/services/batches/chunk-verifier.js';
 import { createWorker, type Worker, type WorkerDeps } from '../../src/jobs/worker.js';
 import type { AppContext } from '../../src/context.js';
 import { createBatchEngine } from '../../src/engine/batch/batch-engine.js';

@@ -4,6 +4,6 @@
  * tests ran three times as fast. `vitest.config.ts` also sets MAILVERDICT_PASSWORD_HASH_COST for
  * the `serve` processes the tests start. test/services/passwords.test.ts sets the cost itself.
  */
-import { setPasswordHashCost } from '../../src/services/passwords.js';
+import { setPasswordHashCost } from '../../src/services/people/passwords.js';
 
 setPasswordHashCost(10);

@@ -28,7 +28,7 @@ async function refusals(filePath: string, code: string): Promise<string[]> {
 describe('import directions', { timeout: 120_000 }, () => {
   it('refuses a service that imports an edge', async () => {
     const messages = await refusals(
-      'src/services/plans.ts',
+      'src/services/usage/plans.ts',
       "import type { KeyList } from '../dashboard/contract.js';\nexport type Keys = KeyList;\n",
     );
     expect(messages).toEqual([expect.stringContaining('services must not import dashboard/')]);
@@ -55,7 +55,7 @@ describe('import directions', { timeout: 120_000 }, () => {
   it('refuses an MCP tool that reaches past the API (a service, the engine, the API edge)', async () => {
     const messages = await refusals(
       'src/mcp/tools.ts',
-      "import { getUsage } from '../services/usage.service.js';\n" +
+      "import { getUsage } from '../services/usage/usage.service.js';\n" +
         "import { createVerifier } from '../engine/verifier.js';\n" +
         "import { verifyBodySchema } from '../api/schemas.js';\n" +
         'export const all = [getUsage, createVerifier, verifyBodySchema];\n',
@@ -77,7 +77,7 @@ describe('import directions', { timeout: 120_000 }, () => {
 
   it('lets a service use the store and the engine', async () => {
     const messages = await refusals(
-      'src/services/plans.ts',
+      'src/services/usage/plans.ts',
       "import { findKeyById } from '../store/key.store.js';\nimport { STATUSES } from '../engine/types.js';\n" +
         'export const both = [findKeyById, STATUSES];\n',
     );

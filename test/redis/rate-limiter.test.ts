@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import pino from 'pino';
 import { Registry } from 'prom-client';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { RateLimiter } from '../../src/services/rate-limit.js';
+import type { RateLimiter } from '../../src/services/usage/rate-limit.js';
 import { createRedisRateLimiter, createRedisWindow, type RedisWindow } from '../../src/redis/rate-limiter.js';
 import { skipWithoutRedis, sleep, testRedis, type TestRedis } from './redis-kit.js';
 import { slidingWindowViolations } from './window-check.js';

@@ -6,8 +6,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/clock.js';
-import { createAccount } from '../../src/services/accounts.service.js';
-import { createKey } from '../../src/services/keys.service.js';
+import { createAccount } from '../../src/services/accounts/accounts.service.js';
+import { createKey } from '../../src/services/keys/keys.service.js';
 import { startDnsServer, TRUST_ANCHOR_ENV, withTrustAnchor, type FakeDnsServer } from '../kit/dns-server.js';
 import {
   api,

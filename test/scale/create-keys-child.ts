@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { once } from 'node:events';
 import { systemClock } from '../../src/clock.js';
 import { isAppError } from '../../src/errors.js';
-import { createKey } from '../../src/services/keys.service.js';
+import { createKey } from '../../src/services/keys/keys.service.js';
 import { openDatabase } from '../../src/store/db.js';
 
 const env = (name: string): string => {

@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Kysely } from 'kysely';
 import pino from 'pino';
 import { ManualClock } from '../../src/clock.js';
-import { createAccount } from '../../src/services/accounts.service.js';
+import { createAccount } from '../../src/services/accounts/accounts.service.js';
 import {
   CACHED_FILTERS_PER_ACCOUNT,
   createFilter,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { billingPeriodAt } from '../../src/services/billing-period.js';
+import { billingPeriodAt } from '../../src/services/usage/billing-period.js';
 
 const period = (anchor: string, now: string) => {
   const p = billingPeriodAt(new Date(anchor), new Date(now));

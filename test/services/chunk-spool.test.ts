@@ -2,8 +2,8 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { intakeAll } from '../../src/services/batch-intake.js';
-import { ChunkSpool } from '../../src/services/chunk-spool.js';
+import { intakeAll } from '../../src/services/batches/batch-intake.js';
+import { ChunkSpool } from '../../src/services/batches/chunk-spool.js';
 import { encodeEmails } from '../../src/store/chunk-codec.js';
 
 describe('ChunkSpool', () => {

@@ -11,7 +11,7 @@ import type { SmtpReply } from '../../src/engine/smtp/reply.js';
 import type { SmtpOptions } from '../../src/engine/types.js';
 import { defaultHeloName } from '../../src/config.js';
 import { isFullyQualified } from '../../src/engine/net/host-name.js';
-import { offlineChecks, startupWarnings } from '../../src/services/doctor.service.js';
+import { offlineChecks, startupWarnings } from '../../src/services/prober/doctor.service.js';
 
 const smtp = (overrides: Partial<SmtpOptions>): SmtpOptions => ({
   port: 25,

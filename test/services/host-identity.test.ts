@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { reverseName } from '../../src/engine/dns/lookups.js';
-import { discoverHostIdentity } from '../../src/services/host-identity.service.js';
+import { discoverHostIdentity } from '../../src/services/prober/host-identity.service.js';
 import { startDnsServer, type FakeDnsServer } from '../kit/dns-server.js';
 
 let dns: FakeDnsServer;

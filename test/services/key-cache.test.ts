@@ -1,14 +1,14 @@
 import { Kysely } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
-import { createAccount, setAccountLimits } from '../../src/services/accounts.service.js';
-import { createKeyCache, type KeyCache } from '../../src/services/key-cache.js';
+import { createAccount, setAccountLimits } from '../../src/services/accounts/accounts.service.js';
+import { createKeyCache, type KeyCache } from '../../src/services/keys/key-cache.js';
 import {
   authenticateKey,
   createKey,
   revokeKey,
   type AuthenticatedKey,
-} from '../../src/services/keys.service.js';
+} from '../../src/services/keys/keys.service.js';
 import { createSqliteDialect } from '../../src/store/dialect/sqlite-dialect.js';
 import { databasePath } from '../../src/store/db.js';
 import type { Database } from '../../src/store/schema.js';

@@ -5,15 +5,15 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
-import { createAccount } from '../../src/services/accounts.service.js';
-import { listAudit } from '../../src/services/audit.service.js';
+import { createAccount } from '../../src/services/accounts/accounts.service.js';
+import { listAudit } from '../../src/services/accounts/audit.service.js';
 import {
   createKeyBy,
   getKey,
   revokeKeyBy,
   rotateKeyBy,
   type KeyChangeBy,
-} from '../../src/services/keys.service.js';
+} from '../../src/services/keys/keys.service.js';
 import { openTestStore, testBackends, type TestStore } from '../kit/store-harness.js';
 
 const MEMBER: KeyChangeBy = {

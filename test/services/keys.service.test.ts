@@ -1,14 +1,14 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
 import { AppError } from '../../src/errors.js';
-import { createAccount } from '../../src/services/accounts.service.js';
+import { createAccount } from '../../src/services/accounts/accounts.service.js';
 import {
   MAX_ACTIVE_KEYS,
   authenticateKey,
   createKey,
   hashKey,
   revokeKey,
-} from '../../src/services/keys.service.js';
+} from '../../src/services/keys/keys.service.js';
 import { openTestStore, testBackends, type TestStore } from '../kit/store-harness.js';
 
 describe.each(testBackends())('API keys (%s)', (backend) => {

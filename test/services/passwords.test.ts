@@ -1,5 +1,5 @@
 /**
- * The password hash's bounded queue (src/services/passwords.ts): what waits, what is refused, and
+ * The password hash's bounded queue (src/services/people/passwords.ts): what waits, what is refused, and
  * the lane that goes first.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -11,7 +11,7 @@ import {
   needsRehash,
   setPasswordHashCost,
   verifyPassword,
-} from '../../src/services/passwords.js';
+} from '../../src/services/people/passwords.js';
 
 // The queue at the service's own cost (the suite's setup file lowers it for every other test).
 beforeAll(() => setPasswordHashCost(PASSWORD_HASH_COST.default));

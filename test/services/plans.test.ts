@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/config.js';
-import { DEFAULT_PLANS, PLAN_SLUGS, accountLimits, resolvePlans } from '../../src/services/plans.js';
+import { DEFAULT_PLANS, PLAN_SLUGS, accountLimits, resolvePlans } from '../../src/services/usage/plans.js';
 
 describe('plans', () => {
   it('has the seven slugs; free allows no overage, paid plans do, unlimited has no quota to go over', () => {

@@ -1,5 +1,5 @@
 /**
- * The result cache (services/result-cache.ts) as a specification: what it keeps, for how long,
+ * The result cache (services/verify/result-cache.ts) as a specification: what it keeps, for how long,
  * under which key, and what happens when its store fails. Time is a ManualClock; the Redis store
  * runs against the real Redis of MAILVERDICT_TEST_REDIS_URL (skipped, with one line, without it).
  */
@@ -19,7 +19,7 @@ import {
   type ResultStore,
   type StoredResult,
   type StoreWrite,
-} from '../../src/services/result-cache.js';
+} from '../../src/services/verify/result-cache.js';
 import { skipWithoutRedis, testRedis, unreachableRedisUrl, type TestRedis } from '../redis/redis-kit.js';
 
 const TTL: Record<Status, number> = {

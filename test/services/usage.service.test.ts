@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
-import { createAccount } from '../../src/services/accounts.service.js';
-import { DEFAULT_PLANS } from '../../src/services/plans.js';
-import { consumeQuota, getUsage, refundQuota } from '../../src/services/usage.service.js';
+import { createAccount } from '../../src/services/accounts/accounts.service.js';
+import { DEFAULT_PLANS } from '../../src/services/usage/plans.js';
+import { consumeQuota, getUsage, refundQuota } from '../../src/services/usage/usage.service.js';
 import { openTestStore, testBackends, type TestStore } from '../kit/store-harness.js';
 
 describe.each(testBackends())('quota counting (%s)', (backend) => {

@@ -7,7 +7,7 @@
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { HOUR, ManualClock } from '../../src/clock.js';
-import { createAccount } from '../../src/services/accounts.service.js';
+import { createAccount } from '../../src/services/accounts/accounts.service.js';
 import { outcomeAddress } from '../../src/services/outcomes/address-key.js';
 import {
   createVerdictLog,

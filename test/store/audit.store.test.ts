@@ -5,11 +5,16 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock, DAY, MINUTE } from '../../src/clock.js';
 import { sweepOnce } from '../../src/jobs/sweep.js';
-import { createAccount } from '../../src/services/accounts.service.js';
-import { auditCsv, listAudit, recordAudit, type AuditActor } from '../../src/services/audit.service.js';
-import { acceptLink, issueInvitation } from '../../src/services/members.service.js';
-import { endOwnSession, listOwnSessions } from '../../src/services/session-list.service.js';
-import { authenticateSession, createSession } from '../../src/services/sessions.service.js';
+import { createAccount } from '../../src/services/accounts/accounts.service.js';
+import {
+  auditCsv,
+  listAudit,
+  recordAudit,
+  type AuditActor,
+} from '../../src/services/accounts/audit.service.js';
+import { acceptLink, issueInvitation } from '../../src/services/people/members.service.js';
+import { endOwnSession, listOwnSessions } from '../../src/services/people/session-list.service.js';
+import { authenticateSession, createSession } from '../../src/services/people/sessions.service.js';
 import { openTestStore, testBackends, type TestStore } from '../kit/store-harness.js';
 
 const SESSION_SETTINGS = {

@@ -10,14 +10,14 @@ import { Kysely, sql } from 'kysely';
 import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
-import { createAccount, setAccountPlan } from '../../src/services/accounts.service.js';
-import { createKeyCache, type KeyCache } from '../../src/services/key-cache.js';
+import { createAccount, setAccountPlan } from '../../src/services/accounts/accounts.service.js';
+import { createKeyCache, type KeyCache } from '../../src/services/keys/key-cache.js';
 import {
   authenticateKey,
   createKey,
   revokeKey,
   type AuthenticatedKey,
-} from '../../src/services/keys.service.js';
+} from '../../src/services/keys/keys.service.js';
 import { storeBackend } from '../../src/store/backend.js';
 import { createPostgresDialect } from '../../src/store/dialect/postgres-dialect.js';
 import { migrateToLatest } from '../../src/store/migrate.js';

@@ -7,12 +7,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Kysely } from 'kysely';
 import { ManualClock } from '../../src/clock.js';
-import { createAccount } from '../../src/services/accounts.service.js';
-import { createKey } from '../../src/services/keys.service.js';
-import { hashToken, issueInvitation } from '../../src/services/members.service.js';
-import { resolvePlans } from '../../src/services/plans.js';
-import { createSession } from '../../src/services/sessions.service.js';
-import { consumeQuota, refundQuota } from '../../src/services/usage.service.js';
+import { createAccount } from '../../src/services/accounts/accounts.service.js';
+import { createKey } from '../../src/services/keys/keys.service.js';
+import { hashToken, issueInvitation } from '../../src/services/people/members.service.js';
+import { resolvePlans } from '../../src/services/usage/plans.js';
+import { createSession } from '../../src/services/people/sessions.service.js';
+import { consumeQuota, refundQuota } from '../../src/services/usage/usage.service.js';
 import { deleteJobChunks, insertChunks } from '../../src/store/chunk.store.js';
 import { insertJob } from '../../src/store/job.store.js';
 import { recordKeyUse } from '../../src/store/key-usage.store.js';

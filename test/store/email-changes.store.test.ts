@@ -5,8 +5,8 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
-import { createAccount } from '../../src/services/accounts.service.js';
-import { issueInvitation } from '../../src/services/members.service.js';
+import { createAccount } from '../../src/services/accounts/accounts.service.js';
+import { issueInvitation } from '../../src/services/people/members.service.js';
 import {
   findPersonById,
   findUsableEmailChange,

@@ -8,7 +8,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Kysely } from 'kysely';
 import { DAY, ManualClock, MINUTE } from '../../src/clock.js';
-import { createAccount } from '../../src/services/accounts.service.js';
+import { createAccount } from '../../src/services/accounts/accounts.service.js';
 import { insertJob } from '../../src/store/job.store.js';
 import {
   claimSchedule,

@@ -14,7 +14,7 @@ import { migrateToLatest } from '../../src/store/migrate.js';
 import { migrations } from '../../src/store/migrations/index.js';
 import type { Database } from '../../src/store/schema.js';
 import { ManualClock } from '../../src/clock.js';
-import { authenticateSession } from '../../src/services/sessions.service.js';
+import { authenticateSession } from '../../src/services/people/sessions.service.js';
 import { createTestSchema, testBackends } from '../kit/store-harness.js';
 
 const T = '2026-03-10T12:00:00.000Z';

@@ -5,8 +5,8 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
-import { createAccount } from '../../src/services/accounts.service.js';
-import { authenticateKey, createKey, revokeKey } from '../../src/services/keys.service.js';
+import { createAccount } from '../../src/services/accounts/accounts.service.js';
+import { authenticateKey, createKey, revokeKey } from '../../src/services/keys/keys.service.js';
 import { activePublishableOrigins, countKeyDay, findKeyById } from '../../src/store/key.store.js';
 import { openTestStore, tableNames, testBackends, type TestStore } from '../kit/store-harness.js';
 

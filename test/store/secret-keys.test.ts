@@ -1,6 +1,6 @@
 /**
  * Where the store's secret key comes from and what happens when it changes (store/secret-keys.ts,
- * services/secrets.service.ts; docs/security.md, "Secrets at rest"): the SQLite data directory's
+ * services/operators/secrets.service.ts; docs/security.md, "Secrets at rest"): the SQLite data directory's
  * key file, a wrong key, a rotation with the previous key, and PostgreSQL refusing to start
  * without a key.
  */
@@ -13,8 +13,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
 import { ConfigError, loadConfig, type SecretKeySettings } from '../../src/config.js';
 import { createRuntime } from '../../src/runtime.js';
-import { createAccount } from '../../src/services/accounts.service.js';
-import { rotateSecrets } from '../../src/services/secrets.service.js';
+import { createAccount } from '../../src/services/accounts/accounts.service.js';
+import { rotateSecrets } from '../../src/services/operators/secrets.service.js';
 import { webhookSecretFor } from '../../src/services/webhooks/secret.js';
 import { openDatabase } from '../../src/store/db.js';
 import { migrateToLatest } from '../../src/store/migrate.js';

@@ -6,8 +6,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Kysely } from 'kysely';
 import { ManualClock } from '../../src/clock.js';
-import { createAccount } from '../../src/services/accounts.service.js';
-import { issueInvitation } from '../../src/services/members.service.js';
+import { createAccount } from '../../src/services/accounts/accounts.service.js';
+import { issueInvitation } from '../../src/services/people/members.service.js';
 import type { Database } from '../../src/store/schema.js';
 import {
   accountRequiresTwoFactor,

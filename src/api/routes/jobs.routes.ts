@@ -6,11 +6,11 @@ import { Readable } from 'node:stream';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyPluginAsync, FastifySchemaCompiler } from 'fastify';
 import { AppError } from '../../errors.js';
-import { BATCH_BODY_LIMIT } from '../../services/batch-intake.js';
+import { BATCH_BODY_LIMIT } from '../../services/batches/batch-intake.js';
 import { readBatchBody } from '../batch-body.js';
 import { createValidatorCompiler } from '../validation.js';
-import { submitBatch } from '../../services/batch.service.js';
-import { cancelJob, getJobView, listJobs, openResults } from '../../services/jobs.service.js';
+import { submitBatch } from '../../services/batches/batch.service.js';
+import { cancelJob, getJobView, listJobs, openResults } from '../../services/batches/jobs.service.js';
 import { systemResolver, type HostResolver } from '../../services/webhooks/ssrf.js';
 import { requireAuth } from '../auth.js';
 import { resultsBody } from '../results-body.js';
@@ -57,7 +57,7 @@ function batchSubmitRoute(deps: ApiDeps, resolveHost: HostResolver): FastifyPlug
       }
       readBatchBody(payload, {
         chunkSize: deps.config.batch.chunkSize,
-        // Only live jobs share results between repeated addresses (services/chunk-verifier.ts).
+        // Only live jobs share results between repeated addresses (services/batches/chunk-verifier.ts).
         trackRepeats: request.auth?.kind === 'live',
       }).then(
         (body) => done(null, body),

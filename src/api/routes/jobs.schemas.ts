@@ -5,11 +5,11 @@
  */
 import { Type, type TUnsafe } from '@sinclair/typebox';
 import { PROVIDERS, STATUSES } from '../../engine/types.js';
-import { MAX_IDEMPOTENCY_KEY_LENGTH, type BatchRequest } from '../../services/batch.service.js';
-import { MAX_BATCH_ADDRESSES, MAX_BATCH_ENTRY_LENGTH } from '../../services/batch-intake.js';
+import { MAX_IDEMPOTENCY_KEY_LENGTH, type BatchRequest } from '../../services/batches/batch.service.js';
+import { MAX_BATCH_ADDRESSES, MAX_BATCH_ENTRY_LENGTH } from '../../services/batches/batch-intake.js';
 import { MAX_WEBHOOK_URL_LENGTH } from '../batch-body.js';
-import { JOB_STATUSES } from '../../services/job-view.js';
-import { MAX_PAGE_SIZE, DEFAULT_PAGE_SIZE } from '../../services/jobs.service.js';
+import { JOB_STATUSES } from '../../services/batches/job-view.js';
+import { MAX_PAGE_SIZE, DEFAULT_PAGE_SIZE } from '../../services/batches/jobs.service.js';
 import { DateTime, Defaulted, Nullable, NullableStringEnum, RequestId, StringEnum } from '../schemas.js';
 
 /**

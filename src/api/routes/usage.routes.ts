@@ -1,7 +1,7 @@
 /** GET /v1/account/usage: quota, billing period, rate limit and overage of the caller's account. */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyPluginAsync } from 'fastify';
-import { getUsage } from '../../services/usage.service.js';
+import { getUsage } from '../../services/usage/usage.service.js';
 import { requireAuth } from '../auth.js';
 import type { ApiDeps } from '../deps.js';
 import { AUTH_ERRORS, errorResponses, usageSchema } from '../schemas.js';

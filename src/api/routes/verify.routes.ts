@@ -1,7 +1,7 @@
 /** POST /v1/verify: one address, synchronously. */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyPluginAsync } from 'fastify';
-import { verifyOne } from '../../services/verify.service.js';
+import { verifyOne } from '../../services/verify/verify.service.js';
 import { requireAuth } from '../auth.js';
 import { reducedResult, verifyResponseSchema } from '../publishable-schema.js';
 import type { ApiDeps } from '../deps.js';

@@ -1,7 +1,7 @@
 /** GET /widget.js: the signup-form widget (docs/widget.md), for pages of any origin. */
 import type { FastifyPluginAsync } from 'fastify';
 import { AppError } from '../../errors.js';
-import { loadWidgetAsset, WIDGET_CACHE_CONTROL } from '../../services/widget-asset.js';
+import { loadWidgetAsset, WIDGET_CACHE_CONTROL } from '../../services/keys/widget-asset.js';
 
 export function widgetRoutes(): FastifyPluginAsync {
   return async (app) => {

@@ -1,28 +1,27 @@
 /**
  * `mailverdict accounts create|set-plan|suspend|resume|list|show`: account administration on the
- * local store. Changes go through services/operator.service.ts, as the operator console's do, so
+ * local store. Changes go through services/operators/operator-accounts.service.ts, as the operator console's do, so
  * both record them in the account's security log the same way.
  */
 import type { Command } from 'commander';
 import { systemClock } from '../../clock.js';
 import pino from 'pino';
-import { getAccount, toAccountView, type AccountChanges } from '../../services/accounts.service.js';
+import { getAccount, toAccountView, type AccountChanges } from '../../services/accounts/accounts.service.js';
 import {
   CLI_OPERATOR,
   MAX_LISTED_ACCOUNTS,
+  accountSummary,
   changeOperatorAccount,
   listOperatorAccounts,
-} from '../../services/operator.service.js';
-import { recordAudit } from '../../services/audit.service.js';
-import { createOwnedAccount } from '../../services/members.service.js';
-import { accountSummary } from '../../services/account-summary.service.js';
-import { PLAN_SLUGS, plansFromConfig } from '../../services/plans.js';
+} from '../../services/operators/operator-accounts.service.js';
+import { createOwnedAccount } from '../../services/people/members.service.js';
+import { PLAN_SLUGS, plansFromConfig } from '../../services/usage/plans.js';
 import { addCommonOptions, integerOption, print, withStore, type StoreFlags } from '../cli-support.js';
 import { linkJson, linkText, withMembers, type LinkFlags } from '../member-links.js';
 
 type CommonFlags = StoreFlags;
 
-/** One change of the console's (services/operator.service.ts), made by the CLI. */
+/** One change of the console's (services/operators/operator-accounts.service.ts), made by the CLI. */
 async function changeFromCli(flags: CommonFlags, id: string, changes: AccountChanges) {
   return withStore(flags, async (db, config) => {
     const deps = {
@@ -56,12 +55,6 @@ export function registerAccountsCommand(program: Command): void {
         plan: flags.plan,
         quotaLimit: integerOption('--quota-limit', flags.quotaLimit) ?? null,
         rateLimit: integerOption('--rate-limit', flags.rateLimit) ?? null,
-      });
-      await recordAudit(deps.db, deps.clock, {
-        accountId: created.accountId,
-        type: 'invitation_created',
-        actor: { kind: 'operator' },
-        details: { member_id: created.owner.member?.id ?? null, email: created.owner.email, new_link: true },
       });
       return {
         view: toAccountView(await getAccount(deps.db, created.accountId)),

@@ -3,8 +3,8 @@
  * "Security log"), newest first; `--before` pages on with the cursor the previous page printed.
  */
 import type { Command } from 'commander';
-import { getAccount } from '../../services/accounts.service.js';
-import { AUDIT_EVENT_TYPES, listAudit, type AuditEntryView } from '../../services/audit.service.js';
+import { getAccount } from '../../services/accounts/accounts.service.js';
+import { AUDIT_EVENT_TYPES, listAudit, type AuditEntryView } from '../../services/accounts/audit.service.js';
 import { addCommonOptions, integerOption, print, withStore, type StoreFlags } from '../cli-support.js';
 
 function who(e: AuditEntryView): string {

@@ -7,7 +7,7 @@
 import type { Command } from 'commander';
 import { ConfigError } from '../../config.js';
 import { invalidDnsServers } from '../../engine/dns/servers.js';
-import { runDoctor, type DoctorCheck, type DoctorReport } from '../../services/doctor.service.js';
+import { runDoctor, type DoctorCheck, type DoctorReport } from '../../services/prober/doctor.service.js';
 import { addSettingsOptions, timeoutOption, loadProberConfig } from '../cli-support.js';
 
 interface DoctorFlags {

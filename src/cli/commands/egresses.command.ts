@@ -8,7 +8,7 @@
 import type { Command } from 'commander';
 import { loadConfig } from '../../config.js';
 import type { EgressStatus } from '../../engine/egress/egress-guard.js';
-import { egressReport, type EgressReport } from '../../services/egress-guard.service.js';
+import { egressReport, type EgressReport } from '../../services/prober/egress-guard.service.js';
 import { openEgressHealth } from '../../runtime.js';
 import { addSettingsOptions, settingsFlags } from '../cli-support.js';
 

@@ -4,13 +4,13 @@
  */
 import { InvalidArgumentError, type Command } from 'commander';
 import { systemClock } from '../../clock.js';
-import { keyCapCost } from '../../services/key-cap.service.js';
-import { SCOPES, createKeyBy, listKeys, revokeKeyBy } from '../../services/keys.service.js';
-import { BY_OPERATOR } from '../../services/audit.service.js';
-import { plansFromConfig } from '../../services/plans.js';
-import type { DailyCapCost } from '../../services/publishable-keys.js';
+import { keyCapCost } from '../../services/keys/key-cap.service.js';
+import { SCOPES, createKeyBy, listKeys, revokeKeyBy } from '../../services/keys/keys.service.js';
+import { BY_OPERATOR } from '../../services/accounts/audit.service.js';
+import { plansFromConfig } from '../../services/usage/plans.js';
+import type { DailyCapCost } from '../../services/keys/publishable-keys.js';
 import { AppError } from '../../errors.js';
-import { loadWidgetAsset, widgetSnippet } from '../../services/widget-asset.js';
+import { loadWidgetAsset, widgetSnippet } from '../../services/keys/widget-asset.js';
 import { addCommonOptions, print, withStore, type StoreFlags } from '../cli-support.js';
 
 type CommonFlags = StoreFlags;

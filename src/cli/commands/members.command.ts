@@ -7,8 +7,8 @@
 import type { Command } from 'commander';
 import pino from 'pino';
 import { AppError } from '../../errors.js';
-import { getAccount } from '../../services/accounts.service.js';
-import { BY_OPERATOR, recordAudit } from '../../services/audit.service.js';
+import { getAccount } from '../../services/accounts/accounts.service.js';
+import { BY_OPERATOR } from '../../services/accounts/audit.service.js';
 import { systemClock } from '../../clock.js';
 import {
   inviteMember,
@@ -16,8 +16,8 @@ import {
   pendingInsteadOfReset,
   removeMemberByEmail,
   requestPasswordReset,
-} from '../../services/members.service.js';
-import { resetTwoFactorByEmail } from '../../services/two-factor.service.js';
+} from '../../services/people/members.service.js';
+import { resetTwoFactorByEmail } from '../../services/people/two-factor.service.js';
 import { addCommonOptions, print, withStore, type StoreFlags } from '../cli-support.js';
 import { linkJson, linkText, withMembers, type LinkFlags } from '../member-links.js';
 
@@ -84,18 +84,9 @@ export function registerMembersCommand(program: Command): void {
       )
       .requiredOption('--email <address>', 'the member'),
   ).action(async (flags: StoreFlags & { email: string }) => {
-    const { person, hadTwoFactor } = await withStore(flags, async (db) => {
-      const reset = await resetTwoFactorByEmail(db, flags.email);
-      // The second factor is the person's: in the log of every account they belong to.
-      for (const m of reset.memberships)
-        await recordAudit(db, systemClock, {
-          accountId: m.account_id,
-          type: 'two_factor_reset',
-          actor: { kind: 'operator' },
-          details: { member_id: m.member_id, had_two_factor: reset.hadTwoFactor },
-        });
-      return reset;
-    });
+    const { person, hadTwoFactor } = await withStore(flags, (db) =>
+      resetTwoFactorByEmail(db, systemClock, flags.email),
+    );
     // Also a log line: the person's id, never the address.
     pino({ level: 'info' }, process.stderr).info(
       { person_id: person.id, had_two_factor: hadTwoFactor },

@@ -8,7 +8,7 @@
  */
 import type { Command } from 'commander';
 import pino from 'pino';
-import { addOperator, listOperators, removeOperator } from '../../services/operators.service.js';
+import { addOperator, listOperators, removeOperator } from '../../services/operators/operators.service.js';
 import { systemClock } from '../../clock.js';
 import { addCommonOptions, print, withStore, type StoreFlags } from '../cli-support.js';
 import { linkJson, linkText, withMembers, type LinkFlags } from '../member-links.js';

@@ -5,7 +5,7 @@
  * current key, after which the previous key can be removed.
  */
 import type { Command } from 'commander';
-import { newSecretKey, rotateSecrets } from '../../services/secrets.service.js';
+import { newSecretKey, rotateSecrets } from '../../services/operators/secrets.service.js';
 import { addCommonOptions, print, withStore, type StoreFlags } from '../cli-support.js';
 
 const ROTATE_HELP = `

@@ -3,15 +3,14 @@
  * process. Once it listens on a store without an account, it creates the operator's account and
  * prints a live and a test key and the owner's invitation link to the dashboard, once (or writes
  * them to a file when its output is not a terminal); a start that failed before showing them is
- * completed by the next one (services/bootstrap.service.ts). SIGTERM/SIGINT: stop accepting,
+ * completed by the next one (services/accounts/bootstrap.service.ts). SIGTERM/SIGINT: stop accepting,
  * finish in-flight requests, close the store.
  */
 import type { Command } from 'commander';
 
 import { ConfigError, type Config } from '../../config.js';
 
-import { createRuntime, startServer } from '../../runtime.js';
-import { startEmbeddedWorkers } from '../../jobs/embedded.js';
+import { createRuntime, startEmbeddedWorkers, startServer } from '../../runtime.js';
 import { chmodSync, existsSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { createMetrics } from '../../api/metrics.js';
 import { createJobMetrics } from '../../jobs/job-metrics.js';
@@ -20,11 +19,11 @@ import {
   bootstrapDelivered,
   bootstrapFirstAccount,
   type Bootstrap,
-} from '../../services/bootstrap.service.js';
-import { memberLink } from '../../services/members.service.js';
-import { setPasswordHashCost } from '../../services/passwords.js';
+} from '../../services/accounts/bootstrap.service.js';
+import { memberLink } from '../../services/people/members.service.js';
+import { setPasswordHashCost } from '../../services/people/passwords.js';
 import { PASSWORD_HASH_COST } from '../../config.js';
-import { startupWarnings } from '../../services/doctor.service.js';
+import { startupWarnings } from '../../services/prober/doctor.service.js';
 import { addCommonOptions, waitForSignal, loadProberConfig } from '../cli-support.js';
 import { boundHeapGrowth } from '../heap-growth.js';
 
@@ -169,7 +168,7 @@ async function runServe(options: Record<string, unknown>): Promise<void> {
     });
     let background: ReturnType<typeof startEmbeddedWorkers> | null = null;
     try {
-      // Batch jobs (src/jobs/embedded.ts): workers, deliveries and the retention sweep in this process.
+      // Batch jobs (runtime.ts startEmbeddedWorkers, run by src/jobs/embedded.ts): workers, deliveries and the retention sweep in this process.
       background = config.batch.embeddedWorkers
         ? startEmbeddedWorkers(ctx, {
             metrics: jobMetrics,

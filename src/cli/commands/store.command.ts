@@ -1,6 +1,6 @@
 /**
  * `mailverdict store copy --from <data dir> --to <postgres url>`: moves the embedded SQLite store
- * to PostgreSQL (services/store-copy.service.ts; docs/scaling.md, "Moving from SQLite to
+ * to PostgreSQL (services/operators/store-copy.service.ts; docs/scaling.md, "Moving from SQLite to
  * PostgreSQL"). Exit 2 when it refuses (no store in --from, source not migrated, target not empty
  * without --force), 1 when the copy fails while running, 0 when every row was copied.
  */
@@ -8,7 +8,7 @@ import type { Command } from 'commander';
 import cliProgress from 'cli-progress';
 import { ConfigError } from '../../config.js';
 import { isAppError } from '../../errors.js';
-import { copyStore, type StoreCopyProgress } from '../../services/store-copy.service.js';
+import { copyStore, type StoreCopyProgress } from '../../services/operators/store-copy.service.js';
 import { openSqliteSource } from '../../store/copy.store.js';
 import { databasePath, openDatabase } from '../../store/db.js';
 import { print } from '../cli-support.js';

@@ -6,9 +6,8 @@
  */
 import type { Command } from 'commander';
 
-import { startEmbeddedWorkers } from '../../jobs/embedded.js';
-import { createRuntime } from '../../runtime.js';
-import { startupWarnings } from '../../services/doctor.service.js';
+import { createRuntime, startEmbeddedWorkers } from '../../runtime.js';
+import { startupWarnings } from '../../services/prober/doctor.service.js';
 import { addCommonOptions, waitForSignal, loadProberConfig } from '../cli-support.js';
 import { boundHeapGrowth } from '../heap-growth.js';
 

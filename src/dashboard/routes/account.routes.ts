@@ -2,19 +2,19 @@
  * The account pages' endpoints (docs/dashboard.md): the overview and its daily usage as CSV, a live verification, the
  * members, the settings.
  */
-import { refuseIfSuspended } from '../../services/accounts.service.js';
+import { refuseIfSuspended } from '../../services/accounts/accounts.service.js';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { DEFAULT_TIMEOUT_MS } from '../../engine/types.js';
-import { dailyUsageCsv, getOverview } from '../../services/dashboard-overview.service.js';
+import { dailyUsageCsv, getOverview } from '../../services/usage/usage-history.service.js';
 import {
   getSettings,
   revealWebhookSecret,
   rotateWebhookSecret,
   setNotificationEmail,
-} from '../../services/dashboard-settings.service.js';
-import { inviteFromDashboard, listMembers, removeMember } from '../../services/members.service.js';
-import { verifyOne } from '../../services/verify.service.js';
+} from '../../services/accounts/account-settings.service.js';
+import { inviteFromDashboard, listMembers, removeMember } from '../../services/people/members.service.js';
+import { verifyOne } from '../../services/verify/verify.service.js';
 import {
   IdParams,
   Invitation,

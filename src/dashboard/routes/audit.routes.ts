@@ -4,8 +4,8 @@
  */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { auditCsv, listAuditForMember } from '../../services/audit.service.js';
-import { endOwnSession, listOwnSessions } from '../../services/session-list.service.js';
+import { auditCsv, listAuditForMember } from '../../services/accounts/audit.service.js';
+import { endOwnSession, listOwnSessions } from '../../services/people/session-list.service.js';
 import { AuditPage, AuditQuery, IdParams, SessionList } from '../contract.js';
 import { originOf } from '../audit-origin.js';
 import type { DashboardDeps } from '../deps.js';

@@ -7,30 +7,17 @@
  */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { refuseIfSuspended } from '../../services/accounts.service.js';
-import { recordAudit, type AuditDetails } from '../../services/audit.service.js';
 import {
-  createFilter,
-  deleteFilter,
+  createFilterBy,
+  deleteFilterBy,
   listFilters,
   MAX_FILTERS,
   MAX_MX_FILTERS,
-  type FilterView,
 } from '../../services/outcomes/filters.service.js';
 import { byMember } from '../audit-origin.js';
 import { CreateFilterBody, FilterItem, FilterList, IdParams } from '../contract.js';
 import type { DashboardDeps } from '../deps.js';
 import { requireSession } from '../security.js';
-
-/**
- * What the security log keeps of a filter. An `email` filter's value is a person's address, which
- * the log would keep for its whole retention after the filter is gone: it keeps the domain only.
- */
-function auditDetails(filter: FilterView): AuditDetails {
-  const value =
-    filter.match === 'email' ? `*@${filter.value.slice(filter.value.lastIndexOf('@') + 1)}` : filter.value;
-  return { filter_id: filter.id, action: filter.action, match: filter.match, value };
-}
 
 export function filtersRoutes(deps: DashboardDeps) {
   const { db, clock } = deps;
@@ -48,13 +35,12 @@ export function filtersRoutes(deps: DashboardDeps) {
       { schema: { body: CreateFilterBody, response: { 201: FilterItem } } },
       async (request, reply) => {
         const session = requireSession(request);
-        await refuseIfSuspended(db, session.accountId);
-        const filter = await createFilter(db, clock, { ...request.body, accountId: session.accountId });
-        await recordAudit(db, clock, {
-          ...byMember(request, session),
-          type: 'filter_created',
-          details: auditDetails(filter),
-        });
+        const filter = await createFilterBy(
+          db,
+          clock,
+          { ...request.body, accountId: session.accountId },
+          byMember(request, session),
+        );
         return reply.code(201).send(filter);
       },
     );
@@ -64,14 +50,7 @@ export function filtersRoutes(deps: DashboardDeps) {
       { schema: { params: IdParams, response: { 200: FilterItem } } },
       async (request) => {
         const session = requireSession(request);
-        await refuseIfSuspended(db, session.accountId);
-        const filter = await deleteFilter(db, session.accountId, request.params.id);
-        await recordAudit(db, clock, {
-          ...byMember(request, session),
-          type: 'filter_deleted',
-          details: auditDetails(filter),
-        });
-        return filter;
+        return deleteFilterBy(db, clock, session.accountId, request.params.id, byMember(request, session));
       },
     );
   };

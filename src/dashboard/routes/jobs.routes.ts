@@ -3,7 +3,7 @@
  * with its counts, cancellation, the download (CSV or XLSX, with the uploaded file's columns), and POST /lists,
  * whose body is the CSV file itself (text/csv, read as a stream in a scope of its own).
  */
-import { refuseIfSuspended } from '../../services/accounts.service.js';
+import { refuseIfSuspended } from '../../services/accounts/accounts.service.js';
 import { Readable } from 'node:stream';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyReply } from 'fastify';
@@ -14,16 +14,16 @@ import {
   listJobItems,
   parseVerdicts,
   jobItemOf,
-} from '../../services/dashboard-jobs.service.js';
-import { openDownload, type Download } from '../../services/list-download.js';
+} from '../../services/batches/job-list.service.js';
+import { openDownload, type Download } from '../../services/lists/list-download.js';
 import {
   listHistory,
   openChanges,
   scheduleOfJob,
   setSchedule,
-} from '../../services/list-schedule.service.js';
-import { BATCH_BODY_LIMIT } from '../../services/batch-intake.js';
-import { uploadList } from '../../services/uploads.service.js';
+} from '../../services/lists/list-schedule.service.js';
+import { BATCH_BODY_LIMIT } from '../../services/batches/batch-intake.js';
+import { uploadList } from '../../services/lists/uploads.service.js';
 import { systemResolver } from '../../services/webhooks/ssrf.js';
 import {
   DownloadQuery,

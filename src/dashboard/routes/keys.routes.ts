@@ -6,12 +6,12 @@ import {
   listKeyItems,
   revokeAccountKey,
   rotateAccountKey,
-} from '../../services/dashboard-keys.service.js';
+} from '../../services/keys/account-keys.service.js';
 import { CreatedKey, CreateKeyBody, IdParams, KeyItem, KeyList } from '../contract.js';
 import { byMember } from '../audit-origin.js';
 import type { DashboardDeps } from '../deps.js';
 import { requireSession } from '../security.js';
-import { loadWidgetAsset } from '../../services/widget-asset.js';
+import { loadWidgetAsset } from '../../services/keys/widget-asset.js';
 
 export function keysRoutes(deps: DashboardDeps) {
   const { db, clock } = deps;

@@ -10,9 +10,9 @@ import {
   createOperatorAccount,
   listOperatorAccounts,
   type OperatorActor,
-} from '../../services/operator.service.js';
-import { PLAN_SLUGS } from '../../services/plans.js';
-import { serviceHealth } from '../../services/service-health.service.js';
+} from '../../services/operators/operator-accounts.service.js';
+import { PLAN_SLUGS } from '../../services/usage/plans.js';
+import { serviceHealth } from '../../services/operators/service-health.service.js';
 import { accuracyReport, reportPeriod } from '../../services/outcomes/report.service.js';
 import {
   AccuracyQuery,

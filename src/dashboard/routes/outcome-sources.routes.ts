@@ -4,11 +4,9 @@
  */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { refuseIfSuspended } from '../../services/accounts.service.js';
-import { recordAudit } from '../../services/audit.service.js';
 import {
-  createOutcomeSource,
-  deleteSource,
+  createOutcomeSourceBy,
+  deleteSourceBy,
   listSources,
   MAX_SOURCES,
 } from '../../services/outcomes/sources.service.js';
@@ -31,8 +29,7 @@ export function outcomeSourcesRoutes(deps: DashboardDeps) {
       { schema: { body: CreateOutcomeSourceBody, response: { 201: CreatedOutcomeSource } } },
       async (request, reply) => {
         const session = requireSession(request);
-        await refuseIfSuspended(db, session.accountId);
-        const { url, basic_auth, ...source } = await createOutcomeSource(
+        const { url, basic_auth, ...source } = await createOutcomeSourceBy(
           db,
           clock,
           deps.config.publicBaseUrl,
@@ -42,24 +39,15 @@ export function outcomeSourcesRoutes(deps: DashboardDeps) {
             label: request.body.label ?? null,
             verificationKey: request.body.verification_key ?? null,
           },
+          byMember(request, session),
         );
-        await recordAudit(db, clock, {
-          ...byMember(request, session),
-          type: 'outcome_source_created',
-          details: { source_id: source.id, provider: source.provider },
-        });
         return reply.code(201).send({ source, url, basic_auth });
       },
     );
 
     app.delete('/outcome-sources/:id', { schema: { params: IdParams } }, async (request, reply) => {
       const session = requireSession(request);
-      await deleteSource(db, session.accountId, request.params.id);
-      await recordAudit(db, clock, {
-        ...byMember(request, session),
-        type: 'outcome_source_deleted',
-        details: { source_id: request.params.id },
-      });
+      await deleteSourceBy(db, clock, session.accountId, request.params.id, byMember(request, session));
       return reply.code(204).send();
     });
   };

@@ -6,8 +6,8 @@
  */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { refuseIfSuspended } from '../../services/accounts.service.js';
-import { recordAudit } from '../../services/audit.service.js';
+import { refuseIfSuspended } from '../../services/accounts/accounts.service.js';
+import { recordAudit } from '../../services/accounts/audit.service.js';
 import { AppError } from '../../errors.js';
 import { accuracyReport, reportPeriod } from '../../services/outcomes/report.service.js';
 import { intakeSummary } from '../../services/outcomes/report-intake.js';

@@ -13,33 +13,28 @@ import {
   describeInvitation,
   joinWithInvitation,
   requestPasswordReset,
-} from '../../services/members.service.js';
+} from '../../services/people/members.service.js';
 import {
+  actsInAccount,
   authenticateSession,
-  createSession,
   csrfTokenMatches,
   endSession,
   listMemberships,
-  signIn,
   startingMembership,
-  startingMembershipOf,
   switchAccount,
-  type DashboardSession,
   type PersonSession,
-} from '../../services/sessions.service.js';
-import {
-  completeChallenge,
-  countRecoveryCodes,
-  hasTwoFactor,
-  issueChallenge,
-  type SecondFactorKind,
-} from '../../services/two-factor.service.js';
-import { recordPasswordStep, recordWrongSecondFactor } from '../../services/sign-in-alerts.js';
-import { createSignInChallenge } from '../../services/sign-in-challenge.js';
-import { rotateDeviceToken } from '../../services/sign-in-device.js';
-import { recordAudit, recordPersonAudit } from '../../services/audit.service.js';
-import { confirmEmailChange, requestEmailChange } from '../../services/email-change.service.js';
+} from '../../services/people/sessions.service.js';
+import { createSignInChallenge } from '../../services/people/sign-in-challenge.js';
+import { recordAudit, recordPersonAudit } from '../../services/accounts/audit.service.js';
+import { confirmEmailChange, requestEmailChange } from '../../services/people/email-change.service.js';
 import type { Executor } from '../../store/executor.js';
+import {
+  continueSignIn,
+  signInWithPassword,
+  signInWithSecondFactor,
+  type SignInRequest,
+  type SignInStep,
+} from '../../services/people/sign-in.service.js';
 import { byMember, originOf } from '../audit-origin.js';
 import type { MemberTokenKind } from '../../store/schema/dashboard.schema.js';
 import {
@@ -72,8 +67,8 @@ import {
   setSessionCookie,
   type GuardDeps,
 } from '../security.js';
-import { clientKey } from '../../services/rate-limit.js';
-import { dnsResolverHealth } from '../../services/service-health.service.js';
+import { clientKey } from '../../services/usage/rate-limit.js';
+import { dnsResolverHealth } from '../../services/operators/service-health.service.js';
 
 const PUBLIC = { dashboardAccess: 'public' } as const;
 const ENROLMENT = { dashboardAccess: 'enrolment' } as const;
@@ -135,67 +130,28 @@ async function limitClient(deps: DashboardDeps, what: string, request: FastifyRe
 export function sessionRoutes(deps: DashboardDeps, guard: GuardDeps) {
   const { db, clock } = deps;
   const settings = deps.config;
+  const sessionDeps = { db, clock, settings };
 
-  /**
-   * A new session for the person, in place of any the browser held (a new id at every sign-in),
-   * acting in `memberId`'s account. The sign-in is complete here, so it is recorded here (after
-   * the second factor, for a person with two factors; issue 16), in that account's log, and the
-   * browser gets a new device cookie of the person's (services/sign-in-device.ts).
-   */
-  async function openSession(
-    request: FastifyRequest,
-    reply: FastifyReply,
-    personId: string,
-    memberId: string | null,
-    /** The second factor that completed the sign-in (none: the password, or a link, alone). */
-    secondFactor: SecondFactorKind | null = null,
-  ): Promise<SessionView> {
-    await endSession(db, request.cookies[guard.cookie.name]);
-    const session = await createSession(db, clock, settings, personId, memberId, originOf(request));
-    setSessionCookie(reply, guard, session, clock.now());
-    // A new device token at each sign-in; the one the browser held is spent (issue 26).
-    const device = await rotateDeviceToken(db, clock, personId, request.cookies[deviceCookieName(guard)]);
-    if (device !== null) setDeviceCookie(reply, guard, device);
-    const opened = await authenticateSession(db, clock, settings, session.secret);
-    if (opened.accountId !== null && opened.memberId !== null)
-      await recordAudit(db, clock, {
-        accountId: opened.accountId,
-        type: 'sign_in',
-        actor: { kind: 'member', memberId: opened.memberId, email: opened.email },
-        origin: originOf(request),
-        // A recovery code says so, with what is left of them (issue 26).
-        ...(secondFactor === null
-          ? {}
-          : {
-              details:
-                secondFactor === 'recovery_code'
-                  ? {
-                      second_factor: secondFactor,
-                      recovery_codes_left: await countRecoveryCodes(db, personId),
-                    }
-                  : { second_factor: secondFactor },
-            }),
-      });
-    return toSessionView(db, opened);
-  }
+  /** What the browser brings to a sign-in besides its credentials. */
+  const signInRequest = (request: FastifyRequest): SignInRequest => ({
+    origin: originOf(request),
+    previousSecret: request.cookies[guard.cookie.name],
+    device: request.cookies[deviceCookieName(guard)],
+  });
 
-  /**
-   * After a correct password (or a used link): a session, or, for a person with two factors, 202
-   * and a challenge for the second step; no session until the code passes (docs/dashboard.md).
-   */
-  async function signInOrChallenge(
-    request: FastifyRequest,
-    reply: FastifyReply,
-    personId: string,
-    memberId: string | null,
-    /** The person whose password passed at sign-in: the step is logged (issue 26). */
-    passwordStepOf?: { id: string; email: string },
-  ): Promise<SessionView | FastifyReply> {
-    if (!(await hasTwoFactor(db, personId))) return openSession(request, reply, personId, memberId);
-    if (passwordStepOf !== undefined) await recordPasswordStep(db, clock, passwordStepOf, originOf(request));
-    const { challenge, expiresAt } = await issueChallenge(db, clock, personId);
-    const body: SecondFactorChallenge = { second_factor_required: true, challenge, expires_at: expiresAt };
-    return reply.code(202).send(body);
+  /** A sign-in's answer: the session with its cookies, or 202 and the second step's challenge. */
+  async function answerSignIn(step: SignInStep, reply: FastifyReply): Promise<SessionView | FastifyReply> {
+    if (step.step === 'second_factor') {
+      const body: SecondFactorChallenge = {
+        second_factor_required: true,
+        challenge: step.challenge,
+        expires_at: step.expiresAt,
+      };
+      return reply.code(202).send(body);
+    }
+    setSessionCookie(reply, guard, step.cookie, clock.now());
+    if (step.device !== null) setDeviceCookie(reply, guard, step.device);
+    return toSessionView(db, step.session);
   }
 
   async function accept(
@@ -221,11 +177,10 @@ export function sessionRoutes(deps: DashboardDeps, guard: GuardDeps) {
       });
     else await recordPersonAudit(db, clock, person, { type: 'password_reset', origin });
     // The invitation's account first; after a reset, where any sign-in starts.
-    return signInOrChallenge(
-      request,
+    const memberId = member?.id ?? (await startingMembership(db, clock, person));
+    return answerSignIn(
+      await continueSignIn(sessionDeps, signInRequest(request), person.id, memberId),
       reply,
-      person.id,
-      member?.id ?? (await startingMembership(db, clock, person)),
     );
   }
 
@@ -271,17 +226,12 @@ export function sessionRoutes(deps: DashboardDeps, guard: GuardDeps) {
       },
       async (request, reply) => {
         await limitClient(deps, 'sign-in', request);
-        const origin = originOf(request);
-        const { person, memberId } = await signIn(
-          { db, clock, settings },
-          {
-            ...request.body,
-            clientIp: request.ip,
-            userAgent: origin.userAgent,
-            device: request.cookies[deviceCookieName(guard)],
-          },
+        const step = await signInWithPassword(
+          sessionDeps,
+          { ...request.body, clientIp: request.ip },
+          signInRequest(request),
         );
-        return signInOrChallenge(request, reply, person.id, memberId, person);
+        return answerSignIn(step, reply);
       },
     );
 
@@ -299,21 +249,18 @@ export function sessionRoutes(deps: DashboardDeps, guard: GuardDeps) {
     );
 
     // The second step: the challenge of the first and a TOTP or recovery code. Limited per client
-    // address like sign-in, and wrong codes per member (services/two-factor.service.ts).
+    // address like sign-in, and wrong codes per member (services/people/two-factor.service.ts).
     app.post(
       '/session/second-factor',
       { config: PUBLIC, schema: { body: SecondFactorBody, response: { 200: SessionView } } },
       async (request, reply) => {
         await limitClient(deps, 'second-factor', request);
-        const origin = originOf(request);
-        const alerts = { db, clock, mailer: deps.mailer, logger: request.log };
-        const { personId, kind } = await completeChallenge(db, clock, {
-          challenge: request.body.challenge,
-          code: request.body.code,
-          failureLimit: settings.signInFailureLimit,
-          onWrongCode: (person, wrong) => recordWrongSecondFactor(alerts, person, wrong, origin),
-        });
-        return openSession(request, reply, personId, await startingMembershipOf(db, clock, personId), kind);
+        const opened = await signInWithSecondFactor(
+          { ...sessionDeps, mailer: deps.mailer, logger: request.log },
+          request.body,
+          signInRequest(request),
+        );
+        return answerSignIn(opened, reply);
       },
     );
 
@@ -411,12 +358,8 @@ export function sessionRoutes(deps: DashboardDeps, guard: GuardDeps) {
         next: body.new_password,
         keepSessionId: session.sessionId,
         failureLimit: settings.signInFailureLimit,
+        log: actsInAccount(session) ? byMember(request, session) : null,
       });
-      if (session.accountId !== null && session.memberId !== null)
-        await recordAudit(db, clock, {
-          ...byMember(request, session as DashboardSession),
-          type: 'password_changed',
-        });
       return reply.code(204).send();
     });
 

@@ -13,7 +13,7 @@ import {
   setTwoFactorRequirement,
   startEnrolment,
   twoFactorStatus,
-} from '../../services/two-factor.service.js';
+} from '../../services/people/two-factor.service.js';
 import {
   DisableTwoFactorBody,
   RecoveryCodes,
@@ -24,10 +24,10 @@ import {
 } from '../contract.js';
 import type { DashboardDeps } from '../deps.js';
 import { requirePerson, requireSession } from '../security.js';
-import { actsInAccount, type PersonSession } from '../../services/sessions.service.js';
-import { recordAudit } from '../../services/audit.service.js';
+import { actsInAccount, type PersonSession } from '../../services/people/sessions.service.js';
+import type { PersonChangeLog } from '../../services/accounts/audit.service.js';
 import { byMember, originOf } from '../audit-origin.js';
-import { noticeTwoFactorEnabled } from '../../services/sign-in-alerts.js';
+import { noticeTwoFactorEnabled } from '../../services/people/sign-in-alerts.js';
 
 /** Open to a member whose account requires two factors before they have them (security.ts). */
 const ENROLMENT = { dashboardAccess: 'enrolment' } as const;
@@ -36,14 +36,8 @@ export function twoFactorRoutes(deps: DashboardDeps) {
   const { db, clock } = deps;
   const failureLimit = deps.config.signInFailureLimit;
   /** A second factor is the person's; its change is logged in the account the session acts in. */
-  async function recordInCurrentAccount(
-    request: FastifyRequest,
-    session: PersonSession,
-    type: 'two_factor_enabled' | 'two_factor_disabled',
-  ): Promise<void> {
-    if (!actsInAccount(session)) return;
-    await recordAudit(db, clock, { ...byMember(request, session), type });
-  }
+  const logOf = (request: FastifyRequest, session: PersonSession): PersonChangeLog =>
+    actsInAccount(session) ? byMember(request, session) : null;
 
   return async (instance: FastifyInstance): Promise<void> => {
     const app = instance.withTypeProvider<TypeBoxTypeProvider>();
@@ -73,8 +67,8 @@ export function twoFactorRoutes(deps: DashboardDeps) {
           code: request.body.code,
           password: request.body.password,
           failureLimit,
+          log: logOf(request, session),
         });
-        await recordInCurrentAccount(request, session, 'two_factor_enabled');
         // The person learns of it by e-mail too (with a relay): a session is not the person.
         noticeTwoFactorEnabled(
           { mailer: deps.mailer, logger: request.log },
@@ -98,8 +92,8 @@ export function twoFactorRoutes(deps: DashboardDeps) {
           password: request.body.password,
           code: request.body.code,
           failureLimit,
+          log: logOf(request, session),
         });
-        await recordInCurrentAccount(request, session, 'two_factor_disabled');
         return reply.code(204).send();
       },
     );

@@ -10,7 +10,9 @@ import type { Clock } from '../../clock.js';
 import { addressIdentity, parseAddress } from '../../engine/syntax.js';
 import type { MxRecordInfo } from '../../engine/types.js';
 import { AppError } from '../../errors.js';
-import type { Executor } from '../../store/executor.js';
+import { inTransaction, type Executor } from '../../store/executor.js';
+import { refuseIfSuspended } from '../accounts/accounts.service.js';
+import { recordAudit, type AuditDetails, type ChangeBy } from '../accounts/audit.service.js';
 import {
   candidateFilters,
   countFilters,
@@ -81,7 +83,7 @@ export interface FilterInput {
 /** Adds a filter; an existing one for the same (match, value) takes the new action. */
 export async function createFilter(db: Executor, clock: Clock, input: FilterInput): Promise<FilterView> {
   const value = normaliseFilterValue(input.match, input.value);
-  return db.transaction().execute(async (trx) => {
+  return inTransaction(db, async (trx) => {
     if ((await countFilters(trx, input.accountId)) >= MAX_FILTERS)
       throw new AppError(
         'invalid_request',
@@ -110,6 +112,60 @@ export async function deleteFilter(db: Executor, accountId: string, id: string):
   const row = await deleteFilterRow(db, accountId, id);
   if (row === null) throw new AppError('not_found', `no filter ${id}`);
   return view(row);
+}
+
+/**
+ * What the security log keeps of a filter. An `email` filter's value is a person's address, which
+ * the log would keep for its whole retention after the filter is gone: it keeps the domain only.
+ */
+function auditDetails(filter: FilterView): AuditDetails {
+  const value =
+    filter.match === 'email' ? `*@${filter.value.slice(filter.value.lastIndexOf('@') + 1)}` : filter.value;
+  return { filter_id: filter.id, action: filter.action, match: filter.match, value };
+}
+
+/**
+ * createFilter as a person does it (the dashboard): refused while the account is suspended (for a
+ * member; the operator's goes through), the filter and its `filter_created` entry in one transaction.
+ */
+export async function createFilterBy(
+  db: Executor,
+  clock: Clock,
+  input: FilterInput,
+  by: ChangeBy,
+): Promise<FilterView> {
+  return inTransaction(db, async (trx) => {
+    if (by.actor.kind === 'member') await refuseIfSuspended(trx, input.accountId);
+    const filter = await createFilter(trx, clock, input);
+    await recordAudit(trx, clock, {
+      accountId: input.accountId,
+      type: 'filter_created',
+      ...by,
+      details: auditDetails(filter),
+    });
+    return filter;
+  });
+}
+
+/** deleteFilter as a person does it: the same suspension check, the deletion and its entry in one transaction. */
+export async function deleteFilterBy(
+  db: Executor,
+  clock: Clock,
+  accountId: string,
+  id: string,
+  by: ChangeBy,
+): Promise<FilterView> {
+  return inTransaction(db, async (trx) => {
+    if (by.actor.kind === 'member') await refuseIfSuspended(trx, accountId);
+    const filter = await deleteFilter(trx, accountId, id);
+    await recordAudit(trx, clock, {
+      accountId,
+      type: 'filter_deleted',
+      ...by,
+      details: auditDetails(filter),
+    });
+    return filter;
+  });
 }
 
 /** What filters know of one address before any look-up. */

@@ -16,7 +16,7 @@ import type { OutcomeEventsTable } from '../../store/schema/outcomes.schema.js';
 import type { Insertable } from 'kysely';
 import { AppError } from '../../errors.js';
 import { randomBase62 } from '../ids.js';
-import type { ResultCache } from '../result-cache.js';
+import type { ResultCache } from '../verify/result-cache.js';
 import { outcomeAddress } from './address-key.js';
 import { isOutcomeType, OUTCOME_TYPES, type OutcomeSource } from './outcome-types.js';
 import type { VerdictLog } from './verdict-log.js';

@@ -8,7 +8,9 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Clock } from '../../clock.js';
 import { AppError } from '../../errors.js';
-import type { Executor } from '../../store/executor.js';
+import { inTransaction, type Executor } from '../../store/executor.js';
+import { refuseIfSuspended } from '../accounts/accounts.service.js';
+import { recordAudit, type ChangeBy } from '../accounts/audit.service.js';
 import {
   countOutcomeSources,
   countSourceEvents,
@@ -21,7 +23,7 @@ import {
 } from '../../store/outcome-source.store.js';
 import type { EspProvider, OutcomeSourceRow } from '../../store/schema/outcome-sources.schema.js';
 import { randomBase62 } from '../ids.js';
-import type { ResultCache } from '../result-cache.js';
+import type { ResultCache } from '../verify/result-cache.js';
 import { mapMailgun, verifyMailgun } from './esp/mailgun.js';
 import type { Mapped } from './esp/mapped.js';
 import { mapPostmark, POSTMARK_USER, verifyPostmark } from './esp/postmark.js';
@@ -138,7 +140,7 @@ export async function createOutcomeSource(
     last_event_at: null,
     created_at: clock.now().toISOString(),
   };
-  await db.transaction().execute(async (trx) => {
+  await inTransaction(db, async (trx) => {
     if ((await countOutcomeSources(trx, input.accountId)) >= MAX_SOURCES)
       throw new AppError(
         'invalid_request',
@@ -164,6 +166,49 @@ export async function listSources(db: Executor, accountId: string): Promise<Outc
 /** Deletes the account's source (its URL stops working at once); not_found when it holds none with that id. */
 export async function deleteSource(db: Executor, accountId: string, id: string): Promise<void> {
   if (!(await deleteSourceRow(db, accountId, id))) throw new AppError('not_found', `no outcome source ${id}`);
+}
+
+/**
+ * createOutcomeSource as a person does it (the dashboard): refused while the account is suspended
+ * (for a member), the source and its `outcome_source_created` entry in one transaction.
+ */
+export async function createOutcomeSourceBy(
+  db: Executor,
+  clock: Clock,
+  publicBaseUrl: string,
+  input: SourceInput,
+  by: ChangeBy,
+): Promise<CreatedOutcomeSource> {
+  return inTransaction(db, async (trx) => {
+    if (by.actor.kind === 'member') await refuseIfSuspended(trx, input.accountId);
+    const created = await createOutcomeSource(trx, clock, publicBaseUrl, input);
+    await recordAudit(trx, clock, {
+      accountId: input.accountId,
+      type: 'outcome_source_created',
+      ...by,
+      details: { source_id: created.id, provider: created.provider },
+    });
+    return created;
+  });
+}
+
+/** deleteSource with its `outcome_source_deleted` entry, in one transaction (deleting only takes away: never refused). */
+export async function deleteSourceBy(
+  db: Executor,
+  clock: Clock,
+  accountId: string,
+  id: string,
+  by: ChangeBy,
+): Promise<void> {
+  await inTransaction(db, async (trx) => {
+    await deleteSource(trx, accountId, id);
+    await recordAudit(trx, clock, {
+      accountId,
+      type: 'outcome_source_deleted',
+      ...by,
+      details: { source_id: id },
+    });
+  });
 }
 
 export interface HookDeps {

@@ -2,11 +2,11 @@
  * Scheduled lists in steps, so that no step holds SQLite's writer lock for long whatever the
  * list's size:
  * - a run's comparison goes one part of the kept copy per transaction
- *   (services/list-runs.service.ts). `list_runs.compare_step` counts the steps committed and is
+ *   (services/lists/list-runs.service.ts). `list_runs.compare_step` counts the steps committed and is
  *   each step's optimistic lock (of two processes only one commits a step); `comparing` is the
  *   progress so far (JSON: cursor, counts, change parts);
  * - setting a schedule copies the list a few parts per transaction
- *   (services/list-schedule.service.ts). `list_schedules.copying_until` is set while the copy is
+ *   (services/lists/list-schedule.service.ts). `list_schedules.copying_until` is set while the copy is
  *   made (the lease of the request making it); null once it is whole.
  */
 import type { Kysely, Migration } from 'kysely';

@@ -12,7 +12,7 @@ export interface AuditLogTable {
   account_id: string;
   /** ISO 8601 UTC; entries are listed newest first by (created_at, id). */
   created_at: string;
-  /** One of AUDIT_EVENT_TYPES (services/audit.service.ts). */
+  /** One of AUDIT_EVENT_TYPES (services/accounts/audit.service.ts). */
   type: string;
   actor_kind: AuditActorKind;
   /** The member who acted (kept after the member is removed: no foreign key). */

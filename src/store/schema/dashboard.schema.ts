@@ -12,7 +12,7 @@ export interface PeopleTable {
   id: string;
   /** Lower-cased; unique across the store. */
   email: string;
-  /** `scrypt$…` (services/passwords.ts); null until the person first chooses one. */
+  /** `scrypt$…` (services/people/passwords.ts); null until the person first chooses one. */
   password_hash: string | null;
   created_at: string;
   /** When the person became an operator (`mailverdict operators add`); null: not one. */

@@ -62,7 +62,7 @@ export interface ListRunsTable {
 export interface ListRunChangesTable {
   job_id: string;
   part: number;
-  /** JSON array of changed rows (services/list-runs.service.ts). */
+  /** JSON array of changed rows (services/lists/list-runs.service.ts). */
   rows: string;
 }
 
