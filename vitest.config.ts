@@ -11,6 +11,9 @@ export default defineConfig({
     // busy cores (seen at 12-14 s for a test with two spawns during a CI run). A hang still fails.
     testTimeout: 60_000,
     hookTimeout: 60_000,
+    // expect.poll waits up to 30 s, not its default second: a wait for an event is bounded well
+    // inside the test's own time, never by a margin a loaded machine overruns (a never still fails).
+    expect: { poll: { timeout: 30_000 } },
     // Many suites bind loopback sockets and SQLite files; two cores cannot run many at once.
     maxWorkers: 2,
     // Password hashes at 2^10 in the `serve` processes tests start (test/kit/password-cost.setup.ts

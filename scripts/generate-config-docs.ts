@@ -4,5 +4,5 @@ import { buildProgram } from '../src/cli/program.js';
 import { configurationDocument } from './configuration-document.js';
 
 const target = new URL('../docs/configuration.md', import.meta.url);
-writeFileSync(target, configurationDocument(buildProgram()));
+writeFileSync(target, configurationDocument(await buildProgram()));
 process.stdout.write(`wrote ${target.pathname}\n`);

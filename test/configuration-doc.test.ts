@@ -10,6 +10,8 @@ import { SETTINGS, type Setting } from '../src/config.js';
 import { commandsOf, configurationDocument } from '../scripts/configuration-document.js';
 
 const ROOT = new URL('../', import.meta.url);
+/** Every command registered (the CLI itself loads only the one it runs). */
+const program = await buildProgram();
 const read = (path: string): string => readFileSync(new URL(path, ROOT), 'utf8');
 
 /** Flags the docs name that belong to other programs, not to `mailverdict`. */
@@ -83,7 +85,7 @@ const NOT_OURS: Record<string, string> = {
 /** Every long flag some command of the program accepts, with commander's own. */
 function acceptedFlags(): Set<string> {
   const flags = new Set(['--help', '--version']);
-  for (const { command } of commandsOf(buildProgram()))
+  for (const { command } of commandsOf(program))
     for (const option of command.options) if (option.long) flags.add(option.long);
   return flags;
 }
@@ -104,7 +106,7 @@ function documentedFlags(): Map<string, string> {
 
 describe('the table of settings', () => {
   it('docs/configuration.md is the document the code generates (run `npm run docs:config` when this fails)', () => {
-    expect(read('docs/configuration.md')).toBe(configurationDocument(buildProgram()));
+    expect(read('docs/configuration.md')).toBe(configurationDocument(program));
   });
 
   it('accepts every flag that README.md and docs/ name', () => {
@@ -129,7 +131,7 @@ describe('the table of settings', () => {
   });
 
   it('gives each command exactly the settings whose row names it, and no other option a setting’s name', () => {
-    for (const { path, command } of commandsOf(buildProgram())) {
+    for (const { path, command } of commandsOf(program)) {
       // A group (`members`) only holds its sub-commands, which take its settings.
       if (command.commands.length > 0) continue;
       const expected = (Object.values(SETTINGS) as Setting<unknown>[])
@@ -144,7 +146,7 @@ describe('the table of settings', () => {
   });
 
   it('lets `serve` take --trust-proxy and --auth-failure-rate-limit', () => {
-    const serve = buildProgram().commands.find((c) => c.name() === 'serve')!;
+    const serve = program.commands.find((c) => c.name() === 'serve')!;
     const longs = serve.options.map((o) => o.long);
     expect(longs).toContain('--trust-proxy');
     expect(longs).toContain('--auth-failure-rate-limit');

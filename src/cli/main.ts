@@ -4,18 +4,19 @@
  * Exit codes: 0 done, 1 failure while running, 2 bad usage or bad configuration.
  */
 import { CommanderError } from 'commander';
-import { ConfigError } from '../config.js';
-import { buildProgram } from './program.js';
+import { buildProgram, commandsFor } from './program.js';
 
 async function main(argv: string[]): Promise<void> {
   try {
-    await buildProgram().parseAsync(argv);
+    await (await buildProgram(commandsFor(argv))).parseAsync(argv);
   } catch (err) {
     if (err instanceof CommanderError) {
       // --help and --version exit 0; usage errors exit 2.
       process.exitCode = err.exitCode === 0 ? 0 : 2;
       return;
     }
+    // Imported here, not above: `--version` loads nothing but commander.
+    const { ConfigError } = await import('../config.js');
     if (err instanceof ConfigError) {
       process.stderr.write(`mailverdict: ${err.message}\n`);
       process.exitCode = 2;

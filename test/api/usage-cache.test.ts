@@ -11,6 +11,7 @@ import { HOUR } from '../../src/clock.js';
 import { setAccountPlan } from '../../src/services/accounts/accounts.service.js';
 import { storeBackend } from '../../src/store/backend.js';
 import { createHarness, type Harness } from '../kit/api-harness.js';
+import { WAIT_FOR } from '../kit/wait-for.js';
 
 describe('usage reads and the usage cache', () => {
   let h: Harness | undefined;
@@ -28,7 +29,7 @@ describe('usage reads and the usage cache', () => {
     // PostgreSQL: nothing is cached until the store LISTENs for changes (a cache that cannot
     // hear of a plan change must not answer).
     const changes = storeBackend(ctx.db).changes;
-    await vi.waitFor(() => expect(changes.changeToken()).not.toBeNull());
+    await vi.waitFor(() => expect(changes.changeToken()).not.toBeNull(), WAIT_FOR);
     return app;
   }
 

@@ -8,6 +8,7 @@ import type { TranscriptLine } from '../../src/engine/types.js';
 import { ManualClock } from '../../src/clock.js';
 import { startSmtpServers, type SmtpKit } from '../kit/smtp-servers.js';
 import { createHarness, type Harness } from '../kit/api-harness.js';
+import { WAIT_FOR } from '../kit/wait-for.js';
 
 let kit: SmtpKit;
 let h: Harness;
@@ -107,7 +108,7 @@ describe('POST /v1/verify include_transcript', () => {
 
   it('keeps the conversation out of the log', async () => {
     await verify({ email: 'alice@acme.test', include_transcript: true });
-    await vi.waitFor(() => expect(logLines.length).toBeGreaterThan(0));
+    await vi.waitFor(() => expect(logLines.length).toBeGreaterThan(0), WAIT_FOR);
     expect(logLines.join('\n')).not.toMatch(/RCPT TO|MAIL FROM|alice@acme\.test/);
   });
 

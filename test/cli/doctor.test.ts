@@ -408,7 +408,10 @@ async function startupLog(command: 'serve' | 'worker', event: string): Promise<s
       child.on('exit', (code) => reject(new Error(`${command} exited ${code}: ${stderr}`)));
     });
     // The log is written asynchronously: wait for both lines.
-    for (let i = 0; i < 50 && (stderr.match(/not fully qualified/g) ?? []).length < 2; i++)
+    for (
+      const until = Date.now() + 30_000;
+      (stderr.match(/not fully qualified/g) ?? []).length < 2 && Date.now() < until;
+    )
       await new Promise((resolve) => setTimeout(resolve, 100));
     return (
       stderr

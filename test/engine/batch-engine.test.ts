@@ -16,6 +16,7 @@ import type { FakeDnsServer } from '../kit/dns-server.js';
 import { startDnsServer } from '../kit/dns-server.js';
 import type { MtaScript } from '../kit/smtp-servers.js';
 import { REPLIES, startSmtpServers } from '../kit/smtp-servers.js';
+import { WAIT_FOR } from '../kit/wait-for.js';
 
 const HOSTS = ['127.0.3.1', '127.0.3.2', '127.0.3.3'];
 /** Nothing listens here on the test port: connections are refused. */
@@ -518,7 +519,7 @@ describe('batch engine: SMTPUTF8 (RFC 6531)', () => {
     expect(result!.reason).toBe('smtp_unicode_unsupported');
     // Two sessions: the catch-all probe's transaction, and one that greeted and QUIT. The call
     // resolves when the recipient settles; the catch-all session may still be on the wire.
-    await vi.waitFor(() => expect(host.commands.filter((c) => c === 'QUIT')).toHaveLength(2));
+    await vi.waitFor(() => expect(host.commands.filter((c) => c === 'QUIT')).toHaveLength(2), WAIT_FOR);
     expect(host.connections).toBe(2);
     expect(host.commands.filter((c) => c.startsWith('MAIL FROM'))).toHaveLength(1);
     expect(host.commands.filter((c) => nonAscii.test(c))).toEqual([]);

@@ -153,12 +153,14 @@ export async function greylistedThenDied(
 ): Promise<void> {
   const dyingRun = dying.verifyMany([address]);
   dyingRun.catch(() => undefined); // rejected by the close below
-  // Bounded wait until the greylisted reply was handled: its session has ended (QUIT).
+  // Bounded wait until the greylisted reply was handled: its session has ended (QUIT). The bound is
+  // a deadline well inside the test's time, not a count of short sleeps a loaded machine outruns.
   const answered = (): boolean =>
     world.mta
       .stats()
       .sessions.some((s) => s.commands.includes(`RCPT TO:<${address}>`) && s.commands.includes('QUIT'));
-  for (let i = 0; i < 400 && !answered(); i++) await new Promise((r) => setTimeout(r, 5));
+  for (const until = Date.now() + 30_000; !answered() && Date.now() < until;)
+    await new Promise((r) => setTimeout(r, 5));
   expect(answered()).toBe(true);
   await dying.close();
   await expect(dyingRun).rejects.toThrow('batch engine closed');
@@ -223,8 +225,9 @@ export function describeSharedPoliteness(label: string, open: () => SharedCoordi
       });
       const firstRun = first.verifyMany(['user1@d0.test']);
       firstRun.catch(() => undefined); // awaited below; closed with the engine if the test fails first
-      // Bounded wait for the refused session (a few ms on loopback).
-      for (let i = 0; i < 200 && banners === 0; i++) await new Promise((r) => setTimeout(r, 5));
+      // Bounded wait for the refused session (a few ms on loopback; seconds on a loaded machine).
+      for (const until = Date.now() + 30_000; banners === 0 && Date.now() < until;)
+        await new Promise((r) => setTimeout(r, 5));
       expect(banners).toBe(1);
       const refusedAt = Date.now();
       // Let the failure reach the shared health before the other engine looks.
@@ -272,10 +275,12 @@ export function describeSharedPoliteness(label: string, open: () => SharedCoordi
 
       expect(statuses(results)).toEqual({ 'deliverable/-': 1 });
       const [, second, ...more] = asked.get(address) ?? [];
-      // Asked once more, not before the recorded time and soon after it, and let through.
+      // Asked once more, not before the recorded time and soon after it, and let through. "Soon" is
+      // a generous bound (a loaded machine takes seconds to open a session); what it rules out is
+      // the address left waiting long past its time (the default greylist delay is 2 minutes).
       expect(more).toEqual([]);
       expect(second).toBeGreaterThanOrEqual(recorded!.retryAt);
-      expect(second! - recorded!.retryAt).toBeLessThan(1000);
+      expect(second! - recorded!.retryAt).toBeLessThan(20_000);
     });
 
     it('a domain without mail hosts that one engine looked up is not looked up by another', async () => {

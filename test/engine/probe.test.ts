@@ -6,6 +6,7 @@ import { SmtpProber } from '../../src/engine/probe.js';
 import type { KitHost, SmtpKit } from '../kit/smtp-servers.js';
 import { REPLIES, startSmtpServers } from '../kit/smtp-servers.js';
 import { startSocksProxy, type SocksProxy } from '../kit/socks-proxy.js';
+import { WAIT_FOR } from '../kit/wait-for.js';
 
 let kit: SmtpKit;
 const probers: SmtpProber[] = [];
@@ -76,7 +77,7 @@ function probe(prober: SmtpProber, address: string, hosts: MailHost[], timeoutMs
 
 /** The QUIT goes out after the verdict; wait for it before asserting what reached the host. */
 async function dialogueOf(host: KitHost): Promise<string[]> {
-  await vi.waitFor(() => expect(host.commands).toContain('QUIT'));
+  await vi.waitFor(() => expect(host.commands).toContain('QUIT'), WAIT_FOR);
   return host.commands;
 }
 
@@ -255,10 +256,11 @@ describe('SmtpProber', () => {
     for (let i = 0; i < 5; i++) {
       expect((await probe(prober, `alice@timers${i}.test`, mx('good'), 5000)).kind).toBe('accepted');
     }
-    await vi.waitFor(() =>
-      expect(kit.hosts.good!.commands.filter((line) => line === 'QUIT')).toHaveLength(5),
+    await vi.waitFor(
+      () => expect(kit.hosts.good!.commands.filter((line) => line === 'QUIT')).toHaveLength(5),
+      WAIT_FOR,
     );
-    await vi.waitFor(() => expect(timers()).toBeLessThan(before + 3));
+    await vi.waitFor(() => expect(timers()).toBeLessThan(before + 3), WAIT_FOR);
   });
 
   it('does not connect again to a host that just failed until its back-off ends, and says why', async () => {
@@ -307,7 +309,7 @@ describe('SmtpProber', () => {
   it('ends as unavailable, without waiting out its budget, when closed mid-probe', async () => {
     const prober = makeProber();
     const pending = probe(prober, 'alice@silent.test', mx('silent'), 5000);
-    await vi.waitFor(() => expect(kit.hosts.silent!.connections).toBe(1));
+    await vi.waitFor(() => expect(kit.hosts.silent!.connections).toBe(1), WAIT_FOR);
     await prober.close();
     expect((await pending).kind).toBe('unavailable');
   });

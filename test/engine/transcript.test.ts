@@ -13,6 +13,7 @@ import { startDnsServer } from '../kit/dns-server.js';
 import { kitEngineOptions } from '../kit/engine-options.js';
 import type { KitHost, SmtpKit } from '../kit/smtp-servers.js';
 import { startSmtpServers } from '../kit/smtp-servers.js';
+import { WAIT_FOR } from '../kit/wait-for.js';
 
 let kit: SmtpKit;
 let dns: FakeDnsServer;
@@ -39,7 +40,7 @@ const markers = (lines: TranscriptLine[]): string[] =>
  * (or never, for a session kept warm), ends the session but is no part of the transcript.
  */
 async function commandsOf(host: KitHost): Promise<string[]> {
-  await vi.waitFor(() => expect(host.commands).toContain('QUIT'));
+  await vi.waitFor(() => expect(host.commands).toContain('QUIT'), WAIT_FOR);
   return host.commands.filter((c) => c !== 'QUIT');
 }
 
@@ -68,8 +69,10 @@ beforeEach(() => kit.resetRecords());
 afterEach(async () => {
   const count = (host: KitHost, prefix: string): number =>
     host.commands.filter((c) => c.startsWith(prefix)).length;
-  await vi.waitFor(() =>
-    expect(Object.values(kit.hosts).every((h) => count(h, 'QUIT') >= count(h, 'MAIL FROM:'))).toBe(true),
+  await vi.waitFor(
+    () =>
+      expect(Object.values(kit.hosts).every((h) => count(h, 'QUIT') >= count(h, 'MAIL FROM:'))).toBe(true),
+    WAIT_FOR,
   );
 });
 

@@ -10,6 +10,7 @@ import { startDnsServer } from '../kit/dns-server.js';
 import type { KitHost, SmtpKit } from '../kit/smtp-servers.js';
 import { REPLIES, startSmtpServers } from '../kit/smtp-servers.js';
 import { kitEngineOptions } from '../kit/engine-options.js';
+import { WAIT_FOR } from '../kit/wait-for.js';
 
 let kit: SmtpKit;
 let dns: FakeDnsServer;
@@ -28,7 +29,7 @@ function route(domain: string, ...hosts: string[]): void {
 }
 
 async function dialogueOf(host: KitHost): Promise<string[]> {
-  await vi.waitFor(() => expect(host.commands).toContain('QUIT'));
+  await vi.waitFor(() => expect(host.commands).toContain('QUIT'), WAIT_FOR);
   return host.commands;
 }
 
@@ -401,7 +402,7 @@ describe('lifecycle', () => {
   it('close() ends a probe in flight instead of waiting out its budget', async () => {
     const own = createVerifier(engineOptions());
     const pending = own.verify('alice@silent.test', { timeoutMs: 5000 });
-    await vi.waitFor(() => expect(kit.hosts.silent!.connections).toBe(1));
+    await vi.waitFor(() => expect(kit.hosts.silent!.connections).toBe(1), WAIT_FOR);
     await own.close();
     expectReason(await pending, 'unknown', 'smtp_unavailable');
   });

@@ -14,6 +14,7 @@ import { startDnsServer } from '../kit/dns-server.js';
 import type { KitHost, SmtpKit } from '../kit/smtp-servers.js';
 import { startSmtpServers } from '../kit/smtp-servers.js';
 import { kitEngineOptions } from '../kit/engine-options.js';
+import { WAIT_FOR } from '../kit/wait-for.js';
 
 let kit: SmtpKit;
 let dns: FakeDnsServer;
@@ -59,7 +60,7 @@ beforeEach(() => {
 });
 
 async function dialogueOf(host: KitHost): Promise<string[]> {
-  await vi.waitFor(() => expect(host.commands).toContain('QUIT'));
+  await vi.waitFor(() => expect(host.commands).toContain('QUIT'), WAIT_FOR);
   return host.commands;
 }
 
