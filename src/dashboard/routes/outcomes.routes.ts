@@ -7,7 +7,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { refuseIfSuspended } from '../../services/accounts/accounts.service.js';
-import { recordAudit } from '../../services/accounts/audit.service.js';
 import { AppError } from '../../errors.js';
 import { accuracyReport, reportPeriod } from '../../services/outcomes/report.service.js';
 import { intakeSummary } from '../../services/outcomes/report-intake.js';
@@ -87,6 +86,7 @@ function uploadRoute(deps: DashboardDeps) {
             'payload_too_large',
             `a CSV of outcomes is at most ${OUTCOMES_FILE_LIMIT / 1024 / 1024} MiB`,
           );
+        // Refused early (before the file is read) and again inside the upload's transaction.
         await refuseIfSuspended(deps.db, session.accountId);
         const report = await uploadOutcomes(
           {
@@ -96,13 +96,8 @@ function uploadRoute(deps: DashboardDeps) {
             resultCache: deps.resultCache ?? null,
           },
           { accountId: session.accountId, kind, raw: request.body },
+          byMember(request, session),
         );
-        const { kind: uploaded, taken, duplicates, refused } = report;
-        await recordAudit(deps.db, deps.clock, {
-          ...byMember(request, session),
-          type: 'outcomes_uploaded',
-          details: { kind: uploaded, taken, duplicates, refused },
-        });
         request.log.info(
           { kind, taken: report.taken, duplicates: report.duplicates, refused: report.refused },
           'outcomes uploaded',

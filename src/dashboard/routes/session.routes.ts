@@ -25,7 +25,6 @@ import {
   type PersonSession,
 } from '../../services/people/sessions.service.js';
 import { createSignInChallenge } from '../../services/people/sign-in-challenge.js';
-import { recordAudit, recordPersonAudit } from '../../services/accounts/audit.service.js';
 import { confirmEmailChange, requestEmailChange } from '../../services/people/email-change.service.js';
 import type { Executor } from '../../store/executor.js';
 import {
@@ -166,16 +165,8 @@ export function sessionRoutes(deps: DashboardDeps, guard: GuardDeps) {
       token: body.token,
       password: body.password,
       kind,
+      origin: originOf(request),
     });
-    const origin = originOf(request);
-    if (member !== null)
-      await recordAudit(db, clock, {
-        accountId: member.account_id,
-        type: 'invitation_accepted',
-        actor: { kind: 'member', memberId: member.id, email: person.email },
-        origin,
-      });
-    else await recordPersonAudit(db, clock, person, { type: 'password_reset', origin });
     // The invitation's account first; after a reset, where any sign-in starts.
     const memberId = member?.id ?? (await startingMembership(db, clock, person));
     return answerSignIn(
@@ -308,11 +299,6 @@ export function sessionRoutes(deps: DashboardDeps, guard: GuardDeps) {
         const member = await joinWithInvitation(db, clock, {
           token: request.body.token,
           personId: session.personId,
-        });
-        await recordAudit(db, clock, {
-          accountId: member.account_id,
-          type: 'invitation_accepted',
-          actor: { kind: 'member', memberId: member.id, email: session.email },
           origin: originOf(request),
         });
         await switchAccount(db, session, member.account_id);

@@ -10,7 +10,7 @@
  */
 import type { Clock } from '../../clock.js';
 import { MINUTE } from '../../clock.js';
-import type { Executor } from '../../store/executor.js';
+import { inTransaction, type Executor } from '../../store/executor.js';
 import { deleteOutcomesOfAddress, insertOutcomeEvents } from '../../store/outcome.store.js';
 import type { OutcomeEventsTable } from '../../store/schema/outcomes.schema.js';
 import type { Insertable } from 'kysely';
@@ -73,6 +73,14 @@ export interface IntakeInput {
   events: readonly OutcomeEventInput[];
   /** true: check and answer, store nothing (a test key). */
   dryRun?: boolean;
+  /**
+   * The rest of the caller's use case, in the intake's transaction after the events are stored: a
+   * suspension check, the security-log entry with the counts. Throwing rolls the events back.
+   */
+  alongside?: (
+    trx: Executor,
+    counts: { taken: number; duplicates: number; refused: number },
+  ) => Promise<void>;
 }
 
 const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/i;
@@ -133,8 +141,20 @@ export async function takeOutcomes(deps: IntakeDeps, input: IntakeInput): Promis
   const random = randomBase62(16 * rows.length);
   rows.forEach((row, i) => (row.id = `out_${random.slice(16 * i, 16 * (i + 1))}`));
   if (input.dryRun === true) return { taken: rows.length, duplicates: 0, refused: refusals.length, refusals };
+  const alongside = input.alongside;
   const stored =
-    rows.length === 0 ? 0 : await deps.db.transaction().execute((trx) => insertOutcomeEvents(trx, rows));
+    rows.length === 0 && alongside === undefined
+      ? 0
+      : await inTransaction(deps.db, async (trx) => {
+          const inserted = rows.length === 0 ? 0 : await insertOutcomeEvents(trx, rows);
+          await alongside?.(trx, {
+            taken: rows.length,
+            duplicates: rows.length - inserted,
+            refused: refusals.length,
+          });
+          return inserted;
+        });
+  // After the commit: a verification in between must not cache the old verdict again.
   if (stored > 0) await deps.resultCache?.forget(input.accountId, emails);
   return { taken: rows.length, duplicates: rows.length - stored, refused: refusals.length, refusals };
 }

@@ -9,6 +9,8 @@
  */
 import { parse } from 'csv-parse/sync';
 import { AppError } from '../../errors.js';
+import { refuseIfSuspended } from '../accounts/accounts.service.js';
+import { recordAudit, type ChangeBy } from '../accounts/audit.service.js';
 import { eventsFromMbox } from './bounce-mbox.js';
 import type { IgnoredReason } from './bounce-status.js';
 import {
@@ -135,10 +137,16 @@ export const OUTCOME_FILE_READERS: Record<OutcomeFileKind, OutcomeFileReader | n
   mbox: eventsOfMbox,
 };
 
-/** Reads `raw` as a file of `kind` and takes its events in for the account. */
+/**
+ * Reads `raw` as a file of `kind` and takes its events in for the account, as a person does it
+ * (the dashboard): the file is read first, then, in one transaction, a member's upload is refused
+ * while the account is suspended, the events are stored and the `outcomes_uploaded` entry (its
+ * counts, never an address) is written.
+ */
 export async function uploadOutcomes(
   deps: IntakeDeps & { readers?: Record<OutcomeFileKind, OutcomeFileReader | null> },
   input: { accountId: string; kind: OutcomeFileKind; raw: Buffer },
+  by: ChangeBy,
 ): Promise<UploadReport> {
   const reader = (deps.readers ?? OUTCOME_FILE_READERS)[input.kind];
   if (reader === null)
@@ -150,7 +158,20 @@ export async function uploadOutcomes(
       'invalid_request',
       `the file holds ${events.length} events; at most ${MAX_EVENTS_PER_REQUEST} per file, split it`,
     );
-  const report = await takeOutcomes(deps, { accountId: input.accountId, source: 'upload', events });
+  const report = await takeOutcomes(deps, {
+    accountId: input.accountId,
+    source: 'upload',
+    events,
+    alongside: async (trx, counts) => {
+      if (by.actor.kind === 'member') await refuseIfSuspended(trx, input.accountId);
+      await recordAudit(trx, deps.clock, {
+        accountId: input.accountId,
+        type: 'outcomes_uploaded',
+        ...by,
+        details: { kind: input.kind, ...counts },
+      });
+    },
+  });
   return {
     ...report,
     kind: input.kind,

@@ -49,6 +49,7 @@ import { createAccount, getAccount, type NewAccount } from '../accounts/accounts
 import {
   BY_OPERATOR,
   recordAudit,
+  recordPersonAudit,
   type AuditOrigin,
   type ChangeBy,
   type PersonChangeLog,
@@ -452,12 +453,13 @@ export interface AcceptedLink {
  * sign-in challenge of theirs ends; it joins no account: a pending invitation is accepted only through its own link). An
  * invitation for a person who has a password already is refused with 401 `unauthenticated`
  * (sign in, then `joinWithInvitation`). 404 `not_found` for a link that cannot be used, the same
- * whatever the cause.
+ * whatever the cause. Its security-log entry (`invitation_accepted` in the account joined, or
+ * `password_reset` in each of the person's accounts) is written in the same transaction.
  */
 export async function acceptLink(
   db: Executor,
   clock: Clock,
-  input: { token: string; password: string; kind: MemberTokenKind },
+  input: { token: string; password: string; kind: MemberTokenKind; origin?: AuditOrigin },
 ): Promise<AcceptedLink> {
   // The token first: a bogus link costs one read, not the password hash's 32 MiB of scrypt
   // (issue 16: forty such requests made a sign-in elsewhere wait seconds). The transaction below
@@ -499,6 +501,15 @@ export async function acceptLink(
     }
     const person = await findPersonById(trx, found.person_id);
     if (!person) throw new AppError('not_found', UNUSABLE_LINK);
+    const origin = input.origin === undefined ? {} : { origin: input.origin };
+    if (member !== null)
+      await recordAudit(trx, clock, {
+        accountId: member.account_id,
+        type: 'invitation_accepted',
+        actor: { kind: 'member', memberId: member.id, email: person.email },
+        ...origin,
+      });
+    else await recordPersonAudit(trx, clock, person, { type: 'password_reset', ...origin });
     return { person, member };
   });
 }
@@ -506,12 +517,12 @@ export async function acceptLink(
 /**
  * Accepts an invitation as the signed-in person (issue 16, "People in several accounts"): the
  * membership joins, no password is asked. 404 `not_found`, as for any unusable link, when the
- * invitation is for another person.
+ * invitation is for another person. Its `invitation_accepted` entry is written in the same transaction.
  */
 export async function joinWithInvitation(
   db: Executor,
   clock: Clock,
-  input: { token: string; personId: string },
+  input: { token: string; personId: string; origin?: AuditOrigin },
 ): Promise<MemberWithEmail> {
   const tokenHash = hashToken(input.token);
   return db.transaction().execute(async (trx) => {
@@ -524,6 +535,12 @@ export async function joinWithInvitation(
     await deleteUnusedTokens(trx, { memberId: found.member_id });
     const member = await findMemberById(trx, found.member_id);
     if (!member) throw new AppError('not_found', UNUSABLE_LINK);
+    await recordAudit(trx, clock, {
+      accountId: member.account_id,
+      type: 'invitation_accepted',
+      actor: { kind: 'member', memberId: member.id, email: member.email },
+      ...(input.origin === undefined ? {} : { origin: input.origin }),
+    });
     return member;
   });
 }
