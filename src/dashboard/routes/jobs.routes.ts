@@ -3,7 +3,6 @@
  * with its counts, cancellation, the download (CSV or XLSX, with the uploaded file's columns), and POST /lists,
  * whose body is the CSV file itself (text/csv, read as a stream in a scope of its own).
  */
-import { refuseIfSuspended } from '../../services/accounts/accounts.service.js';
 import { Readable } from 'node:stream';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyReply } from 'fastify';
@@ -138,7 +137,6 @@ function uploadRoute(deps: DashboardDeps) {
       { bodyLimit: BATCH_BODY_LIMIT, schema: { querystring: UploadQuery, response: { 202: JobItem } } },
       async (request, reply) => {
         const session = requireSession(request);
-        await refuseIfSuspended(deps.db, session.accountId);
         if (!(request.body instanceof Readable))
           throw new AppError(
             'unsupported_media_type',

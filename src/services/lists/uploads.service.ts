@@ -35,6 +35,7 @@ import type { JobMode, JobRow } from '../../store/schema/jobs.schema.js';
 import { BatchIntake, MAX_BATCH_ADDRESSES, MAX_BATCH_ENTRY_LENGTH } from '../batches/batch-intake.js';
 import { submitBatch, type SubmitDeps } from '../batches/batch.service.js';
 import { randomBase62 } from '../ids.js';
+import { refuseIfSuspended } from '../accounts/accounts.service.js';
 
 /** Most cells a row may have. */
 export const MAX_COLUMNS = 1000;
@@ -195,9 +196,11 @@ function parseError(err: unknown): unknown {
  * Reads the uploaded list and submits it as a batch job of the account (quota as a v1 batch:
  * live jobs count one per address, refused whole with 429 `quota_exceeded`). 422
  * `invalid_request` for a file with no address in the column, more than 500,000 addresses, or
- * that is not CSV; 413 past the byte limit.
+ * that is not CSV; 413 past the byte limit; 403 `account_suspended` while the account is suspended.
  */
 export async function uploadList(deps: SubmitDeps, input: UploadInput): Promise<JobRow> {
+  // A suspended account's members upload nothing (its keys are refused at the API's door).
+  await refuseIfSuspended(deps.db, input.accountId);
   const now = deps.clock.now();
   for (const stale of await findStaleUploads(
     deps.db,
