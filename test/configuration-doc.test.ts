@@ -42,6 +42,8 @@ const NOT_OURS: Record<string, string> = {
   '--rows': 'bench/xlsx-download.bench.ts, bench/schedule.bench.ts',
   '--sign-ins': 'bench/sign-in.bench.ts',
   '--lookups': 'bench/outcomes.bench.ts',
+  '--samples': 'npm run bench:latency:postfix',
+  '--quickack': 'npm run bench:latency:postfix',
   '--challenges': 'bench/sign-in.bench.ts',
   '--new-browser': 'bench/sign-in.bench.ts',
   // docs/deploy.md: the container tools' own flags.
