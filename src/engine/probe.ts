@@ -173,7 +173,8 @@ export class SmtpProber {
     this.#backoffMs = options.hostBackoffMs ?? DEFAULT_HOST_BACKOFF_MS;
     this.#backoffMaxMs = options.hostBackoffMaxMs ?? DEFAULT_HOST_BACKOFF_MAX_MS;
     this.#familyWon = new TtlMap(MAX_REMEMBERED_HOSTS, this.#clock);
-    this.#heldReplies = new HeldReplies(this.#clock);
+    // The broker's memory when there is one: the batch sessions of this process learn it too.
+    this.#heldReplies = deps.broker?.heldReplies ?? new HeldReplies(this.#clock);
     this.#lanes = new SingleLanes(
       buildEgresses(options),
       {
