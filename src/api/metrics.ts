@@ -103,7 +103,7 @@ export function registerSessionPoolMetrics(
   );
   counter(
     'mailverdict_smtp_single_sessions_adopted_total',
-    'Idle batch SMTP sessions handed to single verifications (their host had no batch work left) instead of being closed.',
+    'Batch SMTP sessions kept idle in the session broker for single verifications (their host had no batch work left) instead of being closed.',
     (s) => s.adopted ?? 0,
   );
   counter(

@@ -45,10 +45,10 @@ import { CatchAllCache } from './smtp/catch-all-cache.js';
 import { HeldReplies } from './smtp/held-replies.js';
 import type { Egress, EgressGate } from './egress/egress.js';
 import { providerOfHost } from './smtp/providers.js';
-import { DEFAULT_EGRESS_REST_MS, buildEgresses, pairKey, refusesTheClient } from './egress/egress.js';
+import { DEFAULT_EGRESS_REST_MS, buildEgresses, pairKey } from './egress/egress.js';
 import type { SmtpReply } from './smtp/reply.js';
 import type { HostFailure, SmtpSession } from './smtp/session.js';
-import { budgetDeadlines, connectionRefused, describe, openSession } from './smtp/session.js';
+import { budgetDeadlines, connectionRefused, openSession } from './smtp/session.js';
 import { addressNeedsSmtpUtf8, unicodeUnsupported } from './smtp/smtputf8.js';
 import type { WireRecorder } from './smtp/transcript.js';
 import type { HostResult, Transaction } from './smtp/probe-transaction.js';
@@ -173,7 +173,8 @@ export class SmtpProber {
     this.#backoffMs = options.hostBackoffMs ?? DEFAULT_HOST_BACKOFF_MS;
     this.#backoffMaxMs = options.hostBackoffMaxMs ?? DEFAULT_HOST_BACKOFF_MAX_MS;
     this.#familyWon = new TtlMap(MAX_REMEMBERED_HOSTS, this.#clock);
-    this.#heldReplies = new HeldReplies(this.#clock);
+    // The broker's memory when there is one: the batch sessions of this process learn it too.
+    this.#heldReplies = deps.broker?.heldReplies ?? new HeldReplies(this.#clock);
     this.#lanes = new SingleLanes(
       buildEgresses(options),
       {
@@ -365,31 +366,9 @@ export class SmtpProber {
     );
     ({ address, route } = used);
     const served = { ...result, servedBy: address };
-    const { key } = route;
     const heard = result.type === 'failed' ? result.failure : result.type === 'decided' ? result : null;
     if (heard?.reply) this.#guard?.observe(route.egress, host.exchange, heard.stage, heard.reply);
-    if (result.type === 'failed' && result.queued !== true) {
-      this.#lanes.failed(key, result.failure);
-      if (result.failure.reply !== null && refusesTheClient(result.failure.reply))
-        this.#lanes.rest(address, key);
-    } else if (result.type === 'failed') {
-      // Our own cap kept it waiting: nothing to say about the host.
-    } else if (result.type === 'decided' && result.stage !== 'rcpt') {
-      // A refusal of the prober at the banner, EHLO or MAIL FROM: a failure of the host too.
-      const reply = result.reply;
-      if (result.kind === 'blocked' || refusesTheClient(reply)) this.#lanes.rest(address, key);
-      this.#lanes.failed(key, {
-        kind: result.kind === 'greylisted' ? 'greylisted' : 'blocked',
-        stage: result.stage,
-        cause: 'reply',
-        reply,
-        detail: `${result.stage}: ${describe(reply)}`,
-        tls: result.tls,
-      });
-    } else if (result.type === 'decided') {
-      if (result.kind === 'blocked' && refusesTheClient(result.reply)) this.#lanes.rest(address, key);
-      this.#lanes.answered(key);
-    }
+    this.#lanes.learn(address, route.key, result);
     return served;
   }
 
@@ -456,22 +435,20 @@ export class SmtpProber {
           heldReplies: this.#heldReplies,
         },
       );
+      const greetMs = performance.now() - openedAt;
       // The slot taken for the first address goes with the address that connected.
       const connectedTo = opened.ok ? opened.session.target.address : (opened.connectedTo ?? address);
       const winner = raced.find((a) => a.address === connectedTo);
-      if (winner !== undefined) {
-        const moved = permit.moveTo(
-          winner.route.key,
-          providerGroup(winner.route.egress, host.exchange),
-          opened.ok,
-        );
-        Object.assign(used, winner);
-        await moved;
-      }
-      // The shared slots go back once the server no longer counts the connection, as the local one.
-      permit.releaseSharedOn(opened.ok ? opened.session.closed : opened.closed);
+      if (winner !== undefined) Object.assign(used, winner);
+      const entry = await this.#sessions.settle(
+        permit,
+        opened,
+        winner === undefined
+          ? null
+          : { key: winner.route.key, group: providerGroup(winner.route.egress, host.exchange) },
+        { address: used.address, egress: used.route.egress, greetMs },
+      );
       if (!opened.ok) {
-        this.#sessions.failed(permit, opened.closed);
         const { failure } = opened;
         // The banner or EHLO refused the prober (5xx): decided, as a reply to RCPT would be.
         if (failure.kind === 'blocked' && failure.reply !== null) {
@@ -486,14 +463,7 @@ export class SmtpProber {
         }
         return { type: 'failed', failure };
       }
-      const entry = this.#sessions.opened(
-        permit,
-        used.address,
-        used.route.egress,
-        opened.session,
-        performance.now() - openedAt,
-      );
-      const result = await this.#use(entry, request, false);
+      const result = await this.#use(entry!, request, false);
       // A new session is not "replaced": its failure is the host's.
       if (result !== 'replaced') return result;
     }
@@ -533,18 +503,8 @@ export class SmtpProber {
     const replaced = reused && serverLetGo(done.result, reset ? 'rset' : 'mail');
     // Only a session that answered about the recipient is kept; any failure or refusal of the
     // prober ends it (the host's back-off decides when it is asked again).
-    const keep = done.result.type === 'decided' && done.result.stage === 'rcpt';
-    void done.settled.then((rejects) => {
-      entry.rejects += rejects;
-      // A retired session's QUIT is still this verification's; a kept one is handed on clean.
-      if (replaced || !keep) {
-        this.#sessions.retire(entry);
-        session.recorder = null;
-      } else {
-        session.recorder = null;
-        this.#sessions.release(entry);
-      }
-    });
+    const keep = !replaced && done.result.type === 'decided' && done.result.stage === 'rcpt';
+    this.#sessions.settled(entry, done.settled, keep);
     if (replaced) return 'replaced';
     if (reused) this.#sessions.reusedOnce();
     return done.result;

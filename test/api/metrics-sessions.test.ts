@@ -1,6 +1,6 @@
 /**
  * `/metrics` shows the warm SMTP sessions of single verifications: open per host, opened, reused,
- * closed by the server, the reuse ratio, and batch sessions handed to single verifications, after
+ * closed by the server, the reuse ratio, and batch sessions kept idle for single verifications, after
  * real verifications through the API and a batch in the same process.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -46,7 +46,7 @@ it('counts sessions opened and reused, and shows the open ones per host', async 
   expect(mta.connectionsTo(HOST)).toBe(1);
 });
 
-it('counts the batch sessions handed to single verifications', async () => {
+it('counts the batch sessions kept idle in the session broker for single verifications', async () => {
   h.dns.setDomain('bulk.test', { mx: [{ exchange: 'mx.bulk.test', priority: 10 }] });
   h.dns.setDomain('mx.bulk.test', { a: [HOST2] });
   // The process's batch engine shares its caps with the verifier (src/jobs/embedded.ts does this).
@@ -57,7 +57,7 @@ it('counts the batch sessions handed to single verifications', async () => {
     const results = await batch.verifyMany(['user-a@bulk.test', 'user-b@bulk.test']);
     expect(results.map((r) => r.status)).toEqual(['deliverable', 'deliverable']);
     const text = await waitFor(
-      'the batch session handed over',
+      'the batch session kept idle',
       async () => {
         const body = (await h.inject({ method: 'GET', url: '/metrics' })).body;
         return body.includes('mailverdict_smtp_single_sessions_adopted_total 1') ? body : undefined;

@@ -5,13 +5,18 @@
  * which sends two tickets after the client's Finished as Postfix's does.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { createBatchEngine } from '../../src/engine/batch/batch-engine.js';
+import { createVerifier } from '../../src/engine/index.js';
+import { SessionBroker } from '../../src/engine/sessions/broker.js';
 import { HeldReplies } from '../../src/engine/smtp/held-replies.js';
 import { budgetDeadlines, openSession } from '../../src/engine/smtp/session.js';
 import { TranscriptRecorder } from '../../src/engine/smtp/transcript.js';
+import { startDnsServer } from '../kit/dns-server.js';
+import { kitEngineOptions } from '../kit/engine-options.js';
 import { startSmtpCore, type SmtpCore } from '../kit/smtp-core.js';
 
 const CRLF = '\r\n';
-const cores: SmtpCore[] = [];
+const cores: { close(): Promise<void> }[] = [];
 
 afterEach(async () => {
   await Promise.all(cores.splice(0).map((core) => core.close()));
@@ -20,12 +25,16 @@ afterEach(async () => {
 /**
  * A host offering STARTTLS whose reply to the EHLO after TLS waits `holdMs` (0: at once), as
  * Postfix's waits for its tickets' acknowledgement, and to the EHLO in clear text `clearHoldMs`;
- * it logs every command it reads.
+ * it logs every command it reads and accepts every sender and recipient.
  */
-async function startHost(holdMs: number, clearHoldMs = 0): Promise<{ core: SmtpCore; commands: string[] }> {
+async function startHost(
+  holdMs: number,
+  clearHoldMs = 0,
+  host = '127.0.0.1',
+): Promise<{ core: SmtpCore; commands: string[] }> {
   const commands: string[] = [];
   const core = await startSmtpCore({
-    hosts: ['127.0.0.1'],
+    hosts: [host],
     connection(conn) {
       conn.write(`220 held.test ESMTP${CRLF}`);
       return {
@@ -39,6 +48,8 @@ async function startHost(holdMs: number, clearHoldMs = 0): Promise<{ core: SmtpC
               conn.send(`250-held.test${CRLF}250 PIPELINING${CRLF}`, holdMs);
             } else if (line.startsWith('EHLO')) {
               conn.send(`250-held.test${CRLF}250 STARTTLS${CRLF}`, clearHoldMs);
+            } else if (/^(MAIL FROM|RCPT TO):/.test(line) || line === 'RSET') {
+              conn.write(`250 2.1.0 Ok${CRLF}`);
             } else if (line === 'QUIT') {
               conn.end(`221 2.0.0 Bye${CRLF}`);
             } else {
@@ -116,6 +127,42 @@ describe('the EHLO after TLS and the session tickets', () => {
     const lines = await greetOnce(core.port, memory);
     expect(lines).toContain('250 PIPELINING');
     expect(memory.holds('127.0.0.1')).toBe(false);
+  });
+});
+
+describe("one memory for the sessions of both kinds (the session broker's)", () => {
+  it('learns from a batch session, and the next single verification waits for the ticket', async () => {
+    const host = '127.0.13.1';
+    const { core, commands } = await startHost(300, 0, host);
+    const dns = await startDnsServer({
+      'held.test': { mx: [{ exchange: 'mx.held.test', priority: 10 }] },
+      'mx.held.test': { a: [host] },
+    });
+    cores.push(dns);
+    const broker = new SessionBroker({ perHostConcurrency: 2 });
+    const options = kitEngineOptions(dns.address, core.port);
+    const batch = createBatchEngine(
+      {
+        ...options,
+        concurrency: 2,
+        perHostConcurrency: 2,
+        greylistRetries: 0,
+        greylistDelayMs: 10,
+        timeoutMs: 5_000,
+      },
+      { broker },
+    );
+    cores.push(batch);
+    await batch.verifyMany(['someone@held.test']);
+    expect(commands).toContain('RCPT TO:<someone@held.test>');
+    // The batch's session saw the reply held, and told the broker.
+    expect(broker.heldReplies.holds(host)).toBe(true);
+    const verifier = createVerifier(options, { broker });
+    cores.push(verifier);
+    const single = await verifier.verify('other@held.test', { timeoutMs: 5_000, transcript: true });
+    const lines = single.transcript!.map((line) => line.text);
+    expect(lines).toContain('250 PIPELINING');
+    expect(waited(lines)).toBe(true);
   });
 });
 

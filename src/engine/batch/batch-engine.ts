@@ -32,6 +32,7 @@ import type { EngineCoordination } from '../coordination.js';
 import { DEFAULT_HOST_BACKOFF_MAX_MS, DEFAULT_HOST_BACKOFF_MS } from '../coordination.js';
 import type { BatchEngine, BatchEngineObserver, BatchEngineOptions, VerifyManyOptions } from './types.js';
 import { DEFAULT_PROVIDER_CONCURRENCY, DEFAULT_PROVIDER_SESSIONS_PER_SECOND } from './types.js';
+import { HeldReplies } from '../smtp/held-replies.js';
 
 export interface BatchEngineDeps {
   clock?: Clock;
@@ -89,6 +90,9 @@ export function createBatchEngine(options: BatchEngineOptions, deps: BatchEngine
   const random = deps.random ?? Math.random;
   const pooled = (options.mode ?? 'pooled') === 'pooled';
   const broker = deps.broker;
+  // One memory of the hosts holding their reply behind TLS tickets: the broker's (the single
+  // verifications' too) when there is one.
+  const heldReplies = broker?.heldReplies ?? new HeldReplies(now);
   const timeoutMs = Math.min(MAX_TIMEOUT_MS, Math.max(MIN_TIMEOUT_MS, Math.round(options.timeoutMs)));
   const tuning = { ...BATCH_DEFAULTS, ...definedOnly(options) };
 
@@ -180,7 +184,7 @@ export function createBatchEngine(options: BatchEngineOptions, deps: BatchEngine
           lane,
           slot,
           sessionOptions,
-          { scheduler, catchAll, greylist, now, broker: deps.broker ?? null },
+          { scheduler, catchAll, greylist, now, broker: deps.broker ?? null, heldReplies },
           seat,
         ),
       // A single verification's idle session carries a group of work (pooled sessions only).

@@ -37,6 +37,7 @@ import type { SharedGreylistSchedule } from './shared-greylist.js';
 import type { HeldSlot } from '../sessions/shared-politeness.js';
 import type { Work } from './work.js';
 import type { IdleSession, SessionBroker } from '../sessions/broker.js';
+import type { HeldReplies } from '../smtp/held-replies.js';
 
 export interface PooledSessionOptions {
   port: number;
@@ -69,6 +70,11 @@ export interface PooledSessionDeps {
    * session waits among its idle sessions, for a single verification or this host's next work.
    */
   broker?: SessionBroker | null;
+  /**
+   * The hosts that hold their reply behind their TLS 1.3 session tickets (../smtp/held-replies.ts):
+   * the broker's, shared with the single verifications, or the engine's own without one.
+   */
+  heldReplies?: HeldReplies;
 }
 
 // RFC 5321 §4.5.3.1.10: "too many recipients" is 452 (4.5.3); some servers send 552 5.5.3.
@@ -134,6 +140,7 @@ export async function runPooledSession(
       localAddress: first!.localAddress,
       deadlines: stepDeadlines(options.stepTimeoutMs),
       starttls: options.starttls ?? 'opportunistic',
+      ...(deps.heldReplies === undefined ? {} : { heldReplies: deps.heldReplies }),
       ...(alternates.length === 0 && late === undefined
         ? {}
         : {

@@ -22,8 +22,12 @@
  *   batch itself when work for the host comes back. Nothing is handed over: the connection stays
  *   counted where it was opened, its Redis slots stay held (and renewed) by its opener until the
  *   server lets it go, and its opener decides when it retires.
+ * - The memory of the hosts that hold their EHLO reply behind their TLS 1.3 session tickets
+ *   (`heldReplies`, ../smtp/held-replies.ts): a session of either kind learns it and the next
+ *   one of either kind waits for the first ticket there.
  */
 import type { Egress } from '../egress/egress.js';
+import { HeldReplies } from '../smtp/held-replies.js';
 import type { SmtpSession } from '../smtp/session.js';
 
 /** Who asks for a session: a single verification or a batch group. */
@@ -33,6 +37,8 @@ export interface SessionBrokerOptions {
   perHostConcurrency: number;
   /** Sessions to one provider's hosts through one egress, both kinds together; default no cap. */
   providerConcurrency?: number;
+  /** Epoch ms (how long a host is remembered as holding its reply); default `Date.now`. */
+  now?: () => number;
 }
 
 /**
@@ -104,10 +110,16 @@ export class SessionBroker {
   #terms: IdleTerms | null = null;
   /** When a single verification last asked for a session (`performance.now()`). */
   #lastSingleAt = -Infinity;
+  /**
+   * The hosts that hold their reply behind their TLS 1.3 session tickets, for every session this
+   * process opens, single or batch: what one session saw spares the next a delayed acknowledgement.
+   */
+  readonly heldReplies: HeldReplies;
 
   constructor(options: SessionBrokerOptions) {
     this.#perHost = options.perHostConcurrency;
     this.#perGroup = options.providerConcurrency ?? Infinity;
+    this.heldReplies = new HeldReplies(options.now ?? Date.now);
   }
 
   /** Whether a new session of kind `as` to lane `key` (of provider group `group`) fits the caps. */

@@ -12,8 +12,10 @@
  */
 import type { HostHealth } from '../coordination.js';
 import type { Egress, EgressGate } from '../egress/egress.js';
-import { egressesFor, pairKey, usableEgresses } from '../egress/egress.js';
+import { egressesFor, pairKey, refusesTheClient, usableEgresses } from '../egress/egress.js';
+import type { HostResult } from '../smtp/probe-transaction.js';
 import type { HostFailure } from '../smtp/session.js';
+import { describe } from '../smtp/session.js';
 import { TtlMap } from '../ttl-map.js';
 
 /** The egress a probe of one host address goes out through, and whether it rests there. */
@@ -82,6 +84,35 @@ export class SingleLanes {
       }
     }
     return first!;
+  }
+
+  /**
+   * What the host at `address` concluded on lane `key` means for the lane's next probes: a failure
+   * backs it off, and so does a refusal of the prober at the banner, EHLO or MAIL FROM; a reply
+   * that refuses the prober itself (our address, not the recipient) rests the egress there; an
+   * answer about a recipient ends the failure streak. A verification our own cap kept waiting
+   * says nothing about the host.
+   */
+  learn(address: string, key: string, result: HostResult): void {
+    if (result.type === 'failed') {
+      if (result.queued === true) return;
+      this.failed(key, result.failure);
+      if (result.failure.reply !== null && refusesTheClient(result.failure.reply)) this.rest(address, key);
+    } else if (result.type === 'decided' && result.stage !== 'rcpt') {
+      const reply = result.reply;
+      if (result.kind === 'blocked' || refusesTheClient(reply)) this.rest(address, key);
+      this.failed(key, {
+        kind: result.kind === 'greylisted' ? 'greylisted' : 'blocked',
+        stage: result.stage,
+        cause: 'reply',
+        reply,
+        detail: `${result.stage}: ${describe(reply)}`,
+        tls: result.tls,
+      });
+    } else if (result.type === 'decided') {
+      if (result.kind === 'blocked' && refusesTheClient(result.reply)) this.rest(address, key);
+      this.answered(key);
+    }
   }
 
   /** The lane `key` failed: backed off, its failure kept for the probes that skip it. */

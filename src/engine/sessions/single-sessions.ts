@@ -1,7 +1,9 @@
 /**
  * Where a single verification gets its SMTP session (../probe.ts asks, and keeps the MX order,
  * Happy Eyeballs and the transaction): an idle warm session of its lane, one that comes back from
- * another verification within a greeting's time, or the right to open a new one within the caps.
+ * another verification within a greeting's time, or the right to open a new one within the caps;
+ * and what becomes of it: a new one's slots follow the address Happy Eyeballs connected to
+ * (`settle`), and after its transaction it goes back among the idle sessions or retires (`settled`).
  *
  * The caps are the process's: the per-host, per-provider and global ones of a HostLimiter, shared
  * with the batch engine of the process through the process's session broker when one is given
@@ -11,7 +13,7 @@
  */
 import type { EngineCoordination } from '../coordination.js';
 import type { Egress } from '../egress/egress.js';
-import type { SmtpSession } from '../smtp/session.js';
+import type { OpenResult } from '../smtp/session.js';
 import { HostLimiter, type HostLimiterOptions } from './host-limiter.js';
 import { SessionBroker } from './broker.js';
 import type { SlotHolding } from './shared-politeness.js';
@@ -196,20 +198,46 @@ export class SingleSessions {
     return this.#pool.laneHasRoom(key);
   }
 
-  /** The open failed: its slot frees once the server no longer counts the attempt. */
-  failed(permit: OpenPermit, closed: Promise<void>): void {
-    this.#pool.openFailed(permit.key, closed);
+  /**
+   * The session opened on `permit` connected, or failed: its slot goes to lane `won` when Happy
+   * Eyeballs connected to another address of the host than the first (and, opened, its shared
+   * one where one is free there). An opened session is counted until the server lets it go, and
+   * returned; a failed attempt's slot frees once the server no longer counts it (null). The
+   * shared slots go back, either way, when the server no longer counts the connection.
+   */
+  async settle(
+    permit: OpenPermit,
+    opened: OpenResult,
+    won: LaneRequest | null,
+    at: { address: string; egress: Egress; greetMs: number },
+  ): Promise<WarmEntry | null> {
+    if (won !== null) await permit.moveTo(won.key, won.group, opened.ok);
+    permit.releaseSharedOn(opened.ok ? opened.session.closed : opened.closed);
+    if (!opened.ok) {
+      this.#pool.openFailed(permit.key, opened.closed);
+      return null;
+    }
+    return this.#pool.opened(permit.key, at.address, at.egress, opened.session, at.greetMs);
   }
 
-  /** A session opened on `permit`: counted until the server lets it go. */
-  opened(
-    permit: OpenPermit,
-    address: string,
-    egress: Egress,
-    session: SmtpSession,
-    greetMs: number,
-  ): WarmEntry {
-    return this.#pool.opened(permit.key, address, egress, session, greetMs);
+  /**
+   * A verification's transaction on `entry` is written; once every reply of its group is in
+   * (`settled`, with the refused commands among them), the session goes back among the idle
+   * ones when `keep` (it answered about the recipient), else it retires. Either way it stops
+   * recording into the verification's transcript: a retired session's QUIT is still the
+   * verification's, a kept one goes on clean.
+   */
+  settled(entry: WarmEntry, settled: Promise<number>, keep: boolean): void {
+    void settled.then((rejects) => {
+      entry.rejects += rejects;
+      if (keep) {
+        entry.session.recorder = null;
+        this.release(entry);
+      } else {
+        this.retire(entry);
+        entry.session.recorder = null;
+      }
+    });
   }
 
   /** The session is done with a verification: back to the pool, or retired when a bound is reached. */
