@@ -25,6 +25,9 @@
  * - The memory of the hosts that hold their EHLO reply behind their TLS 1.3 session tickets
  *   (`heldReplies`, ../smtp/held-replies.ts): a session of either kind learns it and the next
  *   one of either kind waits for the first ticket there.
+ * - What the process knows of each coordination's (Redis) slots and health (`sharedLanes`,
+ *   shared-politeness.ts): one read of a lane's shared health, one retry wait and one view of its
+ *   back-off for both kinds; each caller's `SharedPoliteness` keeps its settings and callbacks.
  */
 import type { EngineCoordination } from '../coordination.js';
 import type { Egress } from '../egress/egress.js';
