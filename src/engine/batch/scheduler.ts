@@ -220,6 +220,8 @@ export class ProbeScheduler {
               changed: () => this.pump(),
               failed: (error, operation) => hooks.coordinationFailed?.(error, operation),
             },
+            // With the process's broker, its single verifications and other engines know it too.
+            options.broker?.sharedLanes(coordination),
           );
   }
 
@@ -480,6 +482,7 @@ export class ProbeScheduler {
   async close(): Promise<void> {
     this.#closed = true;
     this.#unsubscribe();
+    this.#shared?.close();
     if (this.#timer !== null) clearTimeout(this.#timer);
     this.#timer = null;
     // Idle sessions end now; one a single verification uses ends when it comes back (no longer usable).

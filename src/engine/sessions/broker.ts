@@ -25,10 +25,15 @@
  * - The memory of the hosts that hold their EHLO reply behind their TLS 1.3 session tickets
  *   (`heldReplies`, ../smtp/held-replies.ts): a session of either kind learns it and the next
  *   one of either kind waits for the first ticket there.
+ * - What the process knows of each coordination's (Redis) slots and health (`sharedLanes`,
+ *   shared-politeness.ts): one read of a lane's shared health, one retry wait and one view of its
+ *   back-off for both kinds; each caller's `SharedPoliteness` keeps its settings and callbacks.
  */
+import type { EngineCoordination } from '../coordination.js';
 import type { Egress } from '../egress/egress.js';
 import { HeldReplies } from '../smtp/held-replies.js';
 import type { SmtpSession } from '../smtp/session.js';
+import { SharedLaneState } from './shared-politeness.js';
 
 /** Who asks for a session: a single verification or a batch group. */
 export type RequestKind = 'single' | 'batch';
@@ -115,11 +120,26 @@ export class SessionBroker {
    * process opens, single or batch: what one session saw spares the next a delayed acknowledgement.
    */
   readonly heldReplies: HeldReplies;
+  /** What the process knows of the shared slots and health, per coordination (`sharedLanes`). */
+  readonly #sharedLanes = new WeakMap<EngineCoordination, SharedLaneState>();
 
   constructor(options: SessionBrokerOptions) {
     this.#perHost = options.perHostConcurrency;
     this.#perGroup = options.providerConcurrency ?? Infinity;
     this.heldReplies = new HeldReplies(options.now ?? Date.now);
+  }
+
+  /**
+   * What this process's callers of `coordination` (Redis) know together of its slots and health:
+   * the batch engines' and the single verifications' `SharedPoliteness` are built over it.
+   */
+  sharedLanes(coordination: EngineCoordination): SharedLaneState {
+    let state = this.#sharedLanes.get(coordination);
+    if (state === undefined) {
+      state = new SharedLaneState();
+      this.#sharedLanes.set(coordination, state);
+    }
+    return state;
   }
 
   /** Whether a new session of kind `as` to lane `key` (of provider group `group`) fits the caps. */

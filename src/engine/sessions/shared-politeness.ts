@@ -76,23 +76,56 @@ const HEALTH_CACHE_MS = 1_000;
 const RETRY_MIN_MS = 50;
 const RETRY_MAX_MS = 200;
 
+/**
+ * What a process knows of the shared slots and health of one coordination, for all its callers
+ * together: the session broker (broker.ts) keeps one per coordination, so that its batch engines
+ * and its single verifications read a host's shared health once a second between them (not once
+ * each), see a back-off or a rest that one of them learnt at once, and wait out the same retry
+ * wait after "no slot". Each caller keeps its own `SharedPoliteness` over it: its lease and pace
+ * settings, its `changed` and `failed` callbacks, and its own health updates in flight (`drain`).
+ */
+export class SharedLaneState {
+  readonly health = new Map<string, { state: HealthState; fetchedAt: number }>();
+  readonly retryAt = new Map<string, number>();
+  readonly #listeners = new Set<() => void>();
+
+  /** Calls `changed` whenever a caller learnt something that may let a session open; returns the end. */
+  listen(changed: () => void): () => void {
+    const entry = (): void => changed();
+    this.#listeners.add(entry);
+    return () => this.#listeners.delete(entry);
+  }
+
+  changed(): void {
+    for (const listener of [...this.#listeners]) listener();
+  }
+}
+
 export class SharedPoliteness {
   readonly #coordination: EngineCoordination;
   readonly #options: SharedPolitenessOptions;
   readonly #deps: SharedPolitenessDeps;
-  readonly #health = new Map<string, { state: HealthState; fetchedAt: number }>();
-  readonly #retryAt = new Map<string, number>();
+  readonly #health: Map<string, { state: HealthState; fetchedAt: number }>;
+  readonly #retryAt: Map<string, number>;
+  readonly #state: SharedLaneState;
+  readonly #unlisten: () => void;
   /** Health updates in flight, awaited by `drain`. */
   readonly #background: BackgroundTasks;
 
+  /** `state`: what this process's other callers of `coordination` know too (default: this one's own). */
   constructor(
     coordination: EngineCoordination,
     options: SharedPolitenessOptions,
     deps: SharedPolitenessDeps,
+    state: SharedLaneState = new SharedLaneState(),
   ) {
     this.#coordination = coordination;
     this.#options = options;
     this.#deps = deps;
+    this.#state = state;
+    this.#health = state.health;
+    this.#retryAt = state.retryAt;
+    this.#unlisten = state.listen(() => deps.changed());
     this.#background = new BackgroundTasks((error, operation) => deps.failed(error, operation));
   }
 
@@ -108,12 +141,13 @@ export class SharedPoliteness {
    */
   async acquire(key: string): Promise<SlotLease | null> {
     try {
-      const cached = this.#health.get(key);
+      let cached = this.#health.get(key);
       if (cached === undefined || this.#deps.now() - cached.fetchedAt >= HEALTH_CACHE_MS) {
-        const state = await this.#coordination.health.get(key);
-        this.#health.set(key, { state, fetchedAt: this.#deps.now() });
-        if (state.notBefore > this.#deps.now()) return null;
+        cached = { state: await this.#coordination.health.get(key), fetchedAt: this.#deps.now() };
+        this.#health.set(key, cached);
       }
+      // Also when another caller of the process read it or learnt the back-off (SharedLaneState).
+      if (cached.state.notBefore > this.#deps.now()) return null;
       const lease = await this.#coordination.slots.tryAcquire(
         key,
         this.#options.perHostConcurrency,
@@ -263,7 +297,8 @@ export class SharedPoliteness {
         .recordFailure(key, this.#options.backoffBaseMs, this.#options.backoffMaxMs)
         .then((state) => {
           this.#health.set(key, { state, fetchedAt: this.#deps.now() });
-          this.#deps.changed();
+          // Every caller of the process: a batch engine's pump, whichever learnt it.
+          this.#state.changed();
         }),
     );
   }
@@ -299,7 +334,10 @@ export class SharedPoliteness {
     );
   }
 
-  /** `key` has no queue any more: what is known of it is asked again when it has one. */
+  /**
+   * `key` has no queue any more: what is known of it is asked again when it has one (by every
+   * caller sharing the state: one more health read for them, at most).
+   */
   forget(key: string): void {
     this.#health.delete(key);
     this.#retryAt.delete(key);
@@ -308,6 +346,11 @@ export class SharedPoliteness {
   /** Resolves when the health updates in flight have ended. */
   async drain(): Promise<void> {
     await this.#background.drain();
+  }
+
+  /** Its caller closes: what the others learn no longer calls its `changed`. */
+  close(): void {
+    this.#unlisten();
   }
 
   #retryLater(key: string): void {

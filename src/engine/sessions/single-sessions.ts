@@ -124,6 +124,8 @@ export class SingleSessions {
                 shared.failed?.(error, operation);
               },
             },
+            // What the process's batch engines know of the shared slots and health, and learn.
+            broker.sharedLanes(shared.coordination),
           );
     // Batch sessions with no work left wait among the broker's idle sessions while single
     // verifications keep warm ones (their Redis slots stay held by the batch that opened them).
@@ -262,6 +264,7 @@ export class SingleSessions {
   /** Retires every idle session; waiting verifications end as timed out. */
   close(): void {
     this.#unserve();
+    this.#shared?.close();
     this.#pool.close();
   }
 
