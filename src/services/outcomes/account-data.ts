@@ -13,6 +13,7 @@ import { historyOf, NO_HISTORY, type AddressHistory } from './history.js';
 import { domainCounts, domainsNeeded, withEvidence } from './evidence.js';
 import type { Clock } from '../../clock.js';
 import { createStoreMemo } from '../store-memo.js';
+import { textOf, type AddressInput } from './address-key.js';
 
 /** Either the answer, decided by the account's data, or the history to show beside the network's. */
 export type AccountDecision = { result: VerificationResult } | { history: AddressHistory };
@@ -20,7 +21,7 @@ export type AccountDecision = { result: VerificationResult } | { history: Addres
 /** The account's data around the network verification of a group of addresses. */
 export interface AccountData {
   /** What the account's data decides for each of `emails`, before any network check. */
-  decide(accountId: string, emails: readonly string[]): Promise<AccountDecision[]>;
+  decide(accountId: string, emails: readonly AddressInput[]): Promise<AccountDecision[]>;
   /** The network's results (cached or probed) with the account's evidence (services/outcomes/evidence.ts). */
   finish(
     accountId: string,
@@ -59,12 +60,12 @@ function filterVerdict(base: VerificationResult, filter: AccountFilterRow): Veri
  * decisions rest on DNS answers too.
  */
 const openMemo = createStoreMemo<AddressHistory>(50_000);
-const openKey = (accountId: string, email: string): string => `${accountId}\0${email}`;
+const openKey = (accountId: string, email: AddressInput): string => `${accountId}\0${textOf(email)}`;
 
 export async function decideByAccount(
   deps: AccountDataDeps,
   accountId: string,
-  emails: readonly string[],
+  emails: readonly AddressInput[],
 ): Promise<AccountDecision[]> {
   const memo = openMemo.current(deps.db);
   if (memo !== null) {
@@ -76,12 +77,12 @@ export async function decideByAccount(
   const needMx: number[] = [];
   emails.forEach((email, i) => {
     const filter = filters.match(email);
-    if (filter !== null) decided[i] = filterVerdict(deps.verifier.verifyOffline(email), filter);
+    if (filter !== null) decided[i] = filterVerdict(deps.verifier.verifyOffline(textOf(email)), filter);
     else if (filters.hasMx) needMx.push(i);
   });
   for (let start = 0; start < needMx.length; start += MX_LOOKUPS_AT_ONCE) {
     const group = needMx.slice(start, start + MX_LOOKUPS_AT_ONCE);
-    const looked = await Promise.all(group.map((i) => deps.verifier.verifyMailHosts(emails[i]!)));
+    const looked = await Promise.all(group.map((i) => deps.verifier.verifyMailHosts(textOf(emails[i]!))));
     group.forEach((i, k) => {
       const result = looked[k]!;
       const filter = filters.matchMx(result.checks.mx.records);
@@ -100,7 +101,7 @@ export async function decideByAccount(
     out[i] =
       history.suppression === null
         ? { history }
-        : { result: suppressedResult(deps.verifier.verifyOffline(emails[i]!), history) };
+        : { result: suppressedResult(deps.verifier.verifyOffline(textOf(emails[i]!)), history) };
     if (memo !== null && !filters.hasMx && history.suppression === null)
       openMemo.keep(deps.db, memo.token, openKey(accountId, emails[i]!), history);
   });

@@ -7,6 +7,20 @@
  */
 import { createHash } from 'node:crypto';
 import { addressIdentity, parseAddress } from '../../engine/syntax.js';
+import type { ParsedAddress, WellFormedAddress } from '../../engine/types.js';
+
+/** An address as given, or as the request's one parse gave it (services/verify/verify.service.ts). */
+export type AddressInput = string | WellFormedAddress;
+
+/** `input` parsed: a parsed address as it is, a string through parseAddress. */
+export function parsedOf(input: AddressInput): ParsedAddress {
+  return typeof input === 'string' ? parseAddress(input) : input;
+}
+
+/** The address's text: a string as it is, a parsed address's `address`. */
+export function textOf(input: AddressInput): string {
+  return typeof input === 'string' ? input : input.address;
+}
 
 export interface OutcomeAddress {
   /** The stored key; never the address. */
@@ -16,14 +30,19 @@ export interface OutcomeAddress {
 }
 
 /** The address's key for the account, or the syntax error when `email` is not an address. */
-export function outcomeAddress(accountId: string, email: string): OutcomeAddress | { error: string } {
-  if (email.length > 254) return { error: 'the address is longer than 254 characters' };
-  const parsed = parseAddress(email);
+export function outcomeAddress(accountId: string, email: AddressInput): OutcomeAddress | { error: string } {
+  if (typeof email === 'string' && email.length > 254)
+    return { error: 'the address is longer than 254 characters' };
+  const parsed = parsedOf(email);
   if (!parsed.ok) return { error: parsed.error };
+  return keyed(accountId, parsed);
+}
+
+function keyed(accountId: string, address: { local: string; domain: string }): OutcomeAddress {
   const key = createHash('sha256')
     .update(accountId)
     .update('\0')
-    .update(addressIdentity(parsed, 'case-folded'))
+    .update(addressIdentity(address, 'case-folded'))
     .digest('base64url');
-  return { key, domain: parsed.domain };
+  return { key, domain: address.domain };
 }

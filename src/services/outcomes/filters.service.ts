@@ -6,6 +6,7 @@
  */
 import { randomBase62 } from '../ids.js';
 import { createStoreMemo } from '../store-memo.js';
+import { parsedOf, type AddressInput } from './address-key.js';
 import type { Clock } from '../../clock.js';
 import { addressIdentity, parseAddress } from '../../engine/syntax.js';
 import type { MxRecordInfo } from '../../engine/types.js';
@@ -176,8 +177,8 @@ interface Parts {
   tld: string;
 }
 
-function partsOf(email: string): Parts | null {
-  const parsed = parseAddress(email);
+function partsOf(email: AddressInput): Parts | null {
+  const parsed = parsedOf(email);
   if (!parsed.ok || parsed.literal) return null;
   const labels = parsed.domain.split('.');
   const domains: string[] = [];
@@ -192,7 +193,7 @@ function partsOf(email: string): Parts | null {
 /** An account's filters for a group of addresses, read once. */
 export interface FilterSet {
   /** The filter that decides the address without a look-up, or null. */
-  match(email: string): AccountFilterRow | null;
+  match(email: AddressInput): AccountFilterRow | null;
   /** Whether `mx` filters exist, so that an undecided address needs its MX look-up. */
   readonly hasMx: boolean;
   /** The `mx` filter matching one of `records`, or null. */
@@ -227,7 +228,7 @@ async function cachedFilters(db: Executor, accountId: string): Promise<AccountFi
 export async function filterSetFor(
   db: Executor,
   accountId: string,
-  emails: readonly string[],
+  emails: readonly AddressInput[],
 ): Promise<FilterSet> {
   const parts = emails.map(partsOf);
   const known = parts.filter((p): p is Parts => p !== null);

@@ -13,7 +13,7 @@
 import type { HistoryCheck, HistoryEvent } from '../../engine/types.js';
 import type { Executor } from '../../store/executor.js';
 import { latestOutcomes, type LatestOutcome } from '../../store/outcome.store.js';
-import { outcomeAddress } from './address-key.js';
+import { outcomeAddress, type AddressInput } from './address-key.js';
 import { PROOF_OF_DELIVERY } from './outcome-types.js';
 import { createStoreMemo } from '../store-memo.js';
 
@@ -44,7 +44,7 @@ const historyMemo = createStoreMemo<readonly LatestOutcome[]>(50_000);
 export async function historyOf(
   db: Executor,
   accountId: string,
-  emails: readonly string[],
+  emails: readonly AddressInput[],
 ): Promise<AddressHistory[]> {
   const keys = emails.map((email) => {
     const address = outcomeAddress(accountId, email);

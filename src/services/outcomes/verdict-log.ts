@@ -22,11 +22,12 @@ import { ACCOUNT_REASONS, type Status } from '../../engine/types.js';
 import type { Executor } from '../../store/executor.js';
 import type { VerdictLogTable } from '../../store/schema/outcomes.schema.js';
 import { deleteVerdictOfAddress, upsertVerdicts } from '../../store/verdict-log.store.js';
-import { outcomeAddress } from './address-key.js';
+import { outcomeAddress, type AddressInput } from './address-key.js';
 
 /** One verdict as the verifier gave it. */
 export interface LoggedVerdict {
-  email: string;
+  /** Parsed already where the caller has it (a single verification): not parsed again. */
+  email: AddressInput;
   status: Status;
   reason: string | null;
   score: number;

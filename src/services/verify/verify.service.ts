@@ -107,7 +107,7 @@ export async function verifyOne(deps: VerifyDeps, input: VerifyInput): Promise<V
     plans: deps.plans,
     usageCache: deps.usageCache,
   });
-  const [decision] = await decideByAccount(deps, input.accountId, [input.email]);
+  const [decision] = await decideByAccount(deps, input.accountId, [address]);
   if (decision && 'result' in decision)
     return {
       result: decision.result,
@@ -121,7 +121,7 @@ export async function verifyOne(deps: VerifyDeps, input: VerifyInput): Promise<V
     const [hit] = await cache.lookUp(input.accountId, [address]);
     if (hit) {
       const [result] = await finishWithAccount(deps, input.accountId, [hit.result], [history]);
-      logVerdict(deps, input.accountId, result!);
+      logVerdict(deps, input.accountId, address, result!);
       return { result: result!, cached: true, checkedAt: hit.checkedAt };
     }
   }
@@ -132,7 +132,7 @@ export async function verifyOne(deps: VerifyDeps, input: VerifyInput): Promise<V
   const checkedAt = deps.clock.now();
   await cache?.store(input.accountId, [result], checkedAt);
   const [finished] = await finishWithAccount(deps, input.accountId, [result], [history]);
-  logVerdict(deps, input.accountId, finished!);
+  logVerdict(deps, input.accountId, address, finished!);
   return {
     result: finished!,
     cached: false,
@@ -143,10 +143,15 @@ export async function verifyOne(deps: VerifyDeps, input: VerifyInput): Promise<V
 
 // Issue 27, part 4: the verdict log's hook (docs/outcomes.md, "How accurate are we?"). Only the
 // network's verdicts come here; the account-decided ones above are not predictions.
-function logVerdict(deps: VerifyDeps, accountId: string, result: VerificationResult): void {
+function logVerdict(
+  deps: VerifyDeps,
+  accountId: string,
+  address: WellFormedAddress,
+  result: VerificationResult,
+): void {
   const { status, reason, score } = result;
   deps.verdictLog.record(accountId, [
-    { email: result.email, status, reason, score, provider: result.checks.mx.provider },
+    { email: address, status, reason, score, provider: result.checks.mx.provider },
   ]);
 }
 
