@@ -1024,7 +1024,7 @@ export const SETTINGS = {
     env: 'MAILVERDICT_PER_HOST_CONCURRENCY',
     parser: integer(1, 1000),
     default: DEFAULT_PER_HOST_CONCURRENCY,
-    help: 'SMTP sessions per MX host: of batches, and (counted apart) of single verifications',
+    help: 'SMTP sessions per MX host address and egress: batches and single verifications together (the session broker), across processes through Redis',
     commands: BATCH,
   }),
   providerConcurrency: setting({
@@ -1032,7 +1032,7 @@ export const SETTINGS = {
     env: 'MAILVERDICT_PROVIDER_CONCURRENCY',
     parser: integer(1, 1000),
     default: DEFAULT_PROVIDER_CONCURRENCY,
-    help: 'batch: SMTP sessions to all the MX hosts of one mail provider (Google, Microsoft 365, Yahoo… by MX host name) at once, per egress; shared through Redis like the per-host cap',
+    help: 'SMTP sessions to all the MX hosts of one mail provider (Google, Microsoft 365, Yahoo… by MX host name) at once, per egress: batches and single verifications together; shared through Redis like the per-host cap',
     commands: BATCH,
   }),
   providerSessionRate: setting({
