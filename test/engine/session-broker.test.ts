@@ -18,10 +18,9 @@ import type { BatchEngine } from '../../src/engine/batch/types.js';
 import type { Verifier } from '../../src/engine/index.js';
 import { createVerifier } from '../../src/engine/index.js';
 import type { FakeDnsServer } from '../kit/dns-server.js';
-import { startDnsServer } from '../kit/dns-server.js';
 import { kitEngineOptions } from '../kit/engine-options.js';
 import type { PostfixLikeMta } from '../kit/postfix-like-mta.js';
-import { startPostfixLikeMta } from '../kit/postfix-like-mta.js';
+import { startSharedHostLab } from '../kit/shared-host-lab.js';
 import { waitFor } from '../kit/wait-for.js';
 
 const HOST = '127.0.12.1';
@@ -36,20 +35,7 @@ const closing: (Verifier | BatchEngine)[] = [];
 
 beforeAll(async () => {
   // Every transaction pays a 150 ms in_flow_delay: a batch of 100 holds the host for a second or more.
-  mta = await startPostfixLikeMta({
-    hosts: [HOST, OTHER],
-    inFlowDelayMs: 150,
-    rcpt: (address) =>
-      /^(bulk|single)/.test(address)
-        ? '250 2.1.5 Ok'
-        : `550 5.1.1 <${address}>: Recipient address rejected: User unknown`,
-  });
-  dns = await startDnsServer({
-    'shared.test': { mx: [{ exchange: 'mx.shared.test', priority: 10 }] },
-    'mx.shared.test': { a: [HOST] },
-    'other.test': { mx: [{ exchange: 'mx.other.test', priority: 10 }] },
-    'mx.other.test': { a: [OTHER] },
-  });
+  ({ mta, dns } = await startSharedHostLab({ shared: HOST, other: OTHER, inFlowDelayMs: 150 }));
 });
 
 afterEach(async () => {

@@ -14,10 +14,9 @@ import type { Verifier } from '../../src/engine/index.js';
 import { createVerifier } from '../../src/engine/index.js';
 import { createRedisCoordination } from '../../src/redis/coordination.js';
 import type { FakeDnsServer } from '../kit/dns-server.js';
-import { startDnsServer } from '../kit/dns-server.js';
 import { kitEngineOptions } from '../kit/engine-options.js';
 import type { PostfixLikeMta } from '../kit/postfix-like-mta.js';
-import { startPostfixLikeMta } from '../kit/postfix-like-mta.js';
+import { startSharedHostLab } from '../kit/shared-host-lab.js';
 import { waitFor } from '../kit/wait-for.js';
 import { skipWithoutRedis, testRedis, type TestRedis } from './redis-kit.js';
 
@@ -36,20 +35,7 @@ describe.skipIf(skipWithoutRedis('Idle batch sessions in the broker with Redis')
     const closing: (Verifier | BatchEngine)[] = [];
 
     beforeAll(async () => {
-      mta = await startPostfixLikeMta({
-        hosts: [HOST, OTHER],
-        inFlowDelayMs: 0,
-        rcpt: (address) =>
-          /^(bulk|single)/.test(address)
-            ? '250 2.1.5 Ok'
-            : `550 5.1.1 <${address}>: Recipient address rejected: User unknown`,
-      });
-      dns = await startDnsServer({
-        'shared.test': { mx: [{ exchange: 'mx.shared.test', priority: 10 }] },
-        'mx.shared.test': { a: [HOST] },
-        'other.test': { mx: [{ exchange: 'mx.other.test', priority: 10 }] },
-        'mx.other.test': { a: [OTHER] },
-      });
+      ({ mta, dns } = await startSharedHostLab({ shared: HOST, other: OTHER, inFlowDelayMs: 0 }));
     });
 
     afterEach(async () => {

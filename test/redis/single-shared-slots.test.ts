@@ -18,6 +18,7 @@ import type { FakeDnsServer } from '../kit/dns-server.js';
 import { startDnsServer } from '../kit/dns-server.js';
 import { kitEngineOptions } from '../kit/engine-options.js';
 import type { PostfixLikeMta } from '../kit/postfix-like-mta.js';
+import { startSharedHostLab } from '../kit/shared-host-lab.js';
 import { startPostfixLikeMta } from '../kit/postfix-like-mta.js';
 import { createHarness } from '../kit/api-harness.js';
 import { waitFor } from '../kit/wait-for.js';
@@ -43,18 +44,7 @@ describe.skipIf(skipWithoutRedis('Single verifications on shared slots'))(
 
     beforeAll(async () => {
       // Every transaction pays a 100 ms in_flow_delay: the batch holds the host for a while.
-      mta = await startPostfixLikeMta({
-        hosts: [HOST],
-        inFlowDelayMs: 100,
-        rcpt: (address) =>
-          /^(bulk|single)/.test(address)
-            ? '250 2.1.5 Ok'
-            : `550 5.1.1 <${address}>: Recipient address rejected: User unknown`,
-      });
-      dns = await startDnsServer({
-        'shared.test': { mx: [{ exchange: 'mx.shared.test', priority: 10 }] },
-        'mx.shared.test': { a: [HOST] },
-      });
+      ({ mta, dns } = await startSharedHostLab({ shared: HOST, inFlowDelayMs: 100 }));
     });
 
     afterEach(async () => {
