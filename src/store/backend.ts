@@ -48,6 +48,13 @@ export interface StoreBackend {
    * schemas); undefined where there are none (SQLite).
    */
   migrationSchema(db: Executor): Promise<string | undefined>;
+  /**
+   * The names of the migrations the store records as run (Kysely's migration table in the
+   * migration schema), or null when it has no migration table yet: one query, so that a process
+   * opening a store that is up to date need not start Kysely's migrator, whose checks list every
+   * column of every schema of the database (store/migrate.ts).
+   */
+  migrationsRun(db: Executor): Promise<string[] | null>;
   readonly changes: ChangeWatch;
   /**
    * Calls `listener` when work may be waiting for a worker: a job was queued or a chunk handed

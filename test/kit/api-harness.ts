@@ -48,7 +48,9 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
   const dns = withTrustAnchor(await startDnsServer());
   // MAILVERDICT_TEST_STORE=postgres runs the API suites on PostgreSQL (a schema each).
   const databaseUrl =
-    process.env.MAILVERDICT_TEST_STORE === 'postgres' ? (await createTestSchema()).url : undefined;
+    process.env.MAILVERDICT_TEST_STORE === 'postgres'
+      ? (await createTestSchema({ migrated: true })).url
+      : undefined;
   // A suite's own `databaseUrl` flag wins (`undefined`: SQLite even on the PostgreSQL pass).
   const flags = options.flags ?? {};
   const onPostgres = 'databaseUrl' in flags ? flags.databaseUrl !== undefined : databaseUrl !== undefined;

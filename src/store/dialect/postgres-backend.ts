@@ -17,6 +17,19 @@ export function postgresBackend(notifications: PostgresNotifications): StoreBack
       const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(db);
       return rows[0]?.schema;
     },
+    async migrationsRun(db) {
+      // to_regclass: null when the table is not there, where a select would fail the statement.
+      const { rows } = await sql<{ schema: string; present: boolean }>`
+        select current_schema() as schema,
+               to_regclass(quote_ident(current_schema()) || '.kysely_migration') is not null as present`.execute(
+        db,
+      );
+      const here = rows[0];
+      if (here?.present !== true) return null;
+      const names = await sql<{ name: string }>`
+        select name from ${sql.id(here.schema, 'kysely_migration')}`.execute(db);
+      return names.rows.map((r) => r.name);
+    },
     changes: notifications.changes,
     onWork: (listener) => notifications.onWork(listener),
     claimChunk,
