@@ -151,6 +151,7 @@ export async function createRuntime(
   const sessionBroker = new SessionBroker({
     perHostConcurrency: config.engine.smtp.perHostConcurrency,
     providerConcurrency: config.engine.smtp.providerConcurrency,
+    now,
   });
   // With Redis, single verifications' new sessions also count against the cross-process caps the
   // batch engines keep there (the same keys and caps); warm ones cost no round trip.
@@ -160,6 +161,9 @@ export async function createRuntime(
   const verifier =
     options.verifier ??
     createVerifier(config.engine, {
+      // The process's clock, as the batch engine's: its DNS and catch-all caches and its hosts'
+      // back-off keep the same time as the rest of the process.
+      clock: now,
       guard,
       broker: sessionBroker,
       trust: dnsTrust,

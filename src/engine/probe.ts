@@ -433,6 +433,9 @@ export class SmtpProber {
           ...(late === undefined ? {} : { lateAlternates: late }),
           attemptDelayMs: this.#options.connectAttemptDelayMs ?? DEFAULT_CONNECTION_ATTEMPT_DELAY_MS,
           heldReplies: this.#heldReplies,
+          ...(this.#options.heldReplyMarginMs === undefined
+            ? {}
+            : { heldReplyMarginMs: this.#options.heldReplyMarginMs }),
         },
       );
       const greetMs = performance.now() - openedAt;

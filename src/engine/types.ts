@@ -271,6 +271,13 @@ export interface SmtpOptions {
    */
   connectAttemptDelayMs?: number;
   preferIpv4?: boolean;
+  /**
+   * How much later than the first TLS 1.3 session ticket the reply to the EHLO after STARTTLS must
+   * come, beyond half a round trip, for its host to count as holding it (smtp/held-replies.ts,
+   * docs/prober.md#starttls); it also bounds the wait for that ticket. Default 20 ms, less than the
+   * shortest delayed acknowledgement (Linux: 40 ms) that the wait saves.
+   */
+  heldReplyMarginMs?: number;
 }
 
 export interface EngineOptions {

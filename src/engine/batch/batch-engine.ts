@@ -157,6 +157,9 @@ export function createBatchEngine(options: BatchEngineOptions, deps: BatchEngine
     ...(options.smtp.connectAttemptDelayMs === undefined
       ? {}
       : { connectAttemptDelayMs: options.smtp.connectAttemptDelayMs }),
+    ...(options.smtp.heldReplyMarginMs === undefined
+      ? {}
+      : { heldReplyMarginMs: options.smtp.heldReplyMarginMs }),
   };
 
   const scheduler: ProbeScheduler = new ProbeScheduler(

@@ -57,6 +57,8 @@ export interface PooledSessionOptions {
   starttls?: StarttlsMode;
   /** Happy Eyeballs' Connection Attempt Delay (default 250 ms). */
   connectAttemptDelayMs?: number;
+  /** How much later than the first TLS ticket a reply counts as held (../smtp/held-replies.ts). */
+  heldReplyMarginMs?: number;
 }
 
 export interface PooledSessionDeps {
@@ -141,6 +143,7 @@ export async function runPooledSession(
       deadlines: stepDeadlines(options.stepTimeoutMs),
       starttls: options.starttls ?? 'opportunistic',
       ...(deps.heldReplies === undefined ? {} : { heldReplies: deps.heldReplies }),
+      ...(options.heldReplyMarginMs === undefined ? {} : { heldReplyMarginMs: options.heldReplyMarginMs }),
       ...(alternates.length === 0 && late === undefined
         ? {}
         : {

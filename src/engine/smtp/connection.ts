@@ -15,7 +15,7 @@ import type { EhloExtensions, SmtpReply } from './reply.js';
 import { NO_EXTENSIONS, ReplyParser, SmtpProtocolError, parseEhloExtensions } from './reply.js';
 import type { WireRecorder } from './transcript.js';
 import type { TicketObservation } from './held-replies.js';
-import { HELD_MARGIN_MS } from './held-replies.js';
+import { DEFAULT_HELD_REPLY_MARGIN_MS } from './held-replies.js';
 import type { ConnectCandidate } from '../net/happy-eyeballs.js';
 import { connectFirst, DEFAULT_CONNECTION_ATTEMPT_DELAY_MS, RaceFailure } from '../net/happy-eyeballs.js';
 
@@ -101,6 +101,8 @@ export interface OpenOptions {
   onClose?: () => void;
   /** The verification's transcript, from the banner on (see `SmtpConnection.recorder`). */
   recorder?: WireRecorder | null;
+  /** How much later than the first TLS ticket a reply counts as held (held-replies.ts); default 20 ms. */
+  heldReplyMarginMs?: number;
 }
 
 interface Waiter {
@@ -174,6 +176,7 @@ export class SmtpConnection {
   #waitedForTicket = false;
   /** Whether STARTTLS negotiated TLS 1.3 (whose tickets come after the handshake). */
   #tls13 = false;
+  readonly #heldMarginMs: number;
 
   private constructor(socket: net.Socket, options: OpenOptions) {
     this.#socket = socket;
@@ -181,6 +184,7 @@ export class SmtpConnection {
     this.address = options.address;
     this.#onClose = options.onClose;
     this.#closeBy = options.closeBy;
+    this.#heldMarginMs = options.heldReplyMarginMs ?? DEFAULT_HELD_REPLY_MARGIN_MS;
     const signal = options.signal;
     if (socket.connecting) socket.once('connect', () => (this.#connectedAt = performance.now()));
     else this.#connectedAt = this.#startedAt;
@@ -353,7 +357,7 @@ export class SmtpConnection {
     if (this.#ticketAt !== null) return;
     this.#waitedForTicket = true;
     const startedAt = performance.now();
-    const boundMs = 2 * (this.#starttlsRtt ?? 0) + HELD_MARGIN_MS;
+    const boundMs = 2 * (this.#starttlsRtt ?? 0) + this.#heldMarginMs;
     await new Promise<void>((resolve) => {
       const done = (): void => {
         clearTimeout(timer);
@@ -388,8 +392,8 @@ export class SmtpConnection {
     if (this.#waitedForTicket) return this.#ticketAt === null ? 'no_tickets' : 'waited';
     const rtt = this.#starttlsRtt;
     if (!this.#tls13 || this.#ticketAt === null || rtt === null) return 'not_held';
-    if (this.#clearEhloMs === null || this.#clearEhloMs > rtt + HELD_MARGIN_MS) return 'not_held';
-    return replyAt - this.#ticketAt > rtt / 2 + HELD_MARGIN_MS ? 'held' : 'not_held';
+    if (this.#clearEhloMs === null || this.#clearEhloMs > rtt + this.#heldMarginMs) return 'not_held';
+    return replyAt - this.#ticketAt > rtt / 2 + this.#heldMarginMs ? 'held' : 'not_held';
   }
 
   /**

@@ -25,9 +25,10 @@ const MAX_HOSTS = 10_000;
 /**
  * How much later than the first ticket the reply must come to count as held: half the round
  * trip (a held reply waits for the tickets' acknowledgement, a whole round trip) plus this margin,
- * less than the shortest delayed acknowledgement (Linux: 40 ms) that the wait saves.
+ * less than the shortest delayed acknowledgement (Linux: 40 ms) that the wait saves. The default
+ * of `smtp.heldReplyMarginMs`; it also bounds the wait for the first ticket (connection.ts).
  */
-export const HELD_MARGIN_MS = 20;
+export const DEFAULT_HELD_REPLY_MARGIN_MS = 20;
 
 /** What one TLS session showed about its host (SmtpConnection.ticketsAfterTls). */
 export type TicketObservation =

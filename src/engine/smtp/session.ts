@@ -104,6 +104,8 @@ export interface SessionOptions {
    * the EHLO always goes with the TLS Finished.
    */
   heldReplies?: HeldReplies;
+  /** How much later than the first ticket a reply counts as held (held-replies.ts); default 20 ms. */
+  heldReplyMarginMs?: number;
 }
 
 /**
@@ -323,6 +325,7 @@ async function greet(target: SessionTarget, options: SessionOptions, retry: bool
       closeBy: () => (session?.deadlines ?? options.deadlines).step(),
       onClose: () => markClosed(),
       recorder,
+      ...(options.heldReplyMarginMs === undefined ? {} : { heldReplyMarginMs: options.heldReplyMarginMs }),
     });
     if (connection.address !== target.address) {
       recorder?.record('out', `[connected to ${connection.address}]`);
