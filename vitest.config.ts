@@ -19,7 +19,12 @@ export default defineConfig({
     // Password hashes at 2^10 in the `serve` processes tests start (test/kit/password-cost.setup.ts
     // does the same in the test processes).
     env: { MAILVERDICT_PASSWORD_HASH_COST: '10' },
-    reporters: ['default'],
+    // MAILVERDICT_TEST_REPORT=FILE also writes the JSON report there (.ci/run prints the slowest
+    // files from it); `npm test` takes no reporter flags of its own (run-p runs it).
+    reporters: process.env.MAILVERDICT_TEST_REPORT ? ['default', 'json'] : ['default'],
+    ...(process.env.MAILVERDICT_TEST_REPORT
+      ? { outputFile: { json: process.env.MAILVERDICT_TEST_REPORT } }
+      : {}),
     projects: [
       {
         extends: true,
