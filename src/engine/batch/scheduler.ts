@@ -182,7 +182,8 @@ export class ProbeScheduler {
           ? {}
           : { groupSessionsPerSecond: options.providerSessionsPerSecond }),
         // The lanes' back-off is the broker's: the single verifications record into it and consult it too.
-        ...(options.broker == null ? {} : { backoff: options.broker.backoff }),
+        // So is the provider pace: the single verifications' new sessions count in it too.
+        ...(options.broker == null ? {} : { backoff: options.broker.backoff, pace: options.broker.pace }),
       },
       () => hooks.now(),
       options.broker == null ? null : { broker: options.broker, as: 'batch' },

@@ -29,6 +29,10 @@
  *   back-off and the last failure, recorded and consulted by both kinds, each failure with its
  *   kind's back-off settings (the longer back-off holds). With Redis, the shared health below
  *   stays the source across processes; this table is what the process itself learnt.
+ * - The pace of new sessions per provider group (`pace`, provider-pace.ts): every session either
+ *   kind opens to a provider's hosts counts; only batches wait for `--provider-session-rate`
+ *   (a single verification is a person waiting and goes first), so batches slow down while
+ *   single verifications open sessions there.
  * - What the process knows of each coordination's (Redis) slots and health (`sharedLanes`,
  *   shared-politeness.ts): one read of a lane's shared health, one retry wait and one view of its
  *   back-off for both kinds; each caller's `SharedPoliteness` keeps its settings and callbacks.
@@ -38,6 +42,7 @@ import type { Egress } from '../egress/egress.js';
 import { HeldReplies } from '../smtp/held-replies.js';
 import type { SmtpSession } from '../smtp/session.js';
 import { LaneBackoff } from './lane-backoff.js';
+import { ProviderPace } from './provider-pace.js';
 import { SharedLaneState } from './shared-politeness.js';
 
 /** Who asks for a session: a single verification or a batch group. */
@@ -131,6 +136,11 @@ export class SessionBroker {
    * failures make one streak, which the batches' `maxHostFailures` counts.
    */
   readonly backoff = new LaneBackoff();
+  /**
+   * The sessions opened to each provider group in the last second, by both kinds
+   * (provider-pace.ts): batches wait for `--provider-session-rate`, single verifications do not.
+   */
+  readonly pace = new ProviderPace();
   /** What the process knows of the shared slots and health, per coordination (`sharedLanes`). */
   readonly #sharedLanes = new WeakMap<EngineCoordination, SharedLaneState>();
 

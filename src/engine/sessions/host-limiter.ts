@@ -8,12 +8,15 @@
  * A host may also belong to a group, a mail provider reached through one egress (its key from
  * the scheduler, e.g. `provider:microsoft`): a group has its own cap of sessions and its own pace
  * of new sessions (at most `groupSessionsPerSecond` opened in any second), across all of its
- * hosts. Every method that takes a host takes its group too; without one, nothing changes.
+ * hosts. Every method that takes a host takes its group too; without one, nothing changes. The
+ * pace counts in a `ProviderPace` (provider-pace.ts): the session broker's for a batch engine
+ * given one, which the single verifications' sessions count in too (they do not wait for it).
  */
 
 import type { HostFailure } from '../smtp/session.js';
 import type { RequestKind, SessionBroker } from './broker.js';
 import { LaneBackoff } from './lane-backoff.js';
+import { ProviderPace } from './provider-pace.js';
 
 export interface HostLimiterOptions {
   /** Sessions in flight across all hosts. */
@@ -25,8 +28,13 @@ export interface HostLimiterOptions {
   backoffMaxMs: number;
   /** Sessions in flight to one group's hosts together (a provider per egress). Default: no cap. */
   groupConcurrency?: number;
-  /** Sessions opened to one group's hosts in any second. Default: no pace. */
+  /** Sessions opened to one group's hosts in any second before this limiter waits. Default: no pace. */
   groupSessionsPerSecond?: number;
+  /**
+   * Where the sessions opened to a group are counted, whether or not this limiter waits for the
+   * pace: the session broker's, shared by both kinds, when it has one. Default: its own.
+   */
+  pace?: ProviderPace;
   /**
    * The back-off it records failures into and consults (lane-backoff.ts): the session broker's,
    * shared with the single verifications, for a batch engine given one. Default: its own.
@@ -40,14 +48,9 @@ export interface SharedCaps {
   as: RequestKind;
 }
 
-/** The window of the group pace. */
-const PACE_WINDOW_MS = 1_000;
-
 interface GroupState {
   active: number;
   pending: number;
-  /** Epoch ms of the sessions opened in the last pace window, oldest first. */
-  starts: number[];
 }
 
 interface HostState {
@@ -70,12 +73,14 @@ export class HostLimiter {
   #pending = 0;
   readonly #shared: SharedCaps | null;
   readonly #backoff: LaneBackoff;
+  readonly #pace: ProviderPace;
 
   constructor(options: HostLimiterOptions, now: () => number, shared: SharedCaps | null = null) {
     this.#options = options;
     this.#now = now;
     this.#shared = shared;
     this.#backoff = options.backoff ?? new LaneBackoff();
+    this.#pace = options.pace ?? new ProviderPace();
   }
 
   /** Calls `listener` when a slot of the broker's caps frees (the other kind let one go); returns the unsubscription. */
@@ -129,19 +134,16 @@ export class HostLimiter {
   /** True when `group` has room for a new session under its cap and its pace. */
   groupHasRoom(group: string): boolean {
     const state = this.#groups.get(group);
-    if (state === undefined) return true;
     const cap = this.#options.groupConcurrency ?? Infinity;
-    const pace = this.#options.groupSessionsPerSecond ?? Infinity;
-    return state.active + state.pending < cap && this.#recentStarts(state) + state.pending < pace;
+    if (state !== undefined && state.active + state.pending >= cap) return false;
+    return this.groupPacedUntil(group) === 0;
   }
 
   /** Epoch ms when `group`'s pace lets another session open; 0 when it does now (or only its cap holds it). */
   groupPacedUntil(group: string): number {
-    const state = this.#groups.get(group);
-    const pace = this.#options.groupSessionsPerSecond ?? Infinity;
-    if (state === undefined || this.#recentStarts(state) + state.pending < pace) return 0;
-    const oldest = state.starts[0];
-    return oldest === undefined ? 0 : oldest + PACE_WINDOW_MS;
+    const pace = this.#options.groupSessionsPerSecond;
+    if (pace === undefined) return 0;
+    return this.#pace.pacedUntil(group, pace, this.#groups.get(group)?.pending ?? 0, this.#now());
   }
 
   /** Sessions of `group` reserved and waiting for their shared slots. */
@@ -190,10 +192,7 @@ export class HostLimiter {
     if (group !== null) {
       const groupState = this.#group(group);
       groupState.active += 1;
-      if (this.#options.groupSessionsPerSecond !== undefined) {
-        this.#recentStarts(groupState);
-        groupState.starts.push(this.#now());
-      }
+      this.#pace.opened(group, this.#now());
     }
   }
 
@@ -246,19 +245,10 @@ export class HostLimiter {
   #group(group: string): GroupState {
     let state = this.#groups.get(group);
     if (state === undefined) {
-      state = { active: 0, pending: 0, starts: [] };
+      state = { active: 0, pending: 0 };
       this.#groups.set(group, state);
     }
     return state;
-  }
-
-  /** Sessions `state`'s group opened in the last pace window (older starts are dropped). */
-  #recentStarts(state: GroupState): number {
-    const since = this.#now() - PACE_WINDOW_MS;
-    let old = 0;
-    while (old < state.starts.length && state.starts[old]! <= since) old += 1;
-    if (old > 0) state.starts.splice(0, old);
-    return state.starts.length;
   }
 
   #forgetIfIdle(host: string, state: HostState): void {
