@@ -188,10 +188,10 @@ export class SmtpProber {
         perHostConcurrency: options.perHostConcurrency ?? DEFAULT_PER_HOST_CONCURRENCY,
         ...(options.providerConcurrency === undefined
           ? {}
-          : { groupConcurrency: options.providerConcurrency }),
+          : { providerConcurrency: options.providerConcurrency }),
         ...(options.providerSessionsPerSecond === undefined
           ? {}
-          : { groupSessionsPerSecond: options.providerSessionsPerSecond }),
+          : { providerSessionsPerSecond: options.providerSessionsPerSecond }),
         // Back-off is the lanes' (#lanes); the limiter only counts sessions here.
         backoffBaseMs: this.#backoffMs,
         backoffMaxMs: this.#backoffMaxMs,

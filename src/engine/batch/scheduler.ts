@@ -175,12 +175,6 @@ export class ProbeScheduler {
     this.limiter = new HostLimiter(
       {
         ...options,
-        ...(options.providerConcurrency === undefined
-          ? {}
-          : { groupConcurrency: options.providerConcurrency }),
-        ...(options.providerSessionsPerSecond === undefined
-          ? {}
-          : { groupSessionsPerSecond: options.providerSessionsPerSecond }),
         // The lanes' back-off is the broker's: the single verifications record into it and consult it too.
         // So is the provider pace: the single verifications' new sessions count in it too.
         ...(options.broker == null ? {} : { backoff: options.broker.backoff, pace: options.broker.pace }),

@@ -7,7 +7,7 @@
  *
  * A host may also belong to a group, a mail provider reached through one egress (its key from
  * the scheduler, e.g. `provider:microsoft`): a group has its own cap of sessions and its own pace
- * of new sessions (at most `groupSessionsPerSecond` opened in any second), across all of its
+ * of new sessions (at most `providerSessionsPerSecond` opened in any second), across all of its
  * hosts. Every method that takes a host takes its group too; without one, nothing changes. The
  * pace counts in a `ProviderPace` (provider-pace.ts): the session broker's for a batch engine
  * given one, which the single verifications' sessions count in too (they do not wait for it).
@@ -27,9 +27,9 @@ export interface HostLimiterOptions {
   backoffBaseMs: number;
   backoffMaxMs: number;
   /** Sessions in flight to one group's hosts together (a provider per egress). Default: no cap. */
-  groupConcurrency?: number;
+  providerConcurrency?: number;
   /** Sessions opened to one group's hosts in any second before this limiter waits. Default: no pace. */
-  groupSessionsPerSecond?: number;
+  providerSessionsPerSecond?: number;
   /**
    * Where the sessions opened to a group are counted, whether or not this limiter waits for the
    * pace: the session broker's, shared by both kinds, when it has one. Default: its own.
@@ -134,14 +134,14 @@ export class HostLimiter {
   /** True when `group` has room for a new session under its cap and its pace. */
   groupHasRoom(group: string): boolean {
     const state = this.#groups.get(group);
-    const cap = this.#options.groupConcurrency ?? Infinity;
+    const cap = this.#options.providerConcurrency ?? Infinity;
     if (state !== undefined && state.active + state.pending >= cap) return false;
     return this.groupPacedUntil(group) === 0;
   }
 
   /** Epoch ms when `group`'s pace lets another session open; 0 when it does now (or only its cap holds it). */
   groupPacedUntil(group: string): number {
-    const pace = this.#options.groupSessionsPerSecond;
+    const pace = this.#options.providerSessionsPerSecond;
     if (pace === undefined) return 0;
     return this.#pace.pacedUntil(group, pace, this.#groups.get(group)?.pending ?? 0, this.#now());
   }

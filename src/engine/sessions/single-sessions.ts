@@ -96,7 +96,7 @@ export class SingleSessions {
     const limiter = new HostLimiter(
       deps.broker === undefined
         ? caps
-        : { ...caps, groupSessionsPerSecond: undefined, pace: deps.broker.pace },
+        : { ...caps, providerSessionsPerSecond: undefined, pace: deps.broker.pace },
       deps.clock,
       deps.broker === undefined ? null : { broker: deps.broker, as: 'single' },
     );
