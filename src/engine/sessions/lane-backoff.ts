@@ -25,8 +25,9 @@ interface LaneState {
 const SWEEP_AT = 10_000;
 
 /**
- * A lane with no streak and no back-off in force is forgotten at once; one with a streak is
- * forgotten when many lanes are known (a batch over a million domains must not keep a million).
+ * A lane that answers with no back-off in force is forgotten at once; one whose back-off ended is
+ * forgotten, streak and all, when many lanes are known (a batch over a million domains must not
+ * keep a million entries).
  */
 export class LaneBackoff {
   readonly #lanes = new Map<string, LaneState>();
