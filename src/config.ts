@@ -1040,7 +1040,7 @@ export const SETTINGS = {
     env: 'MAILVERDICT_PROVIDER_SESSION_RATE',
     parser: integer(1, 1000),
     default: DEFAULT_PROVIDER_SESSIONS_PER_SECOND,
-    help: 'batch: new SMTP sessions per second to one mail provider’s MX hosts, per egress; shared through Redis',
+    help: 'batch: new SMTP sessions per second to one mail provider’s MX hosts, per egress; single verifications’ new sessions count too (they do not wait); shared through Redis',
     commands: BATCH,
   }),
   greylistRetries: setting({

@@ -18,7 +18,8 @@
  *
  * With several egresses (source addresses, SOCKS5 proxies: egress/egress.ts) probes take them in
  * turn, skipping one that rests for the host; back-off and rests are kept per (egress, host)
- * (sessions/single-lanes.ts). A refusal of our address by policy rests that egress for that host
+ * (sessions/single-lanes.ts), in the session broker's table when there is one, which the batches
+ * of the process record into and consult too. A refusal of our address by policy rests that egress for that host
  * (`egressRestMs`) while there are others; the probe that got it still reports it.
  *
  * Sessions come from a pool (sessions/single-sessions.ts): with warm sessions on
@@ -35,9 +36,8 @@
 import { getRandomValues } from 'node:crypto';
 import { isIPv6 } from 'node:net';
 import { setMaxListeners } from 'node:events';
-import type { HostHealth } from './coordination.js';
 import { DEFAULT_HOST_BACKOFF_MAX_MS, DEFAULT_HOST_BACKOFF_MS } from './coordination.js';
-import { createLocalHealth } from './coordination-local.js';
+import { LaneBackoff } from './sessions/lane-backoff.js';
 import type { MailHost, SmtpEvidence, SmtpOutcome, SmtpOutcomeKind } from './outcome.js';
 import { TtlMap } from './ttl-map.js';
 import { DEFAULT_CONCURRENCY, DEFAULT_PER_HOST_CONCURRENCY, type SmtpOptions } from './types.js';
@@ -85,17 +85,12 @@ export interface ProberDeps {
   clock?: () => number;
   /** In [0, 1); picks the catch-all local part and the proxy. Defaults to crypto randomness. */
   random?: () => number;
-  /**
-   * Where failure streaks and back-off of hosts are kept (keyed by host IP address, as the batch
-   * engine's). Default: this prober's own, in memory. When the shared one cannot be read, the
-   * probe goes ahead: a single verification is not failed for want of bookkeeping.
-   */
-  health?: HostHealth;
   /** The reputation guard (egress/egress-guard.ts): resting egresses are not taken. */
   guard?: EgressGate;
   /**
-   * The process's session broker (sessions/broker.ts): the per-host and per-provider caps shared
-   * with its batches, and the idle sessions of both kinds. Absent: the caps are this prober's own.
+   * The process's session broker (sessions/broker.ts): the per-host and per-provider caps, the
+   * lanes' back-off and the provider pace shared with its batches, and the idle sessions of both
+   * kinds. Absent: they are this prober's own.
    */
   broker?: SessionBroker;
   /**
@@ -182,7 +177,7 @@ export class SmtpProber {
         backoffMaxMs: this.#backoffMaxMs,
         egressRestMs: options.egressRestMs ?? DEFAULT_EGRESS_REST_MS,
       },
-      { clock: this.#clock, health: deps.health ?? createLocalHealth(this.#clock), guard: this.#guard },
+      { clock: this.#clock, backoff: deps.broker?.backoff ?? new LaneBackoff(), guard: this.#guard },
     );
     // A library caller that does not ask for warm sessions gets none (QUIT after each probe, as a
     // one-off script wants); the service passes its settings (--smtp-session-idle...).
@@ -193,10 +188,10 @@ export class SmtpProber {
         perHostConcurrency: options.perHostConcurrency ?? DEFAULT_PER_HOST_CONCURRENCY,
         ...(options.providerConcurrency === undefined
           ? {}
-          : { groupConcurrency: options.providerConcurrency }),
+          : { providerConcurrency: options.providerConcurrency }),
         ...(options.providerSessionsPerSecond === undefined
           ? {}
-          : { groupSessionsPerSecond: options.providerSessionsPerSecond }),
+          : { providerSessionsPerSecond: options.providerSessionsPerSecond }),
         // Back-off is the lanes' (#lanes); the limiter only counts sessions here.
         backoffBaseMs: this.#backoffMs,
         backoffMaxMs: this.#backoffMaxMs,
@@ -242,7 +237,7 @@ export class SmtpProber {
           break;
         }
         lastHost = host.exchange;
-        const route = await this.#lanes.route(address);
+        const route = this.#lanes.route(address);
         const resting = route.resting;
         if (resting !== null) {
           request.recorder?.record('out', `[skip ${host.exchange} (${address}): ${resting.detail}]`);
@@ -538,7 +533,7 @@ export class SmtpProber {
   async #alternates(addresses: readonly string[]): Promise<Alternate[]> {
     const out: Alternate[] = [];
     for (const address of addresses) {
-      const route = await this.#lanes.route(address);
+      const route = this.#lanes.route(address);
       if (route.resting === null) out.push({ address, route });
     }
     return out;

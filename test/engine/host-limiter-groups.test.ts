@@ -13,8 +13,8 @@ function limiter(now: { ms: number }): HostLimiter {
       perHostConcurrency: 2,
       backoffBaseMs: 10,
       backoffMaxMs: 100,
-      groupConcurrency: 3,
-      groupSessionsPerSecond: 4,
+      providerConcurrency: 3,
+      providerSessionsPerSecond: 4,
     },
     () => now.ms,
   );

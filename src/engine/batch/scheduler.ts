@@ -31,7 +31,8 @@
  * provider acquisition at a time per group, after the host's slot).
  *
  * Given the process's session broker (../sessions/broker.ts), the per-host and per-provider caps
- * are shared with the single verifications (they go first), and work for a host goes first to
+ * are shared with the single verifications (they go first), so is the lanes' back-off (their
+ * failures count in a lane's streak, and a lane backed off for either is for both), and work for a host goes first to
  * this engine's idle sessions there (`parked`), then to one group per idle single verification's
  * session, before a new session opens.
  */
@@ -174,12 +175,9 @@ export class ProbeScheduler {
     this.limiter = new HostLimiter(
       {
         ...options,
-        ...(options.providerConcurrency === undefined
-          ? {}
-          : { groupConcurrency: options.providerConcurrency }),
-        ...(options.providerSessionsPerSecond === undefined
-          ? {}
-          : { groupSessionsPerSecond: options.providerSessionsPerSecond }),
+        // The lanes' back-off is the broker's: the single verifications record into it and consult it too.
+        // So is the provider pace: the single verifications' new sessions count in it too.
+        ...(options.broker == null ? {} : { backoff: options.broker.backoff, pace: options.broker.pace }),
       },
       () => hooks.now(),
       options.broker == null ? null : { broker: options.broker, as: 'batch' },
@@ -380,7 +378,7 @@ export class ProbeScheduler {
   ): void {
     const { queue, key } = lane;
     if (failure.reply !== null) this.observe(lane, failure.stage, failure.reply);
-    this.limiter.failed(key);
+    this.limiter.failed(key, failure);
     this.#shared?.recordFailure(key);
     if (failure.stage === 'quit') {
       this.pump();

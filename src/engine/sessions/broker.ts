@@ -25,6 +25,14 @@
  * - The memory of the hosts that hold their EHLO reply behind their TLS 1.3 session tickets
  *   (`heldReplies`, ../smtp/held-replies.ts): a session of either kind learns it and the next
  *   one of either kind waits for the first ticket there.
+ * - The back-off of each lane (`backoff`, lane-backoff.ts): failures in a row, the end of the
+ *   back-off and the last failure, recorded and consulted by both kinds, each failure with its
+ *   kind's back-off settings (the longer back-off holds). With Redis, the shared health below
+ *   stays the source across processes; this table is what the process itself learnt.
+ * - The pace of new sessions per provider group (`pace`, provider-pace.ts): every session either
+ *   kind opens to a provider's hosts counts; only batches wait for `--provider-session-rate`
+ *   (a single verification is a person waiting and goes first), so batches slow down while
+ *   single verifications open sessions there.
  * - What the process knows of each coordination's (Redis) slots and health (`sharedLanes`,
  *   shared-politeness.ts): one read of a lane's shared health, one retry wait and one view of its
  *   back-off for both kinds; each caller's `SharedPoliteness` keeps its settings and callbacks.
@@ -33,6 +41,8 @@ import type { EngineCoordination } from '../coordination.js';
 import type { Egress } from '../egress/egress.js';
 import { HeldReplies } from '../smtp/held-replies.js';
 import type { SmtpSession } from '../smtp/session.js';
+import { LaneBackoff } from './lane-backoff.js';
+import { ProviderPace } from './provider-pace.js';
 import { SharedLaneState } from './shared-politeness.js';
 
 /** Who asks for a session: a single verification or a batch group. */
@@ -120,6 +130,17 @@ export class SessionBroker {
    * process opens, single or batch: what one session saw spares the next a delayed acknowledgement.
    */
   readonly heldReplies: HeldReplies;
+  /**
+   * The lanes' back-off for both kinds (lane-backoff.ts): a lane that failed for a batch is not
+   * asked by the single verifications before its back-off ends, and the other way round; their
+   * failures make one streak, which the batches' `maxHostFailures` counts.
+   */
+  readonly backoff = new LaneBackoff();
+  /**
+   * The sessions opened to each provider group in the last second, by both kinds
+   * (provider-pace.ts): batches wait for `--provider-session-rate`, single verifications do not.
+   */
+  readonly pace = new ProviderPace();
   /** What the process knows of the shared slots and health, per coordination (`sharedLanes`). */
   readonly #sharedLanes = new WeakMap<EngineCoordination, SharedLaneState>();
 

@@ -7,11 +7,16 @@
  *
  * A host may also belong to a group, a mail provider reached through one egress (its key from
  * the scheduler, e.g. `provider:microsoft`): a group has its own cap of sessions and its own pace
- * of new sessions (at most `groupSessionsPerSecond` opened in any second), across all of its
- * hosts. Every method that takes a host takes its group too; without one, nothing changes.
+ * of new sessions (at most `providerSessionsPerSecond` opened in any second), across all of its
+ * hosts. Every method that takes a host takes its group too; without one, nothing changes. The
+ * pace counts in a `ProviderPace` (provider-pace.ts): the session broker's for a batch engine
+ * given one, which the single verifications' sessions count in too (they do not wait for it).
  */
 
+import type { HostFailure } from '../smtp/session.js';
 import type { RequestKind, SessionBroker } from './broker.js';
+import { LaneBackoff } from './lane-backoff.js';
+import { ProviderPace } from './provider-pace.js';
 
 export interface HostLimiterOptions {
   /** Sessions in flight across all hosts. */
@@ -22,9 +27,19 @@ export interface HostLimiterOptions {
   backoffBaseMs: number;
   backoffMaxMs: number;
   /** Sessions in flight to one group's hosts together (a provider per egress). Default: no cap. */
-  groupConcurrency?: number;
-  /** Sessions opened to one group's hosts in any second. Default: no pace. */
-  groupSessionsPerSecond?: number;
+  providerConcurrency?: number;
+  /** Sessions opened to one group's hosts in any second before this limiter waits. Default: no pace. */
+  providerSessionsPerSecond?: number;
+  /**
+   * Where the sessions opened to a group are counted, whether or not this limiter waits for the
+   * pace: the session broker's, shared by both kinds, when it has one. Default: its own.
+   */
+  pace?: ProviderPace;
+  /**
+   * The back-off it records failures into and consults (lane-backoff.ts): the session broker's,
+   * shared with the single verifications, for a batch engine given one. Default: its own.
+   */
+  backoff?: LaneBackoff;
 }
 
 /** The broker whose caps this limiter's sessions share with the other kind's (broker.ts), and their kind. */
@@ -33,32 +48,20 @@ export interface SharedCaps {
   as: RequestKind;
 }
 
-/** The window of the group pace. */
-const PACE_WINDOW_MS = 1_000;
-
 interface GroupState {
   active: number;
   pending: number;
-  /** Epoch ms of the sessions opened in the last pace window, oldest first. */
-  starts: number[];
 }
 
 interface HostState {
   active: number;
   /** Sessions reserved while their shared slot is being acquired. */
   pending: number;
-  failuresInARow: number;
-  /** Epoch ms before which no new session may be opened. */
-  notBefore: number;
 }
 
-/** Hosts known at once before the idle ones (no session, no back-off in force) are forgotten. */
-const SWEEP_AT = 10_000;
-
 /**
- * Counts sessions per host and globally, and remembers which hosts are backed off. A host with
- * nothing open and no streak is forgotten at once; idle hosts with a streak are forgotten when
- * many hosts are known (a batch over a million domains must not keep a million entries).
+ * Counts sessions per host and globally (a host with nothing open is forgotten at once), and
+ * consults the hosts' back-off (lane-backoff.ts, which forgets idle hosts by itself).
  */
 export class HostLimiter {
   readonly #options: HostLimiterOptions;
@@ -68,13 +71,16 @@ export class HostLimiter {
   readonly #groups = new Map<string, GroupState>();
   #active = 0;
   #pending = 0;
-  #sweepAt = SWEEP_AT;
   readonly #shared: SharedCaps | null;
+  readonly #backoff: LaneBackoff;
+  readonly #pace: ProviderPace;
 
   constructor(options: HostLimiterOptions, now: () => number, shared: SharedCaps | null = null) {
     this.#options = options;
     this.#now = now;
     this.#shared = shared;
+    this.#backoff = options.backoff ?? new LaneBackoff();
+    this.#pace = options.pace ?? new ProviderPace();
   }
 
   /** Calls `listener` when a slot of the broker's caps frees (the other kind let one go); returns the unsubscription. */
@@ -103,8 +109,7 @@ export class HostLimiter {
 
   /** Epoch ms until which `host` is backed off; 0 when it is not. */
   backedOffUntil(host: string): number {
-    const state = this.#hosts.get(host);
-    return state !== undefined && state.notBefore > this.#now() ? state.notBefore : 0;
+    return this.#backoff.backedOffUntil(host, this.#now());
   }
 
   /**
@@ -115,37 +120,30 @@ export class HostLimiter {
     if (!this.hasGlobalRoom()) return false;
     if (group !== null && !this.groupHasRoom(group)) return false;
     if (this.#shared !== null && !this.#shared.broker.canOpen(this.#shared.as, host, group)) return false;
-    const state = this.#hosts.get(host);
-    if (state === undefined) return true;
-    return state.active + state.pending < this.#options.perHostConcurrency && state.notBefore <= this.#now();
+    return this.hostHasRoom(host);
   }
 
   /** True when a new session to `host` fits its per-host cap and the host is not backed off. */
   hostHasRoom(host: string): boolean {
     if (this.#shared !== null && !this.#shared.broker.canOpen(this.#shared.as, host, null)) return false;
+    if (this.backedOffUntil(host) > 0) return false;
     const state = this.#hosts.get(host);
-    return (
-      state === undefined ||
-      (state.active + state.pending < this.#options.perHostConcurrency && state.notBefore <= this.#now())
-    );
+    return state === undefined || state.active + state.pending < this.#options.perHostConcurrency;
   }
 
   /** True when `group` has room for a new session under its cap and its pace. */
   groupHasRoom(group: string): boolean {
     const state = this.#groups.get(group);
-    if (state === undefined) return true;
-    const cap = this.#options.groupConcurrency ?? Infinity;
-    const pace = this.#options.groupSessionsPerSecond ?? Infinity;
-    return state.active + state.pending < cap && this.#recentStarts(state) + state.pending < pace;
+    const cap = this.#options.providerConcurrency ?? Infinity;
+    if (state !== undefined && state.active + state.pending >= cap) return false;
+    return this.groupPacedUntil(group) === 0;
   }
 
   /** Epoch ms when `group`'s pace lets another session open; 0 when it does now (or only its cap holds it). */
   groupPacedUntil(group: string): number {
-    const state = this.#groups.get(group);
-    const pace = this.#options.groupSessionsPerSecond ?? Infinity;
-    if (state === undefined || this.#recentStarts(state) + state.pending < pace) return 0;
-    const oldest = state.starts[0];
-    return oldest === undefined ? 0 : oldest + PACE_WINDOW_MS;
+    const pace = this.#options.providerSessionsPerSecond;
+    if (pace === undefined) return 0;
+    return this.#pace.pacedUntil(group, pace, this.#groups.get(group)?.pending ?? 0, this.#now());
   }
 
   /** Sessions of `group` reserved and waiting for their shared slots. */
@@ -194,10 +192,7 @@ export class HostLimiter {
     if (group !== null) {
       const groupState = this.#group(group);
       groupState.active += 1;
-      if (this.#options.groupSessionsPerSecond !== undefined) {
-        this.#recentStarts(groupState);
-        groupState.starts.push(this.#now());
-      }
+      this.#pace.opened(group, this.#now());
     }
   }
 
@@ -215,41 +210,33 @@ export class HostLimiter {
 
   /** The host answered about a recipient: its failure streak ends (a back-off in force stays). */
   succeeded(host: string): void {
-    const state = this.#hosts.get(host);
-    if (state !== undefined) state.failuresInARow = 0;
+    this.#backoff.answered(host, this.#now());
   }
 
   /**
    * The host refused, answered 421 or timed out: no new session before the back-off passes
-   * (base, 2x base, 4x base... up to the maximum). Returns the epoch ms it ends.
+   * (base, 2x base, 4x base... up to the maximum). `failure`, when given, is kept as the
+   * evidence of the single verifications that skip the host meanwhile. Returns the epoch ms it ends.
    */
-  failed(host: string): number {
-    const state = this.#state(host);
-    state.failuresInARow += 1;
-    const delay = Math.min(
-      this.#options.backoffMaxMs,
-      this.#options.backoffBaseMs * 2 ** Math.min(30, state.failuresInARow - 1),
-    );
-    state.notBefore = Math.max(state.notBefore, this.#now() + delay);
-    return state.notBefore;
+  failed(host: string, failure: HostFailure | null = null): number {
+    const { backoffBaseMs, backoffMaxMs } = this.#options;
+    return this.#backoff.failed(host, failure, { baseMs: backoffBaseMs, maxMs: backoffMaxMs }, this.#now());
   }
 
   /** No new session to `host` before epoch ms `until` (an egress resting after a policy refusal). */
   restUntil(host: string, until: number): void {
-    const state = this.#state(host);
-    state.notBefore = Math.max(state.notBefore, until);
+    this.#backoff.restUntil(host, until, this.#now());
   }
 
   /** Failures in a row of `host`. */
   failuresOf(host: string): number {
-    return this.#hosts.get(host)?.failuresInARow ?? 0;
+    return this.#backoff.failuresOf(host);
   }
 
   #state(host: string): HostState {
     let state = this.#hosts.get(host);
     if (state === undefined) {
-      if (this.#hosts.size >= this.#sweepAt) this.#sweep();
-      state = { active: 0, pending: 0, failuresInARow: 0, notBefore: 0 };
+      state = { active: 0, pending: 0 };
       this.#hosts.set(host, state);
     }
     return state;
@@ -258,38 +245,13 @@ export class HostLimiter {
   #group(group: string): GroupState {
     let state = this.#groups.get(group);
     if (state === undefined) {
-      state = { active: 0, pending: 0, starts: [] };
+      state = { active: 0, pending: 0 };
       this.#groups.set(group, state);
     }
     return state;
   }
 
-  /** Sessions `state`'s group opened in the last pace window (older starts are dropped). */
-  #recentStarts(state: GroupState): number {
-    const since = this.#now() - PACE_WINDOW_MS;
-    let old = 0;
-    while (old < state.starts.length && state.starts[old]! <= since) old += 1;
-    if (old > 0) state.starts.splice(0, old);
-    return state.starts.length;
-  }
-
   #forgetIfIdle(host: string, state: HostState): void {
-    if (
-      state.active === 0 &&
-      state.pending === 0 &&
-      state.failuresInARow === 0 &&
-      state.notBefore <= this.#now()
-    )
-      this.#hosts.delete(host);
-  }
-
-  /** Forgets every host with nothing open and no back-off in force (its streak with it). */
-  #sweep(): void {
-    const now = this.#now();
-    for (const [host, state] of this.#hosts) {
-      if (state.active === 0 && state.pending === 0 && state.notBefore <= now) this.#hosts.delete(host);
-    }
-    // Hosts that stay (open or backed off) do not make every new host pay for a sweep.
-    this.#sweepAt = Math.max(SWEEP_AT, 2 * this.#hosts.size);
+    if (state.active === 0 && state.pending === 0) this.#hosts.delete(host);
   }
 }

@@ -7,16 +7,17 @@
  * rests come only after every one in service rests there. A lane that fails (any stage, any way)
  * is backed off, doubling per failure in a row, and remembers its last failure for the evidence of
  * the probes that skip it; an answer about a recipient ends the streak. An egress refused by
- * policy rests for that host while others reach it. The state is kept in a `HostHealth` under the
- * lane's key: this process's, or the one shared with the batch engines through Redis.
+ * policy rests for that host while others reach it. The state is kept in a `LaneBackoff`
+ * (lane-backoff.ts) under the lane's key: the session broker's when there is one, so that the
+ * batches of the process back these lanes off and count their failures too, else the prober's own.
+ * With Redis, the shared health stays the batches' and the shared slots' (shared-politeness.ts).
  */
-import type { HostHealth } from '../coordination.js';
 import type { Egress, EgressGate } from '../egress/egress.js';
 import { egressesFor, pairKey, refusesTheClient, usableEgresses } from '../egress/egress.js';
 import type { HostResult } from '../smtp/probe-transaction.js';
 import type { HostFailure } from '../smtp/session.js';
 import { describe } from '../smtp/session.js';
-import { TtlMap } from '../ttl-map.js';
+import type { LaneBackoff } from './lane-backoff.js';
 
 /** The egress a probe of one host address goes out through, and whether it rests there. */
 export interface Route {
@@ -37,13 +38,11 @@ export interface SingleLanesOptions {
 export interface SingleLanesDeps {
   /** Milliseconds since the epoch. */
   clock: () => number;
-  health: HostHealth;
+  /** The lanes' back-off: the broker's (shared with the process's batches), or the prober's own. */
+  backoff: LaneBackoff;
   /** The reputation guard (../egress/egress-guard.ts): resting egresses are taken last. */
   guard: EgressGate | null;
 }
-
-/** Lanes whose last failure is remembered (for the evidence of probes that skip them). */
-const MAX_REMEMBERED_FAILURES = 10_000;
 
 export class SingleLanes {
   readonly #egresses: readonly Egress[];
@@ -51,14 +50,11 @@ export class SingleLanes {
   readonly #deps: SingleLanesDeps;
   /** Turn of the next probe in the egress rotation. */
   #turn = 0;
-  /** The last failure of each lane, kept as long as a back-off can last. */
-  readonly #lastFailure: TtlMap<string, HostFailure>;
 
   constructor(egresses: readonly Egress[], options: SingleLanesOptions, deps: SingleLanesDeps) {
     this.#egresses = egresses;
     this.#options = options;
     this.#deps = deps;
-    this.#lastFailure = new TtlMap(MAX_REMEMBERED_FAILURES, deps.clock);
   }
 
   /**
@@ -66,7 +62,7 @@ export class SingleLanes {
    * the one whose turn it was, with its rest (the probe then reports it without connecting).
    * Egresses the reputation guard rests come only after every one in service rests for the host.
    */
-  async route(address: string): Promise<Route> {
+  route(address: string): Route {
     const all = egressesFor(this.#egresses, address);
     const preferred = usableEgresses(this.#deps.guard, all, (e) => e);
     const turn = this.#turn;
@@ -78,7 +74,7 @@ export class SingleLanes {
       for (let i = 0; i < egresses.length; i++) {
         const egress = egresses[(turn + i) % egresses.length]!;
         const key = pairKey(egress, address);
-        const route = { egress, key, resting: await this.#resting(key) };
+        const route = { egress, key, resting: this.#resting(key) };
         if (route.resting === null) return route;
         first ??= route;
       }
@@ -118,37 +114,33 @@ export class SingleLanes {
   /** The lane `key` failed: backed off, its failure kept for the probes that skip it. */
   failed(key: string, failure: HostFailure): void {
     const { backoffMs, backoffMaxMs } = this.#options;
-    this.#lastFailure.set(key, failure, backoffMaxMs);
-    this.#deps.health.recordFailure(key, backoffMs, backoffMaxMs).catch(() => undefined);
+    this.#deps.backoff.failed(key, failure, { baseMs: backoffMs, maxMs: backoffMaxMs }, this.#deps.clock());
   }
 
   /** The lane `key` answered about a recipient: its failure streak ends. */
   answered(key: string): void {
-    this.#deps.health.recordSuccess(key).catch(() => undefined);
+    this.#deps.backoff.answered(key, this.#deps.clock());
   }
 
   /** The egress of `key` rests for host `address` after a policy refusal, while others can reach it. */
   rest(address: string, key: string): void {
     if (egressesFor(this.#egresses, address).length < 2) return;
-    const until = this.#deps.clock() + this.#options.egressRestMs;
-    this.#deps.health.restUntil(key, until).catch(() => undefined);
+    const now = this.#deps.clock();
+    this.#deps.backoff.restUntil(key, now + this.#options.egressRestMs, now);
   }
 
   /**
-   * While the lane is backed off: its last failure (cause kept), with why it is not asked; a
-   * failure of cause `backed-off` when another process backed it off. Null when it may be asked.
+   * While the lane is backed off (by a probe or a batch of this process): its last failure (cause
+   * kept), with why it is not asked; a failure of cause `backed-off` when none is known (a rest
+   * after a policy refusal that came with no failure). Null when it may be asked.
    */
-  async #resting(key: string): Promise<HostFailure | null> {
-    let state;
-    try {
-      state = await this.#deps.health.get(key);
-    } catch {
-      return null;
-    }
-    if (state.notBefore <= this.#deps.clock()) return null;
-    const last = this.#lastFailure.get(key);
-    const why = `not asked: backed off after ${state.failuresInARow} failure(s) in a row`;
-    if (last === undefined)
+  #resting(key: string): HostFailure | null {
+    const { backoff, clock } = this.#deps;
+    const now = clock();
+    if (backoff.backedOffUntil(key, now) === 0) return null;
+    const last = backoff.lastFailure(key, now);
+    const why = `not asked: backed off after ${backoff.failuresOf(key)} failure(s) in a row`;
+    if (last === null)
       return {
         kind: 'unavailable',
         stage: 'connect',

@@ -91,8 +91,12 @@ export class SingleSessions {
 
   constructor(caps: HostLimiterOptions, warm: WarmSessionOptions, deps: SingleSessionsDeps) {
     this.#clock = deps.clock;
+    // With the process's broker, their new sessions count in its provider pace, which only the
+    // batches wait for: a single verification is a person waiting.
     const limiter = new HostLimiter(
-      caps,
+      deps.broker === undefined
+        ? caps
+        : { ...caps, providerSessionsPerSecond: undefined, pace: deps.broker.pace },
       deps.clock,
       deps.broker === undefined ? null : { broker: deps.broker, as: 'single' },
     );
