@@ -7,7 +7,8 @@
  * out exactly as the migrations left it, so nothing here repeats what the migrations do.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -56,7 +57,10 @@ export async function writeSchemaTemplate(
     .join('\n');
   if (!statements.includes(`CREATE SCHEMA ${schema};`))
     return 'pg_dump wrote no CREATE SCHEMA for the template';
-  writeFileSync(templateFile(run), statements);
+  const file = templateFile(run);
+  const part = `${file}.${randomBytes(4).toString('hex')}`;
+  writeFileSync(part, statements);
+  renameSync(part, file);
   return null;
 }
 
