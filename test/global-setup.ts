@@ -31,7 +31,8 @@ export async function setup(): Promise<void> {
         await db.destroy();
       }
     },
-    (name) => withClient(url, (client) => client.query(`create schema if not exists ${name}`).then(() => undefined)),
+    (name) =>
+      withClient(url, (client) => client.query(`create schema if not exists ${name}`).then(() => undefined)),
   );
   if (why !== null) console.log(`PostgreSQL test schemas are migrated one by one: ${why}`);
 }
