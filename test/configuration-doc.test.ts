@@ -39,6 +39,7 @@ const NOT_OURS: Record<string, string> = {
   '--keys': 'bench/batch-cycle.bench.ts',
   '--heapsnapshot-signal': 'node',
   '--ignore-scripts': 'npm ci (.ci/run)',
+  '--no-isolate': 'vitest',
   '--rows': 'bench/xlsx-download.bench.ts, bench/schedule.bench.ts',
   '--sign-ins': 'bench/sign-in.bench.ts',
   '--lookups': 'bench/outcomes.bench.ts',
