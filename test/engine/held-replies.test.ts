@@ -152,31 +152,44 @@ describe('the EHLO after TLS and the session tickets', () => {
   });
 });
 
+/**
+ * A host at `host` that holds its reply 300 ms, as held.test's MX, with a session broker and the
+ * kit's engine options (the held-reply margin `marginMs`).
+ */
+async function heldHost(host: string, marginMs: number) {
+  const { core, commands } = await startHost(300, 0, host);
+  const dns = await startDnsServer({
+    'held.test': { mx: [{ exchange: 'mx.held.test', priority: 10 }] },
+    'mx.held.test': { a: [host] },
+  });
+  cores.push(dns);
+  const kit = kitEngineOptions(dns.address, core.port);
+  const options = { ...kit, smtp: { ...kit.smtp, heldReplyMarginMs: marginMs } };
+  return { commands, options, broker: new SessionBroker({ perHostConcurrency: 2 }) };
+}
+
+/** A batch engine on `options` that shares `broker`. */
+function batchEngine(options: ReturnType<typeof kitEngineOptions>, broker: SessionBroker) {
+  const batch = createBatchEngine(
+    {
+      ...options,
+      concurrency: 2,
+      perHostConcurrency: 2,
+      greylistRetries: 0,
+      greylistDelayMs: 10,
+      timeoutMs: 5_000,
+    },
+    { broker },
+  );
+  cores.push(batch);
+  return batch;
+}
+
 describe("one memory for the sessions of both kinds (the session broker's)", () => {
   it('learns from a batch session, and the next single verification waits for the ticket', async () => {
     const host = '127.0.13.1';
-    const { core, commands } = await startHost(300, 0, host);
-    const dns = await startDnsServer({
-      'held.test': { mx: [{ exchange: 'mx.held.test', priority: 10 }] },
-      'mx.held.test': { a: [host] },
-    });
-    cores.push(dns);
-    const broker = new SessionBroker({ perHostConcurrency: 2 });
-    const kit = kitEngineOptions(dns.address, core.port);
-    const options = { ...kit, smtp: { ...kit.smtp, heldReplyMarginMs: HOLDING_MARGIN_MS } };
-    const batch = createBatchEngine(
-      {
-        ...options,
-        concurrency: 2,
-        perHostConcurrency: 2,
-        greylistRetries: 0,
-        greylistDelayMs: 10,
-        timeoutMs: 5_000,
-      },
-      { broker },
-    );
-    cores.push(batch);
-    await batch.verifyMany(['someone@held.test']);
+    const { commands, options, broker } = await heldHost(host, HOLDING_MARGIN_MS);
+    await batchEngine(options, broker).verifyMany(['someone@held.test']);
     expect(commands).toContain('RCPT TO:<someone@held.test>');
     // The batch's session saw the reply held, and told the broker.
     expect(broker.heldReplies.holds(host)).toBe(true);
@@ -196,18 +209,8 @@ describe('the margin as an engine option (smtp.heldReplyMarginMs)', () => {
 
   it("reaches a single verification's sessions", async () => {
     const host = '127.0.13.2';
-    const { core, commands } = await startHost(300, 0, host);
-    const dns = await startDnsServer({
-      'held.test': { mx: [{ exchange: 'mx.held.test', priority: 10 }] },
-      'mx.held.test': { a: [host] },
-    });
-    cores.push(dns);
-    const broker = new SessionBroker({ perHostConcurrency: 2 });
-    const options = kitEngineOptions(dns.address, core.port);
-    const verifier = createVerifier(
-      { ...options, smtp: { ...options.smtp, heldReplyMarginMs: longMargin } },
-      { broker },
-    );
+    const { commands, options, broker } = await heldHost(host, longMargin);
+    const verifier = createVerifier(options, { broker });
     cores.push(verifier);
     const single = await verifier.verify('someone@held.test', { timeoutMs: 5_000, transcript: true });
     expect(single.transcript!.map((line) => line.text)).toContain('250 PIPELINING');
@@ -217,28 +220,8 @@ describe('the margin as an engine option (smtp.heldReplyMarginMs)', () => {
 
   it("reaches a batch engine's sessions", async () => {
     const host = '127.0.13.3';
-    const { core, commands } = await startHost(300, 0, host);
-    const dns = await startDnsServer({
-      'held.test': { mx: [{ exchange: 'mx.held.test', priority: 10 }] },
-      'mx.held.test': { a: [host] },
-    });
-    cores.push(dns);
-    const broker = new SessionBroker({ perHostConcurrency: 2 });
-    const options = kitEngineOptions(dns.address, core.port);
-    const batch = createBatchEngine(
-      {
-        ...options,
-        smtp: { ...options.smtp, heldReplyMarginMs: longMargin },
-        concurrency: 2,
-        perHostConcurrency: 2,
-        greylistRetries: 0,
-        greylistDelayMs: 10,
-        timeoutMs: 5_000,
-      },
-      { broker },
-    );
-    cores.push(batch);
-    await batch.verifyMany(['someone@held.test']);
+    const { commands, options, broker } = await heldHost(host, longMargin);
+    await batchEngine(options, broker).verifyMany(['someone@held.test']);
     expect(commands).toContain('RCPT TO:<someone@held.test>');
     expect(broker.heldReplies.holds(host)).toBe(false);
   });
