@@ -4,7 +4,7 @@
  * - Before: with a test PostgreSQL server, the run's migrated schema template
  *   (test/kit/schema-template.ts), which test stores and API harnesses copy instead of running
  *   the migrations each. Both projects of the suite's own tests run this setup (either may run
- *   alone); the second finds the template migrated and writes the same file again.
+ *   alone); the second finds the template written and leaves it.
  * - After: drops the PostgreSQL schemas this run created, the template among them. Tests do not
  *   drop their own: a DROP SCHEMA while another test's migrator lists tables (Kysely's
  *   introspector reads the catalogue of every schema) fails that listing with "schema does not

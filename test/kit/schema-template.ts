@@ -35,6 +35,8 @@ export async function writeSchemaTemplate(
   migrate: (url: string) => Promise<void>,
   createSchema: (name: string) => Promise<void>,
 ): Promise<string | null> {
+  // Written already this run (the other project's setup).
+  if (existsSync(templateFile(run))) return null;
   const schema = templateName(run);
   await createSchema(schema);
   const url = new URL(databaseUrl);

@@ -18,6 +18,7 @@
  */
 import type { EngineCoordination, HealthState, SlotLease } from '../coordination.js';
 import { BackgroundTasks } from '../background.js';
+import { PACE_WINDOW_MS } from './provider-pace.js';
 
 export interface SharedPolitenessOptions {
   perHostConcurrency: number;
@@ -30,9 +31,6 @@ export interface SharedPolitenessOptions {
   /** Sessions opened to one provider's hosts in any second, per egress. Default: no pace. */
   providerSessionsPerSecond?: number;
 }
-
-/** How long a pace slot lasts: the pace counts the sessions opened in any such window. */
-const PACE_WINDOW_MS = 1_000;
 
 export interface SharedPolitenessDeps {
   /** Epoch ms. */

@@ -20,7 +20,7 @@ import {
 } from '../accounts/accounts.service.js';
 import { recordAudit, type AuditDetails, type AuditEventType } from '../accounts/audit.service.js';
 import { issueOwnedAccount, mailLink, type MembersDeps, type SentLink } from '../people/members.service.js';
-import { accountLimits, isPlanSlug, type PlanSlug, type PlanTable } from '../usage/plans.js';
+import { accountLimits, type PlanSlug, type PlanTable } from '../usage/plans.js';
 import { listKeys, type KeyView } from '../keys/keys.service.js';
 import { getUsage, getUsageHistory, type AccountUsage } from '../usage/usage.service.js';
 
@@ -74,12 +74,9 @@ async function toOperatorAccount(
 ): Promise<OperatorAccount> {
   const usage = await getUsage(deps.db, { accountId: row.id, now: deps.clock.now(), plans: deps.plans });
   const limits = accountLimits(deps.plans, row);
+  // The account's own view, with overage as it applies (the account's setting, else its plan's).
   return {
-    id: row.id,
-    email: row.email,
-    plan: isPlanSlug(row.plan) ? row.plan : 'free',
-    quota_limit: row.quota_limit,
-    rate_limit: row.rate_limit,
+    ...toAccountView(row),
     overage_enabled: limits.overageEnabled,
     overage_own: row.overage_enabled !== null,
     usage: {
@@ -91,10 +88,7 @@ async function toOperatorAccount(
     },
     keys: row.active_keys,
     members: row.members,
-    created_at: row.created_at,
     suspended: row.suspended_at !== null,
-    suspended_at: row.suspended_at,
-    suspended_reason: row.suspended_reason,
   };
 }
 
